@@ -1,0 +1,502 @@
+"""Statistics core: central values, spread, confidence intervals, tests, verdicts.
+
+Pure functions on plain sequences of numbers (one number per iteration of a
+cell). Nothing here does I/O, prints, or catches errors wholesale: invalid
+input raises ValueError, and everything a reader must know about the quality
+of a figure travels with it in a ``warnings`` tuple (STYLE.md point 2).
+Every random step is seeded, so the same samples always give the same
+figures.
+
+Methods
+-------
+Central value (``view``)
+    ``"median"`` (default), ``"mean"``, or ``"hmean"`` (harmonic mean, for
+    rates such as MiB/s or IOPS; needs positive values).
+
+Confidence interval of the center (``Summary.low``/``high``)
+    median: distribution-free interval between two order statistics,
+        ``X_(k)`` and ``X_(n+1-k)``, with the largest ``k`` for which
+        ``P(k <= B <= n-k) >= confidence``, ``B ~ Binomial(n, 1/2)``; that is
+        ``scipy.stats.quantile_test(...).confidence_interval()``. Its coverage
+        is exact, and at least ``confidence``, for any continuous
+        distribution. At 95 % it needs ``n >= 6`` (``n = 6`` gives
+        ``X_(1)..X_(6)``, coverage ``1 - 2/64 = 96.9 %``; ``n = 5`` could reach
+        only 93.75 %). Below that the bounds are nan and a warning says so;
+        see :func:`median_ci_min_n`.
+    mean: Student-t interval ``mean +- t_{(1+c)/2, n-1} * s / sqrt(n)``
+        (``scipy.stats.t.interval``), needs ``n >= 2``.
+    hmean: t-interval on the reciprocals, inverted: the harmonic mean is
+        ``1 / mean(1/x)``, so ``[1/hi_r, 1/lo_r]`` where ``[lo_r, hi_r]`` is the
+        t-interval of ``mean(1/x)``. If ``lo_r <= 0`` the upper bound is
+        ``inf`` (with a warning). Needs ``n >= 2``.
+
+Spread (``Summary.rel_spread``), always relative to the size of the center
+    median: half-width of the median CI over the median,
+        ``(high - low) / 2 / |median|``; nan when there is no CI.
+    mean, hmean: coefficient of variation of the values,
+        ``stddev / |arithmetic mean|`` (sample stddev, ddof=1); nan for n < 2.
+    Any of these is nan when its denominator is 0.
+
+Delta and its CI (``Comparison.delta``, ``delta_low``, ``delta_high``)
+    ``delta = cand.center / base.center - 1``. CI: percentile bootstrap
+    (``scipy.stats.bootstrap(method="percentile")``) resampling the baseline
+    and the candidate independently, ``resamples`` (default 5000, at least
+    2000) resamples, RNG seeded with ``seed``.
+
+Test (``Comparison.p``)
+    Two-sided Mann-Whitney U (``scipy.stats.mannwhitneyu``). Method, made
+    explicit with scipy's own "auto" rule: ``"exact"`` when at least one side
+    has <= 8 values and there are no ties in the pooled sample, otherwise
+    ``"asymptotic"`` (normal approximation with tie correction and continuity
+    correction). When every value on both sides is equal, p = 1 (no evidence
+    of a difference) and ``mwu_method`` is ``"all-equal"``.
+
+Verdict (:func:`decide`)
+    p-values of all comparisons of a table that are not "insufficient" are
+    adjusted together: Holm (default; controls the family-wise error rate) or
+    Benjamini-Hochberg (``"bh"``; controls the false discovery rate, via
+    ``scipy.stats.false_discovery_control``). ``p_adjusted < alpha`` is a
+    change, "better" or "worse" by its direction and ``higher_is_better``;
+    otherwise "same". Fewer than ``min_n`` values on a side is
+    "insufficient", never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import stats as sps
+
+__all__ = [
+    "VIEWS",
+    "VERDICTS",
+    "CORRECTIONS",
+    "Summary",
+    "Comparison",
+    "summarize",
+    "compare",
+    "decide",
+    "adjust_pvalues",
+    "median_ci_min_n",
+    "min_possible_p",
+    "mwu",
+]
+
+VIEWS = ("median", "mean", "hmean")
+VERDICTS = ("better", "worse", "same", "insufficient")
+CORRECTIONS = ("holm", "bh")
+DEFAULT_RESAMPLES = 5000
+MIN_RESAMPLES = 2000
+
+
+# --- input checks ------------------------------------------------------------
+
+def _values(values: Sequence[float], name: str = "values") -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    if a.ndim != 1:
+        raise ValueError(f"{name}: expected a flat sequence of numbers, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains nan or inf; failed cells must not reach statistics")
+    return a
+
+
+def _check_view(view: str) -> None:
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+
+
+def _check_fraction(name: str, x: float) -> float:
+    x = float(x)
+    if not (0.0 < x < 1.0):
+        raise ValueError(f"{name} must be in (0, 1), got {x!r}")
+    return x
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f}%"
+
+
+def _conf(c: float) -> str:
+    return f"{c * 100:g}%"
+
+
+# --- summary -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Summary:
+    """Central value of one variant's samples, with its CI and caveats.
+
+    ``low``/``high`` bound the center at the requested confidence (nan when
+    there are too few samples for one; ``high`` may be ``inf`` for "hmean").
+    ``rel_spread`` is defined in the module docstring.
+    """
+
+    n: int
+    view: str
+    center: float
+    low: float
+    high: float
+    stddev: float
+    rel_spread: float
+    minimum: float
+    maximum: float
+    warnings: tuple[str, ...]
+
+
+def median_ci_min_n(confidence: float = 0.95) -> int:
+    """Smallest n for which the order-statistic median CI exists (6 at 95 %).
+
+    The widest such interval is ``[X_(1), X_(n)]`` with coverage
+    ``1 - 2 / 2**n``, which must exceed ``confidence``.
+    """
+    confidence = _check_fraction("confidence", confidence)
+    n = 1
+    while 2.0 * 0.5**n >= 1.0 - confidence:
+        n += 1
+    return n
+
+
+def _t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
+    m = float(np.mean(x))
+    sem = float(sps.sem(x))
+    if sem == 0.0:
+        return m, m
+    lo, hi = sps.t.interval(confidence, x.size - 1, loc=m, scale=sem)
+    return float(lo), float(hi)
+
+
+def summarize(values: Sequence[float], view: str = "median", confidence: float = 0.95) -> Summary:
+    """Center, CI of the center, spread and range of ``values``.
+
+    ``view``: "median" (default), "mean" or "hmean"; methods are in the module
+    docstring. An empty input gives an all-nan Summary with a warning; nan or
+    inf values, or non-positive values with "hmean", raise ValueError.
+    """
+    x = _values(values)
+    _check_view(view)
+    confidence = _check_fraction("confidence", confidence)
+    n = int(x.size)
+    nan = math.nan
+    if n == 0:
+        return Summary(0, view, nan, nan, nan, nan, nan, nan, nan, ("no samples",))
+    if view == "hmean" and np.any(x <= 0):
+        raise ValueError(f"harmonic mean needs positive values (rates), got minimum {x.min()!r}")
+
+    warnings: list[str] = []
+    stddev = float(np.std(x, ddof=1)) if n >= 2 else nan
+    low = high = nan
+    if view == "median":
+        center = float(np.median(x))
+        ci = sps.quantile_test(x, q=center, p=0.5).confidence_interval(confidence)
+        low, high = float(ci.low), float(ci.high)
+        if math.isnan(low) or math.isnan(high):
+            low = high = nan
+            warnings.append(
+                f"need >= {median_ci_min_n(confidence)} samples for a {_conf(confidence)} "
+                f"CI of the median, have {n}"
+            )
+        rel_spread = (high - low) / 2.0 / abs(center) if center != 0 else nan
+    else:
+        amean = float(np.mean(x))
+        if view == "mean":
+            center = amean
+            if n >= 2:
+                low, high = _t_interval(x, confidence)
+        else:
+            center = float(sps.hmean(x))
+            if n >= 2:
+                lo_r, hi_r = _t_interval(1.0 / x, confidence)
+                low = 1.0 / hi_r
+                if lo_r > 0:
+                    high = 1.0 / lo_r
+                else:
+                    high = math.inf
+                    warnings.append(
+                        "harmonic-mean CI has no upper bound: the CI of the mean "
+                        "reciprocal reaches 0 (values too noisy)"
+                    )
+        if n < 2:
+            warnings.append(f"need >= 2 samples for a {_conf(confidence)} CI of the {view}, have 1")
+        rel_spread = stddev / abs(amean) if amean != 0 else nan
+    return Summary(
+        n=n,
+        view=view,
+        center=center,
+        low=low,
+        high=high,
+        stddev=stddev,
+        rel_spread=rel_spread,
+        minimum=float(x.min()),
+        maximum=float(x.max()),
+        warnings=tuple(warnings),
+    )
+
+
+# --- comparison ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Comparison:
+    """A candidate against the baseline for one metric.
+
+    Filled by :func:`compare`; ``p_adjusted``, ``alpha``, ``correction`` and
+    the final ``verdict`` are filled by :func:`decide` (before that,
+    ``verdict`` is the provisional "same", or "insufficient").
+
+    Beyond the fields in the design: ``higher_is_better`` and ``view`` (what
+    was compared), ``mwu_method`` ("exact", "asymptotic", "all-equal" or ""
+    when no test ran), ``prob_cand_higher`` = ``U_cand / (n_base * n_cand)``,
+    the probability that a random candidate value exceeds a random baseline
+    value, ties counted half (0.5 = no shift; this is the direction the rank
+    test sees), ``alpha`` and ``correction`` used by :func:`decide` (nan and ""
+    before).
+    """
+
+    n_base: int
+    n_cand: int
+    base: Summary
+    cand: Summary
+    delta: float
+    delta_low: float
+    delta_high: float
+    p: float
+    p_adjusted: float
+    verdict: str
+    warnings: tuple[str, ...]
+    higher_is_better: bool
+    view: str
+    mwu_method: str
+    prob_cand_higher: float
+    alpha: float
+    correction: str
+
+
+def _center_along(view: str):
+    def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        b, c = samples
+        if view == "median":
+            cb, cc = np.median(b, axis=axis), np.median(c, axis=axis)
+        elif view == "mean":
+            cb, cc = np.mean(b, axis=axis), np.mean(c, axis=axis)
+        else:
+            cb = b.shape[axis] / np.sum(1.0 / b, axis=axis)
+            cc = c.shape[axis] / np.sum(1.0 / c, axis=axis)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return cc / cb - 1.0
+
+    return stat
+
+
+def _bootstrap_delta(
+    b: np.ndarray, c: np.ndarray, view: str, confidence: float, resamples: int, seed: int
+) -> tuple[float, float]:
+    # a zero baseline center in some resamples gives inf/nan; reported below
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = sps.bootstrap(
+            (b, c),
+            _center_along(view),
+            n_resamples=resamples,
+            method="percentile",
+            confidence_level=confidence,
+            vectorized=True,
+            paired=False,
+            rng=np.random.default_rng(seed),
+        )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def mwu(base: Sequence[float], cand: Sequence[float]) -> tuple[float, str, float]:
+    """Two-sided Mann-Whitney U of ``cand`` against ``base``.
+
+    Returns ``(p, method, prob_cand_higher)``; the method rule is in the
+    module docstring. Both sides must be non-empty.
+    """
+    b = _values(base, "base")
+    c = _values(cand, "cand")
+    if b.size == 0 or c.size == 0:
+        raise ValueError("Mann-Whitney U needs at least one value per side")
+    pooled = np.concatenate([b, c])
+    if np.all(pooled == pooled[0]):
+        return 1.0, "all-equal", 0.5
+    ties = np.unique(pooled).size < pooled.size
+    method = "asymptotic" if (b.size > 8 and c.size > 8) or ties else "exact"
+    res = sps.mannwhitneyu(c, b, alternative="two-sided", method=method)
+    return float(res.pvalue), method, float(res.statistic) / (b.size * c.size)
+
+
+def compare(
+    base: Sequence[float],
+    cand: Sequence[float],
+    *,
+    higher_is_better: bool,
+    view: str = "median",
+    min_n: int = 4,
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+) -> Comparison:
+    """Compare candidate samples with baseline samples for one metric.
+
+    With fewer than ``min_n`` values on either side the verdict is
+    "insufficient" (warning "need >= 4 samples per side, have 3 and 5") and
+    there is no test and no delta CI; ``delta`` itself is still given when
+    both centers exist. Otherwise the verdict is the provisional "same" until
+    :func:`decide` corrects the p-values of the whole table.
+    """
+    b = _values(base, "base")
+    c = _values(cand, "cand")
+    _check_view(view)
+    confidence = _check_fraction("confidence", confidence)
+    if isinstance(min_n, bool) or not isinstance(min_n, int) or min_n < 1:
+        raise ValueError(f"min_n must be a positive integer, got {min_n!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < MIN_RESAMPLES:
+        raise ValueError(f"resamples must be an integer >= {MIN_RESAMPLES}, got {resamples!r}")
+
+    sb = summarize(b, view, confidence)
+    sc = summarize(c, view, confidence)
+    warnings: list[str] = []
+    if sb.center == 0:
+        delta = math.nan
+        warnings.append("baseline center is 0: relative change undefined")
+    else:
+        delta = sc.center / sb.center - 1.0  # nan if either side is empty
+
+    common = dict(
+        n_base=int(b.size), n_cand=int(c.size), base=sb, cand=sc, delta=delta,
+        p_adjusted=math.nan, higher_is_better=bool(higher_is_better), view=view,
+        alpha=math.nan, correction="",
+    )
+    if b.size < min_n or c.size < min_n:
+        warnings.append(f"need >= {min_n} samples per side, have {b.size} and {c.size}")
+        return Comparison(
+            **common, delta_low=math.nan, delta_high=math.nan, p=math.nan,
+            verdict="insufficient", warnings=tuple(warnings), mwu_method="",
+            prob_cand_higher=math.nan,
+        )
+
+    p, method, prob = mwu(b, c)
+    lo, hi = _bootstrap_delta(b, c, view, confidence, resamples, seed)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo = hi = math.nan
+        warnings.append("no bootstrap CI for the change: baseline center is 0 in some resamples")
+    return Comparison(
+        **common, delta_low=lo, delta_high=hi, p=p, verdict="same",
+        warnings=tuple(warnings), mwu_method=method, prob_cand_higher=prob,
+    )
+
+
+# --- multiple comparisons and verdicts ----------------------------------------
+
+def adjust_pvalues(ps: Sequence[float], method: str = "holm") -> np.ndarray:
+    """Adjusted p-values, in the input order.
+
+    "holm": step-down Holm-Bonferroni: sort ascending, multiply the i-th
+    smallest (i from 0) by ``m - i``, take the running maximum, cap at 1.
+    "bh": Benjamini-Hochberg via ``scipy.stats.false_discovery_control``.
+    """
+    p = np.asarray(ps, dtype=float)
+    if p.ndim != 1:
+        raise ValueError("p-values must be a flat sequence")
+    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p-values must be in [0, 1], got {p.tolist()}")
+    if method not in CORRECTIONS:
+        raise ValueError(f"method must be one of {CORRECTIONS}, got {method!r}")
+    m = p.size
+    if m == 0:
+        return p.copy()
+    if method == "bh":
+        return np.asarray(sps.false_discovery_control(p, method="bh"), dtype=float)
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = stepped
+    return out
+
+
+def min_possible_p(n_base: int, n_cand: int) -> float:
+    """Smallest two-sided exact Mann-Whitney U p-value at these sample sizes.
+
+    ``2 / C(n_base + n_cand, n_base)`` (complete separation, no ties), capped
+    at 1. With 4 and 4 it is 0.029; with 3 and 3 it is 0.1.
+    """
+    return min(1.0, 2.0 / math.comb(n_base + n_cand, n_base))
+
+
+def _direction(c: Comparison) -> int:
+    """+1 if the candidate is higher, -1 if lower, 0 if undetermined.
+
+    The sign of delta; when delta is 0 or undefined, the side the rank test
+    saw (``prob_cand_higher`` vs 0.5).
+    """
+    if math.isfinite(c.delta) and c.delta != 0:
+        return 1 if c.delta > 0 else -1
+    if math.isfinite(c.prob_cand_higher) and c.prob_cand_higher != 0.5:
+        return 1 if c.prob_cand_higher > 0.5 else -1
+    return 0
+
+
+def decide(
+    comparisons: Sequence[Comparison], alpha: float = 0.05, method: str = "holm"
+) -> list[Comparison]:
+    """Correct the p-values of a table of comparisons and set the verdicts.
+
+    All comparisons that are not "insufficient" form one family; their p is
+    adjusted by ``method`` ("holm" or "bh") into ``p_adjusted``. A comparison
+    with ``p_adjusted < alpha`` is "better" or "worse" by the direction of the
+    change (sign of delta; the rank test's side if delta is 0 or undefined)
+    and ``higher_is_better``; otherwise "same". Insufficient comparisons keep
+    their verdict and a nan ``p_adjusted``.
+
+    Warnings added: a significant result whose delta CI contains 0, a delta CI
+    that excludes 0 without significance, delta and rank test pointing in
+    opposite directions, and sample sizes so small that the exact test cannot
+    reach ``alpha / m``. Comparisons must come from :func:`compare` and not be
+    decided already (ValueError); returns new objects, in the input order.
+    """
+    alpha = _check_fraction("alpha", alpha)
+    if method not in CORRECTIONS:
+        raise ValueError(f"method must be one of {CORRECTIONS}, got {method!r}")
+    for c in comparisons:
+        if c.correction or not math.isnan(c.alpha):
+            raise ValueError("comparison already decided; decide() takes the output of compare()")
+    idx = [i for i, c in enumerate(comparisons) if c.verdict != "insufficient"]
+    adjusted = adjust_pvalues([comparisons[i].p for i in idx], method)
+    m = len(idx)
+    out = [replace(c, alpha=alpha, correction=method) for c in comparisons]
+    name = "Holm" if method == "holm" else "Benjamini-Hochberg"
+    for i, pa in zip(idx, adjusted):
+        c = comparisons[i]
+        pa = float(pa)
+        w = list(c.warnings)
+        ci_ok = math.isfinite(c.delta_low) and math.isfinite(c.delta_high)
+        ci_text = f"[{_pct(c.delta_low)}, {_pct(c.delta_high)}]" if ci_ok else ""
+        direction = _direction(c)
+        if pa < alpha and direction != 0:
+            up = direction > 0
+            verdict = "better" if up == c.higher_is_better else "worse"
+            if ci_ok and c.delta_low <= 0 <= c.delta_high:
+                w.append(
+                    f"significant (p={c.p:.3g}, {name} p={pa:.3g}) but the delta CI "
+                    f"{ci_text} includes 0"
+                )
+            rank_dir = np.sign(c.prob_cand_higher - 0.5)
+            if math.isfinite(c.delta) and c.delta != 0 and rank_dir != 0 and rank_dir != direction:
+                w.append("center and rank test disagree on the direction of the change")
+        else:
+            verdict = "same"
+            if ci_ok and (c.delta_low > 0 or c.delta_high < 0):
+                w.append(
+                    f"delta CI {ci_text} excludes 0 but the test is not significant "
+                    f"(p={c.p:.3g}, {name} p={pa:.3g}, alpha={alpha:g})"
+                )
+        floor = min_possible_p(c.n_base, c.n_cand)
+        if floor >= alpha / m:
+            w.append(
+                f"with {c.n_base} and {c.n_cand} samples the smallest possible p is "
+                f"{floor:.3g}, not below alpha/{m} = {alpha / m:.3g}: a real change "
+                f"may be reported as same"
+            )
+        out[i] = replace(out[i], p_adjusted=pa, verdict=verdict, warnings=tuple(w))
+    return out

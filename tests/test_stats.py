@@ -1,0 +1,367 @@
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from iolab import stats as S
+
+
+def binom_median_ci_rank(n, confidence=0.95):
+    """Largest k with P(k <= B <= n-k) >= confidence, B ~ Bin(n, 1/2), by hand."""
+    best = None
+    for k in range(1, n // 2 + 1):
+        inside = sum(math.comb(n, j) for j in range(k, n - k + 1)) / 2**n
+        if inside >= confidence:
+            best = k
+    return best
+
+
+# --- summarize: median -------------------------------------------------------
+
+@pytest.mark.parametrize("n, k", [(6, 1), (10, 2), (20, 6)])
+def test_median_ci_order_statistics_match_binomial(n, k):
+    assert binom_median_ci_rank(n) == k  # the hand table itself
+    rng = np.random.default_rng(n)
+    x = rng.permutation(np.arange(1.0, n + 1))  # value == its rank
+    s = S.summarize(x)
+    assert (s.low, s.high) == (float(k), float(n + 1 - k))
+    assert s.center == (n + 1) / 2
+    assert s.rel_spread == pytest.approx((n + 1 - 2 * k) / 2 / ((n + 1) / 2))
+    assert s.warnings == ()
+
+
+def test_median_ci_needs_six_samples_at_95():
+    assert S.median_ci_min_n(0.95) == 6
+    assert S.median_ci_min_n(0.99) == 8  # 2/2**8 < 0.01 <= 2/2**7
+    assert binom_median_ci_rank(5) is None
+    s = S.summarize([3.0, 1.0, 2.0, 5.0, 4.0])
+    assert math.isnan(s.low) and math.isnan(s.high) and math.isnan(s.rel_spread)
+    assert s.center == 3.0
+    assert s.warnings == ("need >= 6 samples for a 95% CI of the median, have 5",)
+
+
+def test_median_ci_coverage_is_at_least_nominal():
+    # n=10 uses X_(2)..X_(9): exact coverage 1 - 2*11/1024 = 0.9785 for any
+    # continuous distribution; a skewed one must not break it.
+    rng = np.random.default_rng(7)
+    true_median = math.log(2)
+    hits = 0
+    trials = 1500
+    for _ in range(trials):
+        s = S.summarize(rng.exponential(1.0, 10))
+        hits += s.low <= true_median <= s.high
+    assert hits / trials > 0.96
+
+
+# --- summarize: mean and hmean -------------------------------------------------
+
+def test_mean_ci_is_student_t():
+    x = np.array([10.0, 12.0, 11.0, 15.0, 9.0, 13.0])
+    s = S.summarize(x, view="mean")
+    half = sps.t.ppf(0.975, 5) * x.std(ddof=1) / math.sqrt(6)
+    assert s.center == pytest.approx(70 / 6)
+    assert s.low == pytest.approx(70 / 6 - half)
+    assert s.high == pytest.approx(70 / 6 + half)
+    assert s.stddev == pytest.approx(x.std(ddof=1))
+    assert s.rel_spread == pytest.approx(x.std(ddof=1) / (70 / 6))
+    assert (s.minimum, s.maximum) == (9.0, 15.0)
+    s90 = S.summarize(x, view="mean", confidence=0.90)
+    assert s90.high - s90.low == pytest.approx(2 * sps.t.ppf(0.95, 5) * x.std(ddof=1) / math.sqrt(6))
+
+
+def test_mean_ci_of_constant_values_is_a_point():
+    s = S.summarize([4.0, 4.0, 4.0], view="mean")
+    assert (s.low, s.center, s.high, s.stddev, s.rel_spread) == (4.0, 4.0, 4.0, 0.0, 0.0)
+
+
+def test_hmean_center_and_inverted_reciprocal_t_interval():
+    x = np.array([100.0, 120.0, 80.0, 110.0])
+    r = 1 / x
+    half = sps.t.ppf(0.975, 3) * r.std(ddof=1) / 2
+    s = S.summarize(x, view="hmean")
+    assert s.center == pytest.approx(4 / r.sum())
+    assert s.low == pytest.approx(1 / (r.mean() + half))
+    assert s.high == pytest.approx(1 / (r.mean() - half))
+    assert s.low < s.center < s.high
+    assert s.rel_spread == pytest.approx(x.std(ddof=1) / x.mean())
+
+
+def test_hmean_unbounded_ci_is_inf_with_warning():
+    s = S.summarize([1.0, 1000.0], view="hmean")
+    assert s.high == math.inf and s.low > 0
+    assert any("no upper bound" in w for w in s.warnings)
+
+
+def test_hmean_rejects_non_positive_values():
+    with pytest.raises(ValueError):
+        S.summarize([1.0, 0.0, 2.0], view="hmean")
+
+
+def test_one_and_zero_samples():
+    s = S.summarize([5.0], view="mean")
+    assert s.center == 5.0 and math.isnan(s.stddev) and math.isnan(s.low)
+    assert s.warnings == ("need >= 2 samples for a 95% CI of the mean, have 1",)
+    e = S.summarize([])
+    assert e.n == 0 and math.isnan(e.center) and e.warnings == ("no samples",)
+
+
+@pytest.mark.parametrize("bad", [[1.0, math.nan], [math.inf, 1.0], [[1.0, 2.0]]])
+def test_summarize_rejects_non_finite_and_nested(bad):
+    with pytest.raises(ValueError):
+        S.summarize(bad)
+
+
+def test_summarize_rejects_unknown_view_and_confidence():
+    with pytest.raises(ValueError):
+        S.summarize([1.0, 2.0], view="geomean")
+    with pytest.raises(ValueError):
+        S.summarize([1.0, 2.0], confidence=95)
+
+
+# --- Mann-Whitney U ---------------------------------------------------------------
+
+def test_mwu_untied_small_is_exact():
+    base = [1.0, 2.0, 3.0, 4.0]
+    cand = [5.0, 6.0, 7.0, 8.0]
+    p, method, prob = S.mwu(base, cand)
+    assert method == "exact"
+    assert p == pytest.approx(2 / math.comb(8, 4))  # complete separation
+    assert prob == 1.0
+    assert p == pytest.approx(sps.mannwhitneyu(cand, base).pvalue)  # scipy's auto agrees
+    assert S.min_possible_p(4, 4) == pytest.approx(2 / 70)
+    assert S.min_possible_p(3, 3) == pytest.approx(0.1)
+
+
+def test_mwu_tied_is_asymptotic_with_tie_and_continuity_correction():
+    base = [1.0, 2.0, 2.0, 3.0, 4.0]
+    cand = [2.0, 3.0, 4.0, 4.0, 5.0, 6.0]
+    p, method, prob = S.mwu(base, cand)
+    assert method == "asymptotic"
+    # by hand: U of cand, normal approximation with tie-corrected variance
+    pooled = np.array(base + cand)
+    ranks = sps.rankdata(pooled)
+    n1, n2 = len(cand), len(base)
+    u = ranks[len(base):].sum() - n1 * (n1 + 1) / 2
+    _, counts = np.unique(pooled, return_counts=True)
+    n = n1 + n2
+    var = n1 * n2 / 12 * ((n + 1) - (counts**3 - counts).sum() / (n * (n - 1)))
+    z = (abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(var)
+    assert p == pytest.approx(2 * sps.norm.sf(z))
+    assert prob == pytest.approx(u / (n1 * n2))
+    assert p == pytest.approx(sps.mannwhitneyu(cand, base).pvalue)
+
+
+def test_mwu_large_untied_is_asymptotic():
+    rng = np.random.default_rng(3)
+    base, cand = rng.normal(0, 1, 9), rng.normal(0.5, 1, 9)
+    p, method, _ = S.mwu(base, cand)
+    assert method == "asymptotic"
+    assert p == pytest.approx(sps.mannwhitneyu(cand, base, method="asymptotic").pvalue)
+
+
+def test_identical_samples_give_p_one():
+    c = S.compare([7.0] * 5, [7.0] * 5, higher_is_better=True)
+    assert c.p == 1.0 and c.mwu_method == "all-equal" and c.prob_cand_higher == 0.5
+    assert c.delta == 0.0 and c.delta_low == 0.0 and c.delta_high == 0.0
+    (d,) = S.decide([c])
+    assert d.verdict == "same" and d.p_adjusted == 1.0
+
+
+# --- compare --------------------------------------------------------------------
+
+def test_insufficient_below_min_n():
+    c = S.compare([1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0, 5.0], higher_is_better=True)
+    assert c.verdict == "insufficient"
+    assert "need >= 4 samples per side, have 3 and 5" in c.warnings
+    assert math.isnan(c.p) and math.isnan(c.delta_low) and math.isnan(c.delta_high)
+    assert c.delta == pytest.approx(3.0 / 2.0 - 1)
+    c6 = S.compare([1.0] * 5, [2.0] * 5, higher_is_better=True, min_n=6)
+    assert c6.verdict == "insufficient" and "need >= 6 samples per side, have 5 and 5" in c6.warnings
+    ok = S.compare([1.0] * 4, [2.0] * 4, higher_is_better=True)
+    assert ok.verdict == "same" and not math.isnan(ok.p)
+
+
+def test_delta_and_bootstrap_are_reproducible():
+    rng = np.random.default_rng(11)
+    base, cand = rng.normal(100, 3, 12), rng.normal(104, 3, 12)
+    a = S.compare(base, cand, higher_is_better=True)
+    b = S.compare(list(base), list(cand), higher_is_better=True)
+    assert (a.delta_low, a.delta_high) == (b.delta_low, b.delta_high)
+    assert a.delta == pytest.approx(np.median(cand) / np.median(base) - 1)
+    assert a.delta_low < a.delta < a.delta_high
+    other = S.compare(base, cand, higher_is_better=True, seed=1)
+    assert (other.delta_low, other.delta_high) != (a.delta_low, a.delta_high)
+    assert other.delta_low == pytest.approx(a.delta_low, abs=0.01)
+
+
+def test_bootstrap_is_an_independent_percentile_bootstrap():
+    # same figure as a hand-written percentile bootstrap up to resampling noise
+    rng = np.random.default_rng(5)
+    base, cand = rng.lognormal(3, 0.1, 10), rng.lognormal(3.05, 0.1, 10)
+    c = S.compare(base, cand, higher_is_better=True, view="mean", resamples=20000)
+    r = np.random.default_rng(99)
+    bi = r.integers(0, 10, (20000, 10))
+    ci = r.integers(0, 10, (20000, 10))
+    d = cand[ci].mean(1) / base[bi].mean(1) - 1
+    lo, hi = np.quantile(d, [0.025, 0.975])
+    assert c.delta_low == pytest.approx(lo, abs=0.004)
+    assert c.delta_high == pytest.approx(hi, abs=0.004)
+
+
+def test_hmean_view_delta():
+    base, cand = [100.0, 200.0, 100.0, 200.0], [150.0, 150.0, 150.0, 150.0]
+    c = S.compare(base, cand, higher_is_better=True, view="hmean")
+    assert c.base.center == pytest.approx(400 / 3)
+    assert c.delta == pytest.approx(150 / (400 / 3) - 1)
+
+
+def test_zero_baseline_center_gives_nan_delta_with_warning():
+    c = S.compare([0.0, 0.0, 0.0, 1.0, 0.0], [1.0, 1.0, 2.0, 1.0, 1.0], higher_is_better=True)
+    assert math.isnan(c.delta) and math.isnan(c.delta_low)
+    assert any("baseline center is 0" in w for w in c.warnings)
+    (d,) = S.decide([c])
+    assert d.verdict == "better"  # direction from the rank test when delta is undefined
+
+
+def test_compare_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        S.compare([1.0] * 4, [1.0] * 4, higher_is_better=True, resamples=100)
+    with pytest.raises(ValueError):
+        S.compare([1.0] * 4, [1.0] * 4, higher_is_better=True, min_n=0)
+    with pytest.raises(ValueError):
+        S.compare([1.0] * 4, [math.nan] * 4, higher_is_better=True)
+
+
+# --- corrections and verdicts ---------------------------------------------------
+
+PS = [0.01, 0.04, 0.03, 0.005]
+
+
+def test_holm_hand_computed():
+    # sorted 0.005*4=0.02, 0.01*3=0.03, 0.03*2=0.06, 0.04*1=0.04 -> running max 0.06
+    assert S.adjust_pvalues(PS, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert S.adjust_pvalues([0.5, 0.6], "holm") == pytest.approx([1.0, 1.0])  # capped
+    assert S.adjust_pvalues([0.02], "holm") == pytest.approx([0.02])
+    assert S.adjust_pvalues([], "holm").size == 0
+
+
+def test_bh_hand_computed():
+    # sorted p*m/rank: 0.02, 0.02, 0.04, 0.04; running min from the top
+    assert S.adjust_pvalues(PS, "bh") == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert S.adjust_pvalues([0.01, 0.02, 0.9], "bh") == pytest.approx([0.03, 0.03, 0.9])
+
+
+def test_adjust_rejects_bad_input():
+    with pytest.raises(ValueError):
+        S.adjust_pvalues([0.1, math.nan])
+    with pytest.raises(ValueError):
+        S.adjust_pvalues([1.5])
+    with pytest.raises(ValueError):
+        S.adjust_pvalues([0.1], method="bonferroni")
+
+
+def _with_p(template, ps, delta=0.1):
+    return [replace(template, p=p, delta=delta, delta_low=delta / 2, delta_high=delta * 2,
+                    prob_cand_higher=0.9 if delta > 0 else 0.1) for p in ps]
+
+
+@pytest.fixture(scope="module")
+def template():
+    return S.compare([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+                     higher_is_better=True)
+
+
+def test_decide_holm_and_bh_fill_p_adjusted(template):
+    holm = S.decide(_with_p(template, PS), alpha=0.05)
+    assert [c.p_adjusted for c in holm] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert [c.verdict for c in holm] == ["better", "same", "same", "better"]
+    assert all(c.alpha == 0.05 and c.correction == "holm" for c in holm)
+    bh = S.decide(_with_p(template, PS), alpha=0.05, method="bh")
+    assert [c.p_adjusted for c in bh] == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert [c.verdict for c in bh] == ["better"] * 4
+
+
+def test_decide_leaves_insufficient_out_of_the_family(template):
+    short = S.compare([1.0, 2.0], [3.0, 4.0, 5.0, 6.0], higher_is_better=True)
+    out = S.decide([short] + _with_p(template, [0.03]))
+    assert out[0].verdict == "insufficient" and math.isnan(out[0].p_adjusted)
+    assert out[1].p_adjusted == pytest.approx(0.03)  # m = 1, not 2
+    assert out[1].verdict == "better"
+
+
+@pytest.mark.parametrize("shift, higher_is_better, expected", [
+    (1.1, True, "better"), (1.1, False, "worse"), (0.9, True, "worse"), (0.9, False, "better"),
+])
+def test_verdict_direction(shift, higher_is_better, expected):
+    rng = np.random.default_rng(2)
+    base = rng.normal(100, 1, 10)
+    cand = rng.normal(100, 1, 10) * shift
+    (c,) = S.decide([S.compare(base, cand, higher_is_better=higher_is_better)])
+    assert c.verdict == expected
+    assert c.p_adjusted < 1e-3
+    assert (c.delta > 0) == (shift > 1)
+
+
+def test_decide_warns_when_ci_and_test_disagree(template):
+    sig_but_ci_has_zero = replace(template, p=0.001, delta=0.02, delta_low=-0.01,
+                                  delta_high=0.05, prob_cand_higher=0.9)
+    (c,) = S.decide([sig_but_ci_has_zero])
+    assert c.verdict == "better"
+    assert any("includes 0" in w for w in c.warnings)
+    ci_excludes_zero = replace(template, p=0.2, delta=0.02, delta_low=0.01, delta_high=0.05)
+    (d,) = S.decide([ci_excludes_zero])
+    assert d.verdict == "same"
+    assert any("excludes 0 but the test is not significant" in w for w in d.warnings)
+    (quiet,) = S.decide(_with_p(template, [0.001]))
+    assert not any("0" in w and "CI" in w for w in quiet.warnings)
+
+
+def test_decide_warns_when_rank_test_and_center_disagree(template):
+    odd = replace(template, p=0.001, delta=0.05, delta_low=0.01, delta_high=0.1,
+                  prob_cand_higher=0.2)
+    (c,) = S.decide([odd])
+    assert any("disagree on the direction" in w for w in c.warnings)
+
+
+def test_decide_warns_when_n_cannot_reach_alpha():
+    base, cand = [1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]
+    two = [S.compare(base, cand, higher_is_better=True) for _ in range(2)]
+    out = S.decide(two)
+    assert all(c.verdict == "same" for c in out)  # 2/70 * 2 > 0.05
+    assert any("smallest possible p is 0.0286" in w for w in out[0].warnings)
+    (single,) = S.decide(two[:1])
+    assert single.verdict == "better"
+    assert not any("smallest possible p" in w for w in single.warnings)
+
+
+def test_decide_refuses_decided_input(template):
+    once = S.decide([template])
+    with pytest.raises(ValueError):
+        S.decide(once)
+    with pytest.raises(ValueError):
+        S.decide([template], method="none")
+
+
+def test_a_a_comparisons_are_mostly_same():
+    rng = np.random.default_rng(2024)
+    comps = [S.compare(rng.lognormal(5, 0.05, 10), rng.lognormal(5, 0.05, 10),
+                       higher_is_better=True, resamples=2000) for _ in range(200)]
+    # each row its own family: false-positive rate near alpha
+    single = [S.decide([c])[0].verdict for c in comps]
+    assert single.count("same") / len(single) >= 0.91
+    # one table of 20 rows, Holm: almost never any false change
+    tables = [S.decide(comps[i:i + 20]) for i in range(0, 200, 20)]
+    flagged = sum(any(c.verdict != "same" for c in t) for t in tables)
+    assert flagged <= 2
+
+
+def test_real_change_is_found():
+    rng = np.random.default_rng(2025)
+    found = 0
+    for _ in range(40):
+        base = rng.lognormal(5, 0.05, 10)
+        cand = rng.lognormal(5, 0.05, 10) * 1.12  # ~2.4 sd: MWU power ~0.97 at n=10
+        found += S.decide([S.compare(base, cand, higher_is_better=False, resamples=2000)])[0].verdict == "worse"
+    assert found >= 36
