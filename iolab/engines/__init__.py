@@ -1,0 +1,51 @@
+"""Workload engines: one interface, one module each.
+
+An engine turns a workload (job text and the variant's options) into
+metrics, latency histograms and raw artefacts, or raises EngineError with
+the tool's own error text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from iolab.targets import Prepared
+
+
+class EngineError(Exception):
+    """The workload failed; the message is the tool's own error text."""
+
+
+@dataclass
+class EngineResult:
+    metrics: dict[str, float]
+    histograms: dict[str, dict[int, int]] = field(default_factory=dict)
+    artefacts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkloadRun:
+    """Everything an engine needs to run one workload once."""
+
+    job: str  # the workload's job text, as the user wrote it
+    options: dict[str, object]  # the variant's engine options (e.g. fio = {direct = 1})
+    target: Prepared
+    workdir: Path  # the cell's scratch directory (not on the target)
+    preexec: Callable[[], None] | None = None  # joins cgroups, pins CPUs, in the child
+
+
+class Engine(Protocol):
+    name: str
+
+    def version(self) -> str: ...
+
+    def run(self, work: WorkloadRun) -> EngineResult: ...
+
+
+def get(name: str) -> Engine:
+    from iolab.engines import fio
+
+    engines: dict[str, Engine] = {"fio": fio.FioEngine()}
+    return engines[name]

@@ -1,0 +1,108 @@
+"""What this machine can do, and what to install for the rest."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.sysutil import PACKAGE_OF
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""  # what to do when not ok
+    required: bool = True  # a failed required check makes `doctor` exit non-zero
+
+
+def _version(argv: list[str]) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else ""
+
+
+def _tool(tool: str, version_argv: list[str] | None, required: bool, purpose: str) -> Check:
+    if shutil.which(tool) is None:
+        return Check(tool, False, f"not found ({purpose})", f"apt-get install {PACKAGE_OF.get(tool, tool)}", required)
+    return Check(tool, True, _version(version_argv) if version_argv else "found", required=required)
+
+
+def _filesystems() -> set[str]:
+    return {line.split()[-1] for line in Path("/proc/filesystems").read_text().splitlines()}
+
+
+def memory_cgroup() -> str:
+    """'v2' or 'v1' where the memory controller is mounted, '' if nowhere."""
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        fstype = fields[fields.index("-") + 1]
+        if fstype == "cgroup2":
+            controllers = Path(fields[4], "cgroup.controllers")
+            if controllers.exists() and "memory" in controllers.read_text().split():
+                return "v2"
+        elif fstype == "cgroup" and "memory" in fields[-1].split(","):
+            return "v1"
+    return ""
+
+
+def _kvm() -> Check:
+    if not os.path.exists("/dev/kvm"):
+        return Check("kvm", False, "no /dev/kvm: VMs run under QEMU's TCG (slow, emulated)", required=False)
+    try:
+        import fcntl
+
+        fd = os.open("/dev/kvm", os.O_RDWR)
+        try:
+            version = fcntl.ioctl(fd, 0xAE00)  # KVM_GET_API_VERSION
+            vm = fcntl.ioctl(fd, 0xAE01, 0)  # KVM_CREATE_VM
+            os.close(vm)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        return Check("kvm", False, f"/dev/kvm unusable ({error.strerror}): VMs run under TCG", required=False)
+    return Check("kvm", True, f"usable (API {version})", required=False)
+
+
+def checks() -> list[Check]:
+    found = [
+        Check("root", os.geteuid() == 0, "running as root" if os.geteuid() == 0 else "not root",
+              "run iolab as root: it attaches loop devices, runs mkfs and mounts"),
+        _tool("fio", ["fio", "--version"], True, "the fio engine"),
+        _tool("losetup", ["losetup", "--version"], True, "loop targets"),
+        Check("loop", os.path.exists("/dev/loop-control"), "/dev/loop-control" if os.path.exists("/dev/loop-control") else "no /dev/loop-control",
+              "modprobe loop"),
+        _tool("mkfs.ext4", ["mkfs.ext4", "-V"], True, "ext4 targets"),
+        _tool("mkfs.xfs", ["mkfs.xfs", "-V"], False, "xfs targets"),
+        _tool("mkfs.btrfs", ["mkfs.btrfs", "--version"], False, "btrfs targets"),
+        _tool("mkfs.erofs", None, False, "erofs targets"),
+        _tool("perf", ["perf", "--version"], False, "tracepoint counts"),
+        _tool("qemu-system-x86_64", ["qemu-system-x86_64", "--version"], False, "kernels as variants"),
+    ]
+    kernel_fs = _filesystems()
+    for fs in ("ext4", "xfs", "btrfs", "erofs", "f2fs"):
+        ok = fs in kernel_fs
+        found.append(Check(f"kernel {fs}", ok, "supported" if ok else "not in this kernel (nor loaded)",
+                           f"modprobe {fs}, or run it in a VM with a kernel that has it", required=fs == "ext4"))
+    tracing = Path("/sys/kernel/tracing/events").exists() or "tracefs" in kernel_fs
+    found.append(Check("tracefs", tracing, "available" if tracing else "missing",
+                       "mount -t tracefs nodev /sys/kernel/tracing", required=False))
+    cgroup = memory_cgroup()
+    found.append(Check("memory cgroup", bool(cgroup), f"memory controller on cgroup {cgroup}" if cgroup else "no memory controller mounted",
+                       "mount the memory controller (cgroup v1 or v2)", required=False))
+    found.append(_kvm())
+    return found
+
+
+def render(found: list[Check]) -> str:
+    lines = []
+    for check in found:
+        mark = "ok  " if check.ok else ("FAIL" if check.required else "warn")
+        line = f"{mark}  {check.name:<20} {check.detail}"
+        if not check.ok and check.fix:
+            line += f"\n      -> {check.fix}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,180 @@
+"""The fio engine: a user's job file, placed on the target, run with json+ output.
+
+The job text is used as written. iolab only appends, at the end of every
+job section, where the files go (``directory=`` the target's mount, or
+``filename=`` the raw device) and the variant's fio options, so that they
+override what the job says. Latency percentiles are computed from fio's
+json+ histogram bins, which iolab also keeps for merging across iterations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from iolab import histogram
+from iolab.engines import EngineError, EngineResult, WorkloadRun
+from iolab.sysutil import last_lines, require
+
+_SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
+_PLACEMENT = ("filename", "directory", "opendir", "filename_format")
+
+
+class FioEngine:
+    name = "fio"
+
+    def version(self) -> str:
+        require("fio")
+        return subprocess.run(["fio", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+    def run(self, work: WorkloadRun) -> EngineResult:
+        require("fio")
+        job_path = work.workdir / "job.fio"
+        job_path.write_text(place_job(work.job, work.options, work.target.mountpoint, work.target.device))
+        output = work.workdir / "fio.json"
+        argv = ["fio", "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
+        done = subprocess.run(
+            argv, cwd=work.workdir, capture_output=True, text=True, preexec_fn=work.preexec, check=False
+        )
+        text = output.read_text() if output.exists() else ""
+        if done.returncode != 0:
+            raise EngineError(f"fio exit {done.returncode}: {fio_error(done.stderr, text)}")
+        report = load_report(text)
+        result = parse_report(report)
+        result.artefacts = {"fio.json": text, "job.fio": job_path.read_text()}
+        return result
+
+
+def sections(job: str) -> list[tuple[str, list[str]]]:
+    """A job file's sections in order: (name, lines); lines before any section go under ''."""
+    found: list[tuple[str, list[str]]] = [("", [])]
+    for line in job.splitlines():
+        match = _SECTION.match(line)
+        if match:
+            found.append((match.group(1).strip(), []))
+        else:
+            found[-1][1].append(line)
+    return found
+
+
+def _options(lines: list[str]) -> dict[str, str]:
+    options = {}
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped[0] in ";#":
+            continue
+        match = _OPTION.match(stripped)
+        if match:
+            options[match.group(1)] = match.group(2) or ""
+    return options
+
+
+def _format(key: str, value: object) -> str:
+    if isinstance(value, bool):
+        value = int(value)
+    return f"{key}={value}"
+
+
+def place_job(job: str, options: dict[str, object], mountpoint: str | None, device: str | None) -> str:
+    """The job text with the target and the variant's options appended to each job section."""
+    parsed = sections(job)
+    if any(_options(lines) for name, lines in parsed if name == ""):
+        raise EngineError("fio job: options before the first [section]; put them under [global]")
+    jobs = [name for name, _ in parsed if name and name != "global"]
+    if not jobs:
+        raise EngineError("fio job: no job section (a [name] other than [global])")
+    for name, lines in parsed:
+        for line in lines:
+            if line.strip().startswith("include "):
+                raise EngineError(f"fio job [{name}]: 'include' is not supported; paste the included options")
+        given = _options(lines)
+        for key in _PLACEMENT:
+            value = given.get(key)
+            if value is None:
+                continue
+            if key == "filename" and mountpoint is not None and not value.startswith("/"):
+                continue  # a relative name inside iolab's directory is fine
+            raise EngineError(
+                f"fio job [{name}]: '{key}={value}' would put I/O outside the target; "
+                "iolab chooses the place from [target] (a relative filename is fine)"
+            )
+    appended = [f"directory={mountpoint}"] if mountpoint is not None else [f"filename={device}"]
+    appended += [_format(key, value) for key, value in options.items()]
+    out: list[str] = []
+    for name, lines in parsed:
+        if name:
+            out.append(f"[{name}]")
+        out.extend(lines)
+        if name and name != "global":
+            out.append("; added by iolab")
+            out.extend(appended)
+    return "\n".join(out) + "\n"
+
+
+def load_report(text: str) -> dict[str, Any]:
+    """fio's JSON report; fio may print error lines before the opening brace."""
+    start = 0 if text.startswith("{") else text.find("\n{") + 1
+    if start == 0 and not text.startswith("{"):
+        raise EngineError("fio wrote no JSON report")
+    try:
+        return json.loads(text[start:])
+    except json.JSONDecodeError as error:
+        raise EngineError(f"fio's JSON report is malformed: {error}") from None
+
+
+def fio_error(stderr: str, report_text: str) -> str:
+    """fio's own words for a failure: its error lines, from stderr or before the JSON."""
+    before_json = report_text.split("\n{")[0] if not report_text.startswith("{") else ""
+    text = stderr + "\n" + before_json
+    lines = [
+        line
+        for line in text.splitlines()
+        if line.startswith(("fio:", "Bad option")) or "error" in line.lower()
+    ]
+    return last_lines("\n".join(lines) if lines else text, 3)
+
+
+def parse_report(report: dict[str, Any]) -> EngineResult:
+    """Metrics summed over all jobs of the report, and merged clat histograms.
+
+    Bandwidth and IOPS are summed over jobs, which is the aggregate when the
+    jobs run concurrently (fio's default; stonewalled jobs are not summed
+    meaningfully). CPU figures are the mean over jobs.
+    """
+    jobs = report.get("jobs") or []
+    if not jobs:
+        raise EngineError("fio report has no jobs")
+    failed = [job for job in jobs if job.get("error")]
+    if failed:
+        names = ", ".join(f"{job['jobname']} (error {job['error']})" for job in failed)
+        raise EngineError(f"fio job failed: {names}")
+    metrics: dict[str, float] = {}
+    histograms: dict[str, dict[int, int]] = {}
+    total_ios = 0
+    for direction in ("read", "write"):
+        parts = [job[direction] for job in jobs if job[direction]["total_ios"] > 0]
+        if not parts:
+            continue
+        ios = sum(part["total_ios"] for part in parts)
+        total_ios += ios
+        bins = histogram.merge(histogram.from_fio_bins(part["clat_ns"].get("bins", {})) for part in parts)
+        metrics[f"{direction}_bw"] = sum(part["bw_bytes"] for part in parts) / 2**20
+        metrics[f"{direction}_iops"] = sum(part["iops"] for part in parts)
+        metrics[f"{direction}_lat_mean"] = (
+            sum(part["lat_ns"]["mean"] * part["total_ios"] for part in parts) / ios / 1e3
+        )
+        if bins:
+            histograms[f"{direction}_clat"] = bins
+            for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
+                metrics[f"{direction}_p{q:g}"] = value / 1e3
+    metrics["ios"] = total_ios
+    metrics["ctx"] = sum(job["ctx"] for job in jobs)
+    metrics["cpu_usr"] = sum(job["usr_cpu"] for job in jobs) / len(jobs)
+    metrics["cpu_sys"] = sum(job["sys_cpu"] for job in jobs) / len(jobs)
+    if total_ios:
+        metrics["cs_per_io"] = metrics["ctx"] / total_ios
+    return EngineResult(metrics=metrics, histograms=histograms)

@@ -1,0 +1,48 @@
+"""The environment that travels with every sample.
+
+Keys in CHECKED must agree between the samples that are compared; the
+report flags a comparison where they do not (a different kernel between
+variants is expected only when the variants name kernels).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import iolab
+
+CHECKED = ("kernel", "fio", "cpus", "cpu_model")
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _mem_total_kib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1])
+    return 0
+
+
+@functools.cache
+def host() -> dict[str, Any]:
+    """Facts about this machine (or guest) that do not change during a run."""
+    return {
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "cmdline": Path("/proc/cmdline").read_text().strip(),
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "mem_kib": _mem_total_kib(),
+        "hostname": platform.node(),
+        "iolab": iolab.__version__,
+        "virtualized": Path("/sys/hypervisor/type").exists() or "hypervisor" in Path("/proc/cpuinfo").read_text(),
+    }

@@ -1,0 +1,96 @@
+"""JSON: every figure of the table, for scripts (schema in README.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from iolab.analysis import Analysis, Figure
+
+JSON_VERSION = 1
+
+
+def _num(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _figure(figure: Figure) -> dict[str, Any]:
+    summary = figure.summary
+    return {
+        "n": figure.n,
+        "failed": figure.failed,
+        "center": _num(figure.center),
+        "ci": [_num(summary.low), _num(summary.high)] if summary else None,
+        "rel_spread": _num(figure.rel_spread),
+        "stddev": _num(summary.stddev) if summary else None,
+        "min": _num(summary.minimum) if summary else None,
+        "max": _num(summary.maximum) if summary else None,
+    }
+
+
+def document(analysis: Analysis) -> dict[str, Any]:
+    run, experiment = analysis.run, analysis.experiment
+    comparisons = []
+    for row in analysis.rows:
+        for candidate, c in row.comparisons.items():
+            comparisons.append(
+                {
+                    "workload": row.workload,
+                    "metric": row.metric.name,
+                    "unit": row.metric.unit,
+                    "higher_is_better": row.metric.higher_is_better,
+                    "baseline": analysis.baseline,
+                    "variant": candidate,
+                    "baseline_value": _num(row.figures[analysis.baseline].center),
+                    "candidate_value": _num(row.figures[candidate].center),
+                    "delta": _num(c.delta),
+                    "delta_ci": [_num(c.delta_low), _num(c.delta_high)],
+                    "p": _num(c.p),
+                    "p_adjusted": _num(c.p_adjusted),
+                    "n_base": c.n_base,
+                    "n_cand": c.n_cand,
+                    "verdict": c.verdict,
+                    "warnings": list(c.warnings),
+                }
+            )
+    return {
+        "iolab_json_version": JSON_VERSION,
+        "run": {
+            "id": run.id,
+            "name": run.name,
+            "status": run.status,
+            "seed": run.seed,
+            "started": run.started,
+            "finished": run.finished,
+            "rounds_done": analysis.rounds_done,
+            "host": run.host,
+        },
+        "statistics": {
+            "view": experiment.report.view,
+            "alpha": experiment.report.alpha,
+            "correction": experiment.report.correction,
+            "test": "Mann-Whitney U, two-sided",
+        },
+        "variants": analysis.variants,
+        "rows": [
+            {
+                "workload": row.workload,
+                "metric": row.metric.name,
+                "label": row.metric.label,
+                "unit": row.metric.unit,
+                "figures": {variant: _figure(f) for variant, f in row.figures.items()},
+            }
+            for row in analysis.rows
+        ],
+        "comparisons": comparisons,
+        "failures": [
+            {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}
+            for f in analysis.failures
+        ],
+        "notes": analysis.notes,
+    }
+
+
+def render(analysis: Analysis) -> str:
+    return json.dumps(document(analysis), indent=2) + "\n"

@@ -1,0 +1,27 @@
+"""Markdown: the same table and notes as the text report, for a web page or PR."""
+
+from __future__ import annotations
+
+from iolab.analysis import Analysis
+from iolab.report import table
+
+
+def _escape(cell: str) -> str:
+    return cell.replace("|", "\\|")
+
+
+def render(analysis: Analysis) -> str:
+    head = table.header(analysis)
+    lines = [f"### {head[0]}", "", *[f"{line}  " for line in head[1:]]]
+    for block in table.blocks(analysis):
+        columns = ["workload", "metric", *block.columns[2:]]
+        lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * 2 + "---:|" * 3]
+        lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in block.rows]
+    lines += ["", *table.legend(analysis)]
+    intervals = table.delta_intervals(analysis)
+    if intervals:
+        lines += ["", "delta 95% CI:", "", *[f"- {line}" for line in intervals]]
+    notes = table.footnotes(analysis)
+    if notes:
+        lines += ["", "notes:", "", *[f"- {note}" for note in notes]]
+    return "\n".join(lines) + "\n"

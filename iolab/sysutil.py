@@ -1,0 +1,52 @@
+"""Running system tools with errors that say what to do."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+# Which Debian package provides each tool iolab runs.
+PACKAGE_OF = {
+    "fio": "fio",
+    "losetup": "mount",
+    "mount": "mount",
+    "umount": "mount",
+    "mkfs.ext4": "e2fsprogs",
+    "mkfs.xfs": "xfsprogs",
+    "mkfs.btrfs": "btrfs-progs",
+    "mkfs.erofs": "erofs-utils",
+    "mkfs.f2fs": "f2fs-tools",
+    "perf": "linux-perf",
+    "qemu-system-x86_64": "qemu-system-x86",
+}
+
+
+class ToolError(Exception):
+    """A system tool is missing or failed; the message says which and why."""
+
+
+def require(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        package = PACKAGE_OF.get(tool, tool)
+        raise ToolError(f"{tool} not found: install it with 'apt-get install {package}'")
+    return path
+
+
+def run_tool(argv: Sequence[str], *, what: str | None = None, timeout: float | None = 600) -> str:
+    """Run a tool to completion; its stdout, or ToolError with the end of its stderr."""
+    require(argv[0])
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what or argv[0]} did not finish in {timeout:.0f} s: {' '.join(argv)}") from None
+    if done.returncode != 0:
+        detail = last_lines(done.stderr or done.stdout, 3)
+        raise ToolError(f"{what or argv[0]} failed (exit {done.returncode}): {detail}")
+    return done.stdout
+
+
+def last_lines(text: str, count: int) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " / ".join(lines[-count:]) if lines else "(no output)"

@@ -1,0 +1,279 @@
+"""Where a cell's I/O goes: a fresh filesystem on a loop image or a device.
+
+Every step is a context manager that undoes itself: the image file, the
+loop device, the mount. Nothing is formatted before `check_unused` has
+shown the device is not mounted, held, swapped on or opened exclusively.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import random
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from iolab import interrupts
+from iolab.spec import ErofsFiles, Target, Variant
+from iolab.sysutil import ToolError, run_tool
+
+
+class TargetError(Exception):
+    """The target cannot be prepared; the message says why."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A target ready for a workload."""
+
+    fs: str
+    device: str | None  # /dev/loop3, /dev/vdb; None for a directory target
+    mountpoint: str | None  # None for a raw device (fs = none)
+    mkfs_options: list[str] = field(default_factory=list)
+    mount_options: str = ""
+
+    @property
+    def device_name(self) -> str | None:
+        return os.path.basename(self.device) if self.device else None
+
+    def describe(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# -- safety ---------------------------------------------------------------
+
+
+def _dev_numbers(device: str) -> tuple[int, int]:
+    try:
+        st = os.stat(device)
+    except OSError as error:
+        raise TargetError(f"{device}: {error.strerror}") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise TargetError(f"{device} is not a block device")
+    return os.major(st.st_rdev), os.minor(st.st_rdev)
+
+
+def _partitions(major: int, minor: int) -> list[str]:
+    """maj:min of the device and of each of its partitions."""
+    numbers = [f"{major}:{minor}"]
+    sysdir = Path(f"/sys/dev/block/{major}:{minor}")
+    for child in sysdir.glob("*/partition"):
+        numbers.append((child.parent / "dev").read_text().strip())
+    return numbers
+
+
+def check_unused(device: str) -> None:
+    """Raise TargetError if anything uses the device or one of its partitions."""
+    major, minor = _dev_numbers(device)
+    numbers = set(_partitions(major, minor))
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if fields[2] in numbers:
+            raise TargetError(f"{device} is in use: mounted at {fields[4]}")
+    for number in numbers:
+        holders = list(Path(f"/sys/dev/block/{number}/holders").glob("*"))
+        if holders:
+            raise TargetError(f"{device} is in use: held by {', '.join(h.name for h in holders)}")
+    name = os.path.basename(os.path.realpath(device))
+    for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+        if os.path.basename(os.path.realpath(line.split()[0])).startswith(name):
+            raise TargetError(f"{device} is in use: swap on {line.split()[0]}")
+    try:
+        fd = os.open(device, os.O_RDONLY | os.O_EXCL)
+    except OSError as error:
+        if error.errno == errno.EBUSY:
+            raise TargetError(f"{device} is in use: another process has it open exclusively") from None
+        raise TargetError(f"{device}: {error.strerror}") from None
+    os.close(fd)
+
+
+# -- loop devices ---------------------------------------------------------
+
+
+@contextmanager
+def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        with interrupts.deferred():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def loop_device(image: Path, *, read_only: bool = False) -> Iterator[str]:
+    argv = ["losetup", "--find", "--show"]
+    if read_only:
+        argv.append("--read-only")
+    device = run_tool([*argv, str(image)], what="losetup").strip()
+    try:
+        yield device
+    finally:
+        with interrupts.deferred():
+            run_tool(["losetup", "--detach", device], what="losetup --detach")
+
+
+@contextmanager
+def sparse_image(directory: Path, size: int) -> Iterator[Path]:
+    image = directory / "target.img"
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    try:
+        yield image
+    finally:
+        with interrupts.deferred():
+            image.unlink(missing_ok=True)
+
+
+# -- filesystems ----------------------------------------------------------
+
+_MKFS = {
+    "ext4": ["mkfs.ext4", "-q", "-F"],
+    "xfs": ["mkfs.xfs", "-q", "-f"],
+    "btrfs": ["mkfs.btrfs", "-q", "-f"],
+}
+
+
+def mkfs(device: str, fs: str, options: list[str]) -> None:
+    check_unused(device)
+    run_tool([*_MKFS[fs], *options, device], what=f"mkfs.{fs}")
+
+
+@contextmanager
+def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Path]:
+    mountpoint.mkdir(parents=True, exist_ok=True)
+    argv = ["mount", "-t", fs]
+    if options:
+        argv += ["-o", options]
+    run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+    try:
+        yield mountpoint
+    finally:
+        with interrupts.deferred():
+            unmount(mountpoint)
+
+
+def unmount(mountpoint: Path, attempts: int = 10) -> None:
+    """Unmount, waiting briefly for a workload that is still exiting."""
+    for attempt in range(attempts):
+        try:
+            run_tool(["umount", str(mountpoint)], what="umount")
+            return
+        except ToolError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2)
+
+
+# -- erofs images ---------------------------------------------------------
+
+
+def _fill(path: Path, size: int, content: str, seed: int) -> None:
+    """Write a file of `size` bytes: random, or about 4:1 compressible."""
+    rng = random.Random(seed)
+    block = 1 << 20
+    with open(path, "wb") as handle:
+        left = size
+        while left > 0:
+            chunk = min(block, left)
+            if content == "random":
+                handle.write(rng.randbytes(chunk))
+            else:
+                quarter = chunk // 4
+                handle.write(rng.randbytes(quarter) + bytes(chunk - quarter))
+            left -= chunk
+
+
+def build_tree(root: Path, files: list[ErofsFiles]) -> None:
+    for group_index, group in enumerate(files):
+        for n in range(group.count):
+            path = root / group.name.format(n=n)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _fill(path, group.size, group.content, seed=group_index * 100_003 + n)
+
+
+def erofs_image(cache_dir: Path, files: list[ErofsFiles], options: list[str]) -> Path:
+    """An erofs image of the generated tree, built once per run and option set."""
+    key = hashlib.sha256(
+        json.dumps([[f.model_dump() for f in files], options], sort_keys=True).encode()
+    ).hexdigest()[:16]
+    image = cache_dir / f"erofs-{key}.img"
+    if image.exists():
+        return image
+    tree = cache_dir / f"tree-{key}"
+    build_tree(tree, files)
+    partial = image.with_suffix(".partial")
+    run_tool(["mkfs.erofs", "--quiet", *options, str(partial), str(tree)], what="mkfs.erofs")
+    partial.rename(image)
+    shutil.rmtree(tree)
+    return image
+
+
+def drop_file_cache(path: Path) -> None:
+    """Evict a file's pages, so a loop device over it starts cold."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+# -- the target of one cell ------------------------------------------------
+
+
+@contextmanager
+def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -> Iterator[Prepared]:
+    """A fresh target for one cell, torn down when the cell ends.
+
+    `workdir` is the cell's own scratch directory; `cache_dir` lives for the
+    whole run (erofs images are immutable and built once).
+    """
+    mkfs_options = list(variant.mkfs_options if variant.mkfs_options is not None else target.mkfs_options)
+    mount_options = variant.mount_options if variant.mount_options is not None else target.mount_options
+    with ExitStack() as stack:
+        if target.kind == "dir":
+            assert target.path is not None
+            if not os.path.isdir(target.path):
+                raise TargetError(f"target.path: no such directory: {target.path}")
+            cell_dir = stack.enter_context(temp_dir(target.path, "iolab-cell-"))
+            yield Prepared(fs="none", device=None, mountpoint=str(cell_dir))
+            return
+        if target.fs == "erofs":
+            image = erofs_image(cache_dir, target.files, mkfs_options)
+            drop_file_cache(image)
+            device = stack.enter_context(loop_device(image, read_only=True))
+        elif target.kind == "loop":
+            image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
+            image = stack.enter_context(sparse_image(image_dir, target.size))
+            device = stack.enter_context(loop_device(image))
+            if target.fs != "none":
+                mkfs(device, target.fs, mkfs_options)
+        else:
+            assert target.device is not None
+            device = target.device
+            check_unused(device)
+            if target.fs != "none":
+                mkfs(device, target.fs, mkfs_options)
+        if target.fs == "none":
+            check_unused(device)
+            yield Prepared(fs="none", device=device, mountpoint=None)
+            return
+        mountpoint = stack.enter_context(
+            mounted(device, workdir / "mnt", target.fs, mount_options)
+        )
+        yield Prepared(
+            fs=target.fs,
+            device=device,
+            mountpoint=str(mountpoint),
+            mkfs_options=mkfs_options,
+            mount_options=mount_options,
+        )

@@ -1,0 +1,36 @@
+"""Parsing of human-written sizes ("4GiB", "512M", "64k")."""
+
+import re
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in a size such as 4GiB, 512M, 64k or 4096.
+
+    Like fio and the kernel's command line, a bare suffix (k, M, G) is
+    binary: 1k = 1024. "kB"/"MB" without the "i" are binary too, as in
+    fio's default (kb_base=1024); iolab has no decimal sizes.
+    """
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError(f"size must not be negative: {text}")
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"not a size: {text!r} (examples: 4096, 64k, 512MiB, 4GiB)")
+    number, prefix, _ = match.groups()
+    value = float(number) * 1024 ** _POWERS[prefix.lower()]
+    if value != int(value):
+        raise ValueError(f"size is not a whole number of bytes: {text!r}")
+    return int(value)
+
+
+def format_size(nbytes: int) -> str:
+    """The shortest exact binary form: 4GiB, 512MiB, 1536KiB, 100B."""
+    for suffix, power in (("TiB", 4), ("GiB", 3), ("MiB", 2), ("KiB", 1)):
+        unit = 1024**power
+        if nbytes >= unit and nbytes % unit == 0:
+            return f"{nbytes // unit}{suffix}"
+    return f"{nbytes}B"
