@@ -36,6 +36,16 @@ def preflight(experiment: Experiment) -> None:
             require(f"mkfs.{target.fs}")
 
 
+class Host(Protocol):
+    """Where cells run (iolab.hosts): a context manager that runs a CellSpec."""
+
+    def __enter__(self) -> Host: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def run_cell(self, cell: CellSpec) -> Sample: ...
+
+
 class Progress(Protocol):
     def start(self, total: int) -> None: ...
 
@@ -86,6 +96,7 @@ def run(
     seed: int | None = None,
     progress: Progress | None = None,
     recheck_of: int | None = None,
+    host: Host | None = None,
 ) -> int:
     """Run every planned cell and store each sample as it comes; the run's id.
 
@@ -94,7 +105,9 @@ def run(
     KeyboardInterrupt propagates to the caller.
     """
     progress = progress or NoProgress()
-    preflight(experiment)
+    if host is None:
+        preflight(experiment)
+        host = LocalHost()
     if seed is None:
         seed = experiment.run.seed if experiment.run.seed is not None else random.randrange(2**31)
     cells = cell_specs(experiment, plan.plan(experiment, seed))
@@ -110,7 +123,7 @@ def run(
     status = "failed"
     progress.start(len(cells))
     try:
-        with LocalHost() as host:
+        with host:
             for cell in cells:
                 progress.cell_started(f"{cell.variant.name} / {cell.workload.name}")
                 sample = host.run_cell(cell)

@@ -48,11 +48,11 @@ def test_median_ci_coverage_is_at_least_nominal():
     rng = np.random.default_rng(7)
     true_median = math.log(2)
     hits = 0
-    trials = 1500
+    trials = 800
     for _ in range(trials):
         s = S.summarize(rng.exponential(1.0, 10))
         hits += s.low <= true_median <= s.high
-    assert hits / trials > 0.96
+    assert hits / trials > 0.96  # 3.7 sd below 0.9785; k=3 (0.89) would fail
 
 
 # --- summarize: mean and hmean -------------------------------------------------
@@ -365,3 +365,151 @@ def test_real_change_is_found():
         cand = rng.lognormal(5, 0.05, 10) * 1.12  # ~2.4 sd: MWU power ~0.97 at n=10
         found += S.decide([S.compare(base, cand, higher_is_better=False, resamples=2000)])[0].verdict == "worse"
     assert found >= 36
+
+
+# --- trend -----------------------------------------------------------------------
+
+def test_trend_hand_computed_and_against_scipy():
+    t = S.trend([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert t.tau == pytest.approx(1.0)
+    assert t.p == pytest.approx(2 / math.factorial(5))  # exact: 1 of 120 orders, two-sided
+    down = S.trend([5.0, 4.0, 3.0, 2.0, 1.0])
+    assert down.tau == pytest.approx(-1.0)
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 1, 40) + np.linspace(0, 1, 40)
+    res = sps.kendalltau(np.arange(40), x)
+    assert S.trend(x) == (pytest.approx(res.statistic), pytest.approx(res.pvalue))
+    # hand count of concordant minus discordant pairs
+    y = [3.0, 1.0, 2.0, 5.0, 4.0]
+    s = sum(np.sign(y[j] - y[i]) for i in range(5) for j in range(i + 1, 5))
+    assert S.trend(y).tau == pytest.approx(s / 10)
+
+
+def test_trend_degenerate_series():
+    assert S.trend([4.0, 4.0, 4.0]) == (0.0, 1.0)
+    t = S.trend([4.0])
+    assert math.isnan(t.tau) and math.isnan(t.p)
+
+
+# --- outliers ------------------------------------------------------------------------
+
+def test_outliers_tukey_fences_hand_computed():
+    # Q1 = 11.25, Q3 = 13.75 (linear), IQR 2.5 -> fences 7.5 and 17.5
+    x = [10.0, 11.0, 12.0, 13.0, 14.0, 100.0]
+    assert S.outliers(x) == [5]
+    assert S.outliers([7.4, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]) == []  # Q1=10.5,Q3=13.5 -> 6.0
+    assert S.outliers([5.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 30.0]) == [0, 7]
+    assert S.outliers([1.0, 2.0, 1000.0]) == []  # fewer than 4 values
+    assert S.outliers([5.0, 5.0, 5.0, 5.0, 5.0, 6.0]) == [5]  # IQR 0
+
+
+def test_outliers_value_on_fence_is_kept():
+    # 1..8: Q1 = 2.75, Q3 = 6.25, IQR 3.5 -> upper fence 11.5
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 11.5]
+    q1, q3 = np.percentile(x, [25, 75])
+    fence = q3 + 1.5 * (q3 - q1)
+    x2 = x[:-1] + [fence]
+    assert S.outliers(x2) == []
+    assert S.outliers(x2[:-1] + [fence + 1e-9]) == [8]
+
+
+# --- detectable change ----------------------------------------------------------------
+
+def _power(rng, gen, n, f, sims=3000):
+    base, cand = gen(rng, (sims, n)), gen(rng, (sims, n))
+    return float(np.mean(sps.mannwhitneyu(cand * (1 + f), base, axis=1).pvalue < 0.05))
+
+
+@pytest.mark.parametrize("name, gen", [
+    ("lognormal 2%", lambda r, size: np.exp(r.normal(0.0, 0.02, size))),
+    ("skewed", lambda r, size: 100.0 + r.exponential(3.0, size)),
+])
+def test_detectable_change_has_the_promised_power(name, gen):
+    rng = np.random.default_rng(12)
+    values = gen(rng, 2000)  # the noise model should match the truth closely
+    f = S.detectable_change(values, 10)
+    assert 0.005 < f < 0.2
+    assert _power(rng, gen, 10, f) == pytest.approx(0.9, abs=0.04)
+    assert _power(rng, gen, 10, f * 0.6) < 0.8  # the smallest: much less would not do
+
+
+def test_detectable_change_orders_and_edges():
+    rng = np.random.default_rng(4)
+    quiet = np.exp(rng.normal(0, 0.01, 30))
+    noisy = np.exp(rng.normal(0, 0.04, 30))
+    assert S.detectable_change(quiet, 10) < S.detectable_change(noisy, 10)
+    assert S.detectable_change(noisy, 20) < S.detectable_change(noisy, 10) < S.detectable_change(noisy, 5)
+    assert S.detectable_change(noisy, 10, power=0.8) < S.detectable_change(noisy, 10, power=0.95)
+    assert S.detectable_change(noisy, 3) == math.inf  # min p 0.1 >= 0.05
+    assert S.detectable_change([5.0, 5.0, 5.0], 10) == 0.0
+    assert S.detectable_change(noisy, 10) == S.detectable_change(list(noisy), 10)  # seeded
+    with pytest.raises(ValueError):
+        S.detectable_change([1.0, -1.0, 2.0], 10)
+    with pytest.raises(ValueError):
+        S.detectable_change([1.0], 10)
+
+
+def test_detectable_change_is_fast():
+    import time
+    values = np.exp(np.random.default_rng(0).normal(0, 0.03, 10))
+    t = time.perf_counter()
+    S.detectable_change(values, 10)
+    assert time.perf_counter() - t < 0.5
+
+
+# --- sequential stopping ------------------------------------------------------------------
+
+def test_should_stop_look_alpha_and_reasons():
+    flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+    d = S.should_stop(flat[:3], flat[:3], round_index=3, max_rounds=10)
+    assert d == (False, d.reason, pytest.approx(0.05 / 7))
+    assert "first look after round 4" in d.reason
+    far = S.should_stop([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
+                        round_index=6, max_rounds=10)
+    assert far.stop and far.reason.startswith("significant")  # p = 2/924 < 0.05/7
+    four = S.should_stop([1.0, 2.0, 3.0, 4.0], [11.0, 12.0, 13.0, 14.0], round_index=4, max_rounds=10)
+    assert not four.stop  # p = 2/70 is not < 0.05/7
+    end = S.should_stop(flat, flat, round_index=10, max_rounds=10)
+    assert end.stop and end.reason.startswith("budget")
+
+
+def test_should_stop_for_precision_only_when_ci_contains_zero():
+    rng = np.random.default_rng(6)
+    base, cand = rng.normal(100, 0.1, 8), rng.normal(100, 0.1, 8)
+    d = S.should_stop(base, cand, round_index=8, max_rounds=30, target_halfwidth=0.01)
+    assert d.stop and d.reason.startswith("precise")
+    wide = S.should_stop(base, cand, round_index=8, max_rounds=30, target_halfwidth=0.0001)
+    assert not wide.stop and "half-width" in wide.reason
+    off = S.should_stop(base, cand, round_index=8, max_rounds=30, target_halfwidth=0)
+    assert not off.stop
+
+
+def test_should_stop_rejects_bad_plans():
+    with pytest.raises(ValueError):
+        S.should_stop([1.0] * 4, [1.0] * 4, round_index=0, max_rounds=10)
+    with pytest.raises(ValueError):
+        S.should_stop([1.0] * 4, [1.0] * 4, round_index=11, max_rounds=10)
+    with pytest.raises(ValueError):
+        S.should_stop([1.0] * 4, [1.0] * 4, round_index=3, max_rounds=3)  # max_rounds < min_n
+
+
+def test_sequential_false_positive_rate_stays_honest():
+    # 400 A/A sequences, one sample per side per round, up to 10 rounds,
+    # precision stopping off (the worst case for false positives).
+    rng = np.random.default_rng(99)
+    sequences, max_rounds = 400, 10
+    base = rng.lognormal(0, 0.05, (sequences, max_rounds))
+    cand = rng.lognormal(0, 0.05, (sequences, max_rounds))
+    false_pos = 0
+    for b, c in zip(base, cand):
+        for r in range(1, max_rounds + 1):
+            d = S.should_stop(b[:r], c[:r], round_index=r, max_rounds=max_rounds, target_halfwidth=0)
+            if d.stop:
+                false_pos += d.reason.startswith("significant")
+                break
+    assert false_pos / sequences <= 0.05 + 0.02
+    # the naive rule (alpha at every look) on the same draws: the simulation can see the problem
+    naive = np.zeros(sequences, dtype=bool)
+    for r in range(4, max_rounds + 1):
+        naive |= sps.mannwhitneyu(cand[:, :r], base[:, :r], axis=1).pvalue < 0.05
+    assert naive.mean() > 0.05 + 0.02

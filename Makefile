@@ -1,0 +1,19 @@
+# iolab: `make demo` and `make test` install what they need (Debian, as root).
+.PHONY: setup demo test test-quick bench clean
+
+setup:
+	./scripts/setup
+
+demo: setup
+	.venv/bin/iolab run scenarios/demo.toml
+
+test: setup
+	.venv/bin/pytest -q -ra
+
+# Everything but the slow tests that boot VMs under emulation.
+test-quick: setup
+	.venv/bin/pytest -q -ra -m "not slow"
+
+clean:
+	rm -rf .venv build *.egg-info
+	$(MAKE) -C probe clean 2>/dev/null || true

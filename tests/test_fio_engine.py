@@ -1,0 +1,100 @@
+"""The fio engine's job placement and json+ parsing, on real fio 3.33 output."""
+
+import json
+
+import pytest
+
+from iolab import histogram
+from iolab.engines import EngineError
+from iolab.engines.fio import fio_error, load_report, parse_report, place_job
+from tests.conftest import FIXTURES
+
+FIO = FIXTURES / "fio"
+
+
+def fixture(name):
+    return load_report((FIO / name).read_text())
+
+
+def test_single_job_metrics_match_fio_figures():
+    report = fixture("randread-4k-psync-ext4.json")
+    result = parse_report(report)
+    read = report["jobs"][0]["read"]
+    assert result.metrics["read_bw"] == pytest.approx(read["bw_bytes"] / 2**20)
+    assert result.metrics["read_iops"] == pytest.approx(read["iops"])
+    assert result.metrics["ios"] == read["total_ios"]
+    assert result.metrics["ctx"] == report["jobs"][0]["ctx"]
+    assert "write_bw" not in result.metrics  # no writes, no write rows
+    # Histogram percentiles use fio's own rule, so they equal fio's printed ones.
+    printed = read["clat_ns"]["percentile"]
+    assert result.metrics["read_p50"] == pytest.approx(printed["50.000000"] / 1e3)
+    assert result.metrics["read_p99"] == pytest.approx(printed["99.000000"] / 1e3)
+    assert result.metrics["read_p99.9"] == pytest.approx(printed["99.900000"] / 1e3)
+    assert histogram.total(result.histograms["read_clat"]) == read["clat_ns"]["N"]
+
+
+def test_jobs_are_summed_and_histograms_merged():
+    report = fixture("mixed-3jobs-ext4.json")
+    result = parse_report(report)
+    jobs = report["jobs"]
+    assert len(jobs) == 3
+    assert result.metrics["read_bw"] == pytest.approx(sum(j["read"]["bw_bytes"] for j in jobs) / 2**20)
+    assert result.metrics["write_iops"] == pytest.approx(sum(j["write"]["iops"] for j in jobs))
+    reads = sum(j["read"]["clat_ns"]["N"] for j in jobs)
+    assert histogram.total(result.histograms["read_clat"]) == reads
+    assert result.metrics["cs_per_io"] == pytest.approx(result.metrics["ctx"] / result.metrics["ios"])
+
+
+def test_failed_job_is_an_error_with_fio_text():
+    text = (FIO / "error-direct-bs100.json").read_text()
+    report = load_report(text)  # error lines precede the JSON
+    with pytest.raises(EngineError, match="error 22"):
+        parse_report(report)
+    stderr = (FIO / "error-direct-bs100.stderr").read_text()
+    assert "Invalid argument" in fio_error(stderr, text)
+
+
+def test_no_json_at_all():
+    with pytest.raises(EngineError, match="no JSON"):
+        load_report("fio: something broke\n")
+
+
+def test_place_job_appends_to_every_job_section():
+    job = "[global]\nrw=read\n; comment\n[a]\nbs=4k\n[b]\ndirect=0\n"
+    placed = place_job(job, {"direct": 1, "invalidate": True}, "/mnt/x", None)
+    sections = placed.split("[")
+    assert "directory=/mnt/x" not in sections[1]  # not in [global]
+    for section in sections[2:]:
+        assert "directory=/mnt/x\ndirect=1\ninvalidate=1" in section
+    # The user's own lines are kept as written.
+    assert "; comment" in placed and "direct=0\n; added by iolab\ndirectory=/mnt/x\ndirect=1" in placed
+
+
+def test_place_job_raw_device():
+    placed = place_job("[j]\nrw=read\n", {}, None, "/dev/loop7")
+    assert "filename=/dev/loop7" in placed and "directory" not in placed
+
+
+@pytest.mark.parametrize(
+    "job, message",
+    [
+        ("[j]\nfilename=/dev/sda\n", "outside the target"),
+        ("[global]\ndirectory=/home\n[j]\n", "outside the target"),
+        ("rw=read\n[j]\n", "before the first"),
+        ("[global]\nrw=read\n", "no job section"),
+        ("[j]\ninclude other.fio\n", "include"),
+    ],
+)
+def test_place_job_refuses(job, message):
+    with pytest.raises(EngineError, match=message):
+        place_job(job, {}, "/mnt/x", "/dev/loop0")
+
+
+def test_relative_filename_is_kept():
+    placed = place_job("[j]\nfilename=data\n", {}, "/mnt/x", "/dev/loop0")
+    assert "filename=data" in placed
+
+
+def test_fixture_is_real_fio_output():
+    data = json.loads((FIO / "randread-4k-psync-ext4.json").read_text())
+    assert data["fio version"].startswith("fio-3")

@@ -1,0 +1,138 @@
+import textwrap
+
+import pytest
+
+from iolab import spec
+from iolab.units import format_size, parse_size
+
+MINIMAL = """
+name = "t"
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[workload]]
+name = "w"
+job = "[j]\\nrw=read\\n"
+"""
+
+
+def load_text(tmp_path, text):
+    path = tmp_path / "exp.toml"
+    path.write_text(textwrap.dedent(text))
+    return spec.load(path)
+
+
+def error_of(tmp_path, text):
+    with pytest.raises(spec.SpecError) as caught:
+        load_text(tmp_path, text)
+    return str(caught.value)
+
+
+def test_minimal_experiment_gets_defaults(tmp_path):
+    experiment = load_text(tmp_path, MINIMAL)
+    assert experiment.target.kind == "loop"
+    assert experiment.target.fs == "ext4"
+    assert experiment.target.size == 2**30
+    assert experiment.baseline.name == "a"
+    assert experiment.run.order == "interleaved"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("4GiB", 4 * 2**30),
+        ("512M", 512 * 2**20),
+        ("64k", 65536),
+        (4096, 4096),
+        ("1.5k", 1536),
+    ],
+)
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["4 furlongs", "-1", "", "1.3k"])
+def test_parse_size_rejects(bad):
+    with pytest.raises(ValueError):
+        parse_size(bad)
+
+
+def test_format_size():
+    assert format_size(4 * 2**30) == "4GiB"
+    assert format_size(1536 * 1024) == "1536KiB"
+    assert format_size(100) == "100B"
+
+
+def test_unknown_field_is_named(tmp_path):
+    message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfoi = { direct = 1 }'))
+    assert 'variant["b"].foi: unknown field' in message
+
+
+def test_unknown_filesystem_is_named(tmp_path):
+    message = error_of(tmp_path, MINIMAL + '[target]\nfs = "zfs"\n')
+    assert "target.fs" in message and "'zfs'" in message
+
+
+def test_bad_size_is_named(tmp_path):
+    message = error_of(tmp_path, MINIMAL + '[target]\nsize = "lots"\n')
+    assert "target.size" in message and "not a size" in message
+
+
+def test_one_variant_is_not_enough(tmp_path):
+    text = MINIMAL.replace('[[variant]]\nname = "b"\n', "")
+    assert "variant: List should have at least 2 items" in error_of(tmp_path, text)
+
+
+def test_duplicate_variant_names(tmp_path):
+    assert "two [[variant]] are named 'a'" in error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "a"'))
+
+
+def test_missing_job_file_is_named(tmp_path):
+    text = MINIMAL.replace('job = "[j]\\nrw=read\\n"', 'job_file = "nope.fio"')
+    message = error_of(tmp_path, text)
+    assert 'workload["w"].job_file: no such file' in message
+
+
+def test_job_file_relative_to_experiment(tmp_path):
+    (tmp_path / "mine.fio").write_text("[global]\nrw=read\n[one]\n[two]\n")
+    experiment = load_text(tmp_path, MINIMAL.replace('job = "[j]\\nrw=read\\n"', 'job_file = "mine.fio"'))
+    assert "[two]" in spec.job_text(experiment, experiment.workload[0])
+
+
+def test_job_reference_resolves_and_must_exist(tmp_path):
+    text = MINIMAL + '[[workload]]\nname = "again"\njob = "@w"\n'
+    experiment = load_text(tmp_path, text)
+    assert spec.job_text(experiment, experiment.workload[1]) == "[j]\nrw=read\n"
+    message = error_of(tmp_path, MINIMAL + '[[workload]]\nname = "x"\njob = "@nope"\n')
+    assert 'workload["x"].job' in message and "@nope" in message
+
+
+def test_variant_may_not_place_files(tmp_path):
+    message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfio = { filename = "/dev/sda" }'))
+    assert "filename" in message and "chosen by iolab" in message
+
+
+def test_device_target_needs_consent(tmp_path):
+    message = error_of(tmp_path, MINIMAL + '[target]\nkind = "device"\ndevice = "/dev/vdb"\n')
+    assert "allow_destroy" in message
+
+
+def test_not_toml(tmp_path):
+    assert "not valid TOML" in error_of(tmp_path, "name = ")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(spec.SpecError, match="cannot read"):
+        spec.load(tmp_path / "missing.toml")
+
+
+def test_erofs_needs_files(tmp_path):
+    assert "target.files" in error_of(tmp_path, MINIMAL + '[target]\nfs = "erofs"\n')
+
+
+def test_shipped_scenarios_validate():
+    from tests.conftest import REPO
+
+    for path in sorted((REPO / "scenarios").glob("*.toml")):
+        spec.load(path)
