@@ -269,7 +269,8 @@ int main(int argc, char **argv)
 	if (modes_check())
 		return PROBE_ERUN;
 	if (argc < 2) {
-		help(stderr, NULL);
+		probe_err("no MODE given; usage: " PROBE_NAME " MODE "
+			  "[--key=value ...] (see " PROBE_NAME " --help)");
 		return PROBE_EUSAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
