@@ -1,0 +1,201 @@
+"""Event counts, system-wide, from `perf stat -a`.
+
+perf runs as a subprocess for the whole cell but counts only inside the
+window: it starts with its events disabled (-D -1) and start()/stop() send
+"enable"/"disable" over its control pipe (--control fd:CTL,ACK) and wait
+for its "ack", so perf's own start-up and exit are not counted. Then
+SIGINT makes it write the counts as CSV (-x,) to a file. For
+tracepoints tracefs is mounted first (iolab.collectors.tracefs), so the
+mount perf would otherwise make for good is undone at close().
+
+Emits `perf.<event>` per event as perf prints it, e.g.
+perf.block:block_rq_complete; a wildcard (block:*) gives one metric per
+event it matches. "<not supported>" or "<not counted>", an event that was
+not counted for the whole window, or an event perf does not know is a
+CollectorError naming it. Tracepoints work on this host; hardware counters
+(cycles, instructions) need a PMU, which VMs often lack.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
+
+ACK_TIMEOUT = 20.0  # s; perf opens one counter per event and CPU before it acks
+_EVENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:.*/=,\-]*")
+
+
+def _tail(path: str, lines: int = 4) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            text = [x.strip() for x in f.read().splitlines() if x.strip()]
+    except OSError:
+        return "(no output)"
+    text = [x for x in text if not x.startswith("Events ")]
+    return " / ".join(text[-lines:]) or "(no output)"
+
+
+def parse_perf_csv(text: str) -> dict[str, tuple[str, float]]:
+    """event -> (raw value field, percentage of the window it was counted)
+    from `perf stat -x,` output (value,unit,event,run time,percent,...)."""
+    out: dict[str, tuple[str, float]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split(",")
+        if len(fields) < 5:
+            continue  # "Events enabled" and other messages
+        value, event, pct = fields[0].strip(), fields[2].strip(), fields[4].strip()
+        try:
+            percent = float(pct) if pct else 0.0
+        except ValueError:
+            percent = 0.0
+        out[event] = (value, percent)
+    return out
+
+
+class PerfCounts(Collector):
+    name = "perf"
+
+    def __init__(self, events: Sequence[str]):
+        if not events:
+            raise ValueError("perf: name at least one event")
+        for ev in events:
+            if not isinstance(ev, str) or not _EVENT.fullmatch(ev):
+                raise ValueError(f"perf: not an event name: {ev!r}")
+        self.events = list(events)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ctl: int | None = None
+        self._ack: int | None = None
+        self._dir: str | None = None
+        self._tracefs = False
+
+    @classmethod
+    def from_config(cls, value: Any, device: str | None) -> list[Collector]:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, (list, tuple)):
+            return [cls(value)] if value else []
+        raise ValueError(f"perf: expected a list of event names, not {value!r}")
+
+    @property
+    def _out(self) -> str:
+        assert self._dir
+        return os.path.join(self._dir, "counts.csv")
+
+    @property
+    def _err(self) -> str:
+        assert self._dir
+        return os.path.join(self._dir, "stderr")
+
+    def start(self) -> None:
+        perf = shutil.which("perf")
+        if perf is None:
+            raise CollectorError("perf not found: install the Debian package linux-perf (apt-get install linux-perf)")
+        if any(":" in ev for ev in self.events):
+            # perf finds tracepoints in tracefs and would mount it for good itself
+            tracefs_acquire()
+            self._tracefs = True
+        self._dir = tempfile.mkdtemp(prefix="iolab-perf-")
+        ctl_r, self._ctl = os.pipe()
+        self._ack, ack_w = os.pipe()
+        argv = [perf, "stat", "-a", "-x", ",", "-D", "-1", "--control", f"fd:{ctl_r},{ack_w}", "-o", self._out]
+        for ev in self.events:
+            argv += ["-e", ev]
+        try:
+            with open(self._err, "wb") as err:
+                self._proc = subprocess.Popen(
+                    argv, pass_fds=(ctl_r, ack_w), stdin=subprocess.DEVNULL, stdout=err, stderr=err
+                )
+        finally:
+            os.close(ctl_r)
+            os.close(ack_w)
+        self._command("enable")
+
+    def _command(self, command: str) -> None:
+        """Send a control command to perf and wait for its ack."""
+        assert self._proc and self._ctl is not None and self._ack is not None
+        try:
+            os.write(self._ctl, command.encode() + b"\n")
+        except BrokenPipeError:
+            pass  # perf is gone; reported below
+        deadline = time.monotonic() + ACK_TIMEOUT
+        got = b""
+        while b"ack" not in got:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise CollectorError(f"perf did not acknowledge {command!r} within {ACK_TIMEOUT:.0f} s")
+            ready, _, _ = select.select([self._ack], [], [], min(left, 0.2))
+            if ready:
+                chunk = os.read(self._ack, 64)
+                if not chunk:  # perf exited
+                    break
+                got += chunk
+            elif self._proc.poll() is not None:
+                break
+        if b"ack" not in got:
+            self._proc.wait()
+            raise CollectorError(
+                f"perf stat failed (exit {self._proc.returncode}) for events {', '.join(self.events)}: {_tail(self._err)}"
+            )
+
+    def stop(self) -> dict[str, float]:
+        if self._proc is None:
+            raise CollectorError("perf: stop() without start()")
+        self._command("disable")
+        self._proc.send_signal(signal.SIGINT)
+        try:
+            self._proc.wait(timeout=ACK_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CollectorError("perf stat did not exit after SIGINT") from None
+        try:
+            with open(self._out) as f:
+                counts = parse_perf_csv(f.read())
+        except FileNotFoundError:
+            counts = {}
+        return self._metrics(counts)
+
+    def _metrics(self, counts: dict[str, tuple[str, float]]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for event, (value, percent) in counts.items():
+            if value.startswith("<"):
+                raise CollectorError(f"perf: event {event} is {value} on this machine")
+            if percent < 100.0:
+                raise CollectorError(
+                    f"perf: event {event} was counted for only {percent:.1f}% of the window (multiplexed)"
+                )
+            out[f"perf.{event}"] = float(value)
+        missing = [ev for ev in self.events if "*" not in ev and ev not in counts]
+        if missing:
+            raise CollectorError(f"perf printed no count for {', '.join(missing)}: {_tail(self._err)}")
+        return out
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGINT)
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for fd in (self._ctl, self._ack):
+            if fd is not None:
+                os.close(fd)
+        self._ctl = self._ack = None
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        if self._tracefs:
+            self._tracefs = False
+            tracefs_release()

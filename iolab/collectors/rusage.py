@@ -1,0 +1,48 @@
+"""The workload's own resource use: getrusage(RUSAGE_CHILDREN) deltas.
+
+Counts the children of this process (and their descendants) that were
+waited for during the window, all their threads included: the workload
+process started by the engine, but not a child still running at stop().
+
+Emits (deltas):
+    rusage.utime_s, rusage.stime_s   CPU seconds in user and kernel mode
+    rusage.nvcsw, rusage.nivcsw      voluntary and involuntary context switches
+    rusage.ctx                       nvcsw + nivcsw
+    rusage.minflt, rusage.majflt     page faults without and with I/O
+    rusage.inblock, rusage.oublock   block input/output operations (512-byte units)
+"""
+
+from __future__ import annotations
+
+import resource
+
+from iolab.collectors.base import Collector, CollectorError
+
+FIELDS = ("utime", "stime", "nvcsw", "nivcsw", "minflt", "majflt", "inblock", "oublock")
+
+
+def _read() -> dict[str, float]:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = {}
+    for f in FIELDS:
+        key = f"rusage.{f}_s" if f in ("utime", "stime") else f"rusage.{f}"
+        out[key] = float(getattr(ru, f"ru_{f}"))
+    return out
+
+
+class Rusage(Collector):
+    name = "rusage"
+
+    def __init__(self) -> None:
+        self._before: dict[str, float] | None = None
+
+    def start(self) -> None:
+        self._before = _read()
+
+    def stop(self) -> dict[str, float]:
+        if self._before is None:
+            raise CollectorError("rusage: stop() without start()")
+        after = _read()
+        out = {k: after[k] - v for k, v in self._before.items()}
+        out["rusage.ctx"] = out["rusage.nvcsw"] + out["rusage.nivcsw"]
+        return out
