@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats as sps
@@ -83,6 +84,12 @@ __all__ = [
     "median_ci_min_n",
     "min_possible_p",
     "mwu",
+    "Trend",
+    "trend",
+    "outliers",
+    "detectable_change",
+    "StopDecision",
+    "should_stop",
 ]
 
 VIEWS = ("median", "mean", "hmean")
@@ -500,3 +507,235 @@ def decide(
             )
         out[i] = replace(out[i], p_adjusted=pa, verdict=verdict, warnings=tuple(w))
     return out
+
+
+# --- diagnostics -----------------------------------------------------------------
+
+class Trend(NamedTuple):
+    """Kendall's tau of the values against their round index, and its p-value."""
+
+    tau: float
+    p: float
+
+
+def trend(values_in_round_order: Sequence[float]) -> Trend:
+    """Drift diagnostic: Mann-Kendall test of ``values`` against round order.
+
+    Kendall's tau-b between the round index ``0..n-1`` and the values
+    (``scipy.stats.kendalltau``; exact p when there are no ties and n <= 33,
+    otherwise the tie-corrected normal approximation). tau > 0: values grow
+    over the run. A constant series is ``Trend(0.0, 1.0)``; fewer than 2 values
+    is ``Trend(nan, nan)``.
+    """
+    x = _values(values_in_round_order)
+    if x.size < 2:
+        return Trend(math.nan, math.nan)
+    if np.all(x == x[0]):
+        return Trend(0.0, 1.0)
+    res = sps.kendalltau(np.arange(x.size), x)
+    return Trend(float(res.statistic), float(res.pvalue))
+
+
+def outliers(values: Sequence[float], k: float = 1.5) -> list[int]:
+    """Indices of values outside Tukey's fences ``[Q1 - k*IQR, Q3 + k*IQR]``.
+
+    Quartiles by linear interpolation (``numpy.percentile`` default, Hyndman &
+    Fan type 7); a value exactly on a fence is not an outlier. Fewer than 4
+    values give ``[]`` (no meaningful quartiles). When more than half the
+    values are equal, IQR is 0 and every other value is flagged -- that is
+    Tukey's rule, not a bug.
+    """
+    x = _values(values)
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k!r}")
+    if x.size < 4:
+        return []
+    q1, q3 = np.percentile(x, [25, 75])
+    iqr = q3 - q1
+    return [int(i) for i in np.flatnonzero((x < q1 - k * iqr) | (x > q3 + k * iqr))]
+
+
+def detectable_change(
+    values: Sequence[float],
+    n: int,
+    alpha: float = 0.05,
+    power: float = 0.9,
+    *,
+    seed: int = 0,
+    simulations: int = 1000,
+) -> float:
+    """Smallest relative shift of the center a two-sided MWU would detect.
+
+    "Detect" means p < ``alpha`` in at least a fraction ``power`` of
+    experiments with ``n`` values per side, at the noise seen in ``values``
+    (e.g. one variant's samples; they must be positive -- timings, rates).
+    Returns the factor ``f`` such that multiplying one side by ``1 + f`` is
+    detected (0.03 = 3 %); ``inf`` when no shift can be (n too small:
+    :func:`min_possible_p` ``>= alpha``); ``0.0`` when the values have no
+    spread at all. ``alpha`` is the per-comparison level, so pass the
+    corrected level of a table (e.g. alpha / m) to plan for it.
+
+    Method (simulation, seeded):
+      1. noise model: a smoothed bootstrap of ``log(values)`` -- resample
+         with replacement, add Gaussian noise of Silverman's bandwidth
+         ``h = 0.9 min(s, IQR/1.34) N^-1/5``, rescale by ``1/sqrt(1 + h^2/s^2)``
+         to keep the variance. Smoothing avoids the ties a plain bootstrap of
+         a few values would create, which real timings do not have.
+      2. draw ``simulations`` pairs of samples of size ``n`` once (common
+         random numbers), so the power curve is smooth in ``f``.
+      3. power(f) = share of pairs where ``mannwhitneyu(cand * (1+f), base)``
+         has p < alpha (vectorized; "exact" for n <= 8, else asymptotic, as
+         :func:`mwu` would choose for untied data). The test is rank-based, so
+         shifting ``log`` values by ``log1p(f)`` is the same as scaling by
+         ``1 + f``.
+      4. bracket by doubling ``f`` from 0.5 %, then bisect to a relative
+         precision of 1 %; the returned ``f`` reaches the power.
+    About 25 vectorized tests: ~0.1 s for n=10 on one core. The shift is
+    upward; a downward shift of the same size is as detectable to within the
+    skew of the noise.
+    """
+    x = _values(values)
+    alpha = _check_fraction("alpha", alpha)
+    power = _check_fraction("power", power)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if x.size < 2:
+        raise ValueError(f"need >= 2 values to estimate the noise, have {x.size}")
+    if np.any(x <= 0):
+        raise ValueError("detectable_change needs positive values (a relative shift of timings or rates)")
+    if power <= alpha:
+        raise ValueError(f"power ({power}) must exceed alpha ({alpha})")
+    if min_possible_p(n, n) >= alpha:
+        return math.inf
+    logs = np.log(x)
+    s = float(np.std(logs, ddof=1))
+    if s == 0.0:
+        return 0.0
+    q1, q3 = np.percentile(logs, [25, 75])
+    spread = min(s, (q3 - q1) / 1.34) if q3 > q1 else s
+    h = 0.9 * spread * logs.size ** -0.2
+    mu = float(np.mean(logs))
+    rng = np.random.default_rng(seed)
+
+    def draw() -> np.ndarray:
+        picked = logs[rng.integers(0, logs.size, (simulations, n))]
+        noisy = picked + h * rng.standard_normal((simulations, n))
+        return mu + (noisy - mu) / math.sqrt(1.0 + h * h / (s * s))
+
+    base, cand = draw(), draw()
+    method = "exact" if n <= 8 else "asymptotic"
+
+    def reaches(f: float) -> bool:
+        p = sps.mannwhitneyu(cand + math.log1p(f), base, axis=1, method=method).pvalue
+        return float(np.mean(p < alpha)) >= power
+
+    lo, hi = 0.0, 0.005
+    while not reaches(hi):
+        lo, hi = hi, hi * 2.0
+        if hi > 1000.0:
+            return math.inf
+    while hi - lo > 0.01 * hi:
+        mid = (lo + hi) / 2.0
+        if reaches(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# --- adaptive stopping ---------------------------------------------------------------
+
+class StopDecision(NamedTuple):
+    """Whether to stop an adaptive run, why, and the alpha of each look."""
+
+    stop: bool
+    reason: str
+    look_alpha: float
+
+
+def should_stop(
+    base: Sequence[float],
+    cand: Sequence[float],
+    *,
+    round_index: int,
+    max_rounds: int,
+    target_halfwidth: float = 0.01,
+    alpha: float = 0.05,
+    min_n: int = 4,
+    view: str = "median",
+    seed: int = 0,
+    resamples: int = MIN_RESAMPLES,
+) -> StopDecision:
+    """Sequential stopping for adaptive runs, honest under repeated looks.
+
+    ``round_index`` is the number of the round just completed, counting from
+    1; ``max_rounds`` is the planned maximum. Rule (Bonferroni split of alpha
+    over the planned looks):
+
+    * Looks happen after rounds ``min_n .. max_rounds``, so there are at most
+      ``K = max_rounds - min_n + 1`` of them, and each look tests at
+      ``look_alpha = alpha / K``. By the union bound the chance of any false
+      "significant" over the whole run is <= alpha, however the looks are
+      correlated and whatever the test's small-sample discreteness (where
+      Pocock or O'Brien-Fleming boundaries, derived for normal statistics,
+      do not strictly hold). It is conservative: the price is some power.
+    * At a look, stop when Mann-Whitney U gives ``p < look_alpha``
+      ("significant").
+    * Otherwise stop when the bootstrap CI of delta is precise -- half-width
+      ``<= target_halfwidth`` (relative; 0.01 = +-1 %) -- and contains 0
+      ("precise": no change larger than the target). Stopping without a
+      rejection cannot raise the false-positive rate. ``target_halfwidth=0``
+      turns this off.
+    * Stop at ``round_index == max_rounds`` ("budget").
+    * Before round ``min_n``, or with fewer than ``min_n`` values on a side,
+      continue (the look, if any, is spent without testing).
+
+    The final verdict must use the same threshold: ``decide(..., alpha=
+    look_alpha)``. This controls the error of one comparison; when several
+    comparisons drive the stop, pass ``alpha`` already divided among them.
+    """
+    b = _values(base, "base")
+    c = _values(cand, "cand")
+    alpha = _check_fraction("alpha", alpha)
+    for name, v in (("round_index", round_index), ("max_rounds", max_rounds), ("min_n", min_n)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if max_rounds < min_n:
+        raise ValueError(f"max_rounds ({max_rounds}) < min_n ({min_n}): no look would ever happen")
+    if round_index > max_rounds:
+        raise ValueError(f"round_index {round_index} > max_rounds {max_rounds}")
+    if not (target_halfwidth >= 0):
+        raise ValueError(f"target_halfwidth must be >= 0, got {target_halfwidth!r}")
+    looks = max_rounds - min_n + 1
+    look_alpha = alpha / looks
+    last = round_index == max_rounds
+    budget = f"budget: {max_rounds} rounds done"
+
+    if round_index < min_n or b.size < min_n or c.size < min_n:
+        why = f"need >= {min_n} samples per side, have {b.size} and {c.size}"
+        if round_index < min_n:
+            why = f"first look after round {min_n}; " + why
+        return StopDecision(last, f"{budget} ({why})" if last else why, look_alpha)
+
+    p, _, _ = mwu(b, c)
+    test = f"p={p:.3g} vs alpha/{looks}={look_alpha:.3g}"
+    if p < look_alpha:
+        return StopDecision(True, f"significant: {test}", look_alpha)
+    if last:
+        return StopDecision(True, f"{budget}; {test}", look_alpha)
+    if target_halfwidth == 0:
+        return StopDecision(False, f"continue: {test}", look_alpha)
+    cmp = compare(b, c, higher_is_better=True, view=view, min_n=min_n, seed=seed, resamples=resamples)
+    lo, hi = cmp.delta_low, cmp.delta_high
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return StopDecision(False, f"continue: {test}; no delta CI", look_alpha)
+    half = (hi - lo) / 2.0
+    ci = f"delta CI [{_pct(lo)}, {_pct(hi)}]"
+    if half <= target_halfwidth and lo <= 0.0 <= hi:
+        return StopDecision(
+            True, f"precise: {ci} within +-{target_halfwidth * 100:g}% and includes 0; {test}", look_alpha
+        )
+    return StopDecision(
+        False, f"continue: {test}; {ci}, half-width {half * 100:.2g}% (target {target_halfwidth * 100:g}%)",
+        look_alpha,
+    )

@@ -482,6 +482,10 @@ def test_should_stop_for_precision_only_when_ci_contains_zero():
     assert not wide.stop and "half-width" in wide.reason
     off = S.should_stop(base, cand, round_index=8, max_rounds=30, target_halfwidth=0)
     assert not off.stop
+    # narrow CI that excludes 0 while p = 2/70 > 0.05/7: more rounds will settle it
+    shifted = S.should_stop([100.0, 100.1, 100.2, 100.3], [100.5, 100.6, 100.7, 100.8],
+                            round_index=4, max_rounds=10, target_halfwidth=0.01)
+    assert not shifted.stop and shifted.reason.startswith("continue")
 
 
 def test_should_stop_rejects_bad_plans():
