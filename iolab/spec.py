@@ -22,9 +22,11 @@ from pydantic import (
     model_validator,
 )
 
-from iolab.units import parse_size
+from iolab.units import format_size, parse_size
 
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "none")
+# The smallest filesystem each mkfs accepts (mkfs.xfs refuses under 300MB).
+MIN_SIZE = {"ext4": 16 << 20, "xfs": 300 << 20, "btrfs": 128 << 20, "none": 1 << 20, "erofs": 0}
 VIEWS = ("median", "mean", "hmean")
 
 
@@ -92,8 +94,11 @@ class Target(Strict):
             raise ValueError("fs = 'erofs' is read-only: give [[target.files]] to pack into the image")
         if self.fs != "erofs" and self.files:
             raise ValueError("[[target.files]] is only for fs = 'erofs'")
-        if self.size < parse_size("16MiB"):
-            raise ValueError(f"size {self.size} bytes is too small for a filesystem (at least 16MiB)")
+        if self.kind == "loop" and self.size < MIN_SIZE[self.fs]:
+            raise ValueError(
+                f"size {format_size(self.size)} is too small for {self.fs} "
+                f"(mkfs.{self.fs} needs at least {format_size(MIN_SIZE[self.fs])})"
+            )
         return self
 
 

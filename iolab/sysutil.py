@@ -42,9 +42,18 @@ def run_tool(argv: Sequence[str], *, what: str | None = None, timeout: float | N
     except subprocess.TimeoutExpired:
         raise ToolError(f"{what or argv[0]} did not finish in {timeout:.0f} s: {' '.join(argv)}") from None
     if done.returncode != 0:
-        detail = last_lines(done.stderr or done.stdout, 3)
+        detail = error_lines(done.stderr or done.stdout)
         raise ToolError(f"{what or argv[0]} failed (exit {done.returncode}): {detail}")
     return done.stdout
+
+
+def error_lines(text: str) -> str:
+    """A tool's error, without the usage text some tools print after it."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.lstrip().lower().startswith("usage:") and index > 0:
+            return last_lines("\n".join(lines[:index]), 3)
+    return last_lines(text, 3)
 
 
 def last_lines(text: str, count: int) -> str:

@@ -136,3 +136,16 @@ def test_shipped_scenarios_validate():
 
     for path in sorted((REPO / "scenarios").glob("*.toml")):
         spec.load(path)
+
+
+def test_too_small_for_xfs(tmp_path):
+    message = error_of(tmp_path, MINIMAL + '[target]\nfs = "xfs"\nsize = "256MiB"\n')
+    assert "target: size 256MiB is too small for xfs" in message and "300MiB" in message
+
+
+def test_tool_error_skips_usage_text():
+    from iolab.sysutil import error_lines
+
+    assert error_lines("Filesystem must be larger than 300MB.\nUsage: mkfs.xfs\n[-b size]\n") == (
+        "Filesystem must be larger than 300MB."
+    )
