@@ -85,11 +85,11 @@ static const struct probe_param uring_params[] = {
 	  .off = offsetof(struct uring_state, complete_batch), .defval = "1",
 	  .min = 1, .help = "completions to wait for when the queue is full" },
 	{ .name = "ops", .type = P_COUNT,
-	  .off = offsetof(struct uring_state, ops),
+	  .off = offsetof(struct uring_state, ops), .min = 1,
 	  .help = "I/Os to complete (default 50000, or unlimited with "
 		  "--runtime)" },
 	{ .name = "runtime", .type = P_DURATION,
-	  .off = offsetof(struct uring_state, runtime_ns),
+	  .off = offsetof(struct uring_state, runtime_ns), .min = 1,
 	  .help = "stop issuing after this long, then drain" },
 	{ .name = "rwf", .type = P_RWF, .off = offsetof(struct uring_state, rwf),
 	  .defval = "", .help = "RWF_* flags for sqe->rw_flags, e.g. dontcache" },

@@ -96,25 +96,27 @@ void flags_describe(char *buf, size_t len, int oflags, uint32_t rwf)
 void probe_io_hint(int err, int oflags, uint32_t rwf, uint64_t off,
 		   uint64_t len, uint32_t dio_offset_align)
 {
+	bool direct = oflags & O_DIRECT;
+	uint32_t a = dio_offset_align;
+
+	if (err == EINVAL && direct && a && (off % a || len % a)) {
+		probe_hint("O_DIRECT needs offset and length aligned to %u "
+			   "bytes on this file (statx STATX_DIOALIGN); offset "
+			   "%llu %s, len %llu %s", a, (unsigned long long)off,
+			   off % a ? "is not" : "is", (unsigned long long)len,
+			   len % a ? "is not" : "is");
+		return;
+	}
 	if ((err == EOPNOTSUPP || err == EINVAL) && (rwf & RWF_DONTCACHE)) {
 		probe_hint("RWF_DONTCACHE (uncached buffered I/O) needs Linux "
 			   "6.14 or later and a filesystem that supports it; "
 			   "this kernel or filesystem refused it");
 		return;
 	}
-	if (err == EINVAL && (oflags & O_DIRECT)) {
-		if (dio_offset_align)
-			probe_hint("O_DIRECT needs offset and length aligned to "
-				   "%u bytes on this file (statx "
-				   "STATX_DIOALIGN); offset %llu %s, len %llu %s",
-				   dio_offset_align, (unsigned long long)off,
-				   off % dio_offset_align ? "is not" : "is",
-				   (unsigned long long)len,
-				   len % dio_offset_align ? "is not" : "is");
-		else
-			probe_hint("O_DIRECT needs offset, length and buffer "
-				   "aligned to the logical block size of the "
-				   "device (often 512 or 4096 bytes)");
+	if (err == EINVAL && direct) {
+		probe_hint("O_DIRECT needs offset, length and buffer aligned to "
+			   "the logical block size of the device (often 512 or "
+			   "4096 bytes)");
 		return;
 	}
 	if (err == EAGAIN && (rwf & RWF_NOWAIT)) {
@@ -128,7 +130,7 @@ void probe_io_hint(int err, int oflags, uint32_t rwf, uint64_t off,
 			   "device with poll queues");
 		return;
 	}
-	if ((err == EOPNOTSUPP) && (rwf & RWF_NOWAIT))
+	if (err == EOPNOTSUPP && (rwf & RWF_NOWAIT))
 		probe_hint("this filesystem does not support RWF_NOWAIT");
 }
 

@@ -157,6 +157,7 @@ def test_unknown_mode_is_named(probe):
     (("lat", "--file=x", "--bs=abc"), "--bs: 'abc'"),
     (("lat", "--file=x", "--bs=0"), "--bs must be at least 1"),
     (("lat", "--file=x", "--ops=-5"), "--ops: '-5'"),
+    (("lat", "--file=x", "--ops=0"), "--ops must be at least 1"),
     (("lat", "--file=x", "--op=mmap"), "--op: 'mmap'"),
     (("lat", "--file=x", "--rwf=dontcache"), "--rwf needs --op=preadv2 or --op=pwritev2"),
     (("lat", "--file=x", "--op=preadv2", "--rwf=sometimes"), "--rwf: 'sometimes'"),
@@ -239,6 +240,17 @@ def test_direct_io_unaligned_block_size_is_explained(probe, tmp_path):
         assert first.startswith(f"iolab-probe: {op}: Invalid argument [EINVAL]")
         assert "offset 0, len 100" in first and "O_DIRECT" in first
         assert "hint: O_DIRECT needs offset and length aligned" in res.err
+
+
+def test_direct_io_misalignment_is_blamed_before_other_flags(probe, tmp_path):
+    f = tmp_path / "dio"
+    if not direct_io_works(probe, f):
+        pytest.skip(f"the filesystem of {tmp_path} refuses O_DIRECT")
+    res = run(probe, "lat", "--op=pwritev2", "--rwf=dontcache", f"--file={f}",
+              "--file-size=1M", "--direct", "--bs=100", "--ops=1")
+    assert res.rc == 1
+    assert "flags O_DIRECT|RWF_DONTCACHE" in res.err
+    assert "hint: O_DIRECT needs offset and length aligned" in res.err
 
 
 def test_direct_io_aligned_runs(probe, tmp_path):
