@@ -83,6 +83,9 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             variant=variants[cell.variant],
             workload=workloads[cell.workload],
             job=spec.job_text(experiment, workloads[cell.workload]),
+            setup=experiment.cell,
+            collect=experiment.collect,
+            derived=experiment.derived,
         )
         for cell in planned
     ]
