@@ -4,31 +4,41 @@ The same code runs on this host and inside a VM guest. It takes a
 `CellSpec` (plain data, serialisable to JSON so a VM host can ship it in)
 and returns a `Sample` (the same, shipped back out). Its fixed lifecycle:
 
-    fresh target (mkfs + mount) -> run the engine -> tear everything down
+    fresh target (image, losetup, mkfs, mount)
+    -> knobs applied (sysfs, sysctl, memory cgroup, CPU pinning), read back
+    -> sync and drop caches, warm-up run (when asked)
+    -> collectors started -> the engine's measured run -> collectors stopped
+    -> knobs restored, target torn down
 
 Everything it sets up is a context manager, so an error or Ctrl-C in the
-middle leaves no mount, loop device or image behind. An error becomes a
-failed sample carrying the error text; Ctrl-C propagates after teardown.
+middle leaves no mount, loop device, image, cgroup or changed knob behind.
+An error becomes a failed sample carrying the error text; Ctrl-C
+propagates after teardown.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from iolab import engines, environment, targets
-from iolab.engines import EngineError, WorkloadRun
-from iolab.spec import Target, Variant, Workload
+from iolab import collectors, derived, engines, environment, knobs, targets
+from iolab.collectors import CollectorError
+from iolab.engines import EngineError, EngineResult, WorkloadRun
+from iolab.knobs import KnobError
+from iolab.spec import CellSetup, Collect, Target, Variant, Workload
 from iolab.store import Sample
 from iolab.sysutil import ToolError
-from iolab.targets import TargetError
+from iolab.targets import Prepared, TargetError
 
 # Errors that are the cell's honest outcome: stored as a failed sample.
-EXPECTED_ERRORS = (EngineError, TargetError, ToolError, OSError)
+# (ValueError: a knob or collector table the kernel or target cannot take.)
+EXPECTED_ERRORS = (EngineError, TargetError, ToolError, KnobError, CollectorError, OSError, ValueError)
 
 
 class CellSpec(BaseModel):
@@ -44,6 +54,30 @@ class CellSpec(BaseModel):
     variant: Variant
     workload: Workload
     job: str  # the workload's job text, resolved on the host
+    setup: CellSetup = CellSetup()
+    collect: Collect = Collect()
+    derived: dict[str, str] = {}
+
+
+def knob_config(cell: CellSpec) -> dict[str, Any]:
+    """The knobs table (iolab.knobs.build_knobs) of a cell's variant and workload."""
+    config: dict[str, Any] = {}
+    if cell.variant.sysctl:
+        config["sysctl"] = cell.variant.sysctl
+    if cell.variant.sysfs:
+        config["sysfs"] = cell.variant.sysfs
+    for name in ("memory_max", "cpus"):
+        value = getattr(cell.variant, name)
+        value = value if value is not None else getattr(cell.workload, name)
+        if value is not None:
+            config[name] = value
+    return config
+
+
+def drop_caches() -> None:
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as handle:
+        handle.write("3\n")
 
 
 def _sample(cell: CellSpec, **fields: object) -> Sample:
@@ -58,14 +92,49 @@ def _sample(cell: CellSpec, **fields: object) -> Sample:
     )
 
 
-def execute(cell: CellSpec, scratch: Path, cache_dir: Path) -> Sample:
+def _measure(
+    cell: CellSpec, prepared: Prepared, workdir: Path, journal: Path | None, env: dict[str, Any]
+) -> EngineResult:
+    """Knobs, preparation and the measured run on a prepared target."""
+    engine = engines.get(cell.workload.engine)
+    with ExitStack() as stack:
+        cell_knobs = knobs.build_knobs(knob_config(cell), prepared.device, name=f"cell{cell.seq}")
+        env["knobs"] = stack.enter_context(knobs.applied(cell_knobs, journal))
+        placement = knobs.placement_for(cell_knobs)
+        placement.check()
+        work = WorkloadRun(
+            cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec
+        )
+        if cell.setup.drop_caches or placement.cgroup_procs:
+            drop_caches()  # on cgroup v1, cached pages stay charged to whoever read them first
+        if cell.setup.warmup_run:
+            engine.run(work)
+        kernel_side = collectors.build_collectors(cell.collect.config(prepared.device_name), prepared.device_name)
+        with collectors.collecting(kernel_side) as collected:
+            result = engine.run(work)
+        for knob in cell_knobs:
+            if isinstance(knob, knobs.MemoryLimit):
+                result.metrics.update(knob.usage())
+    result.metrics.update(collected)
+    values, reasons = derived.compute(cell.derived, result.metrics)
+    result.metrics.update({name: value for name, value in values.items() if name not in reasons})
+    if reasons:
+        result.artefacts["derived-missing"] = "\n".join(f"{name}: {why}" for name, why in reasons.items())
+    return result
+
+
+def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None = None) -> Sample:
     """Run one cell in a scratch directory of its own; always returns a Sample."""
     started = time.time()
-    engine = engines.get(cell.workload.engine)
-    env = {**environment.host(), "target": cell.target.model_dump(), "variant": cell.variant.model_dump()}
+    env: dict[str, Any] = {
+        **environment.host(),
+        "target": cell.target.model_dump(),
+        "variant": cell.variant.model_dump(),
+    }
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
+        engine = engines.get(cell.workload.engine)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
@@ -73,8 +142,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path) -> Sample:
             env["prepared"] = prepared.describe()
             t1 = time.perf_counter()
             timings["setup_s"] = t1 - t0
-            options = getattr(cell.variant, engine.name, {})
-            result = engine.run(WorkloadRun(cell.job, options, prepared, workdir))
+            result = _measure(cell, prepared, workdir, journal, env)
             t2 = time.perf_counter()
             timings["run_s"] = t2 - t1
         timings["teardown_s"] = time.perf_counter() - t2

@@ -65,6 +65,13 @@ class ErofsFiles(Strict):
     content: Literal["random", "compressible"] = "random"
 
 
+class Loop(Strict):
+    """How the loop device over the image is set up (losetup)."""
+
+    direct_io: bool = False
+    sector_size: Literal[512, 1024, 2048, 4096] | None = None
+
+
 class Target(Strict):
     kind: Literal["loop", "device", "dir"] = "loop"
     fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] = "ext4"
@@ -75,6 +82,7 @@ class Target(Strict):
     allow_destroy: bool = False
     mkfs_options: Words = []
     mount_options: str = ""
+    loop: Loop = Loop()
     files: list[ErofsFiles] = []
 
     @model_validator(mode="after")
@@ -102,12 +110,55 @@ class Target(Strict):
         return self
 
 
-class Variant(Strict):
+KnobValue = str | int
+
+
+class Placement(Strict):
+    """Settings of a variant or workload that shape where the workload runs."""
+
+    memory_max: Size | None = None
+    cpus: list[Annotated[int, Field(ge=0)]] | None = None
+
+    @field_validator("memory_max")
+    @classmethod
+    def _page_multiple(cls, limit: int | None) -> int | None:
+        if limit is not None and (limit < 4 << 20 or limit % 4096):
+            raise ValueError("must be at least 4MiB and a multiple of 4KiB")
+        return limit
+
+    @field_validator("cpus")
+    @classmethod
+    def _online(cls, cpus: list[int] | None) -> list[int] | None:
+        if cpus is not None and (not cpus or max(cpus) >= (os.cpu_count() or 1)):
+            raise ValueError(f"must name CPUs between 0 and {(os.cpu_count() or 1) - 1}")
+        return cpus
+
+
+class Variant(Placement):
     name: str = Field(min_length=1)
     description: str = ""
     fio: dict[str, FioValue] = {}
     mkfs_options: Words | None = None
     mount_options: str | None = None
+    loop: Loop | None = None
+    sysfs: dict[str, KnobValue] = {}
+    sysctl: dict[str, KnobValue] = {}
+
+    @field_validator("sysfs")
+    @classmethod
+    def _under_sys(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
+        for path in values:
+            if not path.startswith("/sys/"):
+                raise ValueError(f"{path!r}: a sysfs path starts with /sys/ ({{dev}} names the target's device)")
+        return values
+
+    @field_validator("sysctl")
+    @classmethod
+    def _known_sysctl(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
+        for key in values:
+            if not os.path.exists("/proc/sys/" + key.replace(".", "/")):
+                raise ValueError(f"{key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})")
+        return values
 
     @field_validator("name")
     @classmethod
@@ -125,7 +176,7 @@ class Variant(Strict):
         return options
 
 
-class Workload(Strict):
+class Workload(Placement):
     name: str = Field(min_length=1)
     engine: Literal["fio"] = "fio"
     job: str | None = None
@@ -153,6 +204,47 @@ class Report(Strict):
     metrics: list[str] | None = None
 
 
+class Phase(Strict):
+    """A phase timed between two tracepoints (see iolab/collectors/trace_phase.py)."""
+
+    name: str
+    start: str
+    end: str
+    start_filter: str = ""
+    end_filter: str = ""
+    pair: Literal["global", "pid"] = "global"
+    buffer_size_kb: int = Field(default=4096, ge=4)
+
+
+class Collect(Strict):
+    """Kernel-side metrics measured around the workload of every cell."""
+
+    proc_stat: bool = True
+    vmstat: bool | list[str] = True
+    diskstats: bool = True
+    rusage: bool = False
+    perf: list[str] = []
+    phase: list[Phase] = []
+
+    def config(self, device: str | None) -> dict[str, Any]:
+        """The table iolab.collectors.build_collectors takes."""
+        table: dict[str, Any] = {"proc_stat": self.proc_stat, "vmstat": self.vmstat, "rusage": self.rusage}
+        if self.diskstats and device:
+            table["diskstats"] = True
+        if self.perf:
+            table["perf"] = self.perf
+        if self.phase:
+            table["phase"] = [phase.model_dump(exclude_defaults=False) for phase in self.phase]
+        return {key: value for key, value in table.items() if value}
+
+
+class CellSetup(Strict):
+    """What happens in every cell before the measured workload."""
+
+    drop_caches: bool = False
+    warmup_run: bool = False
+
+
 class Experiment(Strict):
     name: str = Field(min_length=1)
     description: str = ""
@@ -161,6 +253,9 @@ class Experiment(Strict):
     workload: list[Workload] = Field(min_length=1)
     run: Run = Run()
     report: Report = Report()
+    cell: CellSetup = CellSetup()
+    collect: Collect = Collect()
+    derived: dict[str, str] = {}
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 
@@ -172,7 +267,23 @@ class Experiment(Strict):
                 if item.name in seen:
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
+        for variant in self.variant:
+            for workload in self.workload:
+                for field_name in ("memory_max", "cpus"):
+                    if getattr(variant, field_name) is not None and getattr(workload, field_name) is not None:
+                        raise ValueError(
+                            f"{field_name} is set by variant {variant.name!r} and by workload "
+                            f"{workload.name!r}; set it in one place"
+                        )
         return self
+
+    @field_validator("derived")
+    @classmethod
+    def _derived_parse(cls, expressions: dict[str, str]) -> dict[str, str]:
+        from iolab import derived
+
+        derived.parse_all(expressions)
+        return expressions
 
     @property
     def baseline(self) -> Variant:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from iolab import interrupts
-from iolab.spec import ErofsFiles, Target, Variant
+from iolab.spec import ErofsFiles, Loop, Target, Variant
 from iolab.sysutil import ToolError, run_tool
 
 
@@ -39,6 +39,7 @@ class Prepared:
     mountpoint: str | None  # None for a raw device (fs = none)
     mkfs_options: list[str] = field(default_factory=list)
     mount_options: str = ""
+    loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
 
     @property
     def device_name(self) -> str | None:
@@ -109,16 +110,37 @@ def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
 
 
 @contextmanager
-def loop_device(image: Path, *, read_only: bool = False) -> Iterator[str]:
+def loop_device(image: Path, *, read_only: bool = False, options: Loop | None = None) -> Iterator[str]:
+    """A loop device over `image`; direct I/O and sector size read back from sysfs."""
+    options = options or Loop()
     argv = ["losetup", "--find", "--show"]
     if read_only:
         argv.append("--read-only")
+    if options.direct_io:
+        argv.append("--direct-io=on")
+    if options.sector_size:
+        argv += ["--sector-size", str(options.sector_size)]
     device = run_tool([*argv, str(image)], what="losetup").strip()
     try:
+        _check_loop(device, options)
         yield device
     finally:
         with interrupts.deferred():
             run_tool(["losetup", "--detach", device], what="losetup --detach")
+
+
+def _check_loop(device: str, options: Loop) -> None:
+    sysdir = Path("/sys/block", os.path.basename(device))
+    dio = (sysdir / "loop" / "dio").read_text().strip() == "1"
+    if dio != options.direct_io:
+        raise TargetError(
+            f"{device}: direct I/O is {'on' if dio else 'off'}, wanted {'on' if options.direct_io else 'off'}"
+            " (the image's filesystem may not support O_DIRECT)"
+        )
+    if options.sector_size:
+        size = int((sysdir / "queue" / "logical_block_size").read_text())
+        if size != options.sector_size:
+            raise TargetError(f"{device}: logical block size is {size}, wanted {options.sector_size}")
 
 
 @contextmanager
@@ -239,6 +261,7 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
     """
     mkfs_options = list(variant.mkfs_options if variant.mkfs_options is not None else target.mkfs_options)
     mount_options = variant.mount_options if variant.mount_options is not None else target.mount_options
+    loop_options = variant.loop or target.loop
     with ExitStack() as stack:
         if target.kind == "dir":
             assert target.path is not None
@@ -250,11 +273,11 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
         if target.fs == "erofs":
             image = erofs_image(cache_dir, target.files, mkfs_options)
             drop_file_cache(image)
-            device = stack.enter_context(loop_device(image, read_only=True))
+            device = stack.enter_context(loop_device(image, read_only=True, options=loop_options))
         elif target.kind == "loop":
             image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
             image = stack.enter_context(sparse_image(image_dir, target.size))
-            device = stack.enter_context(loop_device(image))
+            device = stack.enter_context(loop_device(image, options=loop_options))
             if target.fs != "none":
                 mkfs(device, target.fs, mkfs_options)
         else:
@@ -263,9 +286,10 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
             check_unused(device)
             if target.fs != "none":
                 mkfs(device, target.fs, mkfs_options)
+        loop = loop_options.model_dump() if target.kind == "loop" else {}
         if target.fs == "none":
             check_unused(device)
-            yield Prepared(fs="none", device=device, mountpoint=None)
+            yield Prepared(fs="none", device=device, mountpoint=None, loop=loop)
             return
         mountpoint = stack.enter_context(
             mounted(device, workdir / "mnt", target.fs, mount_options)
@@ -276,4 +300,5 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
             mountpoint=str(mountpoint),
             mkfs_options=mkfs_options,
             mount_options=mount_options,
+            loop=loop,
         )

@@ -1,6 +1,7 @@
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,14 +10,15 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def attached_loops() -> set[str]:
+def attached_loops(under: str = "iolab-") -> set[str]:
+    """Loop devices whose backing file path contains `under`."""
     out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
                          capture_output=True, text=True, check=False).stdout
-    return {line.strip() for line in out.splitlines() if "iolab-" in line}
+    return {line.strip() for line in out.splitlines() if under in line}
 
 
-def iolab_mounts() -> list[str]:
-    return [line for line in Path("/proc/self/mounts").read_text().splitlines() if "iolab-" in line]
+def iolab_mounts(under: str = "iolab-") -> list[str]:
+    return [line for line in Path("/proc/self/mounts").read_text().splitlines() if under in line]
 
 
 @pytest.fixture
@@ -30,9 +32,13 @@ def needs_root_tools():
 
 
 @pytest.fixture
-def clean_system():
-    """Assert a test leaves no iolab loop device, mount or image behind."""
-    loops_before, mounts_before = attached_loops(), iolab_mounts()
+def clean_system(tmp_path, monkeypatch):
+    """Give the test its own temp dir, and assert it leaves no loop device,
+    mount or image there (other iolab runs on the machine are not ours)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     yield
-    assert attached_loops() == loops_before, "loop device left attached"
-    assert iolab_mounts() == mounts_before, "mount left behind"
+    assert attached_loops(str(tmp_path)) == set(), "loop device left attached"
+    assert iolab_mounts(str(tmp_path)) == [], "mount left behind"
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith("iolab-")]
+    assert leftovers == [], f"temporary files left behind: {leftovers}"

@@ -2,26 +2,43 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from types import TracebackType
 
 from iolab import cell as cell_executor
+from iolab import knobs
 from iolab.cell import CellSpec
 from iolab.store import Sample
 
 
+def default_journal() -> Path:
+    """Where applied knobs are journalled until restored (see iolab.knobs)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(state, "iolab", "knobs.journal")
+
+
 class LocalHost:
-    """Runs cells here; owns a scratch directory for the whole run."""
+    """Runs cells here; owns a scratch directory for the whole run.
+
+    On entry it restores whatever a killed iolab left changed (the knob
+    journal), so a run never starts on a host that is not as it was.
+    """
 
     name = "local"
 
-    def __init__(self, scratch_parent: str | None = None):
+    def __init__(self, scratch_parent: str | None = None, journal: Path | None = None):
         self.scratch_parent = scratch_parent
+        self.journal = journal or default_journal()
         self.scratch: Path | None = None
 
     def __enter__(self) -> LocalHost:
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        for line in knobs.recover(self.journal):
+            print(f"iolab: restored after an earlier run was killed: {line}", file=sys.stderr)
         self.scratch = Path(tempfile.mkdtemp(prefix="iolab-run-", dir=self.scratch_parent))
         return self
 
@@ -35,4 +52,4 @@ class LocalHost:
         assert self.scratch is not None, "use LocalHost as a context manager"
         cache = self.scratch / "cache"
         cache.mkdir(exist_ok=True)
-        return cell_executor.execute(cell, self.scratch, cache)
+        return cell_executor.execute(cell, self.scratch, cache, self.journal)
