@@ -50,7 +50,7 @@ class CellSpec(BaseModel):
     round: int
     iteration: int
     warmup: bool
-    target: Target
+    target: Target  # the variant's effective target
     variant: Variant
     workload: Workload
     job: str  # the workload's job text, resolved on the host
@@ -138,7 +138,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
         env[engine.name] = engine.version()
         with ExitStack() as stack:
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
-            prepared = stack.enter_context(targets.prepared(cell.target, cell.variant, workdir, cache_dir))
+            prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()
             t1 = time.perf_counter()
             timings["setup_s"] = t1 - t0

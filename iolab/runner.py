@@ -32,8 +32,10 @@ def preflight(experiment: Experiment) -> None:
             raise ToolError("iolab needs root for loop devices, mkfs and mount (or use target.kind = 'dir')")
         for tool in ("losetup", "mount", "umount"):
             require(tool)
-        if target.fs != "none":
-            require(f"mkfs.{target.fs}")
+        for variant in experiment.variant:
+            fs = variant.target_of(target).fs
+            if fs != "none":
+                require(f"mkfs.{fs}")
 
 
 class Host(Protocol):
@@ -79,7 +81,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             round=cell.round,
             iteration=cell.iteration,
             warmup=cell.warmup,
-            target=experiment.target,
+            target=variants[cell.variant].target_of(experiment.target),
             variant=variants[cell.variant],
             workload=workloads[cell.workload],
             job=spec.job_text(experiment, workloads[cell.workload]),

@@ -138,11 +138,23 @@ class Variant(Placement):
     name: str = Field(min_length=1)
     description: str = ""
     fio: dict[str, FioValue] = {}
+    fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] | None = None
     mkfs_options: Words | None = None
     mount_options: str | None = None
     loop: Loop | None = None
     sysfs: dict[str, KnobValue] = {}
     sysctl: dict[str, KnobValue] = {}
+
+    def target_of(self, base: Target) -> Target:
+        """The experiment's target with this variant's overrides (fs, mkfs and mount options, loop)."""
+        overrides = {
+            name: getattr(self, name)
+            for name in ("fs", "mkfs_options", "mount_options", "loop")
+            if getattr(self, name) is not None
+        }
+        if not overrides:
+            return base
+        return Target.model_validate({**base.model_dump(), **overrides})
 
     @field_validator("sysfs")
     @classmethod
@@ -268,6 +280,11 @@ class Experiment(Strict):
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
         for variant in self.variant:
+            try:
+                variant.target_of(self.target)
+            except ValidationError as error:
+                reason = "; ".join(e["msg"].removeprefix("Value error, ") for e in error.errors())
+                raise ValueError(f"variant {variant.name!r} makes the target invalid: {reason}") from None
             for workload in self.workload:
                 for field_name in ("memory_max", "cpus"):
                     if getattr(variant, field_name) is not None and getattr(workload, field_name) is not None:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from iolab import interrupts
-from iolab.spec import ErofsFiles, Loop, Target, Variant
+from iolab.spec import ErofsFiles, Loop, Target
 from iolab.sysutil import ToolError, run_tool
 
 
@@ -253,15 +253,14 @@ def drop_file_cache(path: Path) -> None:
 
 
 @contextmanager
-def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -> Iterator[Prepared]:
+def prepared(target: Target, workdir: Path, cache_dir: Path) -> Iterator[Prepared]:
     """A fresh target for one cell, torn down when the cell ends.
 
-    `workdir` is the cell's own scratch directory; `cache_dir` lives for the
-    whole run (erofs images are immutable and built once).
+    `target` is the variant's effective target (Variant.target_of);
+    `workdir` is the cell's own scratch directory; `cache_dir` lives for
+    the whole run (erofs images are immutable and built once).
     """
-    mkfs_options = list(variant.mkfs_options if variant.mkfs_options is not None else target.mkfs_options)
-    mount_options = variant.mount_options if variant.mount_options is not None else target.mount_options
-    loop_options = variant.loop or target.loop
+    mkfs_options = list(target.mkfs_options)
     with ExitStack() as stack:
         if target.kind == "dir":
             assert target.path is not None
@@ -273,11 +272,11 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
         if target.fs == "erofs":
             image = erofs_image(cache_dir, target.files, mkfs_options)
             drop_file_cache(image)
-            device = stack.enter_context(loop_device(image, read_only=True, options=loop_options))
+            device = stack.enter_context(loop_device(image, read_only=True, options=target.loop))
         elif target.kind == "loop":
             image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
             image = stack.enter_context(sparse_image(image_dir, target.size))
-            device = stack.enter_context(loop_device(image, options=loop_options))
+            device = stack.enter_context(loop_device(image, options=target.loop))
             if target.fs != "none":
                 mkfs(device, target.fs, mkfs_options)
         else:
@@ -286,19 +285,19 @@ def prepared(target: Target, variant: Variant, workdir: Path, cache_dir: Path) -
             check_unused(device)
             if target.fs != "none":
                 mkfs(device, target.fs, mkfs_options)
-        loop = loop_options.model_dump() if target.kind == "loop" else {}
+        loop = target.loop.model_dump() if target.kind == "loop" else {}
         if target.fs == "none":
             check_unused(device)
             yield Prepared(fs="none", device=device, mountpoint=None, loop=loop)
             return
         mountpoint = stack.enter_context(
-            mounted(device, workdir / "mnt", target.fs, mount_options)
+            mounted(device, workdir / "mnt", target.fs, target.mount_options)
         )
         yield Prepared(
             fs=target.fs,
             device=device,
             mountpoint=str(mountpoint),
             mkfs_options=mkfs_options,
-            mount_options=mount_options,
+            mount_options=target.mount_options,
             loop=loop,
         )

@@ -149,3 +149,14 @@ def test_tool_error_skips_usage_text():
     assert error_lines("Filesystem must be larger than 300MB.\nUsage: mkfs.xfs\n[-b size]\n") == (
         "Filesystem must be larger than 300MB."
     )
+
+
+def test_variant_may_change_the_filesystem(tmp_path):
+    experiment = load_text(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfs = "xfs"') + '[target]\nsize = "512MiB"\n')
+    assert experiment.variant[1].target_of(experiment.target).fs == "xfs"
+    assert experiment.variant[0].target_of(experiment.target) is experiment.target
+
+
+def test_variant_override_is_validated(tmp_path):
+    message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfs = "xfs"') + '[target]\nsize = "64MiB"\n')
+    assert "variant 'b' makes the target invalid" in message and "too small for xfs" in message
