@@ -228,6 +228,14 @@ class Phase(Strict):
     buffer_size_kb: int = Field(default=4096, ge=4)
 
 
+class PerfEvent(Strict):
+    """A tracepoint counted only where its filter holds, under a name of its own."""
+
+    event: str
+    filter: str = ""
+    name: str = ""
+
+
 class Collect(Strict):
     """Kernel-side metrics measured around the workload of every cell."""
 
@@ -235,7 +243,7 @@ class Collect(Strict):
     vmstat: bool | list[str] = True
     diskstats: bool = True
     rusage: bool = False
-    perf: list[str] = []
+    perf: list[str | PerfEvent] = []
     phase: list[Phase] = []
 
     def config(self, device: str | None) -> dict[str, Any]:
@@ -244,7 +252,7 @@ class Collect(Strict):
         if self.diskstats and device:
             table["diskstats"] = True
         if self.perf:
-            table["perf"] = self.perf
+            table["perf"] = [e if isinstance(e, str) else e.model_dump(exclude_defaults=True) for e in self.perf]
         if self.phase:
             table["phase"] = [phase.model_dump(exclude_defaults=False) for phase in self.phase]
         return {key: value for key, value in table.items() if value}

@@ -102,6 +102,19 @@ def test_perf_tracepoint_counts_and_derived_metric(tmp_path):
     assert sample.metrics["cpl_per_io"] >= 1.0
 
 
+def test_perf_filter_counts_only_the_target(tmp_path):
+    job = "[global]\nrw=randread\nbs=4k\ndirect=1\nsize=16M\nruntime=1\ntime_based=1\n[r]\n"
+    sample = execute(tmp_path, make_cell(
+        job=job,
+        collect={"perf": [{"event": "block:block_rq_complete", "filter": "dev == {devt}", "name": "rq_complete"}]},
+    ))
+    assert sample.status == "ok", sample.error
+    # fio's I/Os, plus the few the filesystem issued on the same device meanwhile
+    ios = sample.metrics["ios"]
+    assert ios <= sample.metrics["perf.rq_complete"] <= ios * 1.05 + 50
+    assert sample.metrics["perf.rq_complete"] == pytest.approx(sample.metrics["disk.ios"], abs=5)
+
+
 def test_bad_sysfs_value_is_a_failed_cell_not_a_crash(tmp_path):
     sample = execute(tmp_path, make_cell({"sysfs": {"/sys/block/{dev}/queue/scheduler": "no-such-scheduler"}}))
     assert sample.status == "failed" and "scheduler" in sample.error

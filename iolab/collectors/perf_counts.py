@@ -10,7 +10,10 @@ mount perf would otherwise make for good is undone at close().
 
 Emits `perf.<event>` per event as perf prints it, e.g.
 perf.block:block_rq_complete; a wildcard (block:*) gives one metric per
-event it matches. "<not supported>" or "<not counted>", an event that was
+event it matches. An event may also be a table with a tracepoint filter
+and a name: {event = "block:block_rq_complete", filter = "dev == {devt}",
+name = "rq_complete"} counts only the target's requests ({devt} is the
+target's dev_t as tracepoints record it) and emits perf.rq_complete. "<not supported>" or "<not counted>", an event that was
 not counted for the whole window, or an event perf does not know is a
 CollectorError naming it. Tracepoints work on this host; hardware counters
 (cycles, instructions) need a PMU, which VMs often lack.
@@ -27,9 +30,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.trace_phase import dev_t
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
 
 ACK_TIMEOUT = 20.0  # s; perf opens one counter per event and CPU before it acks
@@ -65,16 +70,45 @@ def parse_perf_csv(text: str) -> dict[str, tuple[str, float]]:
     return out
 
 
+@dataclass(frozen=True)
+class PerfEvent:
+    event: str
+    filter: str = ""  # tracepoint filter (perf stat --filter)
+    name: str = ""  # metric name; the event's own name if empty
+
+    @property
+    def metric(self) -> str:
+        return self.name or self.event
+
+
+def _event(entry: Any, device: str | None) -> PerfEvent:
+    if isinstance(entry, str):
+        return PerfEvent(entry)
+    if not isinstance(entry, dict) or set(entry) - {"event", "filter", "name"} or "event" not in entry:
+        raise ValueError(f"perf: an event is a name or a table {{event, filter, name}}, not {entry!r}")
+    flt = str(entry.get("filter", ""))
+    if "{devt}" in flt:
+        if device is None:
+            raise ValueError(f"perf: filter {flt!r} uses {{devt}} and the target has no block device")
+        flt = flt.replace("{devt}", str(dev_t(device)))
+    if flt and (":" not in entry["event"] or "*" in entry["event"]):
+        raise ValueError(f"perf: a filter needs one tracepoint, not {entry['event']!r}")
+    return PerfEvent(str(entry["event"]), flt, str(entry.get("name", "")))
+
+
 class PerfCounts(Collector):
     name = "perf"
 
-    def __init__(self, events: Sequence[str]):
+    def __init__(self, events: Sequence[str | PerfEvent]):
         if not events:
             raise ValueError("perf: name at least one event")
-        for ev in events:
-            if not isinstance(ev, str) or not _EVENT.fullmatch(ev):
-                raise ValueError(f"perf: not an event name: {ev!r}")
-        self.events = list(events)
+        self.specs = [ev if isinstance(ev, PerfEvent) else PerfEvent(ev) for ev in events]
+        for spec in self.specs:
+            if not _EVENT.fullmatch(spec.event):
+                raise ValueError(f"perf: not an event name: {spec.event!r}")
+        self.events = [spec.event for spec in self.specs]
+        if len(set(self.events)) != len(self.events):
+            raise ValueError(f"perf: each event can be counted once per cell: {self.events}")
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctl: int | None = None
         self._ack: int | None = None
@@ -83,11 +117,11 @@ class PerfCounts(Collector):
 
     @classmethod
     def from_config(cls, value: Any, device: str | None) -> list[Collector]:
-        if isinstance(value, str):
+        if isinstance(value, (str, dict)):
             value = [value]
         if isinstance(value, (list, tuple)):
-            return [cls(value)] if value else []
-        raise ValueError(f"perf: expected a list of event names, not {value!r}")
+            return [cls([_event(entry, device) for entry in value])] if value else []
+        raise ValueError(f"perf: expected a list of events, not {value!r}")
 
     @property
     def _out(self) -> str:
@@ -111,8 +145,10 @@ class PerfCounts(Collector):
         ctl_r, self._ctl = os.pipe()
         self._ack, ack_w = os.pipe()
         argv = [perf, "stat", "-a", "-x", ",", "-D", "-1", "--control", f"fd:{ctl_r},{ack_w}", "-o", self._out]
-        for ev in self.events:
-            argv += ["-e", ev]
+        for spec in self.specs:
+            argv += ["-e", spec.event]
+            if spec.filter:
+                argv += ["--filter", spec.filter]
         try:
             with open(self._err, "wb") as err:
                 self._proc = subprocess.Popen(
@@ -167,7 +203,10 @@ class PerfCounts(Collector):
         return self._metrics(counts)
 
     def _metrics(self, counts: dict[str, tuple[str, float]]) -> dict[str, float]:
+        """perf prints one line per event, in the order given (a wildcard may
+        expand to several); named events take their name."""
         out: dict[str, float] = {}
+        named = {spec.event: spec.metric for spec in self.specs}
         for event, (value, percent) in counts.items():
             if value.startswith("<"):
                 raise CollectorError(f"perf: event {event} is {value} on this machine")
@@ -175,7 +214,7 @@ class PerfCounts(Collector):
                 raise CollectorError(
                     f"perf: event {event} was counted for only {percent:.1f}% of the window (multiplexed)"
                 )
-            out[f"perf.{event}"] = float(value)
+            out[f"perf.{named.get(event, event)}"] = float(value)
         missing = [ev for ev in self.events if "*" not in ev and ev not in counts]
         if missing:
             raise CollectorError(f"perf printed no count for {', '.join(missing)}: {_tail(self._err)}")
