@@ -102,9 +102,9 @@ void probe_io_hint(int err, int oflags, uint32_t rwf, uint64_t off,
 	if (err == EINVAL && direct && a && (off % a || len % a)) {
 		probe_hint("O_DIRECT needs offset and length aligned to %u "
 			   "bytes on this file (statx STATX_DIOALIGN); offset "
-			   "%llu %s, len %llu %s", a, (unsigned long long)off,
-			   off % a ? "is not" : "is", (unsigned long long)len,
-			   len % a ? "is not" : "is");
+			   "%llu %s, len %llu (--bs) %s", a,
+			   (unsigned long long)off, off % a ? "is not" : "is",
+			   (unsigned long long)len, len % a ? "is not" : "is");
 		return;
 	}
 	if ((err == EOPNOTSUPP || err == EINVAL) && (rwf & RWF_DONTCACHE)) {
@@ -114,9 +114,9 @@ void probe_io_hint(int err, int oflags, uint32_t rwf, uint64_t off,
 		return;
 	}
 	if (err == EINVAL && direct) {
-		probe_hint("O_DIRECT needs offset, length and buffer aligned to "
-			   "the logical block size of the device (often 512 or "
-			   "4096 bytes)");
+		probe_hint("O_DIRECT needs offset, length (--bs) and buffer "
+			   "aligned to the logical block size of the device "
+			   "(often 512 or 4096 bytes)");
 		return;
 	}
 	if (err == EAGAIN && (rwf & RWF_NOWAIT)) {
