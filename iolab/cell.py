@@ -60,12 +60,13 @@ class CellSpec(BaseModel):
 
 
 def knob_config(cell: CellSpec) -> dict[str, Any]:
-    """The knobs table (iolab.knobs.build_knobs) of a cell's variant and workload."""
+    """The knobs table (iolab.knobs.build_knobs) of a cell's variant and workload
+    (the experiment file refuses a setting made by both)."""
     config: dict[str, Any] = {}
-    if cell.variant.sysctl:
-        config["sysctl"] = cell.variant.sysctl
-    if cell.variant.sysfs:
-        config["sysfs"] = cell.variant.sysfs
+    for table in ("sysctl", "sysfs"):
+        merged = {**getattr(cell.workload, table), **getattr(cell.variant, table)}
+        if merged:
+            config[table] = merged
     for name in ("memory_max", "cpus"):
         value = getattr(cell.variant, name)
         value = value if value is not None else getattr(cell.workload, name)

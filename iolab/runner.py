@@ -33,9 +33,10 @@ def preflight(experiment: Experiment) -> None:
         for tool in ("losetup", "mount", "umount"):
             require(tool)
         for variant in experiment.variant:
-            fs = variant.target_of(target).fs
-            if fs != "none":
-                require(f"mkfs.{fs}")
+            for workload in experiment.workload:
+                fs = experiment.target_for(variant, workload).fs
+                if fs != "none":
+                    require(f"mkfs.{fs}")
 
 
 class Host(Protocol):
@@ -81,7 +82,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             round=cell.round,
             iteration=cell.iteration,
             warmup=cell.warmup,
-            target=variants[cell.variant].target_of(experiment.target),
+            target=experiment.target_for(variants[cell.variant], workloads[cell.workload]),
             variant=variants[cell.variant],
             workload=workloads[cell.workload],
             job=spec.job_text(experiment, workloads[cell.workload]),

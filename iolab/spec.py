@@ -113,11 +113,15 @@ class Target(Strict):
 KnobValue = str | int
 
 
-class Placement(Strict):
-    """Settings of a variant or workload that shape where the workload runs."""
+class CellSettings(Strict):
+    """Settings of a variant or a workload applied for each of its cells and
+    restored after (see iolab.knobs): a memory limit and CPUs for the
+    workload's processes, sysfs and sysctl values."""
 
     memory_max: Size | None = None
     cpus: list[Annotated[int, Field(ge=0)]] | None = None
+    sysfs: dict[str, KnobValue] = {}
+    sysctl: dict[str, KnobValue] = {}
 
     @field_validator("memory_max")
     @classmethod
@@ -132,29 +136,6 @@ class Placement(Strict):
         if cpus is not None and (not cpus or max(cpus) >= (os.cpu_count() or 1)):
             raise ValueError(f"must name CPUs between 0 and {(os.cpu_count() or 1) - 1}")
         return cpus
-
-
-class Variant(Placement):
-    name: str = Field(min_length=1)
-    description: str = ""
-    fio: dict[str, FioValue] = {}
-    fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] | None = None
-    mkfs_options: Words | None = None
-    mount_options: str | None = None
-    loop: Loop | None = None
-    sysfs: dict[str, KnobValue] = {}
-    sysctl: dict[str, KnobValue] = {}
-
-    def target_of(self, base: Target) -> Target:
-        """The experiment's target with this variant's overrides (fs, mkfs and mount options, loop)."""
-        overrides = {
-            name: getattr(self, name)
-            for name in ("fs", "mkfs_options", "mount_options", "loop")
-            if getattr(self, name) is not None
-        }
-        if not overrides:
-            return base
-        return Target.model_validate({**base.model_dump(), **overrides})
 
     @field_validator("sysfs")
     @classmethod
@@ -172,6 +153,34 @@ class Variant(Placement):
                 raise ValueError(f"{key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})")
         return values
 
+
+TARGET_OVERRIDES = ("fs", "mkfs_options", "mount_options", "loop")
+
+
+class TargetOverrides(Strict):
+    """Target settings a variant (or a workload, for its data set) may change."""
+
+    fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] | None = None
+    mkfs_options: Words | None = None
+    mount_options: str | None = None
+    loop: Loop | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in TARGET_OVERRIDES if getattr(self, name) is not None}
+
+    def target_of(self, base: Target) -> Target:
+        """`base` with these overrides applied."""
+        overrides = self.overrides()
+        if not overrides:
+            return base
+        return Target.model_validate({**base.model_dump(), **overrides})
+
+
+class Variant(CellSettings, TargetOverrides):
+    name: str = Field(min_length=1)
+    description: str = ""
+    fio: dict[str, FioValue] = {}
+
     @field_validator("name")
     @classmethod
     def _printable(cls, name: str) -> str:
@@ -188,7 +197,7 @@ class Variant(Placement):
         return options
 
 
-class Workload(Placement):
+class Workload(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
     engine: Literal["fio"] = "fio"
     job: str | None = None
@@ -203,10 +212,63 @@ class Workload(Placement):
 
 
 class Run(Strict):
-    iterations: int = Field(default=6, ge=1, le=10_000)
+    """How many rounds, in which order. ``iterations = "auto"`` adds
+    interleaved rounds until every headline delta is decided (iolab.adaptive),
+    between ``min_iterations`` and ``max_iterations``, within ``time_budget``."""
+
+    iterations: int | Literal["auto"] = Field(default=6)
     order: Literal["interleaved", "sequential"] = "interleaved"
     warmup: int = Field(default=0, ge=0, le=100)
     seed: int | None = None
+    min_iterations: int = Field(default=5, ge=4, le=100)
+    max_iterations: int = Field(default=30, ge=4, le=100)
+    time_budget: float | None = Field(default=None, gt=0)  # seconds; "20m", "1h30m", "90s" in a file
+    target_ci: float = Field(default=0.01, ge=0, lt=1)  # relative half-width of the delta CI
+
+    @field_validator("iterations", mode="before")
+    @classmethod
+    def _iterations(cls, value: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, int) and not 1 <= value <= 10_000):
+            raise ValueError(f"must be a number of rounds from 1 to 10000 or \"auto\", got {value!r}")
+        if isinstance(value, str) and value != "auto":
+            raise ValueError(f"must be a number of rounds or \"auto\", got {value!r}")
+        return value
+
+    @field_validator("time_budget", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        import re
+
+        if not isinstance(value, str):
+            return value
+        match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
+        if not value.strip() or not match or not any(match.groups()):
+            raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
+        hours, minutes, seconds = (int(g or 0) for g in match.groups())
+        return float(hours * 3600 + minutes * 60 + seconds)
+
+    @model_validator(mode="after")
+    def _auto(self) -> Run:
+        adaptive = ("min_iterations", "max_iterations", "time_budget", "target_ci")
+        if self.iterations != "auto":
+            given = [name for name in adaptive if getattr(self, name) != Run.model_fields[name].default]
+            if given:
+                raise ValueError(f"{', '.join(given)}: only with iterations = \"auto\"")
+            return self
+        if self.order != "interleaved":
+            raise ValueError("iterations = \"auto\" adds interleaved rounds: set order = \"interleaved\"")
+        if self.max_iterations < self.min_iterations:
+            raise ValueError(f"max_iterations ({self.max_iterations}) < min_iterations ({self.min_iterations})")
+        return self
+
+    @property
+    def auto(self) -> bool:
+        return self.iterations == "auto"
+
+    @property
+    def max_rounds(self) -> int:
+        """Measured rounds at most: the fixed count, or max_iterations."""
+        return self.max_iterations if self.iterations == "auto" else int(self.iterations)
 
 
 class Report(Strict):
@@ -214,6 +276,8 @@ class Report(Strict):
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     correction: Literal["holm", "bh"] = "holm"
     metrics: list[str] | None = None
+    min_max: bool = False  # a min..max line under each row (JSON always has them)
+    kind: Literal["comparison", "calibration"] = "comparison"  # "calibration": set by iolab calibrate
 
 
 class Phase(Strict):
@@ -288,17 +352,32 @@ class Experiment(Strict):
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
         for variant in self.variant:
-            try:
-                variant.target_of(self.target)
-            except ValidationError as error:
-                reason = "; ".join(e["msg"].removeprefix("Value error, ") for e in error.errors())
-                raise ValueError(f"variant {variant.name!r} makes the target invalid: {reason}") from None
             for workload in self.workload:
+                both = set(variant.overrides()) & set(workload.overrides())
+                if both:
+                    raise ValueError(
+                        f"{', '.join(sorted(both))} set by variant {variant.name!r} and by workload "
+                        f"{workload.name!r}; set it in one place"
+                    )
+                try:
+                    self.target_for(variant, workload)
+                except ValidationError as error:
+                    reason = "; ".join(e["msg"].removeprefix("Value error, ") for e in error.errors())
+                    raise ValueError(
+                        f"variant {variant.name!r} with workload {workload.name!r} makes the target invalid: {reason}"
+                    ) from None
                 for field_name in ("memory_max", "cpus"):
                     if getattr(variant, field_name) is not None and getattr(workload, field_name) is not None:
                         raise ValueError(
                             f"{field_name} is set by variant {variant.name!r} and by workload "
                             f"{workload.name!r}; set it in one place"
+                        )
+                for table in ("sysfs", "sysctl"):
+                    both = set(getattr(variant, table)) & set(getattr(workload, table))
+                    if both:
+                        raise ValueError(
+                            f"{table} {', '.join(sorted(both))} set by variant {variant.name!r} and by "
+                            f"workload {workload.name!r}; set it in one place"
                         )
         return self
 
@@ -309,6 +388,10 @@ class Experiment(Strict):
 
         derived.parse_all(expressions)
         return expressions
+
+    def target_for(self, variant: Variant, workload: Workload) -> Target:
+        """The target a cell of this variant and workload runs on."""
+        return variant.target_of(workload.target_of(self.target))
 
     @property
     def baseline(self) -> Variant:

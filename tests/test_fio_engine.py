@@ -91,8 +91,8 @@ def test_place_job_refuses(job, message):
 
 
 def test_relative_filename_is_kept():
-    placed = place_job("[j]\nfilename=data\n", {}, "/mnt/x", "/dev/loop0")
-    assert "filename=data" in placed
+    placed = place_job("[j]\nfilename=data\nfilename_format=f$jobnum\n", {}, "/mnt/x", "/dev/loop0")
+    assert "filename=data" in placed and "filename_format=f$jobnum" in placed
 
 
 def test_fixture_is_real_fio_output():

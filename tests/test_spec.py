@@ -159,4 +159,17 @@ def test_variant_may_change_the_filesystem(tmp_path):
 
 def test_variant_override_is_validated(tmp_path):
     message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfs = "xfs"') + '[target]\nsize = "64MiB"\n')
-    assert "variant 'b' makes the target invalid" in message and "too small for xfs" in message
+    assert "variant 'b' with workload 'w' makes the target invalid" in message and "too small for xfs" in message
+
+
+def test_workload_may_set_its_data_set_options(tmp_path):
+    text = MINIMAL.replace('job = "[j]\\nrw=read\\n"', 'job = "[j]\\nrw=read\\n"\nmkfs_options = ["-O", "^has_journal"]')
+    experiment = load_text(tmp_path, text)
+    target = experiment.target_for(experiment.variant[0], experiment.workload[0])
+    assert target.mkfs_options == ["-O", "^has_journal"]
+
+
+def test_variant_and_workload_may_not_both_override(tmp_path):
+    text = MINIMAL.replace('name = "b"', 'name = "b"\nmount_options = "noatime"').replace(
+        'job = "[j]\\nrw=read\\n"', 'job = "[j]\\nrw=read\\n"\nmount_options = "sync"')
+    assert "mount_options set by variant 'b' and by workload 'w'" in error_of(tmp_path, text)

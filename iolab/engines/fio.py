@@ -96,7 +96,7 @@ def place_job(job: str, options: dict[str, object], mountpoint: str | None, devi
             value = given.get(key)
             if value is None:
                 continue
-            if key == "filename" and mountpoint is not None and not value.startswith("/"):
+            if key in ("filename", "filename_format") and mountpoint is not None and not value.startswith("/"):
                 continue  # a relative name inside iolab's directory is fine
             raise EngineError(
                 f"fio job [{name}]: '{key}={value}' would put I/O outside the target; "
