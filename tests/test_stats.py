@@ -1,3 +1,4 @@
+import itertools
 import math
 from dataclasses import replace
 
@@ -341,7 +342,7 @@ def test_decide_refuses_decided_input(template):
     with pytest.raises(ValueError):
         S.decide(once)
     with pytest.raises(ValueError):
-        S.decide([template], method="none")
+        S.decide([template], method="bonferroni")
 
 
 def test_a_a_comparisons_are_mostly_same():
@@ -461,8 +462,10 @@ def test_detectable_change_is_fast():
 
 def test_should_stop_look_alpha_and_reasons():
     flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
-    d = S.should_stop(flat[:3], flat[:3], round_index=3, max_rounds=10)
+    d = S.should_stop(flat[:3], flat[:3], round_index=3, max_rounds=10, boundary="bonferroni")
     assert d == (False, d.reason, pytest.approx(0.05 / 7))
+    calibrated = S.should_stop(flat[:3], flat[:3], round_index=3, max_rounds=10)
+    assert 0.05 / 7 < calibrated.look_alpha < 0.05
     assert "first look after round 4" in d.reason
     far = S.should_stop([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [11.0, 12.0, 13.0, 14.0, 15.0, 16.0],
                         round_index=6, max_rounds=10)
@@ -517,3 +520,73 @@ def test_sequential_false_positive_rate_stays_honest():
     for r in range(4, max_rounds + 1):
         naive |= sps.mannwhitneyu(cand[:, :r], base[:, :r], axis=1).pvalue < 0.05
     assert naive.mean() > 0.05 + 0.02
+
+
+# --- per-comparison alpha, sequential boundary, A/A rate -----------------------------
+
+def test_decide_none_tests_each_comparison_at_alpha(template):
+    weak = replace(template, p=0.004)
+    decided = S.decide([template, weak, weak], alpha=0.005, method="none")
+    assert [c.p_adjusted for c in decided] == [template.p, 0.004, 0.004]
+    assert template.p > 0.005  # Holm over 3 would need 0.0017 for the first; none: each at 0.005
+    assert [c.verdict for c in decided] == ["same", "better", "better"]
+    assert S.decide([replace(template, p=0.006)], alpha=0.005, method="none")[0].verdict == "same"
+    assert S.adjust_pvalues([0.2, 0.01], "none").tolist() == [0.2, 0.01]
+
+
+def test_sequential_alpha_rules():
+    assert S.sequential_alpha(0.05, 5, 30, "bonferroni") == pytest.approx(0.05 / 26)
+    calibrated = S.sequential_alpha(0.05, 5, 30)
+    assert 0.05 / 26 < calibrated < 0.05
+    assert S.sequential_alpha(0.05, 5, 30) == calibrated  # seeded, cached
+    assert S.sequential_alpha(0.05, 10, 10) == 0.05  # one look: the test's own level (capped)
+    assert S.sequential_alpha(0.01, 5, 30) < calibrated
+    # the first looks use the exact test: the boundary is one of its p-values
+    # (2/70 at n=4 is the smallest, so 4..10 needs a value at or below it)
+    assert S.sequential_alpha(0.05, 4, 10) <= S.min_possible_p(4, 4)
+    for bad in [(0.05, 0, 5), (0.05, 6, 5), (1.5, 4, 5)]:
+        with pytest.raises(ValueError):
+            S.sequential_alpha(*bad)
+    with pytest.raises(ValueError):
+        S.sequential_alpha(0.05, 4, 5, "pocock-normal")
+
+
+def test_calibrated_boundary_keeps_the_false_positive_rate_at_alpha():
+    # fresh simulation with another seed and a skewed distribution: the
+    # boundary, calibrated on uniform values, holds (the rank test is
+    # distribution-free); the Bonferroni boundary is far below alpha
+    looks_first, looks_last, runs = 5, 30, 6000
+    rng = np.random.default_rng(12345)
+    base = rng.lognormal(3, 0.5, (runs, looks_last))
+    cand = rng.lognormal(3, 0.5, (runs, looks_last))
+    level = S.sequential_alpha(0.05, looks_first, looks_last)
+    smallest = np.ones(runs)
+    for n in range(looks_first, looks_last + 1):
+        method = "exact" if n <= 8 else "asymptotic"
+        smallest = np.minimum(smallest, sps.mannwhitneyu(cand[:, :n], base[:, :n], axis=1, method=method).pvalue)
+    rate = np.mean(smallest < level)
+    assert 0.05 - 0.009 < rate <= 0.05 + 0.009  # 3.2 sd of 6000 runs
+    assert np.mean(smallest < 0.05 / 26) < 0.015
+    assert np.mean(smallest < 0.05) > 0.15  # alpha at every look: the problem this solves
+
+
+def test_aa_rate_enumerates_subsets_and_knows_the_null():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(100, 1, 6), rng.normal(100, 1, 6)
+    rate = S.aa_false_positive_rate(a, b)
+    assert (rate.k, rate.subsets) == (4, 15)  # C(6, 4): smallest k that can reach 0.05
+    # at 4 per side only complete separation (2 of 70 orders) gives p < 0.05
+    assert rate.expected == pytest.approx(2 / 70, abs=0.005)
+    hits = sum(S.mwu(a[list(r)], b[list(r)])[0] < 0.05 for r in itertools.combinations(range(6), 4))
+    assert rate.observed == hits / 15
+    shifted = S.aa_false_positive_rate(a, a + 10)
+    assert shifted.observed == 1.0
+    big = S.aa_false_positive_rate(rng.normal(0, 1, 40), rng.normal(0, 1, 40), subsets=500)
+    assert (big.k, big.subsets) == (20, 500)
+    assert 0.0 <= big.observed < 0.2 and big.expected == pytest.approx(0.05, abs=0.01)
+    few = S.aa_false_positive_rate([1.0, 2.0, 3.0], [1.5, 2.5, 3.5])
+    assert math.isnan(few.observed) and few.warnings == ("need >= 4 rounds for subsets of 4, have 3",)
+    with pytest.raises(ValueError):
+        S.aa_false_positive_rate([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError):
+        S.aa_false_positive_rate(a, b, k=3)  # 3 per side can never reach 0.05
