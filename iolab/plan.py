@@ -4,11 +4,17 @@ A cell is one (variant, workload, iteration). With order = "interleaved"
 every round runs each (variant, workload) pair once, in an order shuffled
 per round with a seeded generator, so slow drift of the machine (page
 cache, thermal, background work) falls on all variants alike.
+
+Rounds can be made one at a time (:func:`round_cells`), which is what an
+adaptive run (``iterations = "auto"``) does: round r is always the r-th
+shuffle of the same seeded stream, so a run that stops after 7 rounds ran
+exactly the first 7 rounds of the full plan of the same seed.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iolab.spec import Experiment
@@ -24,21 +30,58 @@ class PlannedCell:
     workload: str
 
 
-def plan(experiment: Experiment, seed: int) -> list[PlannedCell]:
+def pairs(experiment: Experiment) -> list[tuple[str, str]]:
+    """(variant, workload) pairs of one round, in the file's order."""
+    return [(v.name, w.name) for w in experiment.workload for v in experiment.variant]
+
+
+def total_rounds(experiment: Experiment) -> int:
+    """Warm-up rounds plus the most measured rounds the run may take."""
+    return experiment.run.warmup + experiment.run.max_rounds
+
+
+def _orders(experiment: Experiment, seed: int) -> Iterator[list[tuple[str, str]]]:
+    """The shuffled order of every round, round 0 first, without end."""
     rng = random.Random(seed)
-    pairs = [(v.name, w.name) for w in experiment.workload for v in experiment.variant]
-    rounds = experiment.run.warmup + experiment.run.iterations
-    ordered: list[tuple[int, str, str]] = []
+    while True:
+        shuffled = pairs(experiment)
+        rng.shuffle(shuffled)
+        yield shuffled
+
+
+def _cell(experiment: Experiment, seq: int, round_index: int, variant: str, workload: str) -> PlannedCell:
+    warmup = round_index < experiment.run.warmup
+    iteration = -1 if warmup else round_index - experiment.run.warmup
+    return PlannedCell(seq, round_index, iteration, warmup, variant, workload)
+
+
+def round_cells(experiment: Experiment, seed: int, round_index: int) -> list[PlannedCell]:
+    """The cells of one round of an interleaved plan, made on demand.
+
+    The same cells, with the same sequence numbers, as that round in
+    ``plan(experiment, seed)``.
+    """
+    if experiment.run.order != "interleaved":
+        raise ValueError("rounds on demand need order = 'interleaved'")
+    if round_index < 0:
+        raise ValueError(f"round_index must be >= 0, got {round_index}")
+    orders = _orders(experiment, seed)
+    for _ in range(round_index):
+        next(orders)
+    width = len(pairs(experiment))
+    return [
+        _cell(experiment, round_index * width + i, round_index, v, w)
+        for i, (v, w) in enumerate(next(orders))
+    ]
+
+
+def plan(experiment: Experiment, seed: int) -> list[PlannedCell]:
+    """Every cell of the run; for ``iterations = "auto"`` the longest run
+    (``max_iterations`` measured rounds), of which an adaptive run takes a prefix."""
+    rounds = total_rounds(experiment)
     if experiment.run.order == "interleaved":
-        for round_index in range(rounds):
-            shuffled = pairs[:]
-            rng.shuffle(shuffled)
-            ordered += [(round_index, v, w) for v, w in shuffled]
+        orders = _orders(experiment, seed)
+        ordered = [(r, v, w) for r in range(rounds) for v, w in next(orders)]
     else:  # sequential: every iteration of one variant before the next
-        ordered = [(r, v, w) for v, w in pairs for r in range(rounds)]
-    cells = []
-    for seq, (round_index, variant, workload) in enumerate(ordered):
-        warmup = round_index < experiment.run.warmup
-        iteration = -1 if warmup else round_index - experiment.run.warmup
-        cells.append(PlannedCell(seq, round_index, iteration, warmup, variant, workload))
-    return cells
+        ordered = [(r, v, w) for v, w in pairs(experiment) for r in range(rounds)]
+    return [_cell(experiment, seq, r, v, w) for seq, (r, v, w) in enumerate(ordered)]

@@ -1,5 +1,7 @@
 from collections import Counter
 
+import pytest
+
 from iolab import plan, spec
 
 EXPERIMENT = {
@@ -39,3 +41,27 @@ def test_sequential_order():
     cells = plan.plan(experiment, 0)
     assert [c.variant for c in cells[:3]] == ["a", "a", "a"]
     assert [c.iteration for c in cells[:3]] == [0, 1, 2]
+
+
+def test_rounds_on_demand_are_the_full_plan():
+    experiment = spec.parse(EXPERIMENT)
+    full = plan.plan(experiment, 11)
+    made = [cell for r in range(6) for cell in plan.round_cells(experiment, 11, r)]
+    assert made == full
+    assert plan.round_cells(experiment, 11, 3) == [c for c in full if c.round == 3]
+
+
+def test_auto_plans_up_to_max_iterations():
+    experiment = spec.parse({**EXPERIMENT, "run": {"iterations": "auto", "min_iterations": 4,
+                                                   "max_iterations": 9, "warmup": 1}})
+    assert plan.total_rounds(experiment) == 10
+    cells = plan.plan(experiment, 2)
+    assert len(cells) == 6 * 10 and cells[-1].iteration == 8
+    # a round beyond the plan is still well defined (same stream)
+    assert plan.round_cells(experiment, 2, 12)[0].seq == 12 * 6
+
+
+def test_rounds_on_demand_need_interleaving():
+    experiment = spec.parse({**EXPERIMENT, "run": {"iterations": 3, "order": "sequential"}})
+    with pytest.raises(ValueError):
+        plan.round_cells(experiment, 0, 0)
