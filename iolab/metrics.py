@@ -44,14 +44,44 @@ def _fio_metrics() -> list[Metric]:
     return metrics
 
 
-KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics()}
+def _probe_metrics() -> list[Metric]:
+    """iolab-probe (iolab/engines/probe.py). Latency in ns per op, as the
+    f2fs DIO seed reports it; batch in usecs/call, as libMicro does."""
+    return [
+        Metric("lat_p50", "median ns/op", "ns", False, "lat", 50.0),
+        Metric("lat_p99", "p99 ns/op", "ns", False, "lat", 99.0),
+        Metric("lat_p99.9", "p99.9 ns/op", "ns", False, "lat", 99.9),
+        Metric("lat_mean", "mean ns/op", "ns", False),
+        Metric("iops", "IOPS", "IOPS", True),
+        Metric("bw", "BW MiB/s", "MiB/s", True),
+        Metric("ops", "ops", "count", True),
+        Metric("us_per_call", "us/call", "us", False),
+        Metric("us_per_call_min", "min us/call", "us", False),
+        Metric("calls", "calls", "count", True),
+        Metric("phase_ns", "phase ns", "ns", False),
+        Metric("total_ns", "all phases ns", "ns", False),
+    ]
+
+
+KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics() + _probe_metrics()}
 
 # Rows a report shows when the experiment names none, in this order, for
-# whichever of them the workload produced.
-DEFAULT_ROWS = ("read_bw", "read_p50", "read_p99", "write_bw", "write_p50", "write_p99")
+# whichever of them the workload produced: fio's BW and latency per
+# direction; the probe's headline of each mode (lat/uring: median and p99
+# ns/op; batch: usecs/call; churn: the reported phase).
+DEFAULT_ROWS = (
+    "read_bw", "read_p50", "read_p99", "write_bw", "write_p50", "write_p99",
+    "lat_p50", "lat_p99", "us_per_call", "phase_ns",
+)
 
 
 def lookup(name: str) -> Metric:
     """The metric's description; an unknown name (a collector's counter, a
-    derived metric) is shown under its own name and counted lower-is-better."""
-    return KNOWN.get(name) or Metric(name, name[:14], "", False)
+    derived metric) is shown under its own name and counted lower-is-better.
+    A churn phase of the probe (phase.<name>_ns) is labelled by its name."""
+    known = KNOWN.get(name)
+    if known is not None:
+        return known
+    if name.startswith("phase.") and name.endswith("_ns"):
+        return Metric(name, f"{name[6:-3]} ns"[:14], "ns", False)
+    return Metric(name, name[:14], "", False)

@@ -180,6 +180,14 @@ class Variant(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
     description: str = ""
     fio: dict[str, FioValue] = {}
+    probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
+
+    @field_validator("probe")
+    @classmethod
+    def _probe_overrides(cls, options: dict[str, Any]) -> dict[str, Any]:
+        from iolab.engines import probe
+
+        return probe.normalize_overrides(options)
 
     @field_validator("name")
     @classmethod
@@ -199,13 +207,43 @@ class Variant(CellSettings, TargetOverrides):
 
 class Workload(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
-    engine: Literal["fio"] = "fio"
-    job: str | None = None
+    engine: Literal["fio", "probe"] = "fio"
+    job: str | None = None  # engine = "probe": set by iolab, the probe table as JSON
     job_file: str | None = None
+    probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
     metrics: list[str] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _probe_job(cls, data: Any) -> Any:
+        """A probe workload's job text is its checked probe table, as JSON."""
+        if not (isinstance(data, dict) and data.get("engine") == "probe" and isinstance(data.get("probe"), dict)):
+            return data
+        from iolab.engines import probe
+
+        try:
+            text = probe.job_text(data["probe"])
+        except ValueError:
+            return data  # _probe_params reports it under the field's path
+        if data.get("job") not in (None, text):
+            raise ValueError("a probe workload takes its parameters from probe = {...}; leave out job")
+        return {**data, "job": text}
+
+    @field_validator("probe")
+    @classmethod
+    def _probe_params(cls, params: dict[str, Any] | None) -> dict[str, Any] | None:
+        from iolab.engines import probe
+
+        return None if params is None else probe.normalize(params)
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
+        if self.engine == "probe" or self.probe is not None:
+            if self.engine != "probe":
+                raise ValueError("probe = {...} is for engine = 'probe'")
+            if self.probe is None or self.job_file is not None:
+                raise ValueError("engine = 'probe' takes probe = { mode = ..., ... } (no job, no job_file)")
+            return self
         if (self.job is None) == (self.job_file is None):
             raise ValueError("give exactly one of job (inline text, or '@other-workload') and job_file")
         return self

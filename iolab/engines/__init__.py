@@ -45,7 +45,7 @@ class Engine(Protocol):
 
 
 def get(name: str) -> Engine:
-    from iolab.engines import fio
+    from iolab.engines import fio, probe
 
-    engines: dict[str, Engine] = {"fio": fio.FioEngine()}
+    engines: dict[str, Engine] = {"fio": fio.FioEngine(), "probe": probe.ProbeEngine()}
     return engines[name]
