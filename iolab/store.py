@@ -2,7 +2,12 @@
 
 Samples are facts: each is written (and committed) the moment its cell
 ends, and nothing ever updates or deletes it. The schema is versioned with
-``PRAGMA user_version``; a file of an unknown version is refused.
+``PRAGMA user_version``; a file of an unknown version is refused, and an
+older known version is migrated in place when opened (MIGRATIONS).
+
+Versions: 1 the first schema; 2 adds ``runs.stop_reason`` (why an adaptive
+run stopped, e.g. "all deltas decided"; NULL for fixed-length runs and
+runs stored by version 1).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -31,7 +36,8 @@ CREATE TABLE runs (
     started         REAL NOT NULL,
     finished        REAL,
     host_json       TEXT NOT NULL,
-    recheck_of      INTEGER REFERENCES runs(id)
+    recheck_of      INTEGER REFERENCES runs(id),
+    stop_reason     TEXT
 );
 CREATE TABLE samples (
     id          INTEGER PRIMARY KEY,
@@ -70,6 +76,12 @@ CREATE TABLE artefacts (
     PRIMARY KEY (sample_id, name)
 );
 """
+
+
+# Statements that take a store from version N to N + 1, by N.
+MIGRATIONS = {
+    1: ["ALTER TABLE runs ADD COLUMN stop_reason TEXT"],
+}
 
 
 class StoreError(Exception):
@@ -122,6 +134,7 @@ class RunInfo:
     finished: float | None
     host: dict[str, Any]
     recheck_of: int | None
+    stop_reason: str | None = None
 
 
 def default_path() -> Path:
@@ -149,11 +162,23 @@ class Store:
                 self.db.executescript(SCHEMA)
                 self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.db.execute("PRAGMA journal_mode = WAL")
+        elif version < SCHEMA_VERSION and version in MIGRATIONS:
+            self._migrate(version)
         elif version != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: store schema version {version}, this iolab reads version "
                 f"{SCHEMA_VERSION}; use a matching iolab or another --store"
             )
+
+    def _migrate(self, version: int) -> None:
+        """Bring a store of an older version up to SCHEMA_VERSION, one step at
+        a time, each step in one transaction (all or nothing)."""
+        while version < SCHEMA_VERSION:
+            with self.db:
+                for statement in MIGRATIONS[version]:
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {version + 1}")
+            version += 1
 
     def close(self) -> None:
         self.db.close()
@@ -181,21 +206,22 @@ class Store:
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-    def end_run(self, run_id: int, status: str) -> None:
+    def end_run(self, run_id: int, status: str, stop_reason: str | None = None) -> None:
         with self.db:
             self.db.execute(
-                "UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, time.time(), run_id)
+                "UPDATE runs SET status = ?, finished = ?, stop_reason = ? WHERE id = ?",
+                (status, time.time(), stop_reason, run_id),
             )
 
     def run(self, run_id: int) -> RunInfo:
         row = self.db.execute(
             "SELECT id, name, experiment_path, experiment_json, seed, planned_cells, status,"
-            " started, finished, host_json, recheck_of FROM runs WHERE id = ?",
+            " started, finished, host_json, recheck_of, stop_reason FROM runs WHERE id = ?",
             (run_id,),
         ).fetchone()
         if row is None:
             raise StoreError(f"no run {run_id} in {self.path} (see 'iolab runs')")
-        return RunInfo(*row[:9], host=json.loads(row[9]), recheck_of=row[10])
+        return RunInfo(*row[:9], host=json.loads(row[9]), recheck_of=row[10], stop_reason=row[11])
 
     def runs(self) -> list[RunInfo]:
         ids = [row[0] for row in self.db.execute("SELECT id FROM runs ORDER BY id")]
