@@ -106,8 +106,8 @@ def _measure(
         work = WorkloadRun(
             cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec
         )
-        if cell.setup.drop_caches or placement.cgroup_procs:
-            drop_caches()  # on cgroup v1, cached pages stay charged to whoever read them first
+        if cell.setup.drop_caches:
+            drop_caches()
         if cell.setup.warmup_run:
             engine.run(work)
         kernel_side = collectors.build_collectors(cell.collect.config(prepared.device_name), prepared.device_name)

@@ -70,6 +70,10 @@ class Loop(Strict):
 
     direct_io: bool = False
     sector_size: Literal[512, 1024, 2048, 4096] | None = None
+    # A reused image (erofs) is evicted from the host's page cache before each
+    # cell ("drop": the loop device reads the disk) or left there ("keep": a
+    # RAM-speed lower layer, so the disk's noise stays out of the figures).
+    image_cache: Literal["drop", "keep"] = "drop"
 
 
 class Target(Strict):

@@ -271,7 +271,8 @@ def prepared(target: Target, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             return
         if target.fs == "erofs":
             image = erofs_image(cache_dir, target.files, mkfs_options)
-            drop_file_cache(image)
+            if target.loop.image_cache == "drop":
+                drop_file_cache(image)
             device = stack.enter_context(loop_device(image, read_only=True, options=target.loop))
         elif target.kind == "loop":
             image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
