@@ -67,6 +67,20 @@ def _kvm() -> Check:
     return Check("kvm", True, f"usable (API {version})", required=False)
 
 
+def _journal() -> Check:
+    """Restore what a killed run left changed (iolab.knobs journal)."""
+    from iolab import knobs
+    from iolab.hosts.local import default_journal
+
+    journal = default_journal()
+    if not journal.exists():
+        return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
+    restored = knobs.recover(journal)
+    if not restored:
+        return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
+    return Check("knob journal", True, "restored: " + "; ".join(restored), required=False)
+
+
 def checks() -> list[Check]:
     found = [
         Check("root", os.geteuid() == 0, "running as root" if os.geteuid() == 0 else "not root",
@@ -94,6 +108,7 @@ def checks() -> list[Check]:
     found.append(Check("memory cgroup", bool(cgroup), f"memory controller on cgroup {cgroup}" if cgroup else "no memory controller mounted",
                        "mount the memory controller (cgroup v1 or v2)", required=False))
     found.append(_kvm())
+    found.append(_journal())
     return found
 
 
