@@ -22,6 +22,18 @@ def iolab_mounts(under: str = "iolab-") -> list[str]:
 
 
 @pytest.fixture
+def loopdev(tmp_path):
+    """A 64 MiB loop device, attached for the test only; its name (loopN)."""
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(64 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True)
+    name = os.path.basename(dev.stdout.strip())
+    yield name
+    subprocess.run(["losetup", "-d", f"/dev/{name}"], check=False)
+
+
+@pytest.fixture
 def needs_root_tools():
     """Skip (with the reason) where this machine cannot run real loop/fio tests."""
     if os.geteuid() != 0:

@@ -26,18 +26,6 @@ def integration(test):
     return pytest.mark.integration(needs_root(test))
 
 
-@pytest.fixture
-def loopdev(tmp_path):
-    """A 64 MiB loop device, attached for the test only; its name (loopN)."""
-    image = tmp_path / "disk.img"
-    with open(image, "wb") as f:
-        f.truncate(64 << 20)
-    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True)
-    name = os.path.basename(dev.stdout.strip())
-    yield name
-    subprocess.run(["losetup", "-d", f"/dev/{name}"], check=False)
-
-
 def dd_write(dev, mib):
     subprocess.run(["dd", "if=/dev/zero", f"of=/dev/{dev}", "bs=1M", f"count={mib}", "oflag=direct"], check=True, capture_output=True)
 

@@ -42,18 +42,6 @@ def read(path):
         return f.read().strip()
 
 
-@pytest.fixture
-def loopdev(tmp_path):
-    """A 64 MiB loop device, attached for the test only; its name (loopN)."""
-    image = tmp_path / "disk.img"
-    with open(image, "wb") as f:
-        f.truncate(64 << 20)
-    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True)
-    name = os.path.basename(dev.stdout.strip())
-    yield name
-    subprocess.run(["losetup", "-d", f"/dev/{name}"], check=False)
-
-
 def queue(dev, attr):
     return f"/sys/block/{dev}/queue/{attr}"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from iolab import histogram
