@@ -1,14 +1,16 @@
-"""The iolab command line: run, report, runs, doctor."""
+"""The iolab command line: run, report, calibrate, runs, doctor."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import random
 import sys
 import textwrap
 
-from iolab import analysis, doctor, interrupts, progress, runner, spec
+from iolab import analysis, calibrate, doctor, interrupts, progress, runner, spec
 from iolab.report import FORMATS, renderer
+from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
 from iolab.store import Store, StoreError, default_path
 from iolab.sysutil import ToolError
 
@@ -24,6 +26,10 @@ workflow:
   iolab run scenarios/demo.toml     run an experiment, print the table
   iolab runs                        list stored runs
   iolab report 3 --format json      show run 3 again, as JSON
+  iolab run --recheck 3             run 3's experiment again, shown beside it
+  iolab calibrate scenarios/demo.toml
+                                    the baseline against itself: noise,
+                                    detectable change, A/A false positives
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).
@@ -49,22 +55,57 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run an experiment and print its comparison",
                               description="Plan, run, store and report an experiment.")
-    run.add_argument("experiment", help="experiment file (TOML)")
-    run.add_argument("--iterations", type=int, metavar="N", help="override [run].iterations")
+    run.add_argument("experiment", nargs="?", help="experiment file (TOML)")
+    run.add_argument("--recheck", type=int, metavar="RUN",
+                     help="run the stored experiment of RUN again (new seed) and show both")
+    run.add_argument("--iterations", type=_iterations, metavar="N|auto", help="override [run].iterations")
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
-    run.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.add_argument("--dry-run", action="store_true", help="validate and print the plan, run nothing")
+    _view_options(run)
 
     report = commands.add_parser("report", help="print the comparison of a stored run",
                                  description="Re-render a stored run from its samples.")
     report.add_argument("run", nargs="?", default="latest", help="run id (default: the latest)")
-    report.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    _view_options(report)
+
+    cal = commands.add_parser(
+        "calibrate", help="run the baseline against itself: noise and detectable change",
+        description="Run the experiment's baseline against an identical copy (A/A), interleaved, "
+        "and report per metric the noise, the smallest change detectable with 90%% power, "
+        "and the observed A/A false-positive rate.")
+    cal.add_argument("experiment", help="experiment file (TOML)")
+    cal.add_argument("--iterations", type=int, metavar="N",
+                     help="rounds (default: [run].iterations, or 10 when it is auto)")
+    cal.add_argument("--seed", type=int, help="seed of the interleaving order")
+    cal.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    cal.add_argument("--quiet", action="store_true", help="no progress display")
 
     commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
     return parser
+
+
+def _iterations(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of rounds or 'auto', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _view_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    command.add_argument("--view", choices=("median", "mean", "hmean"),
+                         help="central value: median ± CI (default), mean ± stddev, harmonic mean "
+                         "(for rates) (default: [report].view)")
+    command.add_argument("--min-max", action="store_true", default=None,
+                         help="show min..max under each row (JSON always has them)")
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -75,40 +116,94 @@ def _print_plan(experiment: spec.Experiment, seed: int) -> None:
     from iolab.plan import plan
 
     cells = plan(experiment, seed)
-    print(f"{experiment.name}: {len(cells)} cells, seed {seed}")
+    run = experiment.run
+    auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
+            if run.auto else "")
+    print(f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}")
     for cell in cells:
         kind = "warmup" if cell.warmup else f"iteration {cell.iteration}"
         print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    experiment = spec.load(args.experiment)
-    if args.iterations is not None:
-        experiment = experiment.model_copy(
-            update={"run": experiment.run.model_copy(update={"iterations": args.iterations})}
-        )
-    if args.dry_run:
-        _print_plan(experiment, args.seed if args.seed is not None else (experiment.run.seed or 0))
-        return EXIT_OK
+def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) -> spec.Experiment:
+    if iterations is None:
+        return experiment
+    data = experiment.model_dump()
+    if iterations != "auto":  # the adaptive settings only go with "auto"
+        for name in ("min_iterations", "max_iterations", "time_budget", "target_ci"):
+            data["run"].pop(name)
+    data["run"]["iterations"] = iterations
+    base_dir = data.pop("base_dir")
+    try:
+        return spec.parse(data, base_dir=base_dir)
+    except spec.SpecError as error:
+        raise spec.SpecError(f"--iterations {iterations}: {error}") from None
+
+
+def _execute(
+    args: argparse.Namespace, experiment: spec.Experiment, path: str | None, seed: int | None,
+    recheck_of: int | None = None,
+) -> tuple[Store, int, bool]:
+    """Run and store; (store, run id, interrupted)."""
     store = _store(args)
     interrupts.sigterm_interrupts()
     shown = progress.for_terminal(args.quiet)
     try:
-        run_id = runner.run(
-            experiment, store, experiment_path=args.experiment, seed=args.seed, progress=shown
-        )
+        run_id = runner.run(experiment, store, experiment_path=path, seed=seed, progress=shown,
+                            recheck_of=recheck_of)
     except runner.Interrupted as interrupted:
-        run_id = interrupted.run_id
-        print(f"iolab: interrupted; the samples taken so far are in run {run_id}:", file=sys.stderr)
-        _print_report(store, run_id, args.format)
-        return EXIT_INTERRUPTED
-    return _print_report(store, run_id, args.format)
+        print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
+        return store, interrupted.run_id, True
+    return store, run_id, False
 
 
-def _print_report(store: Store, run_id: int, fmt: str) -> int:
-    result = analysis.analyse(store.run(run_id), store.samples(run_id))
-    sys.stdout.write(renderer(fmt)(result))
+def cmd_run(args: argparse.Namespace) -> int:
+    if (args.experiment is None) == (args.recheck is None):
+        raise spec.SpecError("give an experiment file, or --recheck RUN (not both)")
+    seed = args.seed
+    path = args.experiment
+    if args.recheck is not None:
+        original = _store(args).run(args.recheck)
+        experiment = spec.Experiment.model_validate_json(original.experiment_json)
+        path = original.experiment_path
+        while seed is None or seed == original.seed:  # the same plan, shuffled anew
+            seed = random.randrange(2**31)
+    else:
+        experiment = spec.load(args.experiment)
+    experiment = _with_iterations(experiment, args.iterations)
+    if args.dry_run:
+        _print_plan(experiment, seed if seed is not None else (experiment.run.seed or 0))
+        return EXIT_OK
+    store, run_id, interrupted = _execute(args, experiment, path, seed, args.recheck)
+    status = _print_report(store, run_id, args)
+    return EXIT_INTERRUPTED if interrupted else status
+
+
+def _analyse(store: Store, run_id: int, args: argparse.Namespace) -> analysis.Analysis:
+    """A run's analysis, with the run it rechecks beside it (if any)."""
+    run = store.run(run_id)
+    options = dict(view=getattr(args, "view", None), min_max=getattr(args, "min_max", None))
+    original = None
+    if run.recheck_of is not None:
+        original = analysis.analyse(store.run(run.recheck_of), store.samples(run.recheck_of), **options)
+    return analysis.analyse(run, store.samples(run_id), original=original, **options)
+
+
+def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
+    result = _analyse(store, run_id, args)
+    if result.experiment.report.kind == "calibration":
+        found = calibrate.calibrate(result, store.samples(run_id))
+        sys.stdout.write(CALIBRATION_RENDERERS[args.format](found))
+    else:
+        sys.stdout.write(renderer(args.format)(result))
     return EXIT_FAILED_CELLS if result.failures else EXIT_OK
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    experiment = calibrate.aa_experiment(spec.load(args.experiment), args.iterations)
+    store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
+    status = _print_report(store, run_id, args)
+    return EXIT_INTERRUPTED if interrupted else status
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -119,7 +214,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         run_id = int(args.run)
     else:
         raise StoreError(f"run must be a number or 'latest', got {args.run!r}")
-    _print_report(store, run_id, args.format)
+    _print_report(store, run_id, args)
     return EXIT_OK
 
 
@@ -141,7 +236,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if all(c.ok for c in found if c.required) else EXIT_FAILED_CELLS
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "runs": cmd_runs, "doctor": cmd_doctor}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
+            "doctor": cmd_doctor}
 
 
 def main(argv: list[str] | None = None) -> int:

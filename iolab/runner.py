@@ -1,12 +1,22 @@
-"""Running an experiment: plan -> cells on a host -> store, sample by sample."""
+"""Running an experiment: plan -> cells on a host -> store, sample by sample.
+
+A fixed-length run runs its whole plan. An adaptive run (``iterations =
+"auto"``) makes its rounds one at a time (iolab.plan.round_cells) and, from
+``min_iterations`` on, asks iolab.adaptive.look after every round whether
+every headline delta is decided; it also stops at ``max_iterations`` or when
+the next round would end after ``time_budget``. Why it stopped is stored
+with the run (runs.stop_reason).
+"""
 
 from __future__ import annotations
 
 import os
 import random
+import time
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from iolab import engines, environment, plan, spec
+from iolab import adaptive, analysis, engines, environment, plan, spec
 from iolab.cell import CellSpec
 from iolab.hosts.local import LocalHost
 from iolab.spec import Experiment
@@ -103,12 +113,14 @@ def run(
     progress: Progress | None = None,
     recheck_of: int | None = None,
     host: Host | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
-    """Run every planned cell and store each sample as it comes; the run's id.
+    """Run the planned cells and store each sample as it comes; the run's id.
 
     Ctrl-C stops after the current cell's teardown: the run is marked
     'interrupted', its samples so far stay in the store, and
-    KeyboardInterrupt propagates to the caller.
+    KeyboardInterrupt propagates to the caller. ``clock`` times the budget
+    of an adaptive run.
     """
     progress = progress or NoProgress()
     if host is None:
@@ -116,30 +128,72 @@ def run(
         host = LocalHost()
     if seed is None:
         seed = experiment.run.seed if experiment.run.seed is not None else random.randrange(2**31)
-    cells = cell_specs(experiment, plan.plan(experiment, seed))
+    total = plan.total_rounds(experiment)
+    cells_per_round = len(plan.pairs(experiment))
     run_id = store.begin_run(
         name=experiment.name,
         experiment_path=experiment_path,
         experiment_json=experiment.model_dump_json(),
         seed=seed,
-        planned_cells=len(cells),
+        planned_cells=total * cells_per_round,
         host=environment.host(),
         recheck_of=recheck_of,
     )
     status = "failed"
-    progress.start(len(cells))
+    stop_reason = None
+    progress.start(total * cells_per_round)
     try:
         with host:
-            for cell in cells:
-                progress.cell_started(f"{cell.variant.name} / {cell.workload.name}")
-                sample = host.run_cell(cell)
-                store.add_sample(run_id, sample)
-                progress.cell_done(sample)
+            if experiment.run.auto:
+                stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock)
+            else:
+                _run_cells(store, run_id, cell_specs(experiment, plan.plan(experiment, seed)), host, progress)
         status = "complete"
     except KeyboardInterrupt:
         status = "interrupted"
         raise Interrupted(run_id) from None
     finally:
         progress.stop()
-        store.end_run(run_id, status)
+        store.end_run(run_id, status, stop_reason)
     return run_id
+
+
+def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:
+    for cell in cells:
+        progress.cell_started(f"{cell.variant.name} / {cell.workload.name}")
+        sample = host.run_cell(cell)
+        store.add_sample(run_id, sample)
+        progress.cell_done(sample)
+
+
+def _rounds(experiment: Experiment, seed: int) -> Iterator[tuple[int, list[CellSpec]]]:
+    for round_index in range(plan.total_rounds(experiment)):
+        yield round_index, cell_specs(experiment, plan.round_cells(experiment, seed, round_index))
+
+
+def _run_adaptive(
+    experiment: Experiment,
+    store: Store,
+    run_id: int,
+    seed: int,
+    host: Host,
+    progress: Progress,
+    clock: Callable[[], float],
+) -> str:
+    """Rounds until adaptive.look says stop, or the budget ends; the stop reason."""
+    settings = experiment.run
+    started = clock()
+    for round_index, cells in _rounds(experiment, seed):
+        measured = round_index - settings.warmup  # measured rounds done before this one
+        if settings.time_budget is not None and measured >= settings.min_iterations:
+            elapsed = clock() - started
+            per_round = elapsed / round_index
+            if elapsed + per_round > settings.time_budget:
+                return adaptive.budget_reached(settings.time_budget)
+        _run_cells(store, run_id, cells, host, progress)
+        if measured + 1 >= settings.min_iterations:
+            result = analysis.analyse(store.run(run_id), store.samples(run_id))
+            verdict = adaptive.look(result)
+            if verdict.stop:
+                return verdict.reason
+    return adaptive.max_reached(settings.max_iterations)

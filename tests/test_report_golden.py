@@ -88,3 +88,157 @@ def test_json_comparison_fields(tmp_path, monkeypatch):
     assert bw["delta"] == pytest.approx(0.2, abs=0.02)
     p99 = next(c for c in document["comparisons"] if c["metric"] == "read_p99")
     assert p99["verdict"] == "better"  # lower latency is better
+
+
+# --- views, recheck, adaptive runs, calibration, noise footnotes -------------------
+
+class ShapedHost(ScriptedHost):
+    """ScriptedHost whose samples a function may change: shape(cell, metrics)."""
+
+    def __init__(self, levels, shape, **kw):
+        super().__init__(levels, **kw)
+        self.shape = shape
+
+    def run_cell(self, cell):
+        sample = super().run_cell(cell)
+        if sample.status == "ok":
+            self.shape(cell, sample.metrics)
+        return sample
+
+
+def stored(tmp_path, monkeypatch, experiment_, host, **kw):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    store = Store(tmp_path / "golden.db")
+    run_id = runner.run(experiment_, store, host=host, **kw)
+    return store, run_id
+
+
+def auto_experiment(variants, **run):
+    e = experiment(variants)
+    data = e.model_dump()
+    data.pop("base_dir")
+    data["run"] = {"iterations": "auto", "seed": 5, **run}
+    return spec.parse(data)
+
+
+def test_mean_view_with_min_max(tmp_path, monkeypatch):
+    levels = {"base": 100.0, "patched": 120.0}
+    store, run_id = stored(tmp_path, monkeypatch, experiment(list(levels)), ScriptedHost(levels))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id), view="mean", min_max=True)
+    text = renderer("text")(result)
+    check_golden("mean-view.txt", text)
+    assert "mean ±stddev" in text and "min..max" in text
+    assert max(len(line) for line in text.splitlines()) <= 72
+    document = json.loads(renderer("json")(result))
+    assert document["statistics"]["view"] == "mean"
+    assert document["rows"][0]["figures"]["base"]["min"] is not None
+
+
+def test_hmean_falls_back_per_row_when_a_value_is_zero(tmp_path, monkeypatch):
+    def zero_ctx(cell, metrics):
+        if cell.iteration == 2:
+            metrics["ctx"] = 0.0
+    levels = {"base": 100.0, "patched": 120.0}
+    store, run_id = stored(tmp_path, monkeypatch, experiment(list(levels)), ShapedHost(levels, zero_ctx))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id), view="hmean")
+    assert [row.view for row in result.rows] == ["hmean", "hmean", "hmean", "median"]
+    text = renderer("text")(result)
+    check_golden("hmean-fallback.txt", text)
+    assert "harmonic mean needs positive values: randread ctx switches shown as median" in " ".join(text.split())
+
+
+def test_recheck_prints_both_runs(tmp_path, monkeypatch):
+    levels = {"base": 100.0, "patched": 120.0}
+    store, first = stored(tmp_path, monkeypatch, experiment(list(levels)), ScriptedHost(levels))
+    second = runner.run(experiment(list(levels)), store, host=ScriptedHost(levels, seed=2), seed=77,
+                        recheck_of=first)
+    assert store.run(second).recheck_of == first
+    original = analysis.analyse(store.run(first), store.samples(first))
+    result = analysis.analyse(store.run(second), store.samples(second), original=original)
+    text = renderer("text")(result)
+    check_golden("recheck.txt", text)
+    check_golden("recheck.md", renderer("markdown")(result))
+    lines = text.splitlines()
+    assert lines[lines.index(next(l for l in lines if l.startswith("randread"))) + 1].strip().startswith("recheck")
+    document = json.loads(renderer("json")(result))
+    assert document["run"]["recheck_of"] == first and document["rechecked_run"]["run"]["id"] == first
+
+
+def test_auto_run_stops_when_all_deltas_are_decided(tmp_path, monkeypatch):
+    levels = {"base": 100.0, "patched": 120.0}
+    store, run_id = stored(tmp_path, monkeypatch, auto_experiment(list(levels)), ScriptedHost(levels))
+    run = store.run(run_id)
+    assert run.stop_reason == "all deltas decided"
+    result = analysis.analyse(run, store.samples(run_id))
+    assert result.rounds_done == 6  # n=5 cannot reach the per-look level; n=6 can
+    text = renderer("text")(result)
+    check_golden("auto-stop.txt", text)
+    assert "stopped after 6 rounds: all deltas decided" in text
+    document = json.loads(renderer("json")(result))
+    assert document["statistics"]["correction"] == "sequential"
+    assert document["statistics"]["look_alpha"] == pytest.approx(result.sequential.look_alpha)
+    assert all(c["alpha"] == pytest.approx(result.sequential.look_alpha) for c in document["comparisons"])
+
+
+def test_auto_run_reports_budget_and_max(tmp_path, monkeypatch):
+    # A/A with noise wider than the target: nothing is ever decided
+    levels = {"base": 100.0, "same": 100.0}
+
+    def noisy(cell, metrics):
+        metrics["read_bw"] *= 1 + 0.2 * ((cell.seq * 7919) % 13 - 6) / 6
+    clock = iter(range(0, 100_000, 10))  # every reading of the clock 10 s later
+    store, run_id = stored(tmp_path, monkeypatch, auto_experiment(list(levels), time_budget="3m"),
+                           ShapedHost(levels, noisy), clock=lambda: next(clock))
+    run = store.run(run_id)
+    assert run.stop_reason == "time budget reached (3m)"
+    result = analysis.analyse(run, store.samples(run_id))
+    assert 5 <= result.rounds_done < 30
+    check_golden("auto-budget.txt", renderer("text")(result))
+    store2, run2 = stored(tmp_path / "max", monkeypatch, auto_experiment(list(levels), max_iterations=7),
+                          ShapedHost(levels, noisy))
+    assert store2.run(run2).stop_reason == "max_iterations reached (7 rounds)"
+
+
+def test_calibration_report(tmp_path, monkeypatch):
+    from iolab import calibrate
+    from iolab.report.calibration import RENDERERS
+
+    aa = calibrate.aa_experiment(experiment(["base", "patched"]), 6)
+    assert [v.name for v in aa.variant] == ["base", "base'"] and aa.report.kind == "calibration"
+    levels = {"base": 100.0, "base'": 100.0}
+    store, run_id = stored(tmp_path, monkeypatch, aa, ScriptedHost(levels))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    found = calibrate.calibrate(result, store.samples(run_id))
+    text = RENDERERS["text"](found)
+    check_golden("calibrate.txt", text)
+    assert max(len(line) for line in text.splitlines()) <= 72
+    document = json.loads(RENDERERS["json"](found))
+    document["run"]["started"] = document["run"]["finished"] = 0
+    check_golden("calibrate.json", json.dumps(document, indent=2) + "\n")
+    bw = document["rows"][0]
+    assert bw["metric"] == "read_bw" and bw["aa_verdict"] == "same" and 0 < bw["detectable"] < 0.05
+    assert bw["false_positive"]["subsets"] == 15
+
+
+def test_noise_footnotes_name_rounds_and_say_what_to_try(tmp_path, monkeypatch):
+    def drift_and_spike(cell, metrics):
+        if cell.variant.name == "patched":
+            metrics["read_bw"] *= 1 - 0.02 * cell.iteration  # slides over the run
+        if cell.variant.name == "base" and cell.iteration == 3:
+            metrics["ctx"] *= 1.5  # one odd round
+        if cell.variant.name == "base":
+            metrics["read_p99"] *= 1 + 0.15 * (cell.iteration % 2)  # spread
+    levels = {"base": 100.0, "patched": 120.0}
+    store, run_id = stored(tmp_path, monkeypatch, experiment(list(levels), iterations=10),
+                           ShapedHost(levels, drift_and_spike))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    kinds = {(d.kind, d.label, d.variant) for d in result.diagnostics}
+    assert ("drift", "rd BW MiB/s", "patched") in kinds
+    assert ("outliers", "ctx switches", "base") in kinds
+    assert ("spread", "rd p99 us", "base") in kinds
+    outlier = next(d for d in result.diagnostics if d.kind == "outliers")
+    assert outlier.rounds == (3,)
+    text = renderer("text")(result)
+    check_golden("noise-diagnostics.txt", text)
+    flat = " ".join(text.split())
+    assert "ctx switches (base: round 3)" in flat and "drop_caches" in flat and "warm-up" in flat

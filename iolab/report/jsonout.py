@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from iolab.analysis import Analysis, Figure
+from iolab.analysis import Analysis, Diagnostic, Figure
 
 JSON_VERSION = 1
 
@@ -27,6 +27,39 @@ def _figure(figure: Figure) -> dict[str, Any]:
         "min": _num(summary.minimum) if summary else None,
         "max": _num(summary.maximum) if summary else None,
     }
+
+
+def _diagnostic(d: Diagnostic) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": d.kind, "workload": d.workload, "label": d.label, "variant": d.variant}
+    if d.kind == "spread":
+        out["rel_stddev"] = d.value
+    elif d.kind == "drift":
+        out.update(tau=d.value, p=d.p)
+    elif d.kind == "outliers":
+        out["rounds"] = list(d.rounds)
+    elif d.kind == "view":
+        out["shown_as"] = d.detail
+    return out
+
+
+def _statistics(analysis: Analysis) -> dict[str, Any]:
+    report = analysis.experiment.report
+    statistics: dict[str, Any] = {
+        "view": analysis.view,
+        "alpha": report.alpha,
+        "correction": report.correction,
+        "test": "Mann-Whitney U, two-sided",
+    }
+    sequential = analysis.sequential
+    if sequential is not None:
+        statistics.update(
+            correction="sequential",
+            comparisons=sequential.comparisons,
+            looks=[sequential.first_look, sequential.last_look],
+            boundary=sequential.boundary,
+            look_alpha=sequential.look_alpha,
+        )
+    return statistics
 
 
 def document(analysis: Analysis) -> dict[str, Any]:
@@ -50,11 +83,12 @@ def document(analysis: Analysis) -> dict[str, Any]:
                     "p_adjusted": _num(c.p_adjusted),
                     "n_base": c.n_base,
                     "n_cand": c.n_cand,
+                    "alpha": _num(c.alpha),
                     "verdict": c.verdict,
                     "warnings": list(c.warnings),
                 }
             )
-    return {
+    doc = {
         "iolab_json_version": JSON_VERSION,
         "run": {
             "id": run.id,
@@ -64,14 +98,12 @@ def document(analysis: Analysis) -> dict[str, Any]:
             "started": run.started,
             "finished": run.finished,
             "rounds_done": analysis.rounds_done,
+            "iterations": experiment.run.iterations,
+            "stop_reason": run.stop_reason,
+            "recheck_of": run.recheck_of,
             "host": run.host,
         },
-        "statistics": {
-            "view": experiment.report.view,
-            "alpha": experiment.report.alpha,
-            "correction": experiment.report.correction,
-            "test": "Mann-Whitney U, two-sided",
-        },
+        "statistics": _statistics(analysis),
         "variants": analysis.variants,
         "rows": [
             {
@@ -79,6 +111,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
                 "metric": row.metric.name,
                 "label": row.metric.label,
                 "unit": row.metric.unit,
+                "view": row.view,
                 "figures": {variant: _figure(f) for variant, f in row.figures.items()},
             }
             for row in analysis.rows
@@ -88,8 +121,12 @@ def document(analysis: Analysis) -> dict[str, Any]:
             {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}
             for f in analysis.failures
         ],
+        "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],
         "notes": analysis.notes,
     }
+    if analysis.original is not None:
+        doc["rechecked_run"] = document(analysis.original)
+    return doc
 
 
 def render(analysis: Analysis) -> str:

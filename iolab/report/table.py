@@ -3,18 +3,31 @@
 Turns an Analysis into header lines, blocks of string cells (one block per
 candidate, each beside the baseline) and footnotes. Renderers only lay
 them out.
+
+A row may carry second lines: "min..max" when asked, and for a recheck run
+"recheck" (the rechecked run's figures are the row itself, the recheck's
+the line below, as in the f2fs-dio-iostat seed's "median"/"recheck" rows).
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass
 
-from iolab.analysis import Analysis, Figure, Row
+from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.stats import Comparison
 from iolab.units import format_size
 
 SYMBOL = {"better": "*", "worse": "*", "same": "~", "insufficient": "?"}
+VIEW_TEXT = {"median": "median ±rel. spread", "mean": "mean ±stddev", "hmean": "harmonic mean ±rel. stddev"}
+ADVICE = {
+    "spread": "try more rounds, a larger file or a longer runtime, [cell] drop_caches = true, "
+    "or pinned CPUs (cpus = [...])",
+    "drift": "the machine changed during the run; try warm-up rounds ([run] warmup), "
+    "[cell] drop_caches = true, pinned CPUs, or a quieter machine",
+    "outliers": "see what else ran then; try [cell] drop_caches = true, pinned CPUs, or more rounds",
+}
 
 
 @dataclass(frozen=True)
@@ -45,14 +58,38 @@ def percent(value: float, signed: bool = True) -> str:
     return text
 
 
-def figure_cell(figure: Figure) -> str:
+def mean_sd(center: float, stddev: float) -> str:
+    """``4333 ±27``: the stddev to two significant digits, the mean to the
+    same decimal place; large values in k or M (``184k ±59k``), as the
+    block-task-context-completion seed prints them."""
+    if not math.isfinite(center):
+        return "-"
+    if not math.isfinite(stddev):
+        return number(center)
+    scale, suffix = (1e6, "M") if abs(center) >= 1e7 else (1e3, "k") if abs(center) >= 1e5 else (1.0, "")
+    c, s = center / scale, stddev / scale
+    if s == 0:
+        return f"{number(c)}{suffix} ±0"
+    decimals = min(6, max(0, 1 - math.floor(math.log10(s))))
+    return f"{c:.{decimals}f}{suffix} ±{s:.{decimals}f}{suffix}"
+
+
+def figure_cell(figure: Figure, view: str = "median") -> str:
     if figure.n == 0:
         return "FAILED" if figure.failed else "-"
+    if view == "mean":
+        return mean_sd(figure.center, figure.summary.stddev if figure.summary else math.nan)
     spread = figure.rel_spread
     if not math.isfinite(spread):
         return number(figure.center)
     width = f"{spread * 100:.1f}" if spread < 0.1 else f"{spread * 100:.0f}"
     return f"{number(figure.center)} ±{width}%"
+
+
+def minmax_cell(figure: Figure) -> str:
+    if figure.summary is None:
+        return "-"
+    return f"{number(figure.summary.minimum)}..{number(figure.summary.maximum)}"
 
 
 def delta_cell(comparison: Comparison | None) -> str:
@@ -65,8 +102,20 @@ def delta_cell(comparison: Comparison | None) -> str:
     return f"{percent(comparison.delta)} *"
 
 
+def _rounds_text(analysis: Analysis) -> str:
+    run = analysis.experiment.run
+    if run.auto:
+        return f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
+    return f"{analysis.rounds_done} of {run.max_rounds} rounds"
+
+
+def _status(analysis: Analysis) -> str:
+    return "" if analysis.run.status == "complete" else f" ({analysis.run.status})"
+
+
 def header(analysis: Analysis) -> list[str]:
-    run, experiment = analysis.run, analysis.experiment
+    primary = analysis.original or analysis
+    run, experiment = primary.run, primary.experiment
     target = experiment.target
     where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
     fs = "raw" if target.fs == "none" else target.fs
@@ -76,78 +125,163 @@ def header(analysis: Analysis) -> list[str]:
     lines = [
         f"iolab: {experiment.name}",
         f"{fs} on {where[target.kind]}, kernel {host.get('kernel')}, {host.get('cpus')} CPUs",
+        f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
+        f"{VIEW_TEXT[analysis.view]}",
     ]
-    planned_rounds = experiment.run.iterations
-    status = "" if run.status == "complete" else f" ({run.status})"
-    view = {"median": "median", "mean": "mean", "hmean": "harmonic mean"}[experiment.report.view]
-    lines.append(
-        f"run {run.id}{status}: {analysis.rounds_done} of {planned_rounds} rounds, "
-        f"{experiment.run.order}; {view} ±rel. spread"
-    )
+    if run.stop_reason:
+        lines.append(f"stopped after {primary.rounds_done} rounds: {run.stop_reason}")
+    if analysis.original is not None:
+        stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
+        lines.append(
+            f"recheck: run {analysis.run.id}{_status(analysis)}: {_rounds_text(analysis)}, "
+            f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
+        )
     return lines
 
 
+def _row_lines(row: Row | None, baseline: str, candidate: str, min_max: bool, label: str) -> list[list[str]]:
+    if row is None:
+        return [["", label, "-", "-", "-"]]
+    lines = [[
+        "",
+        label,
+        figure_cell(row.figures[baseline], row.view),
+        figure_cell(row.figures[candidate], row.view),
+        delta_cell(row.comparisons.get(candidate)),
+    ]]
+    if min_max:
+        lines.append(["", "  min..max", minmax_cell(row.figures[baseline]), minmax_cell(row.figures[candidate]), ""])
+    return lines
+
+
+def _key(row: Row) -> tuple[str, str]:
+    return row.workload, row.metric.name
+
+
 def blocks(analysis: Analysis) -> list[Block]:
+    primary = analysis.original or analysis
+    recheck = {_key(row): row for row in analysis.rows} if analysis.original else None
     result = []
     for candidate in analysis.variants[1:]:
         rows = []
         previous = None
-        for row in analysis.rows:
-            rows.append(_cells(row, analysis.baseline, candidate, show_workload=row.workload != previous))
+        for row in primary.rows:
+            lines = _row_lines(row, analysis.baseline, candidate, analysis.min_max, row.metric.label)
+            if recheck is not None:
+                lines += _row_lines(recheck.get(_key(row)), analysis.baseline, candidate, analysis.min_max,
+                                    "  recheck")
+            if row.workload != previous:
+                lines[0][0] = row.workload
             previous = row.workload
+            rows += lines
         result.append(Block(["", "", analysis.baseline, candidate, "delta"], rows))
     return result
 
 
-def _cells(row: Row, baseline: str, candidate: str, show_workload: bool) -> list[str]:
-    return [
-        row.workload if show_workload else "",
-        row.metric.label,
-        figure_cell(row.figures[baseline]),
-        figure_cell(row.figures[candidate]),
-        delta_cell(row.comparisons.get(candidate)),
-    ]
+def _legend_line(analysis: Analysis) -> str:
+    report = analysis.experiment.report
+    keys = "~ no significant change; ? too few samples"
+    sequential = analysis.sequential
+    if sequential is not None:
+        return (
+            f"* significant (Mann-Whitney U, p<{sequential.look_alpha:.2g}, the level of every look "
+            f"of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} "
+            f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
+        )
+    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
+    return f"* significant (Mann-Whitney U, p<{report.alpha:g}, {correction}-corrected); {keys}"
 
 
 def legend(analysis: Analysis) -> list[str]:
-    report = analysis.experiment.report
-    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
-    return [
-        f"* significant (Mann-Whitney U, p<{report.alpha:g}, {correction}-corrected); "
-        "~ no significant change; ? too few samples"
-    ]
+    primary = analysis.original or analysis
+    lines = [_legend_line(primary)]
+    if analysis.original is not None and _legend_line(analysis) != lines[0]:
+        lines.append("recheck: " + _legend_line(analysis))
+    return lines
 
 
-def delta_intervals(analysis: Analysis) -> list[str]:
+def _intervals(analysis: Analysis, suffix: str) -> list[str]:
     lines = []
     for row in analysis.rows:
         for candidate, comparison in row.comparisons.items():
             if comparison.verdict in ("better", "worse") and math.isfinite(comparison.delta_low):
                 who = f" {candidate}" if len(analysis.variants) > 2 else ""
                 lines.append(
-                    f"{row.workload} {row.metric.label}{who}: {percent(comparison.delta)} "
+                    f"{row.workload} {row.metric.label}{who}{suffix}: {percent(comparison.delta)} "
                     f"[{percent(comparison.delta_low)}, {percent(comparison.delta_high)}], "
                     f"p={comparison.p_adjusted:.2g}"
                 )
     return lines
 
 
-def footnotes(analysis: Analysis) -> list[str]:
-    """Failures first (with their error text), then the statistics' caveats, each once."""
+def delta_intervals(analysis: Analysis) -> list[str]:
+    if analysis.original is None:
+        return _intervals(analysis, "")
+    return _intervals(analysis.original, "") + _intervals(analysis, ", recheck")
+
+
+def _listing(items: list[str], limit: int = 4) -> str:
+    return "; ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _diagnostic_notes(diagnostics: list[Diagnostic]) -> list[str]:
+    """One note per kind of finding, each row once, with what to try."""
+    by_kind: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for d in diagnostics:
+        row = f"{d.workload} {d.label}"
+        if d.kind == "spread":
+            by_kind["spread"][row].append(f"{d.variant} {d.value * 100:.1f}%")
+        elif d.kind == "drift":
+            way = "rises" if d.value > 0 else "falls"
+            by_kind["drift"][row].append(f"{d.variant} {way}, p={d.p:.2g}")
+        elif d.kind == "outliers":
+            rounds = ", ".join(str(r) for r in d.rounds)
+            by_kind["outliers"][row].append(f"{d.variant}: round{'s' if len(d.rounds) > 1 else ''} {rounds}")
+        elif d.kind == "view":
+            by_kind["view"][d.detail].append(row)
+    notes = []
+    titles = {
+        "spread": "high spread (rel. stddev over 5%)",
+        "drift": "drift across rounds (Kendall trend test, p<0.01)",
+        "outliers": "outliers (Tukey fences) by round",
+    }
+    for kind, title in titles.items():
+        if kind in by_kind:
+            items = [f"{row} ({', '.join(found)})" for row, found in by_kind[kind].items()]
+            notes.append(f"{title} in {_listing(items)}: {ADVICE[kind]}")
+    for shown, rows in by_kind.get("view", {}).items():
+        notes.append(f"harmonic mean needs positive values: {_listing(rows)} shown as {shown}")
+    return notes
+
+
+def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     notes = []
     for failure in analysis.failures:
         cells = ", ".join(str(seq) for seq in failure.cells[:6]) + (" ..." if len(failure.cells) > 6 else "")
         notes.append(
-            f"FAILED {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
+            f"{prefix}FAILED {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
             f"[{cells}]: {failure.error}"
         )
     seen: dict[str, list[str]] = {}
     for row in analysis.rows:
-        for candidate, comparison in row.comparisons.items():
+        for comparison in row.comparisons.values():
             for warning in comparison.warnings:
-                seen.setdefault(warning, []).append(f"{row.workload} {row.metric.label}")
+                where = seen.setdefault(warning, [])
+                if f"{row.workload} {row.metric.label}" not in where:
+                    where.append(f"{row.workload} {row.metric.label}")
     for warning, where in seen.items():
         rows = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        notes.append(f"{rows}: {warning}")
-    notes += analysis.notes
+        notes.append(f"{prefix}{rows}: {warning}")
+    notes += [prefix + note for note in _diagnostic_notes(analysis.diagnostics)]
+    notes += [prefix + note for note in analysis.notes]
     return notes
+
+
+def footnotes(analysis: Analysis) -> list[str]:
+    """Failures first (with their error text), then the statistics' caveats,
+    then the noise diagnostics with what to try; each once."""
+    if analysis.original is None:
+        notes = _footnotes(analysis, "")
+    else:
+        notes = _footnotes(analysis.original, "") + _footnotes(analysis, "recheck: ")
+    return list(dict.fromkeys(notes))

@@ -1,0 +1,128 @@
+"""A/A calibration: the baseline run against itself.
+
+``iolab calibrate EXP.toml`` runs the experiment's baseline variant twice
+per round -- as itself and as an identical copy named with a prime
+(``buffered`` and ``buffered'``) -- interleaved, like any run, and stores it
+as a run whose ``[report] kind`` is "calibration". Per report row it then
+gives:
+
+noise
+    relative stddev (stddev / mean) of all values of both copies.
+A/A delta
+    the copy against the baseline, decided like any table (Holm over the
+    rows): "~" is the expected outcome, "*" a false alarm.
+detectable change
+    the smallest relative shift a two-sided Mann-Whitney U finds with 90%
+    power at this noise with n values per side (n = the rounds run), at
+    ``alpha / rows`` -- the level the best row of a Holm-corrected table of
+    this many rows must reach (:func:`iolab.stats.detectable_change`: a
+    seeded simulation from a smoothed bootstrap of the pooled values).
+A/A false-positive rate
+    the share of subsets of k rounds in which the copy against the baseline,
+    on those rounds only, has p < alpha (:func:`iolab.stats.
+    aa_false_positive_rate`: pairs stay in their rounds, so what differs
+    between the two copies stays in the test), beside the share expected
+    with no difference at k per side. Subsets overlap; with few rounds this
+    is a coarse figure -- the benchmark in bench/aa_rate.py measures the rate
+    over many more rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from iolab import stats
+from iolab.analysis import Analysis
+from iolab.spec import Experiment, Run
+from iolab.store import Sample
+
+POWER = 0.9
+DEFAULT_ITERATIONS = 10  # for an experiment whose own iterations are "auto"
+
+
+def copy_name(name: str) -> str:
+    return name[:23] + "'"
+
+
+def aa_experiment(experiment: Experiment, iterations: int | None = None) -> Experiment:
+    """The experiment with its baseline twice (baseline, baseline'), fixed length."""
+    base = experiment.baseline
+    own = experiment.run.iterations
+    rounds = iterations or (own if isinstance(own, int) else DEFAULT_ITERATIONS)
+    data = experiment.model_dump()
+    data["variant"] = [base.model_dump(), {**base.model_dump(), "name": copy_name(base.name)}]
+    data["run"] = Run(iterations=rounds, order="interleaved", warmup=experiment.run.warmup,
+                      seed=experiment.run.seed).model_dump()
+    data["report"] = {**experiment.report.model_dump(), "kind": "calibration"}
+    return Experiment.model_validate(data)
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    workload: str
+    metric: str
+    label: str
+    unit: str
+    n: int  # rounds with a value from both copies
+    noise: float  # rel. stddev of all values of both copies
+    aa: stats.Comparison | None
+    detectable: float  # relative shift; inf: none at this n; nan: cannot say (see warnings)
+    false_positive: stats.AARate | None
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    analysis: Analysis  # the A/A run's comparison table (header, failures, diagnostics)
+    baseline: str
+    copy: str
+    alpha: float
+    detect_alpha: float  # alpha / rows
+    power: float
+    rows: list[CalibrationRow]
+
+
+def _paired(samples: list[Sample], workload: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
+    by_round: dict[str, dict[int, float]] = {a: {}, b: {}}
+    for s in samples:
+        if s.status == "ok" and not s.warmup and s.workload == workload and s.variant in by_round:
+            if metric in s.metrics:
+                by_round[s.variant][s.round] = s.metrics[metric]
+    rounds = sorted(set(by_round[a]) & set(by_round[b]))
+    return [by_round[a][r] for r in rounds], [by_round[b][r] for r in rounds]
+
+
+def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
+    """Noise, detectable change and A/A false-positive rate per row of an A/A run."""
+    baseline, copy = result.variants[0], result.variants[1]
+    alpha = result.experiment.report.alpha
+    detect_alpha = alpha / max(1, len(result.rows))
+    rows = []
+    for row in result.rows:
+        a, b = _paired(samples, row.workload, row.metric.name, baseline, copy)
+        pooled = np.array(a + b, dtype=float)
+        warnings: list[str] = []
+        noise = detectable = math.nan
+        rate = None
+        if pooled.size >= 2 and np.mean(pooled) != 0:
+            noise = float(np.std(pooled, ddof=1) / abs(np.mean(pooled)))
+        if len(a) < 2:
+            warnings.append(f"need >= 2 rounds with both copies, have {len(a)}")
+        elif np.any(pooled <= 0):
+            warnings.append("values of 0 or below: no relative detectable change")
+        elif pooled.max() == pooled.min():
+            warnings.append("all values equal (quantized, e.g. a histogram bucket): a change "
+                            "smaller than one step does not show at all")
+        else:
+            detectable = stats.detectable_change(pooled, len(a), detect_alpha, POWER)
+            rate = stats.aa_false_positive_rate(a, b, alpha)
+            warnings += rate.warnings
+        rows.append(CalibrationRow(
+            workload=row.workload, metric=row.metric.name, label=row.metric.label, unit=row.metric.unit,
+            n=len(a), noise=noise, aa=row.comparisons.get(copy), detectable=detectable,
+            false_positive=rate, warnings=tuple(warnings),
+        ))
+    return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows)

@@ -1,0 +1,175 @@
+"""The A/A calibration report (iolab.calibrate): text, markdown and JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from iolab.calibrate import Calibration, CalibrationRow
+from iolab.report import table
+from iolab.report.jsonout import JSON_VERSION, _num
+from iolab.report.text import _wrapped
+
+COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
+
+
+def _detectable(row: CalibrationRow) -> str:
+    if math.isinf(row.detectable):
+        return "none"
+    return table.percent(row.detectable, signed=False)
+
+
+def _false_positive(row: CalibrationRow) -> str:
+    rate = row.false_positive
+    if rate is None or not math.isfinite(rate.observed):
+        return "-"
+    return f"{table.percent(rate.observed, signed=False)} ({table.percent(rate.expected, signed=False)})"
+
+
+def cells(calibration: Calibration) -> list[list[str]]:
+    lines = []
+    previous = None
+    for row in calibration.rows:
+        lines.append([
+            row.workload if row.workload != previous else "",
+            row.label,
+            table.percent(row.noise, signed=False),
+            table.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" else
+            f"{table.percent(row.aa.delta)} ~",
+            _detectable(row),
+            _false_positive(row),
+        ])
+        previous = row.workload
+    return lines
+
+
+def header(calibration: Calibration) -> list[str]:
+    result = calibration.analysis
+    head = table.header(result)
+    run = result.run
+    status = "" if run.status == "complete" else f" ({run.status})"
+    head[0] = f"iolab calibrate: {result.experiment.name}"
+    head[2] = (
+        f"run {run.id}{status}: A/A, {calibration.baseline} against an identical copy "
+        f"({calibration.copy}), {result.rounds_done} of {result.experiment.run.max_rounds} rounds, "
+        f"{result.experiment.run.order}"
+    )
+    return head
+
+
+def methods(calibration: Calibration) -> list[str]:
+    rows = len(calibration.rows)
+    n = max((row.n for row in calibration.rows), default=0)
+    rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
+    lines = [
+        f"noise: relative stddev of the {2 * n} values of both copies.",
+        f"A/A delta: {calibration.copy} against {calibration.baseline} (Mann-Whitney U, Holm over "
+        f"{rows} rows); ~ is the expected outcome, * a false alarm.",
+        f"detectable: smallest change a two-sided Mann-Whitney U finds with "
+        f"{calibration.power * 100:.0f}% power at this noise, n={n} per side, alpha "
+        f"{calibration.alpha:g}/{rows} = {calibration.detect_alpha:.3g} (Holm's first step), "
+        f"simulated from the observed values; none: no change can reach it at this n.",
+    ]
+    if rates:
+        rate = rates[0]
+        lines.append(
+            f"A/A FP: share of {rate.subsets} subsets of {rate.k} of the {n} rounds in which "
+            f"{calibration.copy} against {calibration.baseline} on those rounds has "
+            f"p<{calibration.alpha:g}; (null): the share expected with no difference at "
+            f"{rate.k} per side."
+        )
+    return lines
+
+
+def _notes(calibration: Calibration) -> list[str]:
+    where: dict[str, list[str]] = {}
+    for row in calibration.rows:
+        for warning in row.warnings:
+            where.setdefault(warning, []).append(f"{row.workload} {row.label}")
+    notes = [f"{', '.join(rows)}: {warning}" for warning, rows in where.items()]
+    return list(dict.fromkeys(notes + table.footnotes(calibration.analysis)))
+
+
+def _layout(lines: list[list[str]]) -> list[str]:
+    everything = [COLUMNS, *lines]
+    widths = [max(len(line[i]) for line in everything) for i in range(len(COLUMNS))]
+    out = []
+    for line in everything:
+        text = f"{line[0]:<{widths[0]}}  {line[1]:<{widths[1]}}"
+        text += "".join(f"  {cell:>{width}}" for cell, width in zip(line[2:], widths[2:]))
+        out.append(text.rstrip())
+    return out
+
+
+def render_text(calibration: Calibration) -> str:
+    lines = _wrapped(header(calibration)) + [""] + _layout(cells(calibration)) + [""]
+    lines += _wrapped(methods(calibration))
+    notes = _notes(calibration)
+    if notes:
+        lines += ["", "notes:"] + _wrapped([f"- {note}" for note in notes], "  ")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(calibration: Calibration) -> str:
+    head = header(calibration)
+    lines = [f"### {head[0]}", "", *[f"{line}  " for line in head[1:]], ""]
+    lines += ["| " + " | ".join(COLUMNS) + " |", "|---|---|" + "---:|" * 4]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells(calibration)]
+    lines += ["", *[f"- {line}" for line in methods(calibration)]]
+    notes = _notes(calibration)
+    if notes:
+        lines += ["", "notes:", "", *[f"- {note}" for note in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def document(calibration: Calibration) -> dict[str, Any]:
+    result = calibration.analysis
+    run = result.run
+    rows = []
+    for row in calibration.rows:
+        aa = row.aa
+        rate = row.false_positive
+        rows.append({
+            "workload": row.workload,
+            "metric": row.metric,
+            "label": row.label,
+            "unit": row.unit,
+            "n": row.n,
+            "noise": _num(row.noise),
+            "aa_delta": _num(aa.delta) if aa else None,
+            "aa_delta_ci": [_num(aa.delta_low), _num(aa.delta_high)] if aa else None,
+            "aa_p": _num(aa.p) if aa else None,
+            "aa_verdict": aa.verdict if aa else None,
+            "detectable": None if math.isinf(row.detectable) else _num(row.detectable),
+            "detectable_reachable": not math.isinf(row.detectable),
+            "false_positive": None if rate is None else {
+                "observed": _num(rate.observed), "expected": _num(rate.expected),
+                "subsets": rate.subsets, "rounds_per_subset": rate.k,
+            },
+            "warnings": list(row.warnings),
+        })
+    return {
+        "iolab_json_version": JSON_VERSION,
+        "kind": "calibration",
+        "run": {
+            "id": run.id, "name": run.name, "status": run.status, "seed": run.seed,
+            "started": run.started, "finished": run.finished, "rounds_done": result.rounds_done,
+            "host": run.host,
+        },
+        "baseline": calibration.baseline,
+        "copy": calibration.copy,
+        "alpha": calibration.alpha,
+        "detect_alpha": calibration.detect_alpha,
+        "power": calibration.power,
+        "methods": methods(calibration),
+        "rows": rows,
+        "notes": _notes(calibration),
+    }
+
+
+def render_json(calibration: Calibration) -> str:
+    return json.dumps(document(calibration), indent=2) + "\n"
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "json": render_json}
