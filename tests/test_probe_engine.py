@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -284,7 +285,7 @@ def test_run_places_the_file_on_the_target(probe_bin, tmp_path):
     argv = result.artefacts["probe.argv"]
     assert f"--file={tmp_path}/mnt/probe.dat" in argv and "--bs=1024" in argv and "--op=pwrite" in argv
     assert json.loads(result.artefacts["probe.json"])["params"]["file"] == f"{tmp_path}/mnt/probe.dat"
-    assert get("probe").version() == "iolab-probe 1"
+    assert re.fullmatch(r"iolab-probe 1 \(sha256 [0-9a-f]{12}\)", get("probe").version())
 
 
 def test_batch_and_churn_run(probe_bin, tmp_path):
@@ -364,7 +365,7 @@ def test_probe_workload_through_the_runner(probe_bin, tmp_path):
     samples = store.samples(run_id)
     assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
     for sample in samples:
-        assert sample.env["probe"] == "iolab-probe 1"
+        assert sample.env["probe"].startswith("iolab-probe 1 (sha256 ")
         assert histogram.total(sample.histograms["lat"]) == sample.metrics["ops"] == 2000
         argv = store.artefact(run_id, sample.seq, "probe.argv")
         assert "/probe.dat" in argv and ("--bs=8192" in argv) == (sample.variant == "8k")

@@ -28,6 +28,7 @@ measured region).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -292,11 +293,14 @@ class ProbeEngine:
     name = "probe"
 
     def version(self) -> str:
+        """'iolab-probe 1 (sha256 1a2b3c4d5e6f)': the output version and which
+        build, stored with every sample (env["probe"])."""
         path = binary()
         done = subprocess.run([str(path), "--version"], capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise ToolError(f"{path} --version failed: {probe_error(done.returncode, done.stderr)}")
-        return done.stdout.strip()
+        build = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        return f"{done.stdout.strip()} (sha256 {build})"
 
     def run(self, work: WorkloadRun) -> EngineResult:
         mode, params = merged(work.job, work.options)
