@@ -75,10 +75,18 @@ def _journal() -> Check:
     journal = default_journal()
     if not journal.exists():
         return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
-    restored = knobs.recover(journal)
-    if not restored:
-        return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
-    return Check("knob journal", True, "restored: " + "; ".join(restored), required=False)
+    found = knobs.recover(journal)
+    failed = [item.text for item in found if item.outcome == "failed"]
+    restored = [item.text for item in found if item.outcome == "restored"]
+    running = [item.text for item in found if item.outcome == "left"]
+    if failed:
+        return Check("knob journal", False, "could not restore: " + "; ".join(failed),
+                     f"restore by hand, then edit {journal}")
+    if restored:
+        return Check("knob journal", True, "restored: " + "; ".join(restored), required=False)
+    if running:
+        return Check("knob journal", True, "applied by a running iolab: " + "; ".join(running), required=False)
+    return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
 
 
 def checks() -> list[Check]:

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 
 class KnobError(Exception):
@@ -188,8 +188,15 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def recover(journal_path: str | os.PathLike[str]) -> list[str]:
-    """Undo what a killed iolab process left applied; a line per action taken.
+class Recovered(NamedTuple):
+    """One journal entry looked at by recover()."""
+
+    outcome: str  # "restored", "left" (its process is alive) or "failed"
+    text: str
+
+
+def recover(journal_path: str | os.PathLike[str]) -> list[Recovered]:
+    """Undo what a killed iolab process left applied; one item per entry.
 
     Entries of a process that is still alive belong to a running cell and are
     left alone. An entry whose path no longer exists (a detached loop
@@ -197,20 +204,20 @@ def recover(journal_path: str | os.PathLike[str]) -> list[str]:
     recover() reports it again.
     """
     journal = Journal(journal_path)
-    done: list[str] = []
+    done: list[Recovered] = []
     with journal._locked():
         keep = []
         for entry in journal.entries():
             pid = int(entry.get("pid", 0))
             label = entry.get("label", "?")
             if pid != os.getpid() and _pid_alive(pid):
-                done.append(f"left {label}: its process {pid} is still running")
+                done.append(Recovered("left", f"{label}: its process {pid} is still running"))
                 keep.append(entry)
                 continue
             try:
-                done.append(f"{label}: {_undo(entry['undo'], label)}")
+                done.append(Recovered("restored", f"{label}: {_undo(entry['undo'], label)}"))
             except KnobError as exc:
-                done.append(f"FAILED {exc}")
+                done.append(Recovered("failed", str(exc)))
                 keep.append(entry)
         journal._rewrite(keep)
     return done

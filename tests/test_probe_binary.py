@@ -412,7 +412,7 @@ def test_churn_drop_caches_runs_or_says_why(probe, tmp_path):
 def test_lat_on_a_loop_block_device(probe, tmp_path, clean_system):
     if os.geteuid() != 0 or shutil.which("losetup") is None:
         pytest.skip("needs root and losetup for a loop device")
-    img = tmp_path / "iolab-probe-test.img"
+    img = tmp_path / "probe-test.img"
     with open(img, "wb") as fh:
         fh.truncate(8 << 20)
     dev = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", str(img)],

@@ -37,8 +37,11 @@ class LocalHost:
 
     def __enter__(self) -> LocalHost:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        for line in knobs.recover(self.journal):
-            print(f"iolab: restored after an earlier run was killed: {line}", file=sys.stderr)
+        for item in knobs.recover(self.journal):
+            if item.outcome == "restored":
+                print(f"iolab: restored what a killed run left changed: {item.text}", file=sys.stderr)
+            elif item.outcome == "failed":
+                print(f"iolab: could not restore what a killed run left changed: {item.text}", file=sys.stderr)
         self.scratch = Path(tempfile.mkdtemp(prefix="iolab-run-", dir=self.scratch_parent))
         return self
 
