@@ -15,7 +15,7 @@ from typing import Any
 
 import iolab
 
-CHECKED = ("kernel", "fio", "cpus", "cpu_model")
+CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model")
 
 
 def _cpu_model() -> str:
