@@ -72,6 +72,8 @@ class Diagnostic:
 
     kind: "spread" (relative stddev above HIGH_SPREAD), "drift" (trend across
     rounds, p < DRIFT_P), "outliers" (Tukey fences; ``rounds`` names them),
+    "rounds" (a candidate's values rise and fall with the baseline's from
+    round to round: Kendall tau of the values paired by round, p < DRIFT_P),
     "view" (the row could not use the requested view).
     """
 
@@ -216,6 +218,24 @@ def _noise(workload: str, metric: Metric, variant: str, group: list[Sample]) -> 
     return found
 
 
+def _round_effect(workload: str, metric: Metric, candidate: str, base: list[Sample],
+                  cand: list[Sample]) -> list[Diagnostic]:
+    """Whether baseline and candidate move together across rounds (the
+    machine's state changing between rounds, which interleaving cancels)."""
+    by_round = {s.round: s.metrics[metric.name] for s in base if metric.name in s.metrics}
+    pairs = [(by_round[s.round], s.metrics[metric.name]) for s in cand
+             if metric.name in s.metrics and s.round in by_round]
+    if len(pairs) < 6:
+        return []
+    x, y = zip(*pairs)
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return []
+    result = stats.kendall(x, y)
+    if result.tau > 0 and result.p < DRIFT_P:
+        return [Diagnostic("rounds", workload, metric.label, candidate, value=result.tau, p=result.p)]
+    return []
+
+
 def sequential_level(experiment: Experiment, comparisons: int) -> Sequential:
     """The per-look level of an adaptive run with this many comparisons in its table."""
     alpha = experiment.report.alpha
@@ -269,6 +289,8 @@ def analyse(
                 diagnostics += _noise(workload, metric, variant, group)
             rows.append(Row(workload, metric, figures, {}, row_view))
             for candidate in variants[1:]:
+                diagnostics += _round_effect(workload, metric, candidate, ok[(variants[0], workload)],
+                                             ok[(candidate, workload)])
                 comparison = _compare(metric, row_view, ok[(variants[0], workload)], ok[(candidate, workload)])
                 if comparison is not None:
                     pending.append((len(rows) - 1, candidate, comparison))

@@ -112,6 +112,7 @@ __all__ = [
     "aa_false_positive_rate",
     "Trend",
     "trend",
+    "kendall",
     "outliers",
     "detectable_change",
     "StopDecision",
@@ -720,6 +721,20 @@ def trend(values_in_round_order: Sequence[float]) -> Trend:
     if np.all(x == x[0]):
         return Trend(0.0, 1.0)
     res = sps.kendalltau(np.arange(x.size), x)
+    return Trend(float(res.statistic), float(res.pvalue))
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> Trend:
+    """Kendall's tau-b between two paired series and its two-sided p
+    (``scipy.stats.kendalltau``); :func:`trend` is this against the round
+    index. Fewer than 2 pairs, or a constant series: ``Trend(nan, nan)``."""
+    a = _values(x, "x")
+    b = _values(y, "y")
+    if a.size != b.size:
+        raise ValueError(f"x and y must be paired, got {a.size} and {b.size} values")
+    if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return Trend(math.nan, math.nan)
+    res = sps.kendalltau(a, b)
     return Trend(float(res.statistic), float(res.pvalue))
 
 

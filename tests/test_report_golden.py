@@ -242,3 +242,20 @@ def test_noise_footnotes_name_rounds_and_say_what_to_try(tmp_path, monkeypatch):
     check_golden("noise-diagnostics.txt", text)
     flat = " ".join(text.split())
     assert "ctx switches (base: round 3)" in flat and "drop_caches" in flat and "warm-up" in flat
+
+
+def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch):
+    factor = {r: 1 + 0.3 * ((r * 37) % 10) / 10 for r in range(12)}  # the machine, round by round
+
+    def shared(cell, metrics):
+        metrics["read_bw"] *= factor[cell.round]
+    levels = {"base": 100.0, "patched": 100.0}
+    store, run_id = stored(tmp_path, monkeypatch, experiment(list(levels), iterations=12),
+                           ShapedHost(levels, shared))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    rounds = [d for d in result.diagnostics if d.kind == "rounds"]
+    assert [(d.label, d.variant) for d in rounds] == [("rd BW MiB/s", "patched")]
+    assert rounds[0].value > 0.5 and rounds[0].p < 0.01
+    flat = " ".join(renderer("text")(result).split())
+    assert "rise and fall together from round to round" in flat and "conservative here" in flat
+    assert json.loads(renderer("json")(result))["diagnostics"][-1]["kind"] == "rounds"

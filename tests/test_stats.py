@@ -590,3 +590,14 @@ def test_aa_rate_enumerates_subsets_and_knows_the_null():
         S.aa_false_positive_rate([1.0, 2.0], [1.0])
     with pytest.raises(ValueError):
         S.aa_false_positive_rate(a, b, k=3)  # 3 per side can never reach 0.05
+
+
+def test_kendall_matches_scipy_and_hand_count():
+    x, y = [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]
+    # 6 pairs: 5 concordant, 1 discordant -> tau = (5 - 1) / 6
+    k = S.kendall(x, y)
+    assert k.tau == pytest.approx(4 / 6)
+    assert k.p == pytest.approx(sps.kendalltau(x, y).pvalue)
+    assert math.isnan(S.kendall([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]).tau)
+    with pytest.raises(ValueError):
+        S.kendall([1.0, 2.0], [1.0])

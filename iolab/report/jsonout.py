@@ -33,7 +33,7 @@ def _diagnostic(d: Diagnostic) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": d.kind, "workload": d.workload, "label": d.label, "variant": d.variant}
     if d.kind == "spread":
         out["rel_stddev"] = d.value
-    elif d.kind == "drift":
+    elif d.kind in ("drift", "rounds"):
         out.update(tau=d.value, p=d.p)
     elif d.kind == "outliers":
         out["rounds"] = list(d.rounds)

@@ -27,6 +27,9 @@ ADVICE = {
     "drift": "the machine changed during the run; try warm-up rounds ([run] warmup), "
     "[cell] drop_caches = true, pinned CPUs, or a quieter machine",
     "outliers": "see what else ran then; try [cell] drop_caches = true, pinned CPUs, or more rounds",
+    "rounds": "the machine's state changed between rounds; interleaving keeps that out of the delta, "
+    "and the rank test, which does not pair rounds, is conservative here (fewer false alarms, less "
+    "power); try a quieter machine, pinned CPUs, or [cell] drop_caches = true",
 }
 
 
@@ -237,6 +240,8 @@ def _diagnostic_notes(diagnostics: list[Diagnostic]) -> list[str]:
         elif d.kind == "outliers":
             rounds = ", ".join(str(r) for r in d.rounds)
             by_kind["outliers"][row].append(f"{d.variant}: round{'s' if len(d.rounds) > 1 else ''} {rounds}")
+        elif d.kind == "rounds":
+            by_kind["rounds"][row].append(f"{d.variant} tau {d.value:.2f}, p={d.p:.2g}")
         elif d.kind == "view":
             by_kind["view"][d.detail].append(row)
     notes = []
@@ -244,6 +249,8 @@ def _diagnostic_notes(diagnostics: list[Diagnostic]) -> list[str]:
         "spread": "high spread (rel. stddev over 5%)",
         "drift": "drift across rounds (Kendall trend test, p<0.01)",
         "outliers": "outliers (Tukey fences) by round",
+        "rounds": "baseline and candidate rise and fall together from round to round (Kendall tau "
+        "of values paired by round, p<0.01)",
     }
     for kind, title in titles.items():
         if kind in by_kind:
