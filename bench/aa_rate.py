@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from iolab import stats
 
@@ -56,15 +57,17 @@ ALPHA = 0.05
 FIRST, LAST, TARGET = 5, 30, 0.01
 
 
-def load(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """Per metric an array (rounds, 2): A and A' of each round with both."""
+def load(path: Path, with_disturbed: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
+    """Per metric an array (rounds, 2): A and A' of each round with both
+    (rounds marked disturbed by the recorder left out unless asked for)."""
     document = json.loads(path.read_text())
+    skip = set() if with_disturbed else set(document.get("disturbed_rounds", []))
     variants = document["experiment"]["variant"]
     a_name, b_name = variants[0]["name"], variants[1]["name"]
     by_round: dict[int, dict[str, dict[str, float]]] = {}
     for s in document["samples"]:
         by_round.setdefault(s["round"], {})[s["variant"]] = s["metrics"]
-    rounds = sorted(r for r, v in by_round.items() if a_name in v and b_name in v)
+    rounds = sorted(r for r, v in by_round.items() if a_name in v and b_name in v and r not in skip)
     data = {
         m: np.array([[by_round[r][a_name][m], by_round[r][b_name][m]] for r in rounds])
         for m in HEADLINE
@@ -150,16 +153,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(HERE / "data" / "aa-samples.json"))
     parser.add_argument("--quick", action="store_true", help="fewer resamples (a smoke run)")
+    parser.add_argument("--with-disturbed", action="store_true", help="keep rounds the recorder marked disturbed")
     args = parser.parse_args()
-    document, data = load(Path(args.data))
+    document, data = load(Path(args.data), args.with_disturbed)
     comparisons, runs = (200, 200) if args.quick else (2000, 1000)
     rounds = len(data["read_bw"])
-    print(f"data: {args.data}: {rounds} rounds of A and A' ({document['recorded']}, "
+    disturbed = len(document.get("disturbed_rounds", []))
+    print(f"data: {args.data}: {rounds} rounds of A and A' ({disturbed} disturbed rounds "
+          f"{'kept' if args.with_disturbed else 'left out'}; {document['recorded']}, "
           f"load average {document['loadavg_before'][0]:.2f} -> {document['loadavg_after'][0]:.2f}, "
           f"{document['host'].get('cpus')} CPUs, kernel {document['host'].get('kernel')})")
     for m in HEADLINE:
         values = data[m].ravel()
-        print(f"  {m:9s} median {np.median(values):9.2f}  rel. stddev {np.std(values, ddof=1) / np.mean(values):6.1%}")
+        rho = spearmanr(data[m][:, 0], data[m][:, 1]).statistic
+        print(f"  {m:9s} median {np.median(values):9.2f}  rel. stddev {np.std(values, ddof=1) / np.mean(values):6.1%}"
+              f"  A vs A' by round: Spearman {rho:+.2f}")
     started = time.time()
     print(f"\nfixed n=10, {comparisons} A/A comparisons (alpha {ALPHA}):")
     aa = fixed(data, 10, comparisons, 1.0, seed=1)

@@ -7,6 +7,15 @@ fio on a loop device, then writes every measured sample's metrics, in round
 order, to bench/data/aa-samples.json together with the host, the load
 average before and after, and the wall time. The data file is committed so
 the benchmark needs no root and no fio.
+
+Quiet rounds (the default; --any-time turns it off): this machine has 2
+CPUs and is shared, and other work (a VM under emulation takes both CPUs)
+makes the figures of a round swing by tens of percent. So a round starts
+only when, for the second before, the CPUs were at least 80% idle and no
+QEMU process ran; a round during whose cells a QEMU process or a pytest run
+appeared is marked ``disturbed`` in the data (bench/aa_rate.py leaves those
+out unless told otherwise). The choice depends only on the machine, never
+on the measured values.
 """
 
 from __future__ import annotations
@@ -14,10 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
 from iolab import environment, runner, spec
+from iolab.hosts.local import LocalHost
 from iolab.store import Store
 
 HERE = Path(__file__).resolve().parent
@@ -27,11 +38,51 @@ def loadavg() -> list[float]:
     return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
+def others_busy() -> bool:
+    """A VM under emulation or a test run of someone else's is running."""
+    for pattern in ("qemu-system", "pytest"):
+        if subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode == 0:
+            return True
+    return False
+
+
+def idle_fraction(seconds: float = 1.0) -> float:
+    def read() -> list[int]:
+        return [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    before = read()
+    time.sleep(seconds)
+    after = read()
+    delta = [b - a for a, b in zip(before, after)]
+    return (delta[3] + delta[4]) / max(1, sum(delta))  # idle + iowait
+
+
+class QuietHost(LocalHost):
+    """LocalHost that starts a round only on a quiet machine and notes disturbed rounds."""
+
+    def __init__(self, cells_per_round: int):
+        super().__init__()
+        self.cells_per_round = cells_per_round
+        self.disturbed: set[int] = set()
+        self.waited = 0.0
+
+    def run_cell(self, cell):
+        if cell.seq % self.cells_per_round == 0:
+            started = time.time()
+            while others_busy() or idle_fraction() < 0.8:
+                time.sleep(5)
+            self.waited += time.time() - started
+        sample = super().run_cell(cell)
+        if others_busy():
+            self.disturbed.add(cell.round)
+        return sample
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, help="override [run].iterations")
     parser.add_argument("--store", default="/tmp/iolab-aa-record.db")
     parser.add_argument("--out", default=str(HERE / "data" / "aa-samples.json"))
+    parser.add_argument("--any-time", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args()
     experiment = spec.load(HERE / "aa-record.toml")
     if args.rounds:
@@ -40,7 +91,10 @@ def main() -> None:
         experiment = spec.Experiment.model_validate(data)
     store = Store(args.store)
     load_before, started = loadavg(), time.time()
-    run_id = runner.run(experiment, store, experiment_path=str(HERE / "aa-record.toml"))
+    host = None if args.any_time else QuietHost(len(experiment.variant) * len(experiment.workload))
+    if host is not None:
+        runner.preflight(experiment)
+    run_id = runner.run(experiment, store, experiment_path=str(HERE / "aa-record.toml"), host=host)
     load_after, finished = loadavg(), time.time()
     samples = [s for s in store.samples(run_id, with_histograms=False) if not s.warmup]
     failed = [s.seq for s in samples if s.status != "ok"]
@@ -54,6 +108,9 @@ def main() -> None:
         "loadavg_before": load_before,
         "loadavg_after": load_after,
         "failed_cells": failed,
+        "quiet_rounds": host is not None,
+        "waited_seconds": round(host.waited, 1) if host else 0.0,
+        "disturbed_rounds": sorted(host.disturbed) if host else [],
         "samples": [
             {"round": s.round, "seq": s.seq, "variant": s.variant, "metrics": s.metrics}
             for s in samples if s.status == "ok"
@@ -61,6 +118,7 @@ def main() -> None:
     }
     Path(args.out).write_text(json.dumps(document, indent=1) + "\n")
     print(f"run {run_id}: {len(document['samples'])} samples, {len(failed)} failed, "
+          f"{len(document['disturbed_rounds'])} disturbed rounds, waited {document['waited_seconds']} s, "
           f"{finished - started:.0f} s, load {load_before} -> {load_after}; wrote {args.out}")
     if os.environ.get("IOLAB_KEEP_STORE") is None:
         store.close()
