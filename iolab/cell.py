@@ -32,7 +32,7 @@ from iolab.collectors import CollectorError
 from iolab.engines import EngineError, EngineResult, WorkloadRun
 from iolab.knobs import KnobError
 from iolab.spec import CellSetup, Collect, Target, Variant, Workload
-from iolab.store import Sample
+from iolab.sample import Sample
 from iolab.sysutil import ToolError
 from iolab.targets import Prepared, TargetError
 

@@ -18,9 +18,11 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from iolab.sample import Sample  # re-exported: the store keeps samples
 
 SCHEMA_VERSION = 2
 
@@ -86,39 +88,6 @@ MIGRATIONS = {
 
 class StoreError(Exception):
     pass
-
-
-@dataclass
-class Sample:
-    """The outcome of one cell: metrics, or a failure with its error text."""
-
-    seq: int
-    round: int
-    iteration: int
-    warmup: bool
-    variant: str
-    workload: str
-    status: str  # "ok" | "failed"
-    error: str | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
-    histograms: dict[str, dict[int, int]] = field(default_factory=dict)
-    artefacts: dict[str, str] = field(default_factory=dict)
-    env: dict[str, Any] = field(default_factory=dict)
-    started: float = 0.0
-    setup_s: float | None = None
-    run_s: float | None = None
-    teardown_s: float | None = None
-
-    def to_json(self) -> str:
-        return json.dumps(self.__dict__, default=str)
-
-    @classmethod
-    def from_json(cls, text: str) -> Sample:
-        data = json.loads(text)
-        data["histograms"] = {
-            name: {int(k): v for k, v in bins.items()} for name, bins in data["histograms"].items()
-        }
-        return cls(**data)
 
 
 @dataclass(frozen=True)
