@@ -75,6 +75,20 @@ def round_cells(experiment: Experiment, seed: int, round_index: int) -> list[Pla
     ]
 
 
+def _alternate(experiment: Experiment, rounds: int) -> list[tuple[int, str, str]]:
+    """ABAB...: blocks of rounds in which each variant (in file order) runs
+    all its cells of the block in a row, as many as one VM boot takes
+    ([vm] cells_per_boot), so kernels alternate boot by boot."""
+    workloads = [w.name for w in experiment.workload]
+    block = max(1, experiment.vm.cells_per_boot // len(workloads))
+    ordered = []
+    for first in range(0, rounds, block):
+        for variant in experiment.variant:
+            for r in range(first, min(first + block, rounds)):
+                ordered += [(r, variant.name, w) for w in workloads]
+    return ordered
+
+
 def plan(experiment: Experiment, seed: int) -> list[PlannedCell]:
     """Every cell of the run; for ``iterations = "auto"`` the longest run
     (``max_iterations`` measured rounds), of which an adaptive run takes a prefix."""
@@ -82,6 +96,8 @@ def plan(experiment: Experiment, seed: int) -> list[PlannedCell]:
     if experiment.run.order == "interleaved":
         orders = _orders(experiment, seed)
         ordered = [(r, v, w) for r in range(rounds) for v, w in next(orders)]
+    elif experiment.run.order == "alternate":
+        ordered = _alternate(experiment, rounds)
     else:  # sequential: every iteration of one variant before the next
         ordered = [(r, v, w) for v, w in pairs(experiment) for r in range(rounds)]
     return [_cell(experiment, seq, r, v, w) for seq, (r, v, w) in enumerate(ordered)]

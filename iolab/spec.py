@@ -24,9 +24,9 @@ from pydantic import (
 
 from iolab.units import format_size, parse_size
 
-FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "none")
+FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "f2fs", "none")
 # The smallest filesystem each mkfs accepts (mkfs.xfs refuses under 300MB).
-MIN_SIZE = {"ext4": 16 << 20, "xfs": 300 << 20, "btrfs": 128 << 20, "none": 1 << 20, "erofs": 0}
+MIN_SIZE = {"ext4": 16 << 20, "xfs": 300 << 20, "btrfs": 128 << 20, "f2fs": 64 << 20, "none": 1 << 20, "erofs": 0}
 VIEWS = ("median", "mean", "hmean")
 
 
@@ -78,7 +78,7 @@ class Loop(Strict):
 
 class Target(Strict):
     kind: Literal["loop", "device", "dir"] = "loop"
-    fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] = "ext4"
+    fs: Literal["ext4", "xfs", "btrfs", "erofs", "f2fs", "none"] = "ext4"
     size: Size = parse_size("1GiB")
     device: str | None = None
     path: str | None = None
@@ -164,7 +164,7 @@ TARGET_OVERRIDES = ("fs", "mkfs_options", "mount_options", "loop")
 class TargetOverrides(Strict):
     """Target settings a variant (or a workload, for its data set) may change."""
 
-    fs: Literal["ext4", "xfs", "btrfs", "erofs", "none"] | None = None
+    fs: Literal["ext4", "xfs", "btrfs", "erofs", "f2fs", "none"] | None = None
     mkfs_options: Words | None = None
     mount_options: str | None = None
     loop: Loop | None = None
@@ -185,6 +185,23 @@ class Variant(CellSettings, TargetOverrides):
     description: str = ""
     fio: dict[str, FioValue] = {}
     probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
+    # The kernel its cells boot in a VM (iolab.kernels): "debian:6.1.0-56-amd64",
+    # or a path to a bzImage of your own with its module tree in `modules`.
+    kernel: str | None = None
+    modules: str | None = None
+
+    @model_validator(mode="after")
+    def _kernel_name(self) -> Variant:
+        from iolab import kernels
+
+        if self.modules is not None and self.kernel is None:
+            raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
+        if self.kernel is not None:
+            try:
+                kernels.parse(self.kernel, self.modules)
+            except kernels.KernelError as error:
+                raise ValueError(str(error)) from None
+        return self
 
     @field_validator("probe")
     @classmethod
@@ -259,7 +276,9 @@ class Run(Strict):
     between ``min_iterations`` and ``max_iterations``, within ``time_budget``."""
 
     iterations: int | Literal["auto"] = Field(default=6)
-    order: Literal["interleaved", "sequential"] = "interleaved"
+    # alternate: variants in file order, each running [vm] cells_per_boot
+    # cells in a row (ABAB..., one boot each when the variants name kernels)
+    order: Literal["interleaved", "sequential", "alternate"] = "interleaved"
     warmup: int = Field(default=0, ge=0, le=100)
     seed: int | None = None
     min_iterations: int = Field(default=5, ge=4, le=100)
@@ -364,6 +383,42 @@ class Collect(Strict):
         return {key: value for key, value in table.items() if value}
 
 
+def _seconds(value: Any) -> Any:
+    """A duration: seconds, or "90s", "20m", "1h30m"."""
+    import re
+
+    if not isinstance(value, str):
+        return value
+    match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
+    if not value.strip() or not match or not any(match.groups()):
+        raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+
+
+class VM(Strict):
+    """The VM that cells of variants with a kernel run in (iolab.hosts.vm);
+    recorded with every sample."""
+
+    memory: Size = parse_size("2GiB")
+    cpus: int = Field(default=2, ge=1, le=64)
+    timeout: Seconds = 600.0  # per cell: a guest silent for longer is killed
+    boot_timeout: Seconds = 120.0  # from QEMU's start to the first cell
+    cells_per_boot: int = Field(default=1, ge=1, le=10_000)
+    machine: Literal["microvm", "q35"] = "microvm"
+    accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM where a probe shows it works, else TCG
+
+    @field_validator("memory")
+    @classmethod
+    def _memory(cls, memory: int) -> int:
+        if memory < 256 << 20 or memory % (1 << 20):
+            raise ValueError("must be at least 256MiB and a whole number of MiB")
+        return memory
+
+
 class CellSetup(Strict):
     """What happens in every cell before the measured workload."""
 
@@ -382,6 +437,7 @@ class Experiment(Strict):
     cell: CellSetup = CellSetup()
     collect: Collect = Collect()
     derived: dict[str, str] = {}
+    vm: VM = VM()
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 
@@ -421,6 +477,22 @@ class Experiment(Strict):
                             f"{table} {', '.join(sorted(both))} set by variant {variant.name!r} and by "
                             f"workload {workload.name!r}; set it in one place"
                         )
+        return self
+
+    @model_validator(mode="after")
+    def _kernels(self) -> Experiment:
+        with_kernel = [v.name for v in self.variant if v.kernel is not None]
+        if not with_kernel:
+            return self
+        if len(with_kernel) != len(self.variant):
+            without = [v.name for v in self.variant if v.kernel is None]
+            raise ValueError(
+                f"variants {', '.join(map(repr, with_kernel))} run in VMs (kernel = ...) but "
+                f"{', '.join(map(repr, without))} would run on this host: give every variant a kernel "
+                "(numbers from a VM compare only with numbers from a VM)"
+            )
+        if self.target.kind == "dir":
+            raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
         return self
 
     @field_validator("derived")
@@ -482,6 +554,7 @@ def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
     except ValidationError as error:
         raise SpecError(_explain(error, raw)) from None
     _check_job_references(experiment)
+    _check_kernel_files(experiment)
     return experiment
 
 
@@ -518,6 +591,17 @@ def _check_job_references(experiment: Experiment) -> None:
                     f"{where}.job: '@{other}' must name a workload defined before it "
                     f"(defined before: {', '.join(names) or 'none'})"
                 )
+
+
+def _check_kernel_files(experiment: Experiment) -> None:
+    """A kernel of your own (a path, relative to the experiment file) must exist here."""
+    for variant in experiment.variant:
+        if variant.kernel is None or "/" not in variant.kernel or variant.kernel.startswith("debian:"):
+            continue
+        for name in ("kernel", "modules"):
+            value = getattr(variant, name)
+            if value is not None and not Path(experiment.base_dir, value).exists():
+                raise SpecError(f'variant["{variant.name}"].{name}: no such file: {Path(experiment.base_dir, value)}')
 
 
 def job_text(experiment: Experiment, workload: Workload) -> str:

@@ -161,6 +161,7 @@ _MKFS = {
     "ext4": ["mkfs.ext4", "-q", "-F"],
     "xfs": ["mkfs.xfs", "-q", "-f"],
     "btrfs": ["mkfs.btrfs", "-q", "-f"],
+    "f2fs": ["mkfs.f2fs", "-q", "-f"],
 }
 
 
