@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.add_argument("--dry-run", action="store_true", help="validate and print the plan, run nothing")
+    run.add_argument("--show-command", action="store_true",
+                     help="print each VM's QEMU command line (variants with a kernel) as it starts")
     _view_options(run)
 
     report = commands.add_parser("report", help="print the comparison of a stored run",
@@ -82,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
     commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
+    kernel = commands.add_parser(
+        "kernel", help="fetch and list kernels that variants boot in VMs",
+        description="Kernels for variants with kernel = \"debian:NAME\" (Debian kernel packages, "
+        "cached in $XDG_CACHE_HOME/iolab/kernels; a run fetches a missing one on first use).")
+    kernel_commands = kernel.add_subparsers(dest="kernel_command", metavar="ACTION", required=True)
+    fetch = kernel_commands.add_parser("fetch", help="download and prepare a Debian kernel",
+                                       description="apt-get download, unpack, depmod, vmlinux, initramfs, cache.")
+    fetch.add_argument("name", help="e.g. debian:6.1.0-56-amd64 (or 6.1.0-56-amd64, linux-image-6.1.0-56-amd64)")
+    kernel_commands.add_parser("list", help="list cached kernels", description="List the cached kernels.")
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
     return parser
@@ -142,7 +153,7 @@ def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) 
 
 def _execute(
     args: argparse.Namespace, experiment: spec.Experiment, path: str | None, seed: int | None,
-    recheck_of: int | None = None,
+    recheck_of: int | None = None, show_command: bool = False,
 ) -> tuple[Store, int, bool]:
     """Run and store; (store, run id, interrupted)."""
     store = _store(args)
@@ -150,7 +161,7 @@ def _execute(
     shown = progress.for_terminal(args.quiet)
     try:
         run_id = runner.run(experiment, store, experiment_path=path, seed=seed, progress=shown,
-                            recheck_of=recheck_of)
+                            recheck_of=recheck_of, show_command=show_command)
     except runner.Interrupted as interrupted:
         print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
         return store, interrupted.run_id, True
@@ -174,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(experiment, seed if seed is not None else (experiment.run.seed or 0))
         return EXIT_OK
-    store, run_id, interrupted = _execute(args, experiment, path, seed, args.recheck)
+    store, run_id, interrupted = _execute(args, experiment, path, seed, args.recheck, args.show_command)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
 
@@ -236,8 +247,28 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if all(c.ok for c in found if c.required) else EXIT_FAILED_CELLS
 
 
+def cmd_kernel(args: argparse.Namespace) -> int:
+    from iolab import kernels
+
+    if args.kernel_command == "fetch":
+        kernel = kernels.ensure(kernels.parse(args.name), lambda text: print(f"iolab: {text}", file=sys.stderr))
+        print(f"{kernel.name}: {kernel.kver} ({kernel.manifest.get('version') or 'local build'}) "
+              f"in {kernel.directory}")
+        return EXIT_OK
+    found = kernels.listing()
+    if not found:
+        print(f"no kernels cached in {kernels.cache_root()} (fetch one: iolab kernel fetch debian:6.1.0-56-amd64)")
+        return EXIT_OK
+    print(f"{'name':<32}  {'version':<16}  {'boot':<7}  fetched")
+    for item in found:
+        boot = ("vmlinux" if item.get("pvh") else "bzImage") if item.get("current") else "outdated"
+        print(f"{item.get('name', '?'):<32}  {item.get('version') or item.get('kver', '?'):<16}  "
+              f"{boot:<7}  {item.get('fetched_at', '?')}")
+    return EXIT_OK
+
+
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
-            "doctor": cmd_doctor}
+            "doctor": cmd_doctor, "kernel": cmd_kernel}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,6 +114,7 @@ def run(
     recheck_of: int | None = None,
     host: Host | None = None,
     clock: Callable[[], float] = time.monotonic,
+    show_command: bool = False,
 ) -> int:
     """Run the planned cells and store each sample as it comes; the run's id.
 
@@ -125,7 +126,7 @@ def run(
     progress = progress or NoProgress()
     if host is None:
         preflight(experiment)
-        host = LocalHost()
+        host = host_for(experiment, show_command=show_command)
     if seed is None:
         seed = experiment.run.seed if experiment.run.seed is not None else random.randrange(2**31)
     total = plan.total_rounds(experiment)
@@ -136,7 +137,7 @@ def run(
         experiment_json=experiment.model_dump_json(),
         seed=seed,
         planned_cells=total * cells_per_round,
-        host=environment.host(),
+        host={**environment.host(), **(host.describe() if hasattr(host, "describe") else {})},
         recheck_of=recheck_of,
     )
     status = "failed"
@@ -158,7 +159,27 @@ def run(
     return run_id
 
 
+def host_for(experiment: Experiment, show_command: bool = False) -> Host:
+    """This machine, or VMs when the variants name kernels (iolab.hosts.vm:
+    kernels are fetched here, before the run is stored)."""
+    if any(variant.kernel is not None for variant in experiment.variant):
+        from iolab.hosts.vm import VMHosts
+
+        return VMHosts(experiment, show_command=show_command)
+    return LocalHost()
+
+
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:
+    batches = getattr(host, "batches", None)
+    if batches is not None:  # a VM host: consecutive cells of one kernel share a boot
+        for batch in batches(cells):
+            progress.cell_started(f"{batch[0].variant.name} / {batch[0].workload.name}")
+            for index, sample in enumerate(host.run_batch(batch)):  # type: ignore[attr-defined]
+                store.add_sample(run_id, sample)
+                progress.cell_done(sample)
+                if index + 1 < len(batch):
+                    progress.cell_started(f"{batch[index + 1].variant.name} / {batch[index + 1].workload.name}")
+        return
     for cell in cells:
         progress.cell_started(f"{cell.variant.name} / {cell.workload.name}")
         sample = host.run_cell(cell)

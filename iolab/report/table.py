@@ -125,9 +125,14 @@ def header(analysis: Analysis) -> list[str]:
     if target.fs == "erofs":
         where["loop"] = "loop"
     host = run.host
+    machine = f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs"
+    if "vm" in host:
+        where["loop"] = f"a virtio disk ({format_size(target.size)})"
+        machine = _vm_text(host["vm"], analysis.variants)
     lines = [
         f"iolab: {experiment.name}",
-        f"{fs} on {where[target.kind]}, kernel {host.get('kernel')}, {host.get('cpus')} CPUs",
+        f"{fs} on {where[target.kind]}, {machine}",
+        *_vm_notes(host.get("vm")),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
@@ -140,6 +145,24 @@ def header(analysis: Analysis) -> list[str]:
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
     return lines
+
+
+def _vm_text(vm: dict, variants: list[str]) -> str:
+    """The VM line of the header: kernels, shape, QEMU."""
+    kernels = vm.get("kernels", {})
+    names = [kernels.get(v, "?") for v in variants]
+    which = f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
+    return (f"{which}; VM: {vm.get('machine')}, {vm.get('cpus')} vCPUs, "
+            f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
+
+
+def _vm_notes(vm: dict | None) -> list[str]:
+    if not vm:
+        return []
+    if vm.get("accel") == "tcg":
+        return ["emulated (TCG): numbers comparable only with each other; VM boot time (vm.boot_s) "
+                "is not in the figures"]
+    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures"]
 
 
 def _row_lines(row: Row | None, baseline: str, candidate: str, min_max: bool, label: str) -> list[list[str]]:

@@ -1,0 +1,121 @@
+"""The guest side of a VM host: run the cells of one boot, write their samples.
+
+Started by the initramfs's init as ``python -m iolab.guest /run/iolab``
+(the exchange dir, shared read-write with the host over 9p). It reads
+``cells.json``, runs each cell through the same executor as the host
+(iolab.cell.execute), on the VM's virtio disk, and appends each sample to
+``samples.jsonl`` as one line, flushed and fsynced, the moment it exists.
+``guest.json`` says when the guest was ready (after the executor's
+imports) and what those imports cost.
+
+Only the standard library is imported before the executor: what this
+module costs under emulation is what the boot costs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SAMPLES = "samples.jsonl"
+
+
+def uptime() -> float:
+    with open("/proc/uptime") as handle:
+        return float(handle.read().split()[0])
+
+
+def find_disk(serial: str) -> str:
+    """The guest's block device whose virtio serial is `serial` (no udev here)."""
+    for entry in sorted(Path("/sys/block").iterdir()):
+        try:
+            if (entry / "serial").read_text().strip() == serial:
+                return f"/dev/{entry.name}"
+        except OSError:
+            continue
+    raise OSError(f"no disk with serial {serial!r} in the guest (/sys/block/*/serial)")
+
+
+def load_modules(names: set[str]) -> subprocess.Popen[str]:
+    """Start loading the modules the cells need (modprobe -a), so the kernel
+    links them while Python imports the executor; failures are kept in
+    guest.json (a module may be built in; the cell then says if one is
+    really missing)."""
+    return subprocess.Popen(["modprobe", "-a", *sorted(names)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def append_sample(path: Path, line: str) -> None:
+    with open(path, "a") as handle:
+        handle.write(line + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
+    from iolab.sample import Sample
+
+    sample = Sample(
+        seq=raw.get("seq", -1), round=raw.get("round", -1), iteration=raw.get("iteration", -1),
+        warmup=raw.get("warmup", False), variant=raw.get("variant", {}).get("name", "?"),
+        workload=raw.get("workload", {}).get("name", "?"), status="failed", error=error,
+        env=env, started=time.time(),
+    )
+    return sample.to_json()
+
+
+def main(argv: list[str]) -> int:
+    xchg = Path(argv[1] if len(argv) > 1 else "/run/iolab")
+    python_started = uptime()
+    request = json.loads((xchg / "cells.json").read_text())
+    needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
+    modprobe = load_modules(needed)
+    t0 = time.perf_counter()
+    from iolab import cell as executor  # the executor's imports: most of the guest's start-up
+
+    import_s = time.perf_counter() - t0
+    device = find_disk(request["disk_serial"])
+    output, _ = modprobe.communicate()
+    guest = {
+        "python_started_uptime": python_started,
+        "import_s": round(import_s, 3),
+        "modprobe": {"modules": sorted(needed), "status": modprobe.returncode, "output": output.strip()},
+        "device": device,
+        "ready_uptime": uptime(),
+    }
+    (xchg / "guest.json.tmp").write_text(json.dumps(guest))
+    os.rename(xchg / "guest.json.tmp", xchg / "guest.json")
+    scratch = Path("/tmp/iolab-guest")
+    cache = scratch / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    journal = scratch / "knobs.journal"
+    for index, raw in enumerate(request["cells"]):
+        env = {"guest": {**guest, "cell_index": index, "cell_uptime": uptime()}}
+        try:
+            cell = executor.CellSpec.model_validate(raw)
+        except Exception as error:  # a cell the guest cannot take must not lose the others
+            append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {type(error).__name__}: {error}", env))
+            continue
+        sample = executor.execute(in_guest(cell, device), scratch, cache, journal)
+        sample.env.update(env)
+        append_sample(xchg / SAMPLES, sample.to_json())
+    return 0
+
+
+def in_guest(cell: Any, device: str) -> Any:
+    """The cell with its target on the VM's disk: a device target, formatted
+    fresh per cell (erofs images stay on a loop device inside the guest)."""
+    target = cell.target
+    if target.fs == "erofs":
+        return cell
+    moved = target.model_copy(update={"kind": "device", "device": device, "allow_destroy": True})
+    return cell.model_copy(update={"target": moved})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
