@@ -64,6 +64,7 @@ DISK_CACHE = "none"
 class Disk:
     path: str  # an image file or a host block device
     serial: str
+    image: bool = False  # an image made for this boot (removed after it)
 
 
 # -- facts about this host ----------------------------------------------------------
@@ -347,7 +348,7 @@ class VMHost:
                 f"the VM's disk image in {directory} cannot be opened with O_DIRECT ({error.strerror}; "
                 "tmpfs cannot): set [target] image_dir to a directory on a disk filesystem"
             ) from None
-        return Disk(str(image), DISK_SERIAL)
+        return Disk(str(image), DISK_SERIAL, image=True)
 
     def _launch(self, xchg: Path, disks: Sequence[Disk], command: str) -> tuple[subprocess.Popen[bytes], Boot]:
         """Start QEMU for one boot whose guest runs `command` (cmd.sh)."""
@@ -371,7 +372,7 @@ class VMHost:
     def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = ()) -> Boot:
         """Boot and run a shell command in the guest (in the host root, as
         cmd.sh); the Boot says how it ended (guest_rc, timed_out, console).
-        The exchange dir is kept in the Boot until `cleanup`."""
+        Its exchange dir (boot.xchg) stays in this host's scratch dir."""
         xchg = Path(tempfile.mkdtemp(prefix="iolab-vm-", dir=self.scratch))
         process, boot = self._launch(xchg, disks, command)
         try:
@@ -388,6 +389,7 @@ class VMHost:
         xchg = workdir / "xchg"
         xchg.mkdir()
         process = None
+        disk = None
         try:
             disk = self._disk(cells, workdir)
             (xchg / "cells.json").write_text(_request(cells))
@@ -404,6 +406,8 @@ class VMHost:
         finally:
             if process is not None:
                 _kill_group(process)
+            if disk is not None and disk.image:
+                Path(disk.path).unlink(missing_ok=True)
             if os.environ.get("IOLAB_KEEP_VM"):  # debugging a guest: keep console.log, guest.log, cells.json
                 print(f"iolab: IOLAB_KEEP_VM: kept {workdir}", file=sys.stderr)
             else:
