@@ -1,0 +1,297 @@
+"""The VM host without booting anything: QEMU's argument list (golden),
+the guest's command, batching by kernel and cells_per_boot, the ABAB plan,
+outcomes of a boot, the guest's target rewrite, the experiment file's
+kernel fields, and the report header of a VM run.
+
+Regenerate the golden argument lists after an intended change with:
+    UPDATE_GOLDEN=1 pytest tests/test_vm.py
+"""
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from iolab import analysis, environment, guest, plan, runner, spec
+from iolab.hosts import vm
+from iolab.kernels import Kernel
+from iolab.report import renderer
+from iolab.sample import Sample
+from iolab.store import Store
+from tests.fakes import FIXED_HOST
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text()
+
+
+def kernel(name: str = "debian:6.1.0-56-amd64", directory: str = "/cache/kernels/6.1.0-56-amd64") -> Kernel:
+    root = Path(directory)
+    return Kernel(
+        name=name, directory=root, kver="6.1.0-56-amd64", image=root / "vmlinux", pvh=True,
+        initramfs=root / "initramfs.cpio", moddir=root / "pkg/lib/modules/6.1.0-56-amd64",
+        manifest={"package": "linux-image-6.1.0-56-amd64", "version": "6.1.192-2", "image_sha256": "ab" * 32},
+    )
+
+
+# -- qemu_argv ---------------------------------------------------------------------
+
+
+def test_qemu_argv_microvm_tcg():
+    argv = vm.qemu_argv(
+        kernel(), memory_mib=2048, cpus=2, machine="microvm", accel="tcg", xchg=Path("/run/x/xchg"),
+        console=Path("/run/x/xchg/console.log"), disks=[vm.Disk("/run/x/disk.img", "iolab0")],
+        tsc_khz=2596124, tcg_thread="single",
+    )
+    assert argv[0] == "qemu-system-x86_64" and all(isinstance(a, str) for a in argv)
+    check_golden("qemu-microvm-tcg.txt", shlex.join(argv) + "\n")
+
+
+def test_qemu_argv_q35_kvm():
+    argv = vm.qemu_argv(
+        kernel(), memory_mib=1024, cpus=4, machine="q35", accel="kvm", xchg=Path("/run/x/xchg"),
+        console=Path("/run/x/xchg/console.log"), disks=[vm.Disk("/dev/sdz", "iolab0")], tsc_khz=2596124,
+    )
+    check_golden("qemu-q35-kvm.txt", shlex.join(argv) + "\n")
+
+
+def test_qemu_argv_essentials():
+    argv = vm.qemu_argv(
+        kernel(), memory_mib=512, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),
+        console=Path("/x/c.log"), disks=[vm.Disk("/d.img", "iolab0")], tsc_khz=None, tcg_thread="multi",
+    )
+    joined = shlex.join(argv)
+    assert "-accel tcg,thread=multi" in joined and "-m 512M" in joined and "-smp 1" in joined
+    assert "cache=none,aio=native" in joined and "serial=iolab0" in joined
+    assert "readonly=on" in joined and "mount_tag=hostroot" in joined and "mount_tag=xchg" in joined
+    append = argv[argv.index("-append") + 1].split()
+    assert "tsc=reliable" in append and not any(a.startswith("tsc_early_khz") for a in append)
+    assert "panic=-1" in append and "-no-reboot" in argv  # a panic ends QEMU instead of hanging
+    assert "iolab.moddir=/cache/kernels/6.1.0-56-amd64/pkg/lib/modules/6.1.0-56-amd64" in append
+
+
+def test_tcg_threading_follows_the_host(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert vm.tcg_threading(2) == "single" and vm.tcg_threading(1) == "multi"
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert vm.tcg_threading(4) == "multi"
+
+
+def test_the_kvm_probe_guest_is_a_pvh_elf():
+    from iolab.kernels import has_pvh_note
+
+    elf = vm._probe_elf()
+    assert elf[:4] == b"\x7fELF" and len(elf) < 200
+    assert b"Xen\0" in elf
+    assert not has_pvh_note(elf)  # a 32-bit ELF: the 64-bit reader does not apply, QEMU's does
+
+
+def test_guest_command():
+    text = vm.guest_command("/venv/bin/python", ["/src/iolab repo", "/venv/site-packages"])
+    assert "PYDANTIC_DISABLE_PLUGINS=__all__" in text
+    assert "PYTHONPATH='/src/iolab repo:/venv/site-packages'" in text
+    assert "exec /venv/bin/python -S -m iolab.guest /run/iolab > /run/iolab/guest.log 2>&1" in text
+    path = vm.guest_python_path()
+    assert path[0] == str(Path(vm.iolab.__file__).resolve().parent.parent)
+
+
+# -- outcomes of a boot ------------------------------------------------------------------
+
+
+def test_boot_outcomes(tmp_path):
+    boot = vm.Boot([], tmp_path)
+    boot.timed_out = True
+    assert "killed" in boot.outcome()
+    boot = vm.Boot([], tmp_path, guest_rc=3)
+    assert boot.outcome() == "the guest's iolab exited with status 3"
+    (tmp_path / "qemu.stderr").write_text("qemu-system-x86_64: cannot open disk\n")
+    assert "QEMU failed (exit 1): qemu-system-x86_64: cannot open disk" in vm.Boot([], tmp_path, qemu_rc=1).outcome()
+    assert "crash or panic" in vm.Boot([], tmp_path, qemu_rc=0).outcome()
+
+
+def test_console_tail(tmp_path):
+    (tmp_path / "console.log").write_text("".join(f"line {i}\n" for i in range(100)) + "\n\n")
+    (tmp_path / "guest.log").write_text("Traceback: boom\n")
+    tail = vm.Boot([], tmp_path).console_tail(5)
+    assert tail == ["line 96", "line 97", "line 98", "line 99", "Traceback: boom"]
+
+
+# -- experiments with kernels -----------------------------------------------------------------
+
+
+def experiment(**changes):
+    raw = {
+        "name": "kernels",
+        "target": {"fs": "f2fs", "size": "256MiB"},
+        "variant": [{"name": "old", "kernel": "debian:6.1.0-47-amd64"},
+                    {"name": "new", "kernel": "debian:6.1.0-56-amd64"}],
+        "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}],
+        "run": {"iterations": 4},
+        "vm": {"cells_per_boot": 2},
+    }
+    for key, value in changes.items():
+        raw[key] = value
+    return spec.parse(raw)
+
+
+def test_vm_table_defaults_and_durations():
+    settings = experiment(vm={"timeout": "2m", "memory": "1GiB"}).vm
+    assert (settings.timeout, settings.memory, settings.cpus, settings.cells_per_boot) == (120.0, 1 << 30, 2, 1)
+    assert (settings.machine, settings.accel) == ("microvm", "auto")
+
+
+@pytest.mark.parametrize("vm_table, words", [
+    ({"memory": "100MiB"}, "at least 256MiB"),
+    ({"timeout": "soon"}, "not a duration"),
+    ({"cells_per_boot": 0}, "greater than or equal to 1"),
+    ({"machine": "pc"}, "microvm"),
+])
+def test_bad_vm_table(vm_table, words):
+    with pytest.raises(spec.SpecError, match=words):
+        experiment(vm=vm_table)
+
+
+def test_every_variant_or_none_names_a_kernel():
+    with pytest.raises(spec.SpecError, match="give every variant a kernel"):
+        experiment(variant=[{"name": "old", "kernel": "debian:6.1.0-47-amd64"}, {"name": "host"}])
+
+
+def test_dir_targets_cannot_go_into_a_vm(tmp_path):
+    with pytest.raises(spec.SpecError, match="cannot be used in a VM"):
+        experiment(target={"kind": "dir", "path": str(tmp_path), "fs": "none"})
+
+
+def test_kernel_paths_are_checked_relative_to_the_file(tmp_path):
+    (tmp_path / "bzImage").write_bytes(b"x")
+    (tmp_path / "exp.toml").write_text(
+        'name = "own"\n[[variant]]\nname = "a"\nkernel = "debian:6.1.0-47-amd64"\n'
+        '[[variant]]\nname = "b"\nkernel = "./bzImage"\nmodules = "./mods"\n'
+        '[[workload]]\nname = "w"\njob = "[j]"\n')
+    with pytest.raises(spec.SpecError, match=r'variant\["b"\].modules: no such file: .*/mods'):
+        spec.load(tmp_path / "exp.toml")
+    (tmp_path / "mods").mkdir()
+    loaded = spec.load(tmp_path / "exp.toml")
+    ref = vm._ref(loaded, loaded.variant[1].kernel, loaded.variant[1].modules)
+    assert ref.name == str(tmp_path / "bzImage") and ref.modules == str(tmp_path / "mods")
+
+
+def test_alternate_order_runs_each_kernel_a_boot_at_a_time():
+    cells = plan.plan(experiment(run={"iterations": 5, "order": "alternate"}), seed=1)
+    assert [(c.round, c.variant) for c in cells] == [
+        (0, "old"), (1, "old"), (0, "new"), (1, "new"), (2, "old"), (3, "old"), (2, "new"), (3, "new"),
+        (4, "old"), (4, "new")]
+    assert [c.seq for c in cells] == list(range(10))
+
+
+def fake_vm_hosts(monkeypatch, exp):
+    monkeypatch.setattr(vm.kernels, "ensure", lambda ref, log=None: kernel(str(ref), f"/cache/{ref.name}"))
+    monkeypatch.setattr(vm, "choose_accel", lambda setting, machine: "tcg")
+    monkeypatch.setattr(vm, "compile_iolab", lambda: None)
+    return vm.VMHosts(exp)
+
+
+def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):
+    exp = experiment(run={"iterations": 5, "order": "alternate"}, vm={"cells_per_boot": 2})
+    cells = runner.cell_specs(exp, plan.plan(exp, 1))
+    with fake_vm_hosts(monkeypatch, exp) as hosts:
+        batches = hosts.batches(cells)
+    assert [[c.seq for c in batch] for batch in batches] == [[0, 1], [2, 3], [4, 5], [6, 7], [8], [9]]
+    assert {c.variant.name for c in batches[0]} == {"old"}
+
+
+def test_variants_of_one_kernel_share_a_boot(monkeypatch):
+    exp = experiment(variant=[{"name": "a", "kernel": "debian:6.1.0-56-amd64"},
+                              {"name": "b", "kernel": "6.1.0-56-amd64"}], vm={"cells_per_boot": 3})
+    cells = runner.cell_specs(exp, plan.plan(exp, 7))
+    with fake_vm_hosts(monkeypatch, exp) as hosts:
+        sizes = [len(batch) for batch in hosts.batches(cells)]
+    assert sizes == [3, 3, 2]
+
+
+# -- inside the guest ------------------------------------------------------------------
+
+
+def test_the_guest_moves_the_target_to_the_virtio_disk():
+    exp = experiment()
+    cell = runner.cell_specs(exp, plan.plan(exp, 1))[0]
+    moved = guest.in_guest(cell, "/dev/vda")
+    assert (moved.target.kind, moved.target.device, moved.target.allow_destroy) == ("device", "/dev/vda", True)
+    assert moved.target.fs == "f2fs" and moved.seq == cell.seq and cell.target.kind == "loop"
+
+
+def test_the_guest_finds_its_disk_by_serial(tmp_path, monkeypatch):
+    for name, serial in (("vda", "other"), ("vdb", "iolab0")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "serial").write_text(serial + "\n")
+    real = Path
+
+    monkeypatch.setattr(guest, "Path", lambda p: real(tmp_path) if p == "/sys/block" else real(p))
+    assert guest.find_disk("iolab0") == "/dev/vdb"
+    with pytest.raises(OSError, match="no disk with serial 'nope'"):
+        guest.find_disk("nope")
+
+
+def test_samples_travel_as_one_line_each(tmp_path):
+    sample = Sample(seq=3, round=1, iteration=1, warmup=False, variant="a", workload="w", status="ok",
+                    metrics={"lat_p50": 1.5}, histograms={"lat": {100: 2}}, env={"kernel": "6.1"})
+    guest.append_sample(tmp_path / "samples.jsonl", sample.to_json())
+    guest.append_sample(tmp_path / "samples.jsonl", sample.to_json())
+    lines = (tmp_path / "samples.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and Sample.from_json(lines[0]) == sample
+
+
+# -- the runner and the report of a VM run (a scripted VM host) -----------------------------------
+
+
+class ScriptedVMHosts:
+    """Looks like VMHosts to the runner: batches, run_batch, describe."""
+
+    def __init__(self):
+        self.batches_seen = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def describe(self):
+        return {"vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
+                       "cells_per_boot": 2, "kernels": {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}}}
+
+    def batches(self, cells):
+        return [cells[i:i + 2] for i in range(0, len(cells), 2)]
+
+    def run_batch(self, cells):
+        self.batches_seen.append([c.seq for c in cells])
+        for cell in cells:
+            level = 100.0 if cell.variant.name == "old" else 90.0
+            yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
+                         variant=cell.variant.name, workload=cell.workload.name, status="ok",
+                         metrics={"read_bw": level + (cell.seq * 7 % 5) * 0.1, "vm.boot_s": 6.5},
+                         env={**FIXED_HOST, "vm": {"accel": "tcg"}}, started=1_700_000_000.0 + cell.seq)
+
+
+def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    exp = experiment(run={"iterations": 6, "order": "alternate", "seed": 1},
+                     report={"metrics": ["read_bw"]})
+    store = Store(tmp_path / "vm.db")
+    host = ScriptedVMHosts()
+    run_id = runner.run(exp, store, host=host)
+    assert host.batches_seen == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]]
+    assert store.run(run_id).host["vm"]["accel"] == "tcg"
+    samples = store.samples(run_id)
+    assert len(samples) == 12 and all(s.metrics["vm.boot_s"] == 6.5 for s in samples)
+    result = analysis.analyse(store.run(run_id), samples)
+    text = renderer("text")(result)
+    check_golden("vm-tcg.txt", text)
+    assert "emulated (TCG): numbers comparable only with each other" in text
+    assert json.loads(renderer("json")(result))["run"]["host"]["vm"]["machine"] == "microvm"

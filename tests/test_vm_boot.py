@@ -1,0 +1,128 @@
+"""Real VMs: a Debian kernel fetched into the cache, booted under QEMU (TCG
+here), cells run by the guest, samples brought back; a hung guest killed.
+
+Marked slow and vm (`make test-quick` leaves them out). The kernel is
+fetched on first use by the fixture (about 10 s and 70 MB the first time;
+`scripts/setup` fetches it ahead). About 2 minutes in all under TCG.
+"""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab import analysis, kernels, plan, runner, spec
+from iolab.hosts import vm
+from iolab.report import renderer
+from iolab.store import Store
+
+pytestmark = [pytest.mark.slow, pytest.mark.vm]
+
+TEST_KERNEL = "debian:6.1.0-56-amd64"
+
+
+@pytest.fixture(scope="session")
+def test_kernel():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mkfs and mount in the guest, the host root shared read-only)")
+    return kernels.ensure(TEST_KERNEL, lambda text: print(f"test kernel: {text}"))
+
+
+def qemu_pids(marker: str) -> list[int]:
+    """QEMU processes whose command line mentions `marker` (a path of this test)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "qemu-system" in cmdline and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
+    return spec.parse({
+        "name": "vm test",
+        "target": {"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
+        "variant": [
+            {"name": "iostat0", "kernel": TEST_KERNEL, "sysfs": {"/sys/fs/f2fs/{dev}/iostat_enable": 0}},
+            {"name": "iostat1", "kernel": TEST_KERNEL, "sysfs": {"/sys/fs/f2fs/{dev}/iostat_enable": 1}},
+        ],
+        "workload": [{"name": "dio", "engine": "probe",
+                      "probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "4M", "direct": True,
+                                "ops": ops}}],
+        "run": {"iterations": 1, "seed": 3},
+        "report": {"metrics": ["lat_p50"]},
+        "vm": {"cells_per_boot": 2, "memory": "1GiB", **vm_table},
+    })
+
+
+def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_path, monkeypatch):
+    """Both cells (one per variant, one boot) run in the guest on f2fs on the
+    virtio disk, with the sysfs knob set in the guest; samples carry the VM."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exp = experiment(tmp_path)
+    store = Store(tmp_path / "vm.db")
+    shown = []
+    host = vm.VMHosts(exp, show_command=False, scratch_parent=str(tmp_path))
+    host.show = shown.append
+    run_id = runner.run(exp, store, host=host)
+    samples = store.samples(run_id)
+    assert [s.status for s in samples] == ["ok", "ok"], [s.error for s in samples]
+    assert len(shown) == 1 and shown[0].startswith("qemu-system-x86_64 ")  # one boot, shlex-joined argv
+    for sample in samples:
+        assert sample.env["kernel"] == "6.1.0-56-amd64"  # the guest's uname -r
+        assert sample.env["prepared"]["fs"] == "f2fs" and sample.env["prepared"]["device"].startswith("/dev/vd")
+        assert sample.env["vm"]["accel"] in ("tcg", "kvm") and sample.env["vm"]["cpus"] == 2
+        assert sample.env["vm"]["memory_mib"] == 1024 and sample.env["vm"]["cells_in_boot"] == 2
+        assert sample.metrics["lat_p50"] > 0 and sample.metrics["ops"] == 300
+        assert 0 < sample.metrics["vm.boot_s"] < 120
+    knobs = {s.variant: s.env["knobs"] for s in samples}  # [before, set] of each knob, read back in the guest
+    assert knobs["iostat1"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "1"]}
+    assert knobs["iostat0"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "0"]}
+    text = renderer("text")(analysis.analyse(store.run(run_id), samples))
+    assert "emulated (TCG)" in text or store.run(run_id).host["vm"]["accel"] == "kvm"
+    assert not list(tmp_path.glob("iolab-vm*")), "exchange dirs and disk images are removed"
+
+
+def test_the_guest_exit_status_travels_apart_from_qemus(test_kernel, tmp_path):
+    host = vm.VMHost(test_kernel, spec.VM(cpus=1), scratch=tmp_path)
+    boot = host.run_command("echo to the console; exit 7\n", timeout=60)
+    assert (boot.guest_rc, boot.qemu_rc, boot.timed_out) == (7, 0, False)
+
+
+def test_a_hung_guest_is_killed_and_its_cells_fail_with_the_console_tail(test_kernel, tmp_path, monkeypatch):
+    """A cell that outlives [vm] timeout: the VM is killed (its whole process
+    group), no QEMU is left, the cell is a failed sample with the console's
+    last lines; the boot's other cell, already done, keeps its sample."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exp = experiment(tmp_path, timeout=15, boot_timeout=90)
+    endless = experiment(tmp_path, ops=2_000_000_000, timeout=15, boot_timeout=90)
+    cells = runner.cell_specs(exp, plan.plan(exp, 3))
+    hung = runner.cell_specs(endless, plan.plan(endless, 3))[1]
+    host = vm.VMHost(test_kernel, exp.vm, scratch=tmp_path)
+    started = time.monotonic()
+    samples = list(host.run_batch([cells[0], hung]))
+    elapsed = time.monotonic() - started
+    assert [s.status for s in samples] == ["ok", "failed"]
+    failed = samples[1]
+    assert failed.seq == hung.seq
+    assert "no sample from the VM: the VM was killed: nothing from the guest for [vm] timeout" in failed.error
+    assert "console:" in failed.error and failed.artefacts["console"]
+    assert host.boots[-1].timed_out
+    assert elapsed < 90 + 15 + 30
+    assert qemu_pids(str(tmp_path)) == [], "QEMU left running"
+    assert not list(tmp_path.glob("iolab-vm-*")), "exchange dir left behind"
+
+
+def test_a_sleeping_guest_command_is_killed_at_the_timeout(test_kernel, tmp_path):
+    host = vm.VMHost(test_kernel, spec.VM(cpus=1, boot_timeout=30), scratch=tmp_path)
+    boot = host.run_command("echo going to sleep > /dev/console; sleep 1000\n", timeout=5)
+    assert boot.timed_out and boot.guest_rc is None
+    assert qemu_pids(str(tmp_path)) == []
+    assert "going to sleep" in "\n".join(boot.console_tail())
+    assert "killed" in boot.outcome()
