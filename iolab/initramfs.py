@@ -29,7 +29,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-FORMAT = 2  # bump when the init or the layout changes: cached kernels rebuild theirs
+FORMAT = 3  # bump when the init or the layout changes: cached kernels rebuild theirs
 
 # Modules needed before the host root is reachable, per virtio transport
 # (microvm: virtio-mmio; q35: virtio-pci). Built-in ones are skipped.
@@ -54,17 +54,21 @@ log "modules $T_INIT"
 while read m; do [ -n "$m" ] && { insmod /$m || log "insmod $m failed"; }; done < /modules.$BUS
 R=/newroot
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot $R || die "cannot mount the host root (9p)"
+# writable layers in the guest's memory over the read-only host root
+mkdir -p /ovl; mount -t tmpfs tmpfs /ovl
+overlay() { mkdir -p /ovl/$2/u /ovl/$2/w
+  mount -t overlay overlay -o lowerdir=$R$1,upperdir=/ovl/$2/u,workdir=/ovl/$2/w $R$1 || log "no overlay on $1"; }
 if [ -n "$MODDIR" ]; then
-  # the host root is read-only: an overlay on /usr/lib takes the module tree's mount point
-  mkdir -p /ovl; mount -t tmpfs tmpfs /ovl; mkdir -p /ovl/u /ovl/w
-  mount -t overlay overlay -o lowerdir=$R/usr/lib,upperdir=/ovl/u,workdir=/ovl/w $R/usr/lib || log "no /usr/lib overlay"
+  # an overlay on /usr/lib takes the module tree's mount point
+  overlay /usr/lib usrlib
   mkdir -p $R/usr/lib/modules/$(uname -r)
-  # before the tmpfs on /tmp, so a module tree under the host's /tmp stays reachable
   mount --bind $R$MODDIR $R/usr/lib/modules/$(uname -r) || log "cannot bind $MODDIR"
 fi
-mount -t tmpfs -o mode=1777 tmpfs $R/tmp
+# /tmp and /var/tmp show the host's files (iolab, a kernel cache or a checkout
+# may live there) and take the guest's writes
+overlay /tmp tmp
+[ -d $R/var/tmp ] && overlay /var/tmp vartmp
 mount -t tmpfs -o mode=755 tmpfs $R/run
-[ -d $R/var/tmp ] && mount -t tmpfs -o mode=1777 tmpfs $R/var/tmp
 mount -t proc proc $R/proc; mount -t sysfs sysfs $R/sys; mount -t devtmpfs devtmpfs $R/dev
 mkdir -p $R/dev/pts $R/dev/shm; mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup 2>/dev/null
