@@ -259,3 +259,21 @@ def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch
     flat = " ".join(renderer("text")(result).split())
     assert "rise and fall together from round to round" in flat and "conservative here" in flat
     assert json.loads(renderer("json")(result))["diagnostics"][-1]["kind"] == "rounds"
+
+
+def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    exp = spec.parse({
+        "name": "wide",
+        "variant": [{"name": "rq_affinity=1"}, {"name": "rq_affinity=2"}],
+        "workload": [{"name": "B seq 128k qd128 long name", "job": "[j]\n"}],
+        "run": {"iterations": 4, "seed": 5},
+        "report": {"metrics": ["read_bw", "read_p99"]},
+    })
+    store = Store(tmp_path / "wide.db")
+    run_id = runner.run(exp, store, host=ScriptedHost({"rq_affinity=1": 100000.0, "rq_affinity=2": 100000.0}))
+    text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
+    assert max(len(line) for line in text.splitlines()) <= 72
+    table_lines = text.split("\n\n")[1].splitlines()
+    assert table_lines[1] == "B seq 128k qd128 long name"
+    assert table_lines[2].startswith("  rd BW MiB/s")

@@ -10,18 +10,36 @@ from iolab.report import table
 WIDTH = 72
 
 
-def _layout(block: table.Block) -> list[str]:
-    widths = [max(len(row[i]) for row in [block.columns, *block.rows]) for i in range(5)]
-    widths[2] = max(widths[2], 10)
-    widths[3] = max(widths[3], 10)
+def _aligned(rows: list[list[str]]) -> list[str]:
+    """Rows as lines: label columns left-aligned, the last three (baseline,
+    candidate, delta) right-aligned, two spaces between columns."""
+    count = len(rows[0])
+    widths = [max(len(row[i]) for row in rows) for i in range(count)]
+    for i in (count - 3, count - 2):
+        widths[i] = max(widths[i], 10)
     lines = []
-    for cells in [block.columns, *block.rows]:
-        line = (
-            f"{cells[0]:<{widths[0]}}  {cells[1]:<{widths[1]}}  "
-            f"{cells[2]:>{widths[2]}}  {cells[3]:>{widths[3]}}  {cells[4]:>{widths[4]}}"
-        )
-        lines.append(line.rstrip())
+    for row in rows:
+        cells = [
+            f"{cell:<{width}}" if i < count - 3 else f"{cell:>{width}}"
+            for i, (cell, width) in enumerate(zip(row, widths))
+        ]
+        lines.append("  ".join(cells).rstrip())
     return lines
+
+
+def _layout(block: table.Block) -> list[str]:
+    """The block as a table; when a column of workload names would make it
+    wider than a mail, each workload gets a line of its own above its rows."""
+    lines = _aligned([block.columns, *block.rows])
+    if max(len(line) for line in lines) <= WIDTH:
+        return lines
+    body = _aligned([block.columns[1:], *(row[1:] for row in block.rows)])
+    stacked = [f"  {body[0]}"]
+    for row, line in zip(block.rows, body[1:]):
+        if row[0]:
+            stacked.append(row[0])
+        stacked.append(f"  {line}")
+    return stacked
 
 
 def _wrapped(lines: list[str], indent: str = "  ") -> list[str]:
