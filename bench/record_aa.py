@@ -8,14 +8,15 @@ order, to bench/data/aa-samples.json together with the host, the load
 average before and after, and the wall time. The data file is committed so
 the benchmark needs no root and no fio.
 
-Quiet rounds (the default; --any-time turns it off): this machine has 2
-CPUs and is shared, and other work (a VM under emulation takes both CPUs)
-makes the figures of a round swing by tens of percent. So a round starts
-only when, for the second before, the CPUs were at least 80% idle and no
-QEMU process ran; a round during whose cells a QEMU process or a pytest run
-appeared is marked ``disturbed`` in the data (bench/aa_rate.py leaves those
-out unless told otherwise). The choice depends only on the machine, never
-on the measured values.
+Quiet rounds: this machine has 2 CPUs and is shared, and other work (a VM
+under emulation takes both CPUs) makes the figures of a round swing by
+tens of percent. So before each round the recorder waits, up to
+--max-wait seconds, until for one second the CPUs were at least 80% idle
+and no QEMU process or test run of someone else's ran; a round that
+started without that, or at the end of whose cells such a process ran, is
+marked ``disturbed`` in the data (bench/aa_rate.py leaves those out unless
+told otherwise). The mark depends only on the machine, never on the
+measured values. --max-wait 0 never waits (every round is still marked).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from iolab import environment, runner, spec
+from iolab import environment, interrupts, runner, spec
 from iolab.hosts.local import LocalHost
 from iolab.store import Store
 
@@ -57,20 +58,26 @@ def idle_fraction(seconds: float = 1.0) -> float:
 
 
 class QuietHost(LocalHost):
-    """LocalHost that starts a round only on a quiet machine and notes disturbed rounds."""
+    """LocalHost that waits for a quiet machine before each round and marks disturbed rounds."""
 
-    def __init__(self, cells_per_round: int):
+    def __init__(self, cells_per_round: int, max_wait: float):
         super().__init__()
         self.cells_per_round = cells_per_round
+        self.max_wait = max_wait
         self.disturbed: set[int] = set()
         self.waited = 0.0
 
     def run_cell(self, cell):
         if cell.seq % self.cells_per_round == 0:
             started = time.time()
-            while others_busy() or idle_fraction() < 0.8:
-                time.sleep(5)
+            while True:
+                quiet = not others_busy() and idle_fraction() >= 0.8
+                if quiet or time.time() - started >= self.max_wait:
+                    break
+                time.sleep(2)
             self.waited += time.time() - started
+            if not quiet:
+                self.disturbed.add(cell.round)
         sample = super().run_cell(cell)
         if others_busy():
             self.disturbed.add(cell.round)
@@ -82,7 +89,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, help="override [run].iterations")
     parser.add_argument("--store", default="/tmp/iolab-aa-record.db")
     parser.add_argument("--out", default=str(HERE / "data" / "aa-samples.json"))
-    parser.add_argument("--any-time", action="store_true", help="do not wait for a quiet machine")
+    parser.add_argument("--max-wait", type=float, default=30.0,
+                        help="seconds to wait for a quiet machine before each round (default 30)")
     args = parser.parse_args()
     experiment = spec.load(HERE / "aa-record.toml")
     if args.rounds:
@@ -91,9 +99,9 @@ def main() -> None:
         experiment = spec.Experiment.model_validate(data)
     store = Store(args.store)
     load_before, started = loadavg(), time.time()
-    host = None if args.any_time else QuietHost(len(experiment.variant) * len(experiment.workload))
-    if host is not None:
-        runner.preflight(experiment)
+    interrupts.sigterm_interrupts()  # a kill tears the cell down like Ctrl-C
+    host = QuietHost(len(experiment.variant) * len(experiment.workload), args.max_wait)
+    runner.preflight(experiment)
     run_id = runner.run(experiment, store, experiment_path=str(HERE / "aa-record.toml"), host=host)
     load_after, finished = loadavg(), time.time()
     samples = [s for s in store.samples(run_id, with_histograms=False) if not s.warmup]
@@ -108,9 +116,10 @@ def main() -> None:
         "loadavg_before": load_before,
         "loadavg_after": load_after,
         "failed_cells": failed,
-        "quiet_rounds": host is not None,
-        "waited_seconds": round(host.waited, 1) if host else 0.0,
-        "disturbed_rounds": sorted(host.disturbed) if host else [],
+        "max_wait_seconds": args.max_wait,
+        "waited_seconds": round(host.waited, 1),
+        "disturbed_rounds": sorted(host.disturbed),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
         "samples": [
             {"round": s.round, "seq": s.seq, "variant": s.variant, "metrics": s.metrics}
             for s in samples if s.status == "ok"
@@ -120,8 +129,7 @@ def main() -> None:
     print(f"run {run_id}: {len(document['samples'])} samples, {len(failed)} failed, "
           f"{len(document['disturbed_rounds'])} disturbed rounds, waited {document['waited_seconds']} s, "
           f"{finished - started:.0f} s, load {load_before} -> {load_after}; wrote {args.out}")
-    if os.environ.get("IOLAB_KEEP_STORE") is None:
-        store.close()
+    store.close()
 
 
 if __name__ == "__main__":
