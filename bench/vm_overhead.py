@@ -24,10 +24,16 @@ iolab.guest, the cell executor, samples.jsonl). Per boot it reports:
 this project's cuts, one fresh boot per measurement (the 9p cache of the
 host root starts cold in every boot, as it does for a real cell), ABAB:
 
-    before   python -c 'import iolab.store, iolab.cell'   (site, .pth
-             import hooks, pydantic plugin discovery, sqlite3 via the store)
-    after    python -S -c 'import iolab.cell' with PYTHONPATH and
-             PYDANTIC_DISABLE_PLUGINS=__all__ (what cmd.sh runs)
+    before          python -c 'import iolab.store, iolab.cell'   (site, .pth
+                    import hooks, pydantic plugin discovery, sqlite3 via the store)
+    -S, PYTHONPATH  python -S, iolab and site-packages on PYTHONPATH (searched
+                    before the standard library), PYDANTIC_DISABLE_PLUGINS=__all__
+    after           python -S, iolab and site-packages appended to sys.path
+                    (after the standard library), PYDANTIC_DISABLE_PLUGINS=__all__
+                    (what cmd.sh runs)
+
+"import" is timed inside Python (the executor's imports alone); "process"
+is the whole python command (interpreter start, site, imports, exit).
 
     python3 bench/vm_overhead.py [--boots 6] [--cpus 2] [--kernel debian:6.1.0-56-amd64] [--imports] [--json]
 """
@@ -111,7 +117,10 @@ def boots(args: argparse.Namespace) -> list[dict[str, float]]:
 
 IMPORT_SCRIPT = """exec > /run/iolab/out.txt 2>&1
 cd /
-{env} {python} {flags} -c 'import time; t = time.perf_counter(); {imports}; print(time.perf_counter() - t)'
+read t0 rest < /proc/uptime
+{env} {python} {flags} -c '{prefix}import time; t = time.perf_counter(); {imports}; print(time.perf_counter() - t)'
+read t1 rest < /proc/uptime
+echo "$t0 $t1"
 """
 
 
@@ -120,25 +129,33 @@ def imports(args: argparse.Namespace) -> dict[str, list[float]]:
     vm.compile_iolab()
     settings = spec.VM(cpus=args.cpus)
     path = ":".join(vm.guest_python_path())
+    paths = vm.guest_python_path()
     configs = {
-        "before": dict(env="", flags="", imports="import iolab.store, iolab.cell"),
-        "after": dict(env=f"PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH={shlex.quote(path)}",
-                      flags="-S", imports="import iolab.cell"),
+        "before": dict(env="", flags="", prefix="", imports="import iolab.store, iolab.cell"),
+        "-S, PYTHONPATH": dict(
+            env=f"PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH={shlex.quote(path)}",
+            flags="-S", prefix="", imports="import iolab.cell"),
+        "after": dict(env="PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1", flags="-S",
+                      prefix=f"import sys; sys.path += {json.dumps(paths)}; ", imports="import iolab.cell"),
     }
     found: dict[str, list[float]] = {name: [] for name in configs}
+    process: dict[str, list[float]] = {name: [] for name in configs}
     with tempfile.TemporaryDirectory(prefix="iolab-vmbench-") as scratch:
         host = vm.VMHost(kernel, settings, scratch=Path(scratch))
         for index in range(args.boots):
-            for name in (("before", "after") if index % 2 == 0 else ("after", "before")):
+            names = list(configs) if index % 2 == 0 else list(reversed(configs))
+            for name in names:
                 script = IMPORT_SCRIPT.format(python=shlex.quote(sys.executable), **configs[name])
                 boot = host.run_command(script, timeout=300)
                 out = (boot.xchg / "out.txt").read_text().strip().splitlines()
                 try:
-                    found[name].append(float(out[-1]))
+                    found[name].append(float(out[-2]))
+                    t0, t1 = map(float, out[-1].split())
+                    process[name].append(t1 - t0)
                 except (IndexError, ValueError):
                     sys.exit(f"vm_overhead: the import failed in the guest: {out}")
-                print(f"{name}: {found[name][-1]:.2f} s", file=sys.stderr)
-    return found
+                print(f"{name}: import {found[name][-1]:.2f} s, process {process[name][-1]:.2f} s", file=sys.stderr)
+    return {"import": found, "process": process}
 
 
 def main() -> int:
@@ -156,10 +173,12 @@ def main() -> int:
         if args.json:
             print(json.dumps(found))
             return 0
-        print(f"guest import of the executor, {args.kernel}, {accel}, {args.cpus} vCPUs, load {load:.1f}")
-        for name, values in found.items():
-            print(f"  {name:<7} median {statistics.median(values):6.2f} s   "
-                  f"min {min(values):6.2f}  max {max(values):6.2f}   n={len(values)}")
+        print(f"guest: importing the executor (import) and the whole python process (process),\n"
+              f"{args.kernel}, {accel}, {args.cpus} vCPUs, load {load:.1f}; seconds, median (min..max)")
+        for name in found["import"]:
+            cells = [f"{statistics.median(v[name]):5.2f} ({min(v[name]):.2f}..{max(v[name]):.2f})"
+                     for v in (found["import"], found["process"])]
+            print(f"  {name:<15} import {cells[0]}   process {cells[1]}   n={len(found['import'][name])}")
         return 0
     rows = boots(args)
     if args.json:

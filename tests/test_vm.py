@@ -95,9 +95,10 @@ def test_the_kvm_probe_guest_is_a_pvh_elf():
 
 def test_guest_command():
     text = vm.guest_command("/venv/bin/python", ["/src/iolab repo", "/venv/site-packages"])
-    assert "PYDANTIC_DISABLE_PLUGINS=__all__" in text
-    assert "PYTHONPATH='/src/iolab repo:/venv/site-packages'" in text
-    assert "exec /venv/bin/python -S -m iolab.guest /run/iolab > /run/iolab/guest.log 2>&1" in text
+    assert "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n" in text
+    assert text.endswith(
+        "exec /venv/bin/python -S -c 'import sys; sys.path += [\"/src/iolab repo\", \"/venv/site-packages\"]; "
+        "from iolab import guest; sys.exit(guest.main(sys.argv))' /run/iolab > /run/iolab/guest.log 2>&1\n")
     path = vm.guest_python_path()
     assert path[0] == str(Path(vm.iolab.__file__).resolve().parent.parent)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import compileall
 import functools
+import json
 import os
 import shlex
 import shutil
@@ -205,14 +206,17 @@ def qemu_argv(
 def guest_command(python: str, path: Sequence[str]) -> str:
     """cmd.sh: the guest's command, run by init in the host root.
 
-    ``python -S`` with an explicit PYTHONPATH (iolab's parent and the
-    site-packages the host's Python uses): no site processing, no .pth
-    import hooks, which cost seconds under emulation."""
+    ``python -S`` with iolab's and the site-packages' directories appended
+    to sys.path, after the standard library: no site processing and no .pth
+    import hooks, and no standard-library import searched for in them first
+    (over 9p). In the guest this made the python process 0.5 s shorter
+    (about 4.0 s against 4.5 s, bench/vm_overhead.py --imports)."""
+    program = (f"import sys; sys.path += {json.dumps(list(path))}; "
+               "from iolab import guest; sys.exit(guest.main(sys.argv))")
     return (
         "cd /\n"
-        "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1 "
-        f"PYTHONPATH={shlex.quote(':'.join(path))}\n"
-        f"exec {shlex.quote(python)} -S -m iolab.guest /run/iolab > /run/iolab/guest.log 2>&1\n"
+        "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n"
+        f"exec {shlex.quote(python)} -S -c {shlex.quote(program)} /run/iolab > /run/iolab/guest.log 2>&1\n"
     )
 
 
@@ -476,8 +480,6 @@ class VMHost:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    import json
-
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -485,8 +487,6 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _request(cells: Sequence[CellSpec]) -> str:
-    import json
-
     return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.model_dump(mode="json") for cell in cells]})
 
 
