@@ -356,3 +356,20 @@ def test_a_build_of_your_own_without_modules_dep(tmp_path):
     (busybox_dir / "busybox").write_bytes(b"x")
     with pytest.raises(KernelError, match="run depmod"):
         kernels.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
+
+
+# -- the command line -------------------------------------------------------------------
+
+
+def test_cli_kernel_list_and_bad_names(fake_apt, capsys):
+    from iolab import cli
+
+    assert cli.main(["kernel", "list"]) == 0
+    assert "no kernels cached" in capsys.readouterr().out
+    assert cli.main(["kernel", "fetch", "linux-image-amd64"]) == 2
+    assert "is not a versioned Debian kernel" in capsys.readouterr().err
+    assert cli.main(["kernel", "fetch", "debian:6.1.0-test-amd64"]) == 0
+    assert "debian:6.1.0-test-amd64: 6.1.0-test-amd64 (6.1.1-1) in " in capsys.readouterr().out
+    assert cli.main(["kernel", "list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[1].split()[:3] == ["debian:6.1.0-test-amd64", "6.1.1-1", "vmlinux"]
