@@ -79,21 +79,6 @@ static int lat_parse(void *state, const char *key, const char *val)
 	return params_set("lat", lat_params, state, key, val, NULL);
 }
 
-static inline uint64_t lat_next_off(struct lat_state *s)
-{
-	uint64_t blk;
-
-	if (s->pattern == 0) {
-		blk = s->seq;
-		if (++s->seq == s->nblocks)
-			s->seq = 0;
-	} else {
-		blk = (uint64_t)(((unsigned __int128)xorshift64s(&s->rng) *
-				  s->nblocks) >> 64);
-	}
-	return blk * s->bs;
-}
-
 static int lat_setup(void *state)
 {
 	struct lat_state *s = state;
@@ -179,7 +164,7 @@ static int lat_loop(struct lat_state *s, uint64_t n, bool record,
 	uint64_t i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t off = lat_next_off(s), t0, t1;
+		uint64_t off = next_block_offset(s->pattern, &s->seq, &s->rng, s->nblocks, s->bs), t0, t1;
 		ssize_t r;
 
 		t0 = probe_now();

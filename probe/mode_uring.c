@@ -101,21 +101,6 @@ static int uring_parse(void *state, const char *key, const char *val)
 	return params_set("uring", uring_params, state, key, val, NULL);
 }
 
-static inline uint64_t uring_next_off(struct uring_state *s)
-{
-	uint64_t blk;
-
-	if (s->pattern == 0) {
-		blk = s->seq;
-		if (++s->seq == s->nblocks)
-			s->seq = 0;
-	} else {
-		blk = (uint64_t)(((unsigned __int128)xorshift64s(&s->rng) *
-				  s->nblocks) >> 64);
-	}
-	return blk * s->bs;
-}
-
 static int uring_setup(void *state)
 {
 	struct uring_state *s = state;
@@ -211,7 +196,7 @@ static int uring_submit(struct uring_state *s, unsigned n, uint64_t *now)
 		unsigned idx = s->free_slots[--s->nfree];
 		struct uring_slot *sl = &s->slots[idx];
 
-		sl->off = uring_next_off(s);
+		sl->off = next_block_offset(s->pattern, &s->seq, &s->rng, s->nblocks, s->bs);
 		if (s->op == URING_READ)
 			io_uring_prep_read(sqe, fd, sl->buf, bs, sl->off);
 		else

@@ -148,6 +148,25 @@ static inline uint64_t xorshift64s(uint64_t *s)
 	*s = x;
 	return x * 0x2545F4914F6CDD1Dull;
 }
+/*
+ * Offset of the next block of a walk over nblocks blocks of bs bytes:
+ * sequential (pattern 0, wrapping at the end) or uniformly random with
+ * replacement (pattern 1, Lemire's multiply-shift of xorshift64*).
+ */
+static inline uint64_t next_block_offset(int pattern, uint64_t *seq, uint64_t *rng,
+					 uint64_t nblocks, uint64_t bs)
+{
+	uint64_t blk;
+
+	if (pattern == 0) {
+		blk = *seq;
+		if (++*seq == nblocks)
+			*seq = 0;
+	} else {
+		blk = (uint64_t)(((unsigned __int128)xorshift64s(rng) * nblocks) >> 64);
+	}
+	return blk * bs;
+}
 int cmp_u64(const void *a, const void *b);
 int cmp_double(const void *a, const void *b);
 
