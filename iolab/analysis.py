@@ -177,12 +177,21 @@ def _merged_center(metric: Metric, samples: list[Sample]) -> float | None:
     return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
 
 
-def _env_differences(samples: list[Sample]) -> list[str]:
+def _env_differences(samples: list[Sample], experiment: Experiment) -> list[str]:
+    """Checked environment keys that differ between samples compared with each
+    other; the kernel may differ between variants when variants name kernels."""
     notes = []
+    ok = [s for s in samples if s.status == "ok"]
+    kernels_vary = any(v.kernel for v in experiment.variant)
     for key in CHECKED:
-        values = {json.dumps(s.env.get(key)) for s in samples if s.status == "ok"}
-        if len(values) > 1:
-            notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
+        if key == "kernel" and kernels_vary:
+            groups = [[s for s in ok if s.variant == v.name] for v in experiment.variant]
+        else:
+            groups = [ok]
+        for group in groups:
+            values = {json.dumps(s.env.get(key)) for s in group}
+            if len(values) > 1:
+                notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
     return notes
 
 
@@ -318,7 +327,7 @@ def analyse(
         variants=variants,
         rows=rows,
         failures=failures,
-        notes=_env_differences(measured),
+        notes=_env_differences(measured, experiment),
         rounds_done=rounds_done,
         view=view,
         min_max=experiment.report.min_max if min_max is None else min_max,
