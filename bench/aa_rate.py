@@ -1,41 +1,55 @@
 """A/A false-positive rate and power of iolab's verdicts, from recorded real samples.
 
-    .venv/bin/python bench/aa_rate.py [--data bench/data/aa-samples.json] [--quick]
+    .venv/bin/python bench/aa_rate.py [--data FILE ...] [--all-rounds] [--quick]
 
-Data: bench/data/aa-samples.json, recorded once by bench/record_aa.py from
-real fio runs on loop devices (two identical variants A and A', interleaved,
-one value of each per round).
+Data: recordings made by bench/record_aa.py from real fio runs on loop
+devices (two identical variants A and A', interleaved, one value of each per
+round; default bench/data/aa-samples-*.json). Several files are pooled, round
+by round. Rounds the recorder marked disturbed (another engineer's VM or test
+run on this shared 2-CPU machine) are left out unless --all-rounds.
 
-Method (everything seeded, so the figures repeat exactly):
+Two ways to build an A/A comparison from the rounds:
+
+independent rounds
+    A's values from n random rounds, A''s from n *other* random rounds: two
+    samples of this setup's real noise (its skew, ties, outliers) that share
+    nothing, like two runs made apart. This is the calibration of the test
+    itself: the rate should be close to alpha.
+same rounds
+    A and A' from the same n random rounds, as an interleaved run pairs
+    them. Whatever changes the machine from round to round falls on both
+    sides alike; the Mann-Whitney U test does not use that pairing, so it
+    becomes conservative (a lower rate, and less power) as far as such
+    round-to-round changes are part of the noise. iolab notes it in a report
+    when it sees it ("rise and fall together from round to round").
 
 fixed n
-    2000 A/A comparisons, each on a random subset of n = 10 of the recorded
-    rounds: A's values of those rounds against A''s of the same rounds
-    (pairs stay in their rounds, labels are kept: whatever differs between
-    the two copies stays in the test). Verdict as iolab gives it: two-sided
+    2000 comparisons of n = 10 per side. Verdict as iolab gives it: two-sided
     Mann-Whitney U (iolab.stats.mwu), p < 0.05 for one metric; for the
     report's three headline rows together, Holm over the three.
 auto
-    1000 adaptive runs, each on a random ordering of 30 of the recorded
-    rounds fed one round at a time, with iolab's rule (iolab.adaptive,
-    iolab.analysis.sequential_level): looks after rounds 5..30, each
-    comparison significant when p < the calibrated per-look level of
-    alpha / comparisons, otherwise decided when the delta CI is within
-    +-1% and contains 0; stop when all are decided. The rate is the share
-    of runs that end "significant". Also shown: the same with the
-    Bonferroni boundary (alpha / looks), the conservative rule iolab does
-    not use, and with no correction for looks (the mistake).
+    1000 adaptive runs, each fed rounds one at a time (up to 30 per side),
+    with iolab's rule (iolab.adaptive, iolab.analysis.sequential_level):
+    looks after rounds 5..30, a comparison significant when p < the
+    calibrated per-look level of alpha / comparisons, otherwise decided when
+    its delta CI is within +-1% and contains 0; the run stops when all are
+    decided. The rate is the share of runs that end "significant". Also
+    shown: the Bonferroni boundary (alpha / looks, safe but conservative; not
+    what iolab uses) and no correction for looks (the mistake it avoids).
 power
     the same comparisons with A''s values multiplied by 1.05 (a real 5%
     shift on top of real noise); "detected" = significant in the right
     direction.
+paired (for comparison only)
+    Wilcoxon signed-rank test of the per-round log ratios A'/A on the same
+    rounds: the test that uses the pairing. iolab does not use it (its
+    verdicts are Mann-Whitney U, as specified); shown to size what the
+    pairing is worth on this machine.
 
 Resamples of one recording overlap, so they are not independent
-experiments: the rates say how iolab's test behaves on this noise
-(its skew, ties, drift and any difference between the two copies) more
-precisely than the number of disjoint experiments in the recording would.
-The delta CI of a percentile row comes from merged histograms in a real
-report; here from the per-round values (the recording keeps no histograms).
+experiments; the rates describe how the test behaves on this noise. The
+delta CI of a percentile row comes from merged histograms in a real report;
+here from the per-round values (the recording keeps no histograms).
 """
 
 from __future__ import annotations
@@ -46,60 +60,74 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import spearmanr, wilcoxon
 
 from iolab import stats
 
 HERE = Path(__file__).resolve().parent
 HEADLINE = ("read_bw", "read_p50", "read_p99")
-HIGHER_IS_BETTER = {"read_bw": True, "read_p50": False, "read_p99": False}
 ALPHA = 0.05
+N_FIXED = 10
 FIRST, LAST, TARGET = 5, 30, 0.01
 
 
-def load(path: Path, with_disturbed: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
-    """Per metric an array (rounds, 2): A and A' of each round with both
-    (rounds marked disturbed by the recorder left out unless asked for)."""
-    document = json.loads(path.read_text())
-    skip = set() if with_disturbed else set(document.get("disturbed_rounds", []))
-    variants = document["experiment"]["variant"]
-    a_name, b_name = variants[0]["name"], variants[1]["name"]
-    by_round: dict[int, dict[str, dict[str, float]]] = {}
-    for s in document["samples"]:
-        by_round.setdefault(s["round"], {})[s["variant"]] = s["metrics"]
-    rounds = sorted(r for r, v in by_round.items() if a_name in v and b_name in v and r not in skip)
-    data = {
-        m: np.array([[by_round[r][a_name][m], by_round[r][b_name][m]] for r in rounds])
-        for m in HEADLINE
-    }
-    return document, data
+def load(paths: list[Path], all_rounds: bool) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Per metric an array (rounds, 2): A and A' of each kept round, files pooled."""
+    documents, rows = [], {m: [] for m in HEADLINE}
+    for path in paths:
+        document = json.loads(path.read_text())
+        documents.append(document)
+        skip = set() if all_rounds else set(document.get("disturbed_rounds", []))
+        a_name, b_name = (v["name"] for v in document["experiment"]["variant"][:2])
+        by_round: dict[int, dict[str, dict[str, float]]] = {}
+        for s in document["samples"]:
+            by_round.setdefault(s["round"], {})[s["variant"]] = s["metrics"]
+        for r in sorted(by_round):
+            if a_name in by_round[r] and b_name in by_round[r] and r not in skip:
+                for m in HEADLINE:
+                    rows[m].append([by_round[r][a_name][m], by_round[r][b_name][m]])
+    return documents, {m: np.array(v) for m, v in rows.items()}
 
 
-def fixed(data: dict[str, np.ndarray], n: int, comparisons: int, scale: float, seed: int) -> dict[str, float]:
+def draw(rng: np.random.Generator, rounds: int, n: int, design: str) -> tuple[np.ndarray, np.ndarray]:
+    """Round indices of A's and of A''s values."""
+    if design == "same":
+        picked = rng.choice(rounds, n, replace=False)
+        return picked, picked
+    picked = rng.choice(rounds, 2 * n, replace=False)
+    return picked[:n], picked[n:]
+
+
+def fixed(data: dict[str, np.ndarray], design: str, comparisons: int, scale: float, seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
-    rounds = len(next(iter(data.values())))
+    rounds = len(data[HEADLINE[0]])
     hits = {m: 0 for m in HEADLINE}
-    family = 0
+    family = paired = 0
     for _ in range(comparisons):
-        chosen = rng.choice(rounds, n, replace=False)
-        ps, ok = [], []
+        ia, ib = draw(rng, rounds, N_FIXED, design)
+        ps, right = [], []
         for m in HEADLINE:
-            a, b = data[m][chosen, 0], data[m][chosen, 1] * scale
+            a, b = data[m][ia, 0], data[m][ib, 1] * scale
             p, _, prob = stats.mwu(a, b)
-            right = prob > 0.5 if scale > 1 else True
-            hits[m] += p < ALPHA and right
+            ok = prob > 0.5 if scale > 1 else True
+            hits[m] += p < ALPHA and ok
             ps.append(p)
-            ok.append(right)
+            right.append(ok)
         adjusted = stats.adjust_pvalues(ps, "holm")
-        family += any(pa < ALPHA and r for pa, r in zip(adjusted, ok))
+        family += any(pa < ALPHA and ok for pa, ok in zip(adjusted, right))
+        if design == "same":
+            ratios = np.log(data["read_bw"][ia, 1] * scale / data["read_bw"][ia, 0])
+            result = wilcoxon(ratios)
+            paired += result.pvalue < ALPHA and (np.median(ratios) > 0 if scale > 1 else True)
     out = {m: hits[m] / comparisons for m in HEADLINE}
     out["family"] = family / comparisons
+    out["paired"] = paired / comparisons if design == "same" else float("nan")
     return out
 
 
 def _precise(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = 1000) -> bool:
-    """Percentile-bootstrap 95% CI of median(b)/median(a) - 1 within +-TARGET and containing 0
-    (what iolab.stats.compare computes, vectorized here with fewer resamples for speed)."""
+    """Percentile-bootstrap 95% CI of median(b)/median(a) - 1 within +-TARGET and
+    containing 0 (what iolab.stats.compare computes; vectorized, fewer resamples)."""
     ia = rng.integers(0, a.size, (resamples, a.size))
     ib = rng.integers(0, b.size, (resamples, b.size))
     ratios = np.median(b[ib], axis=1) / np.median(a[ia], axis=1) - 1.0
@@ -107,22 +135,19 @@ def _precise(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: 
     return bool(low <= 0 <= high and (high - low) / 2 <= TARGET)
 
 
-def looks(data: dict[str, np.ndarray], runs: int, scale: float, seed: int) -> dict[str, dict[str, np.ndarray]]:
+def looks(data: dict[str, np.ndarray], design: str, runs: int, scale: float, seed: int) -> dict:
     """For every simulated run and look n = FIRST..LAST, per metric: p, the rank
-    direction and whether the delta CI is precise. Each run is a random ordering
-    of LAST of the recorded rounds, fed one round per look."""
+    direction and whether the delta CI is precise."""
     rng = np.random.default_rng(seed)
-    available = len(next(iter(data.values())))
-    if available < LAST:
-        raise SystemExit(f"need >= {LAST} recorded rounds for auto runs, have {available}")
-    orders = [rng.permutation(available)[:LAST] for _ in range(runs)]
+    rounds = len(data[HEADLINE[0]])
+    draws = [draw(rng, rounds, LAST, design) for _ in range(runs)]
     width = LAST - FIRST + 1
     table = {}
     for m in HEADLINE:
         p, up, precise = np.ones((runs, width)), np.zeros((runs, width), bool), np.zeros((runs, width), bool)
-        for i, order in enumerate(orders):
+        for i, (ia, ib) in enumerate(draws):
             for j, n in enumerate(range(FIRST, LAST + 1)):
-                a, b = data[m][order[:n], 0], data[m][order[:n], 1] * scale
+                a, b = data[m][ia[:n], 0], data[m][ib[:n], 1] * scale
                 p[i, j], _, prob = stats.mwu(a, b)
                 up[i, j] = prob > 0.5
                 precise[i, j] = _precise(a, b, rng)
@@ -130,8 +155,7 @@ def looks(data: dict[str, np.ndarray], runs: int, scale: float, seed: int) -> di
     return table
 
 
-def auto(table: dict[str, dict[str, np.ndarray]], metrics: tuple[str, ...], boundary: str,
-         shifted: bool) -> tuple[float, float, float]:
+def auto(table: dict, metrics: tuple[str, ...], boundary: str, shifted: bool) -> tuple[float, float, float]:
     """iolab's stopping rule on precomputed looks: (share of runs ending significant -- in
     the right direction when shifted --, mean rounds, per-look level)."""
     share = ALPHA / len(metrics)
@@ -151,39 +175,52 @@ def auto(table: dict[str, dict[str, np.ndarray]], metrics: tuple[str, ...], boun
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=str(HERE / "data" / "aa-samples.json"))
+    parser.add_argument("--data", nargs="+", default=[str(p) for p in sorted(HERE.glob("data/aa-samples-*.json"))],
+                        help="recordings to pool (default: bench/data/aa-samples-*.json)")
+    parser.add_argument("--all-rounds", action="store_true", help="keep rounds the recorder marked disturbed")
     parser.add_argument("--quick", action="store_true", help="fewer resamples (a smoke run)")
-    parser.add_argument("--with-disturbed", action="store_true", help="keep rounds the recorder marked disturbed")
     args = parser.parse_args()
-    document, data = load(Path(args.data), args.with_disturbed)
+    documents, data = load([Path(p) for p in args.data], args.all_rounds)
     comparisons, runs = (200, 200) if args.quick else (2000, 1000)
-    rounds = len(data["read_bw"])
-    disturbed = len(document.get("disturbed_rounds", []))
-    print(f"data: {args.data}: {rounds} rounds of A and A' ({disturbed} disturbed rounds "
-          f"{'kept' if args.with_disturbed else 'left out'}; {document['recorded']}, "
-          f"load average {document['loadavg_before'][0]:.2f} -> {document['loadavg_after'][0]:.2f}, "
-          f"{document['host'].get('cpus')} CPUs, kernel {document['host'].get('kernel')})")
+    rounds = len(data[HEADLINE[0]])
+    recorded = sum(len({s["round"] for s in d["samples"]}) for d in documents)
+    print(f"data: {rounds} of {recorded} recorded rounds of A and A' "
+          f"({'all' if args.all_rounds else 'rounds marked disturbed left out'})")
+    for d in documents:
+        print(f"  {d['recorded']}: {len({s['round'] for s in d['samples']})} rounds, "
+              f"{len(d.get('disturbed_rounds', []))} disturbed, load average {d['loadavg_before'][0]:.2f} -> "
+              f"{d['loadavg_after'][0]:.2f}, nice {d.get('nice', 0)}, {d['host'].get('cpus')} CPUs, "
+              f"kernel {d['host'].get('kernel')}, fio {d['host'].get('fio')}")
     for m in HEADLINE:
         values = data[m].ravel()
         rho = spearmanr(data[m][:, 0], data[m][:, 1]).statistic
-        print(f"  {m:9s} median {np.median(values):9.2f}  rel. stddev {np.std(values, ddof=1) / np.mean(values):6.1%}"
-              f"  A vs A' by round: Spearman {rho:+.2f}")
+        print(f"  {m:9s} median {np.median(values):8.2f}  rel. stddev {np.std(values, ddof=1) / np.mean(values):6.1%}"
+              f"  A vs A' of a round: Spearman {rho:+.2f}")
     started = time.time()
-    print(f"\nfixed n=10, {comparisons} A/A comparisons (alpha {ALPHA}):")
-    aa = fixed(data, 10, comparisons, 1.0, seed=1)
-    power = fixed(data, 10, comparisons, 1.05, seed=1)
-    for m in (*HEADLINE, "family"):
-        name = m if m != "family" else "3 rows, Holm"
-        print(f"  {name:13s} false positives {aa[m]:6.1%}   power at +5% {power[m]:6.1%}")
-    print(f"\nauto ({FIRST}..{LAST} rounds, target +-{TARGET:.0%}), {runs} runs per line:")
-    null, shift = looks(data, runs, 1.0, seed=2), looks(data, runs, 1.05, seed=2)
-    for metrics in (("read_bw",), HEADLINE):
-        what = metrics[0] if len(metrics) == 1 else "3 rows"
-        for boundary in ("calibrated", "bonferroni", "none"):
-            fp, fp_rounds, level = auto(null, metrics, boundary, shifted=False)
-            pw, pw_rounds, _ = auto(shift, metrics, boundary, shifted=True)
-            print(f"  {what:8s} {boundary:10s} look alpha {level:.4f}  false positives {fp:6.1%} "
-                  f"({fp_rounds:4.1f} rounds)  power at +5% {pw:6.1%} ({pw_rounds:4.1f} rounds)")
+    for design in ("independent", "same"):
+        print(f"\nfixed n={N_FIXED}, {design} rounds, {comparisons} A/A comparisons (alpha {ALPHA}):")
+        aa = fixed(data, design, comparisons, 1.0, seed=1)
+        power = fixed(data, design, comparisons, 1.05, seed=1)
+        for m in (*HEADLINE, "family", "paired"):
+            if m == "paired" and design != "same":
+                continue
+            name = {"family": "3 rows, Holm", "paired": "read_bw paired*"}.get(m, m)
+            print(f"  {name:15s} false positives {aa[m]:6.1%}   power at +5% {power[m]:6.1%}")
+        if design == "same":
+            print("  * Wilcoxon signed-rank of per-round log ratios: not iolab's test, for comparison")
+    for design in ("independent", "same"):
+        if design == "independent" and rounds < 2 * LAST:
+            print(f"\nauto, independent rounds: needs {2 * LAST} rounds, have {rounds}")
+            continue
+        print(f"\nauto ({FIRST}..{LAST} rounds, target +-{TARGET:.0%}), {design} rounds, {runs} runs per line:")
+        null, shift = looks(data, design, runs, 1.0, seed=2), looks(data, design, runs, 1.05, seed=2)
+        for metrics in (("read_bw",), HEADLINE):
+            what = metrics[0] if len(metrics) == 1 else "3 rows"
+            for boundary in ("calibrated", "bonferroni", "none"):
+                fp, fp_rounds, level = auto(null, metrics, boundary, shifted=False)
+                pw, pw_rounds, _ = auto(shift, metrics, boundary, shifted=True)
+                print(f"  {what:8s} {boundary:10s} look alpha {level:.4f}  false positives {fp:6.1%} "
+                      f"({fp_rounds:4.1f} rounds)  power at +5% {pw:6.1%} ({pw_rounds:4.1f} rounds)")
     print(f"\n({time.time() - started:.0f} s)")
 
 

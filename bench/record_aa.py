@@ -1,10 +1,10 @@
 """Record the A/A samples that bench/aa_rate.py resamples (run once, as root).
 
-    .venv/bin/python bench/record_aa.py [--rounds N] [--store FILE]
+    .venv/bin/python bench/record_aa.py [--rounds N] [--store FILE] [--out FILE] [--max-wait S]
 
 Runs bench/aa-record.toml (two identical variants, interleaved) with real
 fio on a loop device, then writes every measured sample's metrics, in round
-order, to bench/data/aa-samples.json together with the host, the load
+order, to bench/data/aa-samples-N.json together with the host, the load
 average before and after, and the wall time. The data file is committed so
 the benchmark needs no root and no fio.
 
@@ -88,10 +88,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, help="override [run].iterations")
     parser.add_argument("--store", default="/tmp/iolab-aa-record.db")
-    parser.add_argument("--out", default=str(HERE / "data" / "aa-samples.json"))
+    parser.add_argument("--out", help="default: the next free bench/data/aa-samples-N.json")
     parser.add_argument("--max-wait", type=float, default=30.0,
                         help="seconds to wait for a quiet machine before each round (default 30)")
     args = parser.parse_args()
+    if args.out is None:
+        number = 1
+        while (HERE / "data" / f"aa-samples-{number}.json").exists():
+            number += 1
+        args.out = str(HERE / "data" / f"aa-samples-{number}.json")
     experiment = spec.load(HERE / "aa-record.toml")
     if args.rounds:
         data = experiment.model_dump()
