@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from iolab.spec_kernel import Build, with_default_kernel
 from iolab.units import format_size, parse_size
 
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "f2fs", "none")
@@ -186,17 +187,18 @@ class Variant(CellSettings, TargetOverrides):
     fio: dict[str, FioValue] = {}
     probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
     # The kernel its cells boot in a VM (iolab.hosts.vm.kernels): "debian:6.1.0-56-amd64",
-    # or a path to a bzImage of your own with its module tree in `modules`.
-    kernel: str | None = None
+    # a path to a bzImage of your own with its module tree in `modules`, or a
+    # kernel built from source (a table: Build).
+    kernel: str | Build | None = None
     modules: str | None = None
 
     @model_validator(mode="after")
     def _kernel_name(self) -> Variant:
         from iolab.hosts.vm import kernels
 
-        if self.modules is not None and self.kernel is None:
+        if self.modules is not None and not isinstance(self.kernel, str):
             raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
-        if self.kernel is not None:
+        if isinstance(self.kernel, str):
             try:
                 kernels.parse(self.kernel, self.modules)
             except kernels.KernelError as error:
@@ -438,8 +440,11 @@ class Experiment(Strict):
     collect: Collect = Collect()
     derived: dict[str, str] = {}
     vm: VM = VM()
+    kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
+
+    _default_kernel = model_validator(mode="before")(with_default_kernel)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Experiment:
@@ -594,14 +599,24 @@ def _check_job_references(experiment: Experiment) -> None:
 
 
 def _check_kernel_files(experiment: Experiment) -> None:
-    """A kernel of your own (a path, relative to the experiment file) must exist here."""
+    """Files a kernel names (paths relative to the experiment file) must exist here."""
     for variant in experiment.variant:
+        where = f'variant["{variant.name}"]'
+        if isinstance(variant.kernel, Build):
+            build = variant.kernel
+            named = [("source", build.source)] if not build.source.startswith("debian:") else []
+            named += [("config_file", build.config_file)] if build.config_file else []
+            named += [("patches", p) for p in build.patches] + [("reverse", p) for p in build.reverse]
+            for name, value in named:
+                if not Path(experiment.base_dir, value).exists():
+                    raise SpecError(f"{where}.kernel.{name}: no such file: {Path(experiment.base_dir, value)}")
+            continue
         if variant.kernel is None or "/" not in variant.kernel or variant.kernel.startswith("debian:"):
             continue
         for name in ("kernel", "modules"):
             value = getattr(variant, name)
             if value is not None and not Path(experiment.base_dir, value).exists():
-                raise SpecError(f'variant["{variant.name}"].{name}: no such file: {Path(experiment.base_dir, value)}')
+                raise SpecError(f'{where}.{name}: no such file: {Path(experiment.base_dir, value)}')
 
 
 def job_text(experiment: Experiment, workload: Workload) -> str:

@@ -14,7 +14,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from iolab import analysis, engines, plan, spec
 from iolab.run import adaptive
@@ -108,18 +108,20 @@ def run(
     host: Host | None = None,
     clock: Callable[[], float] = time.monotonic,
     show_command: bool = False,
+    build_progress: Any = None,
 ) -> int:
     """Run the planned cells and store each sample as it comes; the run's id.
 
     Ctrl-C stops after the current cell's teardown: the run is marked
     'interrupted', its samples so far stay in the store, and
     KeyboardInterrupt propagates to the caller. ``clock`` times the budget
-    of an adaptive run.
+    of an adaptive run. ``build_progress`` shows the build of a kernel
+    built from source (iolab.hosts.vm.build.Reporter; None: log lines).
     """
     progress = progress or NoProgress()
     if host is None:
         preflight(experiment)
-        host = host_for(experiment, show_command=show_command)
+        host = host_for(experiment, show_command=show_command, build_progress=build_progress)
     if seed is None:
         seed = experiment.run.seed if experiment.run.seed is not None else random.randrange(2**31)
     total = plan.total_rounds(experiment)
@@ -152,13 +154,13 @@ def run(
     return run_id
 
 
-def host_for(experiment: Experiment, show_command: bool = False) -> Host:
+def host_for(experiment: Experiment, show_command: bool = False, build_progress: Any = None) -> Host:
     """This machine, or VMs when the variants name kernels (iolab.hosts.vm.host:
-    kernels are fetched here, before the run is stored)."""
+    kernels are fetched or built here, before the run is stored)."""
     if any(variant.kernel is not None for variant in experiment.variant):
         from iolab.hosts.vm.host import VMHosts
 
-        return VMHosts(experiment, show_command=show_command)
+        return VMHosts(experiment, show_command=show_command, build_reporter=build_progress)
     return LocalHost()
 
 
