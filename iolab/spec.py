@@ -16,7 +16,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -181,6 +183,14 @@ class TargetOverrides(Strict):
         return Target.model_validate({**base.model_dump(), **overrides})
 
 
+# A kernel's name (a string) or a build (a table): one or the other, so an
+# error speaks of the one that was given
+KernelField = Annotated[
+    Annotated[str, Tag("name")] | Annotated[Build, Tag("build")],
+    Discriminator(lambda value: "name" if isinstance(value, str) else "build"),
+] | None
+
+
 class Variant(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
     description: str = ""
@@ -189,7 +199,7 @@ class Variant(CellSettings, TargetOverrides):
     # The kernel its cells boot in a VM (iolab.hosts.vm.kernels): "debian:6.1.0-56-amd64",
     # a path to a bzImage of your own with its module tree in `modules`, or a
     # kernel built from source (a table: Build).
-    kernel: str | Build | None = None
+    kernel: KernelField = None
     modules: str | None = None
 
     @model_validator(mode="after")
@@ -543,7 +553,9 @@ def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
 def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
     lines = []
     for item in error.errors():
-        loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
+        loc = tuple(k for i, k in enumerate(item["loc"])
+                    if not (isinstance(k, str) and k.startswith("function-"))
+                    and not (k in ("name", "build") and i and item["loc"][i - 1] == "kernel"))  # union tags
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field (check its spelling; see README.md for the fields)"

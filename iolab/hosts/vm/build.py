@@ -199,9 +199,9 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
     obj = work / "obj"
     (work / "logs").mkdir(parents=True, exist_ok=True)
     log_path = work / "logs" / f"{resolved.key}.log"
-    fresh = not (obj / "vmlinux").exists()
+    fresh = not (obj / "arch" / "x86" / "boot" / "bzImage").exists()
     started = time.monotonic()
-    with open(log_path, "w") as out:
+    with open(log_path, "w", buffering=1) as out:  # line by line: the log can be followed
         out.write(f"iolab: building {resolved.request.describe()}\n"
                   f"iolab: source {resolved.source.identity}\niolab: toolchain {resolved.toolchain}\n")
         _configure(root, obj, resolved, out, reporter)

@@ -117,14 +117,22 @@ def _failure(patch: Patch, text: str, output: str) -> PatchError:
         elif "Unreversed patch detected" in line:
             problems.append(f"{current}: not in this source, so it cannot be reversed "
                             "(list it under patches to apply it)")
-        elif "can't find file to patch" in line or "No file to patch" in line:
-            problems.append(f"{current if current != '?' else 'a file'}: not in this source tree")
+        elif "can't find file to patch at input line" in line:
+            problems.append(f"{_file_at(text, line)}: not in this source tree")
         elif line.startswith("patch: ****"):
             problems.append(line.removeprefix("patch: **** ").strip())
     if not problems:
         tail = [line for line in output.splitlines() if line.strip()][-3:]
         problems.append(" / ".join(tail) or "patch failed without saying why")
     return PatchError(f"patch {patch} does not apply:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def _file_at(text: str, message: str) -> str:
+    """The file named by the last +++ line before the input line patch cites."""
+    match = re.search(r"input line (\d+)", message)
+    lines = text.splitlines()[: int(match.group(1)) if match else 0]
+    names = [_strip(line[4:]) for line in lines if line.startswith("+++ ")]
+    return next((name for name in reversed(names) if name), "a file")
 
 
 def _patch(tree: Path, patch: Patch, *, dry_run: bool) -> subprocess.CompletedProcess[str]:
