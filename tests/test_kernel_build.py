@@ -455,3 +455,14 @@ def test_modules_go_with_an_image_of_your_own():
            "variant": [{"name": "a", "modules": "/lib/modules/x"}, {"name": "b"}], "workload": WORKLOAD}
     with pytest.raises(spec.SpecError, match="modules = '...' goes with kernel = '/path/to/bzImage'"):
         spec.parse(raw)
+
+
+def test_doctor_names_missing_build_packages(monkeypatch):
+    from iolab import doctor
+
+    real = build.shutil.which
+    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("flex", "bison") else real(tool))
+    check = doctor._kernel_build()
+    assert not check.ok and not check.required
+    assert check.detail.startswith("missing flex, bison")
+    assert check.fix.startswith("apt-get install flex bison")

@@ -50,6 +50,25 @@ _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
 
 
+# What a kernel build runs or includes, and the Debian package that has it
+# (scripts/setup installs them; iolab doctor names the missing ones).
+BUILD_NEEDS = {
+    "gcc": "gcc", "make": "make", "ld": "binutils", "flex": "flex", "bison": "bison", "bc": "bc",
+    "perl": "perl", "patch": "patch", "xz": "xz-utils", "tar": "tar",
+    "/usr/include/libelf.h": "libelf-dev", "/usr/include/openssl/ssl.h": "libssl-dev",
+}
+
+
+def missing_packages() -> list[str]:
+    """Debian packages a kernel build needs that this machine lacks."""
+    missing = []
+    for need, package in BUILD_NEEDS.items():
+        found = os.path.exists(need) if need.startswith("/") else shutil.which(need) is not None
+        if not found and package not in missing:
+            missing.append(package)
+    return missing
+
+
 class BuildError(KernelError):
     """A build that failed: the message shows the end of its log and where the log is."""
 
@@ -189,6 +208,10 @@ def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter 
 
 
 def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
+    missing = missing_packages()
+    if missing:
+        raise KernelError(f"a kernel build needs {', '.join(missing)}: apt-get install {' '.join(missing)} "
+                          "(scripts/setup installs them)")
     reporter.phase("source", resolved.source.label)
     root = sources.unpack(resolved.source, log)
     if resolved.request.patches:
