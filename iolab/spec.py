@@ -371,17 +371,6 @@ class Collect(Strict):
     perf: list[str | PerfEvent] = []
     phase: list[Phase] = []
 
-    def config(self, device: str | None) -> dict[str, Any]:
-        """The table iolab.collectors.build_collectors takes."""
-        table: dict[str, Any] = {"proc_stat": self.proc_stat, "vmstat": self.vmstat, "rusage": self.rusage}
-        if self.diskstats and device:
-            table["diskstats"] = True
-        if self.perf:
-            table["perf"] = [e if isinstance(e, str) else e.model_dump(exclude_defaults=True) for e in self.perf]
-        if self.phase:
-            table["phase"] = [phase.model_dump(exclude_defaults=False) for phase in self.phase]
-        return {key: value for key, value in table.items() if value}
-
 
 def _seconds(value: Any) -> Any:
     """A duration: seconds, or "90s", "20m", "1h30m"."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
 from iolab.store import Sample
 

@@ -19,7 +19,7 @@ from typing import Protocol
 from iolab import analysis, engines, plan, spec
 from iolab.run import adaptive
 from iolab.cell import environment
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.spec import Experiment
