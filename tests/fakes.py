@@ -7,7 +7,7 @@ import random
 
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio": "fio-3.33"}
 

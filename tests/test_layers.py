@@ -70,3 +70,13 @@ def test_no_import_cycles():
     # a package's __init__ importing its own submodules is not a loop
     cycles = [c for c in cycles if not all(m.startswith(c[0]) or c[0].startswith(m) for m in c)]
     assert cycles == []
+
+
+def test_spec_is_a_leaf():
+    """The schema imports no engine, kernel or machine check (those are in
+    iolab.load)."""
+    assert {m for m in _imports(ROOT / "spec.py") if m.startswith("iolab")} <= {"iolab.units",
+                                                                                "iolab.units.format_size",
+                                                                                "iolab.units.parse_size"}
+    source = (ROOT / "spec.py").read_text()
+    assert "import os" not in source and "/proc/" not in source

@@ -13,7 +13,7 @@ from iolab.cell import executor as cell_executor
 from iolab import knobs
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 
 def default_journal() -> Path:
