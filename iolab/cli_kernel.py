@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from iolab import progress, spec
+from iolab import load, progress, spec
 from iolab.store import Store, StoreError
 
 DESCRIPTION = """\
@@ -61,7 +61,7 @@ def cmd_kernel(args: argparse.Namespace, store: Callable[[], Store]) -> int:
 def _build(args: argparse.Namespace) -> int:
     from iolab.hosts.vm import build, host, kernels
 
-    experiment = spec.load(args.experiment)
+    experiment = load.load(args.experiment)
     if not any(variant.kernel is not None for variant in experiment.variant):
         raise spec.SpecError(f"{args.experiment}: no variant names a kernel: nothing to build")
     reporter = progress.build_reporter(args.quiet)

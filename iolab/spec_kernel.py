@@ -1,5 +1,6 @@
 """The experiment file's kernel built from source: ``[kernel]`` and a
-variant's ``kernel = { ... }`` (schema only; iolab.hosts.vm.build builds it).
+variant's ``kernel = { ... }`` (schema only: iolab.load checks the source
+name, the fragment and the files; iolab.hosts.vm.build builds it).
 
     [kernel]                              # every variant's kernel
     source = "debian:linux-source-7.2"    # or a tarball, or a git tree with commit = "..."
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Build(BaseModel):
@@ -29,20 +30,6 @@ class Build(BaseModel):
     reverse: list[str] = []  # patch files applied reversed (patch -R), before `patches`
     config: str = ""  # .config lines over iolab's base fragment
     config_file: str | None = None  # a fragment file, merged before `config`
-
-    @model_validator(mode="after")
-    def _names(self) -> Build:
-        from iolab.hosts.vm import kconfig, sources
-
-        try:
-            sources.parse(self.source, self.commit)
-            kconfig.parse_fragment(self.config, "config")
-        except sources.KernelError as error:
-            raise ValueError(str(error)) from None
-        for name in (*self.patches, *self.reverse):
-            if not name.strip():
-                raise ValueError("an empty patch file name")
-        return self
 
 
 def with_default_kernel(data: Any) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import spec
+from iolab import load, spec
 from iolab.hosts.vm import build, kconfig, kernels, patches, sources
 from iolab.hosts.vm.build import BuildError, BuildRequest
 from iolab.hosts.vm.kconfig import ConfigError, Option
@@ -424,7 +424,7 @@ def test_kernel_table_is_every_variants_kernel(tmp_path):
                        {"name": "fix"},
                        {"name": "more", "kernel": {"patches": ["b.patch"]}}],
            "workload": WORKLOAD}
-    experiment = spec.parse(raw, base_dir=str(tmp_path))
+    experiment = load.parse(raw, base_dir=str(tmp_path))
     nofix, fix, more = (v.kernel for v in experiment.variant)
     assert nofix.reverse == ["a.patch"] and nofix.patches == ["all.patch"] and nofix.config == "CONFIG_X=y"
     assert fix == experiment.kernel
@@ -447,14 +447,14 @@ def test_bad_kernel_tables_name_the_field(tmp_path, kernel, words):
     raw = {"name": "x", "variant": [{"name": "a", "kernel": kernel}, {"name": "b", "kernel": kernel}],
            "workload": WORKLOAD}
     with pytest.raises(spec.SpecError, match=words):
-        spec.parse(raw, base_dir=str(tmp_path))
+        load.parse(raw, base_dir=str(tmp_path))
 
 
 def test_modules_go_with_an_image_of_your_own():
     raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2"},
            "variant": [{"name": "a", "modules": "/lib/modules/x"}, {"name": "b"}], "workload": WORKLOAD}
     with pytest.raises(spec.SpecError, match="modules = '...' goes with kernel = '/path/to/bzImage'"):
-        spec.parse(raw)
+        load.parse(raw)
 
 
 def test_doctor_names_missing_build_packages(monkeypatch):

@@ -49,7 +49,7 @@ from typing import Any
 import iolab
 from iolab.hosts.vm import build, kernels
 from iolab.hosts.vm.build import Reporter
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts.vm.kernels import Kernel
 from iolab.cell.sample import Sample
 from iolab.spec import VM, Build, Experiment
@@ -491,7 +491,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _request(cells: Sequence[CellSpec]) -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.model_dump(mode="json") for cell in cells]})
+    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.to_dict() for cell in cells]})
 
 
 # -- every variant in its VM ------------------------------------------------------------
