@@ -42,7 +42,7 @@ from typing import Any, Protocol
 from iolab.hosts.vm import initramfs, kconfig, kernels, patches, sources
 from iolab.hosts.vm.kernels import Kernel, KernelError, Log
 from iolab.hosts.vm.patches import Patch
-from iolab.spec_kernel import Build
+from iolab.spec import Build
 
 BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
 TAIL_LINES = 20  # lines of a failed build's log shown in the error
