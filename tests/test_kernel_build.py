@@ -466,3 +466,21 @@ def test_doctor_names_missing_build_packages(monkeypatch):
     assert not check.ok and not check.required
     assert check.detail.startswith("missing flex, bison")
     assert check.fix.startswith("apt-get install flex bison")
+
+
+def test_the_terminal_display_shows_phase_files_and_eta():
+    import io
+
+    from rich.console import Console
+
+    from iolab.progress import BuildProgress
+
+    out = io.StringIO()
+    shown = BuildProgress(Console(file=out, force_terminal=True, width=100))
+    shown.phase("compile", "make -j2 bzImage")
+    shown.files(500, 1000, 125.0)
+    shown.bar.refresh()
+    shown.finish()
+    text = out.getvalue()
+    assert "kernel build: compile" in text
+    assert "500/1000 files" in text and "ETA 2:05" in text
