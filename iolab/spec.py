@@ -392,6 +392,11 @@ class VM(Strict):
     cells_per_boot: int = Field(default=1, ge=1, le=10_000)
     machine: Literal["microvm", "q35"] = "microvm"
     accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM where a probe shows it works, else TCG
+    # Where the target lives in the guest: "virtio", a disk image on this
+    # host attached as virtio-blk (cache=none); "ram", an image in the guest's
+    # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
+    # the guest kernel's own work is what is timed (needs memory for the image)
+    disk: Literal["virtio", "ram"] = "virtio"
 
     @field_validator("memory")
     @classmethod

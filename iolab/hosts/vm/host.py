@@ -329,7 +329,8 @@ class VMHost:
             "kernel_source": manifest.get("source_identity"),
             "kernel_patches": manifest.get("patches"),
             "root_share": ROOT_SHARE,
-            "disk_cache": DISK_CACHE,
+            "disk_cache": DISK_CACHE if self.settings.disk == "virtio" else None,
+            "disk": self.settings.disk,
         }
 
     def run_cells(self, cells: list[CellSpec]) -> list[Sample]:
@@ -399,10 +400,10 @@ class VMHost:
         process = None
         disk = None
         try:
-            disk = self._disk(cells, workdir)
-            (xchg / "cells.json").write_text(_request(cells))
+            disk = self._disk(cells, workdir) if self.settings.disk == "virtio" else None
+            (xchg / "cells.json").write_text(_request(cells, self.settings.disk))
             command = guest_command(sys.executable, guest_python_path())
-            process, boot = self._launch(xchg, [disk], command)
+            process, boot = self._launch(xchg, [disk] if disk else [], command)
             pending = {cell.seq: cell for cell in cells}
             for sample in self._follow(process, boot, timeout=self.settings.timeout):
                 if sample.seq in pending:
@@ -490,8 +491,8 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _request(cells: Sequence[CellSpec]) -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.to_dict() for cell in cells]})
+def _request(cells: Sequence[CellSpec], disk: str = "virtio") -> str:
+    return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "cells": [cell.to_dict() for cell in cells]})
 
 
 # -- every variant in its VM ------------------------------------------------------------
