@@ -15,7 +15,7 @@ The bench's fragment sets CONFIG_LOCALVERSION="-bench", so its object tree
 is its own (the scenarios' kernels stay cached); it is removed first, so
 "full" is a full build every time.
 
-    python3 bench/kernel_build.py [--source debian:linux-source-7.2] [--boots 3] [--json]
+    python3 bench/kernel_build.py [--source debian:linux-source-7.2] [--boots 3] [--skip-full] [--json]
 """
 
 from __future__ import annotations
@@ -78,19 +78,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="debian:linux-source-7.2")
     parser.add_argument("--boots", type=int, default=3)
+    parser.add_argument("--skip-full", action="store_true",
+                        help="no full build: rebuild in the scenarios' own object tree (built before, by a "
+                        "scenario or iolab kernel build), each patch's kernel removed first")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     source = sources.parse(args.source)
-    base = build.BuildRequest(source, (), FRAGMENT)
+    fragment = () if args.skip_full else FRAGMENT
+    base = build.BuildRequest(source, (), fragment)
     sources.unpack(build.plan(base, say).source, say)
-    fresh(base)
     results: dict = {"source": args.source, "toolchain": sources.toolchain(), "rebuild": {}, "boot": {}}
+    if not args.skip_full:
+        fresh(base)
     seconds, kernel = timed_build(base)
-    results["full"] = {"seconds": round(seconds, 1), "files": kernel.manifest["compiled_files"]}
-    say(f"full build: {seconds:.0f} s, {kernel.manifest['compiled_files']} files")
+    if not args.skip_full:
+        results["full"] = {"seconds": round(seconds, 1), "files": kernel.manifest["compiled_files"]}
+        say(f"full build: {seconds:.0f} s, {kernel.manifest['compiled_files']} files")
     kernels = {"7.2": kernel}
     for patch in sorted((REPO / "scenarios" / "patches").glob("*.patch")):
-        seconds, rebuilt = timed_build(build.BuildRequest(source, (Patch(patch, reverse=True),), FRAGMENT))
+        request = build.BuildRequest(source, (Patch(patch, reverse=True),), fragment)
+        if args.skip_full:
+            shutil.rmtree(build.kernel_dir(build.plan(request, say).key), ignore_errors=True)
+        seconds, rebuilt = timed_build(request)
         results["rebuild"][patch.name] = {"seconds": round(seconds, 1), "files": rebuilt.manifest["compiled_files"]}
         say(f"rebuild -R {patch.name}: {seconds:.1f} s, {rebuilt.manifest['compiled_files']} files")
         kernels[f"-R {patch.name}"] = rebuilt
@@ -103,7 +112,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(results, indent=1))
     else:
-        print(f"full build      {results['full']['seconds']:7.1f} s  {results['full']['files']} files")
+        if "full" in results:
+            print(f"full build      {results['full']['seconds']:7.1f} s  {results['full']['files']} files")
         for name, row in results["rebuild"].items():
             print(f"rebuild -R {name:<36} {row['seconds']:7.1f} s  {row['files']} files")
         for name, row in results["boot"].items():
