@@ -67,9 +67,10 @@ def boot_times(kernel: build.Kernel, boots: int) -> dict[str, list[float]]:
         host = vm.VMHost(kernel, settings, scratch=Path(scratch))
         for _ in range(boots):
             boot = host.run_command("true", timeout=120)
-            if boot.guest_rc != 0 or not boot.guest:
+            init = boot.xchg / "init.json"
+            if boot.guest_rc != 0 or not init.exists():
                 sys.exit(f"kernel_build: the boot failed: {boot.outcome()}: {' | '.join(boot.console_tail()[-5:])}")
-            found["to_init"].append(boot.guest["init_uptime"])
+            found["to_init"].append(json.loads(init.read_text())["init_uptime"])
             found["qemu_total"].append(boot.exited_s or float("nan"))
     return found
 
