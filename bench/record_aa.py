@@ -28,7 +28,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from iolab import environment, interrupts, runner, spec
+from iolab import spec
+from iolab.cell import environment
+from iolab.cell import interrupts
+from iolab.run import runner
 from iolab.hosts.local import LocalHost
 from iolab.store import Store
 

@@ -24,7 +24,8 @@ import argparse
 import time
 from pathlib import Path
 
-from iolab import analysis, runner, spec
+from iolab import analysis, spec
+from iolab.run import runner
 from iolab.store import Store
 
 HERE = Path(__file__).resolve().parent

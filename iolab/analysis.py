@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iolab import histogram, metrics, stats, tails
-from iolab.environment import CHECKED
+from iolab import histogram, metrics, stats
+from iolab.stats import tails
+from iolab.cell.environment import CHECKED
 from iolab.metrics import Metric
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample

@@ -8,7 +8,10 @@ import random
 import sys
 import textwrap
 
-from iolab import analysis, calibrate, doctor, interrupts, progress, runner, spec
+from iolab import analysis, doctor, progress, spec
+from iolab.run import calibrate
+from iolab.cell import interrupts
+from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
 from iolab.store import Store, StoreError, default_path
@@ -248,7 +251,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    from iolab import kernels
+    from iolab.hosts.vm import kernels
 
     if args.kernel_command == "fetch":
         kernel = kernels.ensure(kernels.parse(args.name), lambda text: print(f"iolab: {text}", file=sys.stderr))

@@ -185,14 +185,14 @@ class Variant(CellSettings, TargetOverrides):
     description: str = ""
     fio: dict[str, FioValue] = {}
     probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
-    # The kernel its cells boot in a VM (iolab.kernels): "debian:6.1.0-56-amd64",
+    # The kernel its cells boot in a VM (iolab.hosts.vm.kernels): "debian:6.1.0-56-amd64",
     # or a path to a bzImage of your own with its module tree in `modules`.
     kernel: str | None = None
     modules: str | None = None
 
     @model_validator(mode="after")
     def _kernel_name(self) -> Variant:
-        from iolab import kernels
+        from iolab.hosts.vm import kernels
 
         if self.modules is not None and self.kernel is None:
             raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
@@ -272,7 +272,7 @@ class Workload(CellSettings, TargetOverrides):
 
 class Run(Strict):
     """How many rounds, in which order. ``iterations = "auto"`` adds
-    interleaved rounds until every headline delta is decided (iolab.adaptive),
+    interleaved rounds until every headline delta is decided (iolab.run.adaptive),
     between ``min_iterations`` and ``max_iterations``, within ``time_budget``."""
 
     iterations: int | Literal["auto"] = Field(default=6)
@@ -400,7 +400,7 @@ Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 
 
 class VM(Strict):
-    """The VM that cells of variants with a kernel run in (iolab.hosts.vm);
+    """The VM that cells of variants with a kernel run in (iolab.hosts.vm.host);
     recorded with every sample."""
 
     memory: Size = parse_size("2GiB")
@@ -498,7 +498,7 @@ class Experiment(Strict):
     @field_validator("derived")
     @classmethod
     def _derived_parse(cls, expressions: dict[str, str]) -> dict[str, str]:
-        from iolab import derived
+        from iolab.cell import derived
 
         derived.parse_all(expressions)
         return expressions

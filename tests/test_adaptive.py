@@ -1,11 +1,14 @@
-"""The stopping rule of adaptive runs (iolab.adaptive) and its use by the runner."""
+"""The stopping rule of adaptive runs (iolab.run.adaptive) and its use by the runner."""
 
 import math
 from dataclasses import replace
 
 import pytest
 
-from iolab import adaptive, analysis, environment, runner, spec, stats
+from iolab import analysis, spec, stats
+from iolab.run import adaptive
+from iolab.cell import environment
+from iolab.run import runner
 from iolab.store import RunInfo, Store
 from tests.fakes import FIXED_HOST, ScriptedHost
 

@@ -5,7 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from iolab import analysis, calibrate, environment, runner, spec, stats
+from iolab import analysis, spec, stats
+from iolab.run import calibrate
+from iolab.cell import environment
+from iolab.run import runner
 from iolab.store import Store
 from tests.fakes import FIXED_HOST, ScriptedHost
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab import cell, spec
+from iolab import spec
+from iolab.cell import executor as cell
 from iolab.knobs import memory_cgroup
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("needs_root_tools", "clean_system")]

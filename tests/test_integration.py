@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from iolab import analysis, runner, spec
+from iolab import analysis, spec
+from iolab.run import runner
 from iolab.store import Store
 from tests.conftest import REPO, attached_loops, iolab_mounts
 

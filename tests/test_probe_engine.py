@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, histogram, metrics, runner, spec
+from iolab import analysis, histogram, metrics, spec
+from iolab.run import runner
 from iolab.engines import EngineError, WorkloadRun, get
 from iolab.engines import probe as engine
 from iolab.store import RunInfo, Sample, Store
 from iolab.sysutil import ToolError
-from iolab.targets import Prepared
+from iolab.engines import Prepared
 from tests.conftest import FIXTURES, REPO
 
 PROBE_FIXTURES = FIXTURES / "probe"

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, environment, runner, spec
+from iolab import analysis, spec
+from iolab.cell import environment
+from iolab.run import runner
 from iolab.report import renderer
 from iolab.store import Store
 from tests.fakes import FIXED_HOST, ScriptedHost
@@ -200,7 +202,7 @@ def test_auto_run_reports_budget_and_max(tmp_path, monkeypatch):
 
 
 def test_calibration_report(tmp_path, monkeypatch):
-    from iolab import calibrate
+    from iolab.run import calibrate
     from iolab.report.calibration import RENDERERS
 
     aa = calibrate.aa_experiment(experiment(["base", "patched"]), 6)

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, environment, guest, plan, runner, spec
-from iolab.hosts import vm
-from iolab.kernels import Kernel
+from iolab import analysis, plan, spec
+from iolab.cell import environment
+from iolab.hosts.vm import guest
+from iolab.run import runner
+from iolab.hosts.vm import host as vm
+from iolab.hosts.vm.kernels import Kernel
 from iolab.report import renderer
-from iolab.sample import Sample
+from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
 
@@ -85,7 +88,7 @@ def test_tcg_threading_follows_the_host(monkeypatch):
 
 
 def test_the_kvm_probe_guest_is_a_pvh_elf():
-    from iolab.kernels import has_pvh_note
+    from iolab.hosts.vm.kernels import has_pvh_note
 
     elf = vm._probe_elf()
     assert elf[:4] == b"\x7fELF" and len(elf) < 200
@@ -98,7 +101,7 @@ def test_guest_command():
     assert "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n" in text
     assert text.endswith(
         "exec /venv/bin/python -S -c 'import sys; sys.path += [\"/src/iolab repo\", \"/venv/site-packages\"]; "
-        "from iolab import guest; sys.exit(guest.main(sys.argv))' /run/iolab > /run/iolab/guest.log 2>&1\n")
+        "from iolab.hosts.vm import guest; sys.exit(guest.main(sys.argv))' /run/iolab > /run/iolab/guest.log 2>&1\n")
     path = vm.guest_python_path()
     assert path[0] == str(Path(vm.iolab.__file__).resolve().parent.parent)
 

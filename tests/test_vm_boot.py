@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, kernels, plan, runner, spec
-from iolab.hosts import vm
+from iolab import analysis, plan, spec
+from iolab.hosts.vm import kernels
+from iolab.run import runner
+from iolab.hosts.vm import host as vm
 from iolab.report import renderer
 from iolab.store import Store
 

@@ -1,4 +1,4 @@
-"""The A/A calibration report (iolab.calibrate): text, markdown and JSON."""
+"""The A/A calibration report (iolab.run.calibrate): text, markdown and JSON."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from iolab.calibrate import Calibration, CalibrationRow
+from iolab.run.calibrate import Calibration, CalibrationRow
 from iolab.report import table
 from iolab.report.jsonout import JSON_VERSION, _num
 from iolab.report.text import _wrapped

@@ -18,35 +18,16 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from iolab import interrupts
+from iolab.cell import interrupts
+from iolab.engines import Prepared
 from iolab.spec import ErofsFiles, Loop, Target
 from iolab.sysutil import ToolError, run_tool
 
 
 class TargetError(Exception):
     """The target cannot be prepared; the message says why."""
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A target ready for a workload."""
-
-    fs: str
-    device: str | None  # /dev/loop3, /dev/vdb; None for a directory target
-    mountpoint: str | None  # None for a raw device (fs = none)
-    mkfs_options: list[str] = field(default_factory=list)
-    mount_options: str = ""
-    loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
-
-    @property
-    def device_name(self) -> str | None:
-        return os.path.basename(self.device) if self.device else None
-
-    def describe(self) -> dict[str, object]:
-        return asdict(self)
 
 
 # -- safety ---------------------------------------------------------------

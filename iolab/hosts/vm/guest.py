@@ -1,9 +1,9 @@
 """The guest side of a VM host: run the cells of one boot, write their samples.
 
-Started by the initramfs's init as ``python -m iolab.guest /run/iolab``
+Started by the initramfs's init as ``python -m iolab.hosts.vm.guest /run/iolab``
 (the exchange dir, shared read-write with the host over 9p). It reads
 ``cells.json``, runs each cell through the same executor as the host
-(iolab.cell.execute), on the VM's virtio disk, and appends each sample to
+(iolab.cell.executor.execute), on the VM's virtio disk, and appends each sample to
 ``samples.jsonl`` as one line, flushed and fsynced, the moment it exists.
 ``guest.json`` says when the guest was ready (after the executor's
 imports) and what those imports cost.
@@ -58,7 +58,7 @@ def append_sample(path: Path, line: str) -> None:
 
 
 def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
-    from iolab.sample import Sample
+    from iolab.cell.sample import Sample
 
     sample = Sample(
         seq=raw.get("seq", -1), round=raw.get("round", -1), iteration=raw.get("iteration", -1),
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
     modprobe = load_modules(needed)
     t0 = time.perf_counter()
-    from iolab import cell as executor  # the executor's imports: most of the guest's start-up
+    from iolab.cell import executor
 
     import_s = time.perf_counter() - t0
     device = find_disk(request["disk_serial"])

@@ -27,14 +27,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from iolab import collectors, derived, engines, environment, knobs, targets
+from iolab import collectors, engines, knobs
+from iolab.cell import derived
+from iolab.cell import environment
+from iolab.cell import targets
 from iolab.collectors import CollectorError
 from iolab.engines import EngineError, EngineResult, WorkloadRun
 from iolab.knobs import KnobError
 from iolab.spec import CellSetup, Collect, Target, Variant, Workload
-from iolab.sample import Sample
+from iolab.cell.sample import Sample
 from iolab.sysutil import ToolError
-from iolab.targets import Prepared, TargetError
+from iolab.cell.targets import TargetError
+from iolab.engines import Prepared
 
 # Errors that are the cell's honest outcome: stored as a failed sample.
 # (ValueError: a knob or collector table the kernel or target cannot take.)
