@@ -142,6 +142,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
         engine = engines.get(cell.workload.engine)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
+            stack.enter_context(knobs.journal.using(journal))  # what the cell creates is journalled there
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
             prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()

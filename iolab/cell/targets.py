@@ -22,6 +22,8 @@ from pathlib import Path
 
 from iolab.cell import interrupts
 from iolab.engines import Prepared
+from iolab.knobs import journal
+from iolab.knobs.resources import kill_users
 from iolab.spec import ErofsFiles, Loop, Target
 from iolab.sysutil import ToolError, run_tool
 
@@ -80,14 +82,35 @@ def check_unused(device: str) -> None:
 # -- loop devices ---------------------------------------------------------
 
 
+def _journal(label: str, undo: dict[str, str]) -> str | None:
+    """Journal how to undo a thing about to be made (iolab.knobs.journal)."""
+    current = journal.current()
+    return current.add(label, undo) if current else None
+
+
+def _forget(entry: str | None) -> None:
+    """The thing is undone (or never came to be): drop its journal entry."""
+    current = journal.current()
+    if current and entry:
+        current.discard(entry)
+
+
 @contextmanager
 def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    """A fresh directory, journalled before it exists and removed at the end."""
+    path = Path(parent or tempfile.gettempdir(), f"{prefix}{os.urandom(6).hex()}")
+    entry = _journal(f"directory {path}", {"kind": "path", "path": str(path)})
+    try:
+        path.mkdir(mode=0o700)
+    except OSError:
+        _forget(entry)
+        raise
     try:
         yield path
     finally:
         with interrupts.deferred():
             shutil.rmtree(path, ignore_errors=True)
+            _forget(entry)
 
 
 @contextmanager
@@ -101,13 +124,19 @@ def loop_device(image: Path, *, read_only: bool = False, options: Loop | None = 
         argv.append("--direct-io=on")
     if options.sector_size:
         argv += ["--sector-size", str(options.sector_size)]
-    device = run_tool([*argv, str(image)], what="losetup").strip()
+    entry = _journal(f"loop device over {image}", {"kind": "loop", "image": str(image)})
+    try:
+        device = run_tool([*argv, str(image)], what="losetup").strip()
+    except ToolError:
+        _forget(entry)  # nothing attached (an interrupt keeps the entry: it may have been)
+        raise
     try:
         _check_loop(device, options)
         yield device
     finally:
         with interrupts.deferred():
             run_tool(["losetup", "--detach", device], what="losetup --detach")
+            _forget(entry)
 
 
 def _check_loop(device: str, options: Loop) -> None:
@@ -157,16 +186,23 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
     argv = ["mount", "-t", fs]
     if options:
         argv += ["-o", options]
-    run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+    entry = _journal(f"mount of {device} at {mountpoint}", {"kind": "mount", "mountpoint": str(mountpoint)})
+    try:
+        run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+    except ToolError:
+        _forget(entry)
+        raise
     try:
         yield mountpoint
     finally:
         with interrupts.deferred():
             unmount(mountpoint)
+            _forget(entry)
 
 
 def unmount(mountpoint: Path, attempts: int = 10) -> None:
-    """Unmount, waiting briefly for a workload that is still exiting."""
+    """Unmount; a workload process still using the mount (a job process that
+    outlived its parent) is killed first."""
     for attempt in range(attempts):
         try:
             run_tool(["umount", str(mountpoint)], what="umount")
@@ -174,7 +210,8 @@ def unmount(mountpoint: Path, attempts: int = 10) -> None:
         except ToolError:
             if attempt == attempts - 1:
                 raise
-            time.sleep(0.2)
+            kill_users(str(mountpoint))
+            time.sleep(0.05 * (attempt + 1))
 
 
 # -- erofs images ---------------------------------------------------------

@@ -52,6 +52,7 @@ class WorkloadRun:
     target: Prepared
     workdir: Path  # the cell's scratch directory (not on the target)
     preexec: Callable[[], None] | None = None  # joins cgroups, pins CPUs, in the child
+    allow: tuple[str, ...] = ()  # fio options the experiment opts in to (iolab.engines.fio_options)
 
 
 class Engine(Protocol):

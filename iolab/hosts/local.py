@@ -16,10 +16,24 @@ from iolab.hosts import CellByCell
 from iolab.store import Sample
 
 
-def default_journal() -> Path:
-    """Where applied knobs are journalled until restored (see iolab.knobs)."""
+def state_dir() -> Path:
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(state, "iolab", "knobs.journal")
+    return Path(state, "iolab")
+
+
+def default_journal() -> Path:
+    """Where a run journals what it changes and creates until it is undone
+    (iolab.knobs.journal)."""
+    return state_dir() / "knobs.journal"
+
+
+def report(found: list[knobs.Recovered], who: str = "a killed run") -> None:
+    """Say on stderr what recovery did (iolab.knobs.recover)."""
+    for item in found:
+        if item.outcome == "restored":
+            print(f"iolab: reclaimed what {who} left: {item.text}", file=sys.stderr)
+        elif item.outcome == "failed":
+            print(f"iolab: could not reclaim what {who} left: {item.text}", file=sys.stderr)
 
 
 class LocalHost(CellByCell):
@@ -38,12 +52,10 @@ class LocalHost(CellByCell):
 
     def __enter__(self) -> LocalHost:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        for item in knobs.recover(self.journal):
-            if item.outcome == "restored":
-                print(f"iolab: restored what a killed run left changed: {item.text}", file=sys.stderr)
-            elif item.outcome == "failed":
-                print(f"iolab: could not restore what a killed run left changed: {item.text}", file=sys.stderr)
-        self.scratch = Path(tempfile.mkdtemp(prefix="iolab-run-", dir=self.scratch_parent))
+        report(knobs.recover(self.journal))
+        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-run-{os.urandom(6).hex()}")
+        self._entry = knobs.Journal(self.journal).add(f"directory {self.scratch}", {"kind": "path", "path": str(self.scratch)})
+        self.scratch.mkdir(mode=0o700)
         return self
 
     def __exit__(
@@ -51,6 +63,9 @@ class LocalHost(CellByCell):
     ) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+            knobs.Journal(self.journal).discard(self._entry)
+        # what an interrupt cut off half made (a loop device attached as Ctrl-C came)
+        report(knobs.recover(self.journal, only_pid=os.getpid()), "this run")
 
     def run_cell(self, cell: CellSpec) -> Sample:
         assert self.scratch is not None, "use LocalHost as a context manager"

@@ -165,12 +165,14 @@ class Recovered(NamedTuple):
 
 
 def recover(
-    journal_path: str | os.PathLike[str], extra: Mapping[str, Undo] | None = None
+    journal_path: str | os.PathLike[str], extra: Mapping[str, Undo] | None = None, only_pid: int | None = None
 ) -> list[Recovered]:
     """Undo what dead iolab processes left, newest entry first; one item per entry.
 
-    Entries of a live process belong to a running cell and are left alone.
-    An entry whose undo fails is kept, so the next recover() reports it again.
+    Entries of a live process belong to a running cell and are left alone
+    (this process's own are undone: whoever calls this has no cell running).
+    With `only_pid`, only that process's entries are looked at. An entry
+    whose undo fails is kept, so the next recover() reports it again.
     """
     journal = Journal(journal_path)
     handlers = {**UNDO, **(extra or {})}
@@ -180,6 +182,9 @@ def recover(
         for item in reversed(journal.entries()):
             pid = int(item.get("pid", 0))
             label = str(item.get("label", "?"))
+            if only_pid is not None and pid != only_pid:
+                keep.append(item)
+                continue
             if pid != os.getpid() and owner_alive(pid, item.get("start")):
                 done.append(Recovered("left", f"{label}: its process {pid} is still running"))
                 keep.append(item)
