@@ -30,6 +30,8 @@ workflow:
   iolab runs                        list stored runs
   iolab report 3 --format json      show run 3 again, as JSON
   iolab run --recheck 3             run 3's experiment again, shown beside it
+  iolab resume 3                    continue run 3 after Ctrl-C or a kill
+  iolab cleanup                     reclaim what a killed run left
   iolab calibrate scenarios/demo.toml
                                     the baseline against itself: noise,
                                     detectable change, A/A false positives
@@ -96,6 +98,17 @@ def _parser() -> argparse.ArgumentParser:
                                        description="apt-get download, unpack, depmod, vmlinux, initramfs, cache.")
     fetch.add_argument("name", help="e.g. debian:6.1.0-56-amd64 (or 6.1.0-56-amd64, linux-image-6.1.0-56-amd64)")
     kernel_commands.add_parser("list", help="list cached kernels", description="List the cached kernels.")
+    resume = commands.add_parser(
+        "resume", help="continue an interrupted or killed run",
+        description="Run the cells of a stored run that have no sample yet, with its stored seed and plan; "
+        "the samples it has are kept. Then print its comparison.")
+    resume.add_argument("run", type=int, help="run id (iolab runs lists them)")
+    resume.add_argument("--quiet", action="store_true", help="no progress display")
+    _view_options(resume)
+    commands.add_parser(
+        "cleanup", help="reclaim what killed runs left (knobs, loop devices, mounts, images, processes)",
+        description="Undo what iolab processes that died (SIGKILL, a crash) left on this machine, and mark "
+        "their runs interrupted; say what was done. A run does this itself before it starts.")
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
     return parser
@@ -156,7 +169,7 @@ def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) 
 
 def _execute(
     args: argparse.Namespace, experiment: spec.Experiment, path: str | None, seed: int | None,
-    recheck_of: int | None = None, show_command: bool = False,
+    recheck_of: int | None = None, show_command: bool = False, resume: int | None = None,
 ) -> tuple[Store, int, bool]:
     """Run and store; (store, run id, interrupted)."""
     store = _store(args)
@@ -164,7 +177,7 @@ def _execute(
     shown = progress.for_terminal(args.quiet)
     try:
         run_id = runner.run(experiment, store, experiment_path=path, seed=seed, progress=shown,
-                            recheck_of=recheck_of, show_command=show_command)
+                            recheck_of=recheck_of, show_command=show_command, resume=resume)
     except runner.Interrupted as interrupted:
         print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
         return store, interrupted.run_id, True
@@ -244,6 +257,35 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_resume(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
+    store = _store(args)
+    recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
+    original = store.run(args.run)
+    if original.status == "complete":
+        raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
+    if original.status == "running":
+        raise StoreError(f"run {args.run} is still running (its process is alive); stop it first")
+    experiment = spec.Experiment.model_validate_json(original.experiment_json)
+    store, run_id, interrupted = _execute(args, experiment, original.experiment_path, original.seed,
+                                          resume=args.run)
+    status = _print_report(store, run_id, args)
+    return EXIT_INTERRUPTED if interrupted else status
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
+    found = recovery.reclaim()
+    for item in found:
+        mark = {"restored": "reclaimed", "failed": "FAILED   ", "left": "running  "}[item.outcome]
+        print(f"{mark}  {item.text}")
+    if not found:
+        print("nothing left by an earlier run")
+    return EXIT_FAILED_CELLS if any(item.outcome == "failed" for item in found) else EXIT_OK
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     found = doctor.checks()
     sys.stdout.write(doctor.render(found))
@@ -271,7 +313,7 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
-            "doctor": cmd_doctor, "kernel": cmd_kernel}
+            "doctor": cmd_doctor, "kernel": cmd_kernel, "resume": cmd_resume, "cleanup": cmd_cleanup}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         message = textwrap.indent(str(error), "  ").lstrip()
         print(f"iolab: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # before a run began (loading, a kernel download): nothing to keep
+        print("iolab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

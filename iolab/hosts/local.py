@@ -23,24 +23,22 @@ def state_dir() -> Path:
 
 def default_journal() -> Path:
     """Where a run journals what it changes and creates until it is undone
-    (iolab.knobs.journal)."""
+    (iolab.knobs.journal; iolab.run.recovery reclaims it)."""
+    return state_dir() / "run.journal"
+
+
+def legacy_journal() -> Path:
+    """The knob journal of iolab before the run journal (knobs only)."""
     return state_dir() / "knobs.journal"
-
-
-def report(found: list[knobs.Recovered], who: str = "a killed run") -> None:
-    """Say on stderr what recovery did (iolab.knobs.recover)."""
-    for item in found:
-        if item.outcome == "restored":
-            print(f"iolab: reclaimed what {who} left: {item.text}", file=sys.stderr)
-        elif item.outcome == "failed":
-            print(f"iolab: could not reclaim what {who} left: {item.text}", file=sys.stderr)
 
 
 class LocalHost(CellByCell):
     """Runs cells here; owns a scratch directory for the whole run.
 
-    On entry it restores whatever a killed iolab left changed (the knob
-    journal), so a run never starts on a host that is not as it was.
+    Everything it and its cells create is journalled (default_journal());
+    the runner reclaims what a killed run left before it starts
+    (iolab.run.recovery), and on exit this host undoes whatever of its own
+    an interrupt cut off half made.
     """
 
     name = "local"
@@ -52,7 +50,6 @@ class LocalHost(CellByCell):
 
     def __enter__(self) -> LocalHost:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        report(knobs.recover(self.journal))
         self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-run-{os.urandom(6).hex()}")
         self._entry = knobs.Journal(self.journal).add(f"directory {self.scratch}", {"kind": "path", "path": str(self.scratch)})
         self.scratch.mkdir(mode=0o700)
@@ -65,7 +62,10 @@ class LocalHost(CellByCell):
             shutil.rmtree(self.scratch, ignore_errors=True)
             knobs.Journal(self.journal).discard(self._entry)
         # what an interrupt cut off half made (a loop device attached as Ctrl-C came)
-        report(knobs.recover(self.journal, only_pid=os.getpid()), "this run")
+        for item in knobs.recover(self.journal, only_pid=os.getpid()):
+            if item.outcome != "left":
+                print(f"iolab: {'reclaimed' if item.outcome == 'restored' else 'could not reclaim'}: {item.text}",
+                      file=sys.stderr)
 
     def run_cell(self, cell: CellSpec) -> Sample:
         assert self.scratch is not None, "use LocalHost as a context manager"
