@@ -112,7 +112,9 @@ class Analysis:
     rows: list[Row]
     failures: list[Failure]
     notes: list[str] = field(default_factory=list)
-    rounds_done: int = 0
+    rounds_done: int = 0  # measured rounds with a sample (ok or failed) of every variant x workload
+    cells_done: int = 0  # measured cells with a sample
+    cells_planned: int = 0  # measured cells the plan has (for auto: up to max_iterations)
     view: str = "median"  # requested view
     min_max: bool = False  # show min..max lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -321,7 +323,11 @@ def analyse(
             by_error[sample.error or "unknown error"].append(sample.seq)
         failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
 
-    rounds_done = len({s.round for s in measured})
+    pairs = len(experiment.variant) * len(experiment.workload)
+    per_round = defaultdict(set)
+    for sample in measured:
+        per_round[sample.round].add((sample.variant, sample.workload))
+    rounds_done = sum(1 for cells in per_round.values() if len(cells) == pairs)
     return Analysis(
         run=run,
         experiment=experiment,
@@ -330,6 +336,8 @@ def analyse(
         failures=failures,
         notes=_env_differences(measured, experiment),
         rounds_done=rounds_done,
+        cells_done=len(measured),
+        cells_planned=experiment.run.max_rounds * pairs,
         view=view,
         min_max=experiment.report.min_max if min_max is None else min_max,
         diagnostics=diagnostics,

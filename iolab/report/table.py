@@ -108,8 +108,14 @@ def delta_cell(comparison: Comparison | None) -> str:
 def _rounds_text(analysis: Analysis) -> str:
     run = analysis.experiment.run
     if run.auto:
-        return f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
-    return f"{analysis.rounds_done} of {run.max_rounds} rounds"
+        text = f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
+    else:
+        text = f"{analysis.rounds_done} of {run.max_rounds} rounds"
+    per_round = analysis.cells_planned // run.max_rounds if run.max_rounds else 0
+    partial = analysis.cells_done != analysis.rounds_done * per_round
+    if analysis.cells_planned and (partial or analysis.run.status != "complete"):
+        text += f" ({analysis.cells_done} of {analysis.cells_planned} cells)"  # a run cut short says how short
+    return text
 
 
 def _status(analysis: Analysis) -> str:

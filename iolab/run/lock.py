@@ -101,6 +101,7 @@ def machine_lock(experiment: Experiment, where: Path | None = None) -> Iterator[
             mine = f"this run changes {why}" if why else "this run needs a machine no other run changes"
             raise Busy(f"another run holds the machine: {named}; {mine}. Wait for it to end, "
                        "or stop it (kill PID: it is interrupted cleanly)") from None
+        holders(directory)  # drop the records of holders that died (a SIGKILL leaves its record)
         pid = os.getpid()
         info = {"pid": pid, "start": process_start(pid), "experiment": experiment.name, "why": why}
         holder = Holder(handle, directory / f"{pid}.json", info)
