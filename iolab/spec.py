@@ -76,6 +76,24 @@ class Loop(Strict):
     image_cache: Literal["drop", "keep"] = "drop"
 
 
+# Directories a `dir` target may not be (nor be under, for the second set).
+SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
+                        "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+
+
+def _not_a_system_dir(path: str) -> None:
+    """A `dir` target gets fio's files: refuse system directories and home directories."""
+    import pwd
+
+    real = os.path.realpath(path)
+    homes = {os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/")}
+    if real in SYSTEM_DIRS or real in homes or real.startswith(tuple(tree + "/" for tree in SYSTEM_TREES)):
+        shown = path if len(path) <= 60 else path[:57] + "..."
+        raise ValueError(
+            f"{shown!r} is a system or home directory ({real}); give a directory of its own, e.g. /srv/iolab-scratch")
+
+
 class Target(Strict):
     kind: Literal["loop", "device", "dir"] = "loop"
     fs: Literal["ext4", "xfs", "btrfs", "erofs", "f2fs", "none"] = "ext4"
@@ -100,6 +118,8 @@ class Target(Strict):
             )
         if self.kind == "dir" and not self.path:
             raise ValueError("kind = 'dir' needs path = '/some/dir'")
+        if self.kind == "dir":
+            _not_a_system_dir(self.path)  # type: ignore[arg-type]
         if self.kind == "dir" and self.fs not in ("none",):
             raise ValueError("kind = 'dir' uses an existing filesystem: set fs = 'none'")
         if self.fs == "erofs" and not self.files:
@@ -189,6 +209,7 @@ class Variant(CellSettings, TargetOverrides):
     # or a path to a bzImage of your own with its module tree in `modules`.
     kernel: str | None = None
     modules: str | None = None
+    allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
 
     @model_validator(mode="after")
     def _kernel_name(self) -> Variant:
@@ -233,6 +254,7 @@ class Workload(CellSettings, TargetOverrides):
     job_file: str | None = None
     probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
     metrics: list[str] | None = None
+    allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
 
     @model_validator(mode="before")
     @classmethod
@@ -427,7 +449,7 @@ class CellSetup(Strict):
 
 
 class Experiment(Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200)
     description: str = ""
     target: Target = Target()
     variant: list[Variant] = Field(min_length=2)
@@ -518,62 +540,129 @@ class Experiment(Strict):
         raise KeyError(name)
 
 
+MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
+MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
+MAX_ERRORS = 4  # validation errors shown
+
+
+def excerpt(value: object, limit: int = 40) -> str:
+    """A short printable excerpt of user input, for messages (never the whole input)."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
     """('variant', 1, 'fio') -> variant[1].fio, naming the item where it has a name."""
-    parts: list[str] = []
+    parts: list[str] = [""]
     node: Any = raw
     for key in loc:
         if isinstance(key, int):
-            name = node[key].get("name") if isinstance(node, list) and key < len(node) and isinstance(node[key], dict) else None
-            parts[-1] += f'["{name}"]' if name else f"[{key}]"
+            item = node[key] if isinstance(node, list) and key < len(node) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            shown = f'["{name}"]' if isinstance(name, str) and name.isprintable() and len(name) <= 24 else f"[{key}]"
+            parts[-1] += shown
         else:
-            parts.append(str(key))
+            key_text = str(key)
+            parts.append(key_text if key_text.isprintable() and len(key_text) <= 40 else excerpt(key_text, 32))
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError):
             node = None
-    return ".".join(parts) or "(file)"
+    return ".".join(part for part in parts if part) or "(file)"
 
 
 def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
     lines = []
-    for item in error.errors():
+    errors = error.errors()
+    for item in errors[:MAX_ERRORS]:
         loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field (check its spelling; see README.md for the fields)"
         elif item["type"] == "literal_error":
-            message = f"{message}, got {item['input']!r}"
+            message = f"{message}, got {excerpt(item['input'])}"
+        if len(message) > 300:
+            message = message[:297] + "..."
         lines.append(f"{_field_path(loc, raw)}: {message}")
+    if len(errors) > MAX_ERRORS:
+        lines.append(f"(and {len(errors) - MAX_ERRORS} more errors)")
     return "\n".join(lines)
 
 
 def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
+    _check_depth(raw)
     try:
         experiment = Experiment.model_validate({**raw, "base_dir": base_dir})
     except ValidationError as error:
         raise SpecError(_explain(error, raw)) from None
     _check_job_references(experiment)
     _check_kernel_files(experiment)
+    _check_fio_jobs(experiment)
     return experiment
+
+
+def _check_depth(raw: Any) -> None:
+    """Refuse tables and arrays nested deeper than MAX_DEPTH (without recursion)."""
+    todo: list[tuple[Any, int, str]] = [(raw, 0, "")]
+    while todo:
+        node, depth, where = todo.pop()
+        if depth > MAX_DEPTH:
+            raise SpecError(f"{where or '(file)'}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            todo += [(v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
+        elif isinstance(node, list):
+            todo += [(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
+
+
+def read_text(path: Path, what: str) -> str:
+    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE + 1)
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read the {what}: {error.strerror}") from None
+    if len(data) > MAX_FILE:
+        raise SpecError(f"{path}: the {what} is larger than {MAX_FILE >> 10} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SpecError(f"{path}: the {what} is not UTF-8 text (byte {error.start}, line {line})") from None
 
 
 def load(path: str | os.PathLike[str]) -> Experiment:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read the experiment file: {error.strerror}") from None
+    text = read_text(path, "experiment file")
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: not valid TOML: {error}") from None
+        raise SpecError(f"{path}: not valid TOML: {str(error)[:200]}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
     if "base_dir" in raw:
         raise SpecError(f"{path}: base_dir: unknown field")
     try:
         return parse(raw, base_dir=str(path.resolve().parent))
     except SpecError as error:
         raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
+
+
+def _check_fio_jobs(experiment: Experiment) -> None:
+    """Every fio job, with every variant's fio options, judged against fio's option
+    table (iolab.engines.fio_options): what a dry run accepts, a run accepts."""
+    from iolab.engines import fio_options
+
+    for workload in experiment.workload:
+        if workload.engine != "fio":
+            continue
+        job = job_text(experiment, workload)
+        for variant in experiment.variant:
+            target = experiment.target_for(variant, workload)
+            raw_device = target.fs == "none" and target.kind != "dir"
+            try:
+                fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
+            except fio_options.UnsafeJob as error:
+                raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
 
 
 def _check_job_references(experiment: Experiment) -> None:
@@ -607,7 +696,7 @@ def _check_kernel_files(experiment: Experiment) -> None:
 def job_text(experiment: Experiment, workload: Workload) -> str:
     """The fio job text of a workload, following '@other' references and job files."""
     if workload.job_file is not None:
-        return Path(experiment.base_dir, workload.job_file).read_text()
+        return read_text(Path(experiment.base_dir, workload.job_file), "job file")
     assert workload.job is not None
     if workload.job.startswith("@"):
         return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))

@@ -108,7 +108,8 @@ def _measure(
         placement = knobs.placement_for(cell_knobs)
         placement.check()
         work = WorkloadRun(
-            cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec
+            cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec,
+            allow=(*cell.workload.allow, *cell.variant.allow),
         )
         if cell.setup.drop_caches:
             drop_caches()
