@@ -1,15 +1,14 @@
-"""The experiment file: schema, loading and validation.
+"""The experiment file's schema.
 
-An experiment is a TOML file (see README.md and scenarios/). It is loaded
-into the `Experiment` model; every error names the field it is about, as a
-path like ``variant[2].fio`` or ``workload["normal"].job_file``.
+An experiment is a TOML file (see README.md and scenarios/), validated into
+the `Experiment` model. This module is the schema only: it imports no
+engine, kernel or machine check. Reading a file, the checks that need an
+engine, a kernel name or this machine, and error messages naming the field
+(``variant[2].fio``, ``workload["normal"].job_file``) are in iolab.load.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -76,24 +75,6 @@ class Loop(Strict):
     image_cache: Literal["drop", "keep"] = "drop"
 
 
-# Directories a `dir` target may not be (nor be under, for the second set).
-SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
-                        "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
-
-
-def _not_a_system_dir(path: str) -> None:
-    """A `dir` target gets fio's files: refuse system directories and home directories."""
-    import pwd
-
-    real = os.path.realpath(path)
-    homes = {os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/")}
-    if real in SYSTEM_DIRS or real in homes or real.startswith(tuple(tree + "/" for tree in SYSTEM_TREES)):
-        shown = path if len(path) <= 60 else path[:57] + "..."
-        raise ValueError(
-            f"{shown!r} is a system or home directory ({real}); give a directory of its own, e.g. /srv/iolab-scratch")
-
-
 class Target(Strict):
     kind: Literal["loop", "device", "dir"] = "loop"
     fs: Literal["ext4", "xfs", "btrfs", "erofs", "f2fs", "none"] = "ext4"
@@ -118,8 +99,6 @@ class Target(Strict):
             )
         if self.kind == "dir" and not self.path:
             raise ValueError("kind = 'dir' needs path = '/some/dir'")
-        if self.kind == "dir":
-            _not_a_system_dir(self.path)  # type: ignore[arg-type]
         if self.kind == "dir" and self.fs not in ("none",):
             raise ValueError("kind = 'dir' uses an existing filesystem: set fs = 'none'")
         if self.fs == "erofs" and not self.files:
@@ -154,27 +133,12 @@ class CellSettings(Strict):
             raise ValueError("must be at least 4MiB and a multiple of 4KiB")
         return limit
 
-    @field_validator("cpus")
-    @classmethod
-    def _online(cls, cpus: list[int] | None) -> list[int] | None:
-        if cpus is not None and (not cpus or max(cpus) >= (os.cpu_count() or 1)):
-            raise ValueError(f"must name CPUs between 0 and {(os.cpu_count() or 1) - 1}")
-        return cpus
-
     @field_validator("sysfs")
     @classmethod
     def _under_sys(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
         for path in values:
             if not path.startswith("/sys/"):
                 raise ValueError(f"{path!r}: a sysfs path starts with /sys/ ({{dev}} names the target's device)")
-        return values
-
-    @field_validator("sysctl")
-    @classmethod
-    def _known_sysctl(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
-        for key in values:
-            if not os.path.exists("/proc/sys/" + key.replace(".", "/")):
-                raise ValueError(f"{key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})")
         return values
 
 
@@ -212,24 +176,10 @@ class Variant(CellSettings, TargetOverrides):
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
 
     @model_validator(mode="after")
-    def _kernel_name(self) -> Variant:
-        from iolab.hosts.vm import kernels
-
+    def _modules_with_kernel(self) -> Variant:
         if self.modules is not None and self.kernel is None:
             raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
-        if self.kernel is not None:
-            try:
-                kernels.parse(self.kernel, self.modules)
-            except kernels.KernelError as error:
-                raise ValueError(str(error)) from None
         return self
-
-    @field_validator("probe")
-    @classmethod
-    def _probe_overrides(cls, options: dict[str, Any]) -> dict[str, Any]:
-        from iolab.engines import probe
-
-        return probe.normalize_overrides(options)
 
     @field_validator("name")
     @classmethod
@@ -255,29 +205,6 @@ class Workload(CellSettings, TargetOverrides):
     probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
     metrics: list[str] | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _probe_job(cls, data: Any) -> Any:
-        """A probe workload's job text is its checked probe table, as JSON."""
-        if not (isinstance(data, dict) and data.get("engine") == "probe" and isinstance(data.get("probe"), dict)):
-            return data
-        from iolab.engines import probe
-
-        try:
-            text = probe.job_text(data["probe"])
-        except ValueError:
-            return data  # _probe_params reports it under the field's path
-        if data.get("job") not in (None, text):
-            raise ValueError("a probe workload takes its parameters from probe = {...}; leave out job")
-        return {**data, "job": text}
-
-    @field_validator("probe")
-    @classmethod
-    def _probe_params(cls, params: dict[str, Any] | None) -> dict[str, Any] | None:
-        from iolab.engines import probe
-
-        return None if params is None else probe.normalize(params)
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
@@ -393,17 +320,6 @@ class Collect(Strict):
     perf: list[str | PerfEvent] = []
     phase: list[Phase] = []
 
-    def config(self, device: str | None) -> dict[str, Any]:
-        """The table iolab.collectors.build_collectors takes."""
-        table: dict[str, Any] = {"proc_stat": self.proc_stat, "vmstat": self.vmstat, "rusage": self.rusage}
-        if self.diskstats and device:
-            table["diskstats"] = True
-        if self.perf:
-            table["perf"] = [e if isinstance(e, str) else e.model_dump(exclude_defaults=True) for e in self.perf]
-        if self.phase:
-            table["phase"] = [phase.model_dump(exclude_defaults=False) for phase in self.phase]
-        return {key: value for key, value in table.items() if value}
-
 
 def _seconds(value: Any) -> Any:
     """A duration: seconds, or "90s", "20m", "1h30m"."""
@@ -517,14 +433,6 @@ class Experiment(Strict):
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
         return self
 
-    @field_validator("derived")
-    @classmethod
-    def _derived_parse(cls, expressions: dict[str, str]) -> dict[str, str]:
-        from iolab.cell import derived
-
-        derived.parse_all(expressions)
-        return expressions
-
     def target_for(self, variant: Variant, workload: Workload) -> Target:
         """The target a cell of this variant and workload runs on."""
         return variant.target_of(workload.target_of(self.target))
@@ -538,166 +446,3 @@ class Experiment(Strict):
             if workload.name == name:
                 return workload
         raise KeyError(name)
-
-
-MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
-MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
-MAX_ERRORS = 4  # validation errors shown
-
-
-def excerpt(value: object, limit: int = 40) -> str:
-    """A short printable excerpt of user input, for messages (never the whole input)."""
-    text = value if isinstance(value, str) else repr(value)
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
-    """('variant', 1, 'fio') -> variant[1].fio, naming the item where it has a name."""
-    parts: list[str] = [""]
-    node: Any = raw
-    for key in loc:
-        if isinstance(key, int):
-            item = node[key] if isinstance(node, list) and key < len(node) else None
-            name = item.get("name") if isinstance(item, dict) else None
-            shown = f'["{name}"]' if isinstance(name, str) and name.isprintable() and len(name) <= 24 else f"[{key}]"
-            parts[-1] += shown
-        else:
-            key_text = str(key)
-            parts.append(key_text if key_text.isprintable() and len(key_text) <= 40 else excerpt(key_text, 32))
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return ".".join(part for part in parts if part) or "(file)"
-
-
-def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
-    lines = []
-    errors = error.errors()
-    for item in errors[:MAX_ERRORS]:
-        loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
-        message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            message = "unknown field (check its spelling; see README.md for the fields)"
-        elif item["type"] == "literal_error":
-            message = f"{message}, got {excerpt(item['input'])}"
-        if len(message) > 300:
-            message = message[:297] + "..."
-        lines.append(f"{_field_path(loc, raw)}: {message}")
-    if len(errors) > MAX_ERRORS:
-        lines.append(f"(and {len(errors) - MAX_ERRORS} more errors)")
-    return "\n".join(lines)
-
-
-def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
-    _check_depth(raw)
-    try:
-        experiment = Experiment.model_validate({**raw, "base_dir": base_dir})
-    except ValidationError as error:
-        raise SpecError(_explain(error, raw)) from None
-    _check_job_references(experiment)
-    _check_kernel_files(experiment)
-    _check_fio_jobs(experiment)
-    return experiment
-
-
-def _check_depth(raw: Any) -> None:
-    """Refuse tables and arrays nested deeper than MAX_DEPTH (without recursion)."""
-    todo: list[tuple[Any, int, str]] = [(raw, 0, "")]
-    while todo:
-        node, depth, where = todo.pop()
-        if depth > MAX_DEPTH:
-            raise SpecError(f"{where or '(file)'}: nested more than {MAX_DEPTH} levels deep")
-        if isinstance(node, dict):
-            todo += [(v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
-        elif isinstance(node, list):
-            todo += [(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
-
-
-def read_text(path: Path, what: str) -> str:
-    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE + 1)
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read the {what}: {error.strerror}") from None
-    if len(data) > MAX_FILE:
-        raise SpecError(f"{path}: the {what} is larger than {MAX_FILE >> 10} KiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise SpecError(f"{path}: the {what} is not UTF-8 text (byte {error.start}, line {line})") from None
-
-
-def load(path: str | os.PathLike[str]) -> Experiment:
-    path = Path(path)
-    text = read_text(path, "experiment file")
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: not valid TOML: {str(error)[:200]}") from None
-    except RecursionError:
-        raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
-    if "base_dir" in raw:
-        raise SpecError(f"{path}: base_dir: unknown field")
-    try:
-        return parse(raw, base_dir=str(path.resolve().parent))
-    except SpecError as error:
-        raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
-
-
-def _check_fio_jobs(experiment: Experiment) -> None:
-    """Every fio job, with every variant's fio options, judged against fio's option
-    table (iolab.engines.fio_options): what a dry run accepts, a run accepts."""
-    from iolab.engines import fio_options
-
-    for workload in experiment.workload:
-        if workload.engine != "fio":
-            continue
-        job = job_text(experiment, workload)
-        for variant in experiment.variant:
-            target = experiment.target_for(variant, workload)
-            raw_device = target.fs == "none" and target.kind != "dir"
-            try:
-                fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
-            except fio_options.UnsafeJob as error:
-                raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
-
-
-def _check_job_references(experiment: Experiment) -> None:
-    for index, workload in enumerate(experiment.workload):
-        where = f'workload["{workload.name}"]'
-        if workload.job_file is not None:
-            job_path = Path(experiment.base_dir, workload.job_file)
-            if not job_path.is_file():
-                raise SpecError(f"{where}.job_file: no such file: {job_path}")
-        elif workload.job is not None and workload.job.startswith("@"):
-            other = workload.job[1:].strip()
-            names = [w.name for w in experiment.workload[:index]]
-            if other not in names:
-                raise SpecError(
-                    f"{where}.job: '@{other}' must name a workload defined before it "
-                    f"(defined before: {', '.join(names) or 'none'})"
-                )
-
-
-def _check_kernel_files(experiment: Experiment) -> None:
-    """A kernel of your own (a path, relative to the experiment file) must exist here."""
-    for variant in experiment.variant:
-        if variant.kernel is None or "/" not in variant.kernel or variant.kernel.startswith("debian:"):
-            continue
-        for name in ("kernel", "modules"):
-            value = getattr(variant, name)
-            if value is not None and not Path(experiment.base_dir, value).exists():
-                raise SpecError(f'variant["{variant.name}"].{name}: no such file: {Path(experiment.base_dir, value)}')
-
-
-def job_text(experiment: Experiment, workload: Workload) -> str:
-    """The fio job text of a workload, following '@other' references and job files."""
-    if workload.job_file is not None:
-        return read_text(Path(experiment.base_dir, workload.job_file), "job file")
-    assert workload.job is not None
-    if workload.job.startswith("@"):
-        return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))
-    return workload.job

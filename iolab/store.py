@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.cell.sample import Sample  # re-exported: the store keeps samples
+from iolab.cell.sample import Sample
 
 SCHEMA_VERSION = 2
 

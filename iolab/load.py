@@ -1,0 +1,308 @@
+"""Loading an experiment file: TOML -> checked `Experiment`.
+
+    load(path)  read, parse, validate (iolab.spec) and check
+    parse(raw)  the same from a TOML table
+
+Beyond the schema, the checks here need other parts of iolab or this
+machine: probe parameters (iolab.engines.probe), kernel names
+(iolab.hosts.vm.kernels), derived-metric expressions (iolab.cell.derived),
+job files and '@workload' references, and the knobs that name this host's
+CPUs and sysctls -- checked against this host only for cells that run on
+it (a variant with a kernel runs in a VM: its CPUs are the VM's and its
+sysctls the guest kernel's). Every error is a SpecError whose message names
+the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from iolab.spec import CellSettings, Experiment, SpecError, Workload
+
+MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
+MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
+MAX_ERRORS = 4  # validation errors shown
+
+
+def load(path: str | os.PathLike[str]) -> Experiment:
+    """The checked experiment of a TOML file; SpecError names the file and field."""
+    path = Path(path)
+    text = read_text(path, "experiment file")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{path}: not valid TOML: {str(error)[:200]}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
+    if "base_dir" in raw:
+        raise SpecError(f"{path}: base_dir: unknown field")
+    try:
+        return parse(raw, base_dir=str(path.resolve().parent))
+    except SpecError as error:
+        raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
+
+
+def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
+    """The checked experiment of a TOML table (paths relative to ``base_dir``)."""
+    _check_depth(raw)
+    prepared = _probe_tables(raw)
+    try:
+        experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
+    except ValidationError as error:
+        raise SpecError(_explain(error, raw)) from None
+    for check in CHECKS:
+        check(experiment)
+    return experiment
+
+
+def job_text(experiment: Experiment, workload: Workload) -> str:
+    """The fio job text of a workload, following '@other' references and job files."""
+    if workload.job_file is not None:
+        return read_text(Path(experiment.base_dir, workload.job_file), "job file")
+    assert workload.job is not None
+    if workload.job.startswith("@"):
+        return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))
+    return workload.job
+
+
+def _check_depth(raw: Any) -> None:
+    """Refuse tables and arrays nested deeper than MAX_DEPTH (without recursion)."""
+    todo: list[tuple[Any, int, str]] = [(raw, 0, "")]
+    while todo:
+        node, depth, where = todo.pop()
+        if depth > MAX_DEPTH:
+            raise SpecError(f"{where or '(file)'}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            todo += [(v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
+        elif isinstance(node, list):
+            todo += [(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
+
+
+def read_text(path: Path, what: str) -> str:
+    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE + 1)
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read the {what}: {error.strerror}") from None
+    if len(data) > MAX_FILE:
+        raise SpecError(f"{path}: the {what} is larger than {MAX_FILE >> 10} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SpecError(f"{path}: the {what} is not UTF-8 text (byte {error.start}, line {line})") from None
+
+
+# -- probe tables: normalised before validation ------------------------------
+
+
+def _probe_tables(raw: dict[str, Any]) -> dict[str, Any]:
+    """Probe workloads get their job text (the checked probe table as JSON)
+    and variants their normalised probe overrides; errors name the field."""
+    from iolab.engines import probe
+
+    out = dict(raw)
+    for kind in ("workload", "variant"):
+        items = raw.get(kind)
+        if not isinstance(items, list):
+            continue
+        out[kind] = [_probe_item(kind, index, item, probe) for index, item in enumerate(items)]
+    return out
+
+
+def _probe_item(kind: str, index: int, item: Any, probe: Any) -> Any:
+    if not isinstance(item, dict) or not isinstance(item.get("probe"), dict):
+        return item
+    where = f"{kind}{_name_of(item, index)}.probe"
+    try:
+        if kind == "variant":
+            return {**item, "probe": probe.normalize_overrides(item["probe"])}
+        if item.get("engine") != "probe":
+            return item  # the schema says probe = {...} is for engine = 'probe'
+        text = probe.job_text(item["probe"])
+    except ValueError as error:
+        raise SpecError(f"{where}: {error}") from None
+    if item.get("job") not in (None, text):
+        raise SpecError(f"{kind}{_name_of(item, index)}.job: a probe workload takes its parameters "
+                        "from probe = {...}; leave out job")
+    return {**item, "job": text, "probe": probe.normalize(item["probe"])}
+
+
+def _name_of(item: dict[str, Any], index: int) -> str:
+    name = item.get("name")
+    return f'["{name}"]' if isinstance(name, str) and name else f"[{index}]"
+
+
+# -- checks of a validated experiment ------------------------------------------
+
+
+def _check_job_references(experiment: Experiment) -> None:
+    for index, workload in enumerate(experiment.workload):
+        where = f'workload["{workload.name}"]'
+        if workload.job_file is not None:
+            job_path = Path(experiment.base_dir, workload.job_file)
+            if not job_path.is_file():
+                raise SpecError(f"{where}.job_file: no such file: {job_path}")
+        elif workload.job is not None and workload.job.startswith("@"):
+            other = workload.job[1:].strip()
+            names = [w.name for w in experiment.workload[:index]]
+            if other not in names:
+                raise SpecError(
+                    f"{where}.job: '@{other}' must name a workload defined before it "
+                    f"(defined before: {', '.join(names) or 'none'})"
+                )
+
+
+def _check_kernels(experiment: Experiment) -> None:
+    """Kernel names parse; a kernel of your own (a path, relative to the
+    experiment file) exists here."""
+    from iolab.hosts.vm import kernels
+
+    for variant in experiment.variant:
+        if variant.kernel is None:
+            continue
+        where = f'variant["{variant.name}"]'
+        try:
+            ref = kernels.parse(variant.kernel, variant.modules)
+        except kernels.KernelError as error:
+            raise SpecError(f"{where}.kernel: {error}") from None
+        if ref.kind != "local":
+            continue
+        for name in ("kernel", "modules"):
+            value = getattr(variant, name)
+            if value is not None and not Path(experiment.base_dir, value).exists():
+                raise SpecError(f"{where}.{name}: no such file: {Path(experiment.base_dir, value)}")
+
+
+def _check_derived(experiment: Experiment) -> None:
+    from iolab.cell import derived
+
+    try:
+        derived.parse_all(experiment.derived)
+    except ValueError as error:
+        raise SpecError(f"derived: {error}") from None
+
+
+def _check_machine(experiment: Experiment) -> None:
+    """CPUs and sysctls name ones that exist where the cells run: this host,
+    or for variants with a kernel the VM ([vm] cpus; the guest kernel's
+    sysctls are checked when the cell runs)."""
+    in_vm = any(v.kernel is not None for v in experiment.variant)
+    cpus = experiment.vm.cpus if in_vm else (os.cpu_count() or 1)
+    items: list[tuple[str, CellSettings]] = [(f'variant["{v.name}"]', v) for v in experiment.variant]
+    items += [(f'workload["{w.name}"]', w) for w in experiment.workload]
+    for where, item in items:
+        if item.cpus is not None and (not item.cpus or max(item.cpus) >= cpus):
+            place = "the VM ([vm] cpus)" if in_vm else "this host"
+            raise SpecError(f"{where}.cpus: must name CPUs between 0 and {cpus - 1} of {place}")
+        if in_vm:
+            continue
+        for key in item.sysctl:
+            if not os.path.exists("/proc/sys/" + key.replace(".", "/")):
+                raise SpecError(
+                    f"{where}.sysctl: {key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})"
+                )
+
+
+def _check_fio_jobs(experiment: Experiment) -> None:
+    """Every fio job, with every variant's fio options, judged against fio's option
+    table (iolab.engines.fio_options): what a dry run accepts, a run accepts."""
+    from iolab.engines import fio_options
+
+    for workload in experiment.workload:
+        if workload.engine != "fio":
+            continue
+        job = job_text(experiment, workload)
+        for variant in experiment.variant:
+            target = experiment.target_for(variant, workload)
+            raw_device = target.fs == "none" and target.kind != "dir"
+            try:
+                fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
+            except fio_options.UnsafeJob as error:
+                raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
+
+
+# Directories a `dir` target may not be (nor be under, for the second set).
+SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
+                        "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+
+
+def _system_dir(path: str) -> str | None:
+    """A `dir` target gets fio's files: refuse system directories and home directories."""
+    import pwd
+
+    real = os.path.realpath(path)
+    homes = {os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/")}
+    if real in SYSTEM_DIRS or real in homes or real.startswith(tuple(tree + "/" for tree in SYSTEM_TREES)):
+        return real
+    return None
+
+
+def _check_dir_target(experiment: Experiment) -> None:
+    """A `dir` target gets fio's files: not a system or home directory."""
+    target = experiment.target
+    if target.kind == "dir" and target.path and (real := _system_dir(target.path)):
+        raise SpecError(f"target.path: {_excerpt(target.path, 60)} is a system or home directory ({real}); "
+                        "give a directory of its own, e.g. /srv/iolab-scratch")
+
+
+
+
+CHECKS: tuple[Callable[[Experiment], None], ...] = (
+    _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+)
+
+
+# -- pydantic's errors, with the field's path -----------------------------------
+
+
+def _excerpt(value: object, limit: int = 40) -> str:
+    """A short printable excerpt of user input, for messages (never the whole input)."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
+    """('variant', 1, 'fio') -> variant[1].fio, naming the item where it has a name."""
+    parts: list[str] = [""]
+    node: Any = raw
+    for key in loc:
+        if isinstance(key, int):
+            item = node[key] if isinstance(node, list) and key < len(node) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            shown = f'["{name}"]' if isinstance(name, str) and name.isprintable() and len(name) <= 24 else f"[{key}]"
+            parts[-1] += shown
+        else:
+            key_text = str(key)
+            parts.append(key_text if key_text.isprintable() and len(key_text) <= 40 else _excerpt(key_text, 32))
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return ".".join(part for part in parts if part) or "(file)"
+
+
+def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
+    lines = []
+    errors = error.errors()
+    for item in errors[:MAX_ERRORS]:
+        loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown field (check its spelling; see README.md for the fields)"
+        elif item["type"] == "literal_error":
+            message = f"{message}, got {_excerpt(item['input'])}"
+        if len(message) > 300:
+            message = message[:297] + "..."
+        lines.append(f"{_field_path(loc, raw)}: {message}")
+    if len(errors) > MAX_ERRORS:
+        lines.append(f"(and {len(errors) - MAX_ERRORS} more errors)")
+    return "\n".join(lines)
