@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import random
+import sqlite3
 import sys
 import textwrap
 
@@ -323,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     except (spec.SpecError, StoreError, ToolError) as error:
         message = textwrap.indent(str(error), "  ").lstrip()
         print(f"iolab: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.Error as error:  # the store's disk is full, or its file is not a database
+        print(f"iolab: the store {args.store or default_path()}: {str(error)[:200]}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:  # before a run began (loading, a kernel download): nothing to keep
         print("iolab: interrupted", file=sys.stderr)

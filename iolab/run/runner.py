@@ -19,7 +19,7 @@ from typing import Protocol
 
 from iolab import analysis, engines, load, plan
 from iolab.run import adaptive, lock, recovery
-from iolab.cell import environment
+from iolab.cell import environment, interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
@@ -200,7 +200,8 @@ def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, pro
     for batch in host.batches(cells):
         progress.cell_started(_label(batch[0]))
         for index, sample in enumerate(host.run_batch(batch)):
-            store.add_sample(run_id, sample)
+            with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
+                store.add_sample(run_id, sample)
             progress.cell_done(sample)
             if index + 1 < len(batch):
                 progress.cell_started(_label(batch[index + 1]))
