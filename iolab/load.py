@@ -15,7 +15,11 @@ the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import subprocess
+import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -256,8 +260,52 @@ def _check_dir_target(experiment: Experiment) -> None:
 
 
 
+def _check_fio_parses(experiment: Experiment) -> None:
+    """fio itself parses every job as a cell would place it (fio --parse-only,
+    after the option check: parsing loads the I/O engine), so a value fio
+    refuses fails here and not in every cell. Skipped where fio is missing
+    (the run's preflight says so)."""
+    if shutil.which("fio") is None:
+        return
+    from iolab.engines import EngineError, fio
+
+    for workload in experiment.workload:
+        if workload.engine != "fio":
+            continue
+        job = job_text(experiment, workload)
+        for variant in experiment.variant:
+            target = experiment.target_for(variant, workload)
+            raw = target.fs == "none" and target.kind != "dir"
+            where = f'workload["{workload.name}"] with variant["{variant.name}"]'
+            try:
+                placed = fio.place_job(job, dict(variant.fio), None if raw else "/iolab-target",
+                                       "/dev/null" if raw else None, (*workload.allow, *variant.allow))
+            except EngineError as error:
+                raise SpecError(f"{where}: {error}") from None
+            refused = _fio_refuses(placed)
+            if refused:
+                raise SpecError(f"{where}: fio refuses the job: {refused}")
+
+
+@functools.lru_cache(maxsize=256)
+def _fio_refuses(job: str) -> str | None:
+    """fio's own words if `fio --parse-only` refuses the job text, else None."""
+    from iolab.engines.fio import fio_error
+    from iolab.sysutil import die_with_parent
+
+    with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
+        handle.write(job)
+        handle.flush()
+        done = subprocess.run(["fio", "--parse-only", handle.name], capture_output=True, text=True,
+                              timeout=60, check=False, preexec_fn=die_with_parent())
+    if done.returncode == 0:
+        return None
+    return fio_error(done.stderr, done.stdout)[:300]
+
+
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
     _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+    _check_fio_parses,
 )
 
 
