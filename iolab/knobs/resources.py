@@ -15,6 +15,7 @@ setsid(), so neither a process group nor the parent's death reaches them).
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -226,3 +227,24 @@ def _undo_path(undo: dict[str, Any], label: str) -> str:
     else:
         os.unlink(path)
     return f"removed {path}"
+
+
+@registers("tracefs_instance")
+def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
+    instance = undo["path"]
+    if not os.path.isdir(instance):
+        return f"{instance} is gone"
+    try:
+        with open(os.path.join(instance, "tracing_on"), "w") as f:
+            f.write("0")
+    except OSError:
+        pass  # removing it stops it too
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            os.rmdir(instance)
+            return f"removed tracefs instance {instance}"
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise KnobError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
+            time.sleep(0.05)

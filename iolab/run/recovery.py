@@ -57,10 +57,17 @@ def report(found: list[knobs.Recovered], who: str = "a killed run") -> None:
 
 @contextmanager
 def journalled_run(store: Store, run_id: int, journal: Path | None = None) -> Iterator[None]:
-    """A "run" entry for the block: if this process dies, recovery marks the run interrupted."""
+    """A "run" entry for the block: if this process dies, recovery marks the
+    run interrupted. The entry stays when the block ends with the run still
+    `running` (its store refused the final update: a full disk)."""
     jrnl = knobs.Journal(journal or default_journal())
     entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": str(store.path.resolve()), "run_id": run_id})
     try:
         yield
     finally:
-        jrnl.discard(entry)
+        try:
+            ended = store.run(run_id).status != "running"
+        except (StoreError, sqlite3.Error):
+            ended = False
+        if ended:
+            jrnl.discard(entry)
