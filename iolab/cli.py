@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG % {"store": default_path()},
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--store", metavar="FILE", help="SQLite file holding runs and samples")
+    parser.add_argument("--store", metavar="FILE|URL",
+                        help="the store: an SQLite file, or a postgresql:// URL (a shared store)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = commands.add_parser("run", help="run an experiment and print its comparison",
