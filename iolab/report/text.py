@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from iolab.analysis import Analysis
 from iolab.report import table
+from iolab.report.model import Report
 
 WIDTH = 72
 
@@ -49,15 +49,16 @@ def _wrapped(lines: list[str], indent: str = "  ") -> list[str]:
     return out
 
 
-def render(analysis: Analysis) -> str:
-    lines = _wrapped(table.header(analysis))
+def render(report: Report) -> str:
+    analysis = report.analysis
+    lines = _wrapped(table.report_header(report))
     for block in table.blocks(analysis):
         lines += ["", *_layout(block)]
     lines += [""] + _wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:
         lines += _wrapped(["delta 95% CI:"]) + _wrapped([f"  {line}" for line in intervals], "    ")
-    notes = table.footnotes(analysis)
+    notes = table.report_notes(report)
     if notes:
         lines += ["", "notes:"] + _wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"
