@@ -29,7 +29,7 @@ fixed n
     report's three headline rows together, Holm over the three.
 auto
     1000 adaptive runs, each fed rounds one at a time (up to 30 per side),
-    with iolab's rule (iolab.adaptive, iolab.analysis.sequential_level):
+    with iolab's rule (iolab.run.adaptive, iolab.analysis.sequential_level):
     looks after rounds 5..30, a comparison significant when p < the
     calibrated per-look level of alpha / comparisons, otherwise decided when
     its delta CI is within +-1% and contains 0; the run stops when all are

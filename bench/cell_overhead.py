@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a fresh target costs per cell: image + losetup + mkfs + mount, and teardown.
 
-Runs iolab's own target code (iolab.targets.prepared) N times per
+Runs iolab's own target code (iolab.cell.targets.prepared) N times per
 filesystem, with no workload in between, and prints median and p90 of the
 set-up and teardown wall times. Needs root.
 
@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from iolab import spec, targets
+from iolab import spec
+from iolab.cell import targets
 
 
 def measure(fs: str, size: str, rounds: int) -> tuple[list[float], list[float]]:

@@ -4,14 +4,14 @@
 Default mode: boots `--boots` VMs one after another, each running one tiny
 cell (iolab-probe lat, 200 reads from the raw virtio disk) through the real
 path (VMHost.run_batch: exchange dir, disk image, QEMU, init, python -m
-iolab.guest, the cell executor, samples.jsonl). Per boot it reports:
+iolab.hosts.vm.guest, the cell executor, samples.jsonl). Per boot it reports:
 
     prep      host side before QEMU starts (disk image, cells.json, argv)
     kernel    QEMU start -> the initramfs's /init (firmware-less PVH boot
               and kernel initcalls)
     init      /init -> the command (insmod of the boot modules, 9p mounts)
-    python    the command -> Python running iolab.guest
-    imports   iolab.guest importing the executor (iolab.cell)
+    python    the command -> Python running iolab.hosts.vm.guest
+    imports   iolab.hosts.vm.guest importing the executor (iolab.cell.executor)
     ready     the rest until the first cell starts (waiting for modprobe -a
               of the cells' modules, finding the disk)
     boot      QEMU start -> first cell starts (= the metric vm.boot_s)
@@ -24,7 +24,7 @@ iolab.guest, the cell executor, samples.jsonl). Per boot it reports:
 this project's cuts, one fresh boot per measurement (the 9p cache of the
 host root starts cold in every boot, as it does for a real cell), ABAB:
 
-    before          python -c 'import iolab.store, iolab.cell'   (site, .pth
+    before          python -c 'import iolab.store, iolab.cell.executor'   (site, .pth
                     import hooks, pydantic plugin discovery, sqlite3 via the store)
     -S, PYTHONPATH  python -S, iolab and site-packages on PYTHONPATH (searched
                     before the standard library), PYDANTIC_DISABLE_PLUGINS=__all__
@@ -53,14 +53,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from iolab import kernels, plan, runner, spec  # noqa: E402
-from iolab.hosts import vm  # noqa: E402
+from iolab import load, plan, spec# noqa: E402
+from iolab.hosts.vm import kernels
+from iolab.run import runner
+from iolab.hosts.vm import host as vm  # noqa: E402
 
 COLUMNS = ("prep", "kernel", "init", "python", "imports", "ready", "boot", "shutdown", "overhead")
 
 
 def experiment(kernel: str, cpus: int) -> spec.Experiment:
-    return spec.parse({
+    return load.parse({
         "name": "vm overhead",
         "target": {"fs": "none", "size": "64MiB"},
         "variant": [{"name": "a", "kernel": kernel}, {"name": "b", "kernel": kernel}],
@@ -131,12 +133,12 @@ def imports(args: argparse.Namespace) -> dict[str, list[float]]:
     path = ":".join(vm.guest_python_path())
     paths = vm.guest_python_path()
     configs = {
-        "before": dict(env="", flags="", prefix="", imports="import iolab.store, iolab.cell"),
+        "before": dict(env="", flags="", prefix="", imports="import iolab.store, iolab.cell.executor"),
         "-S, PYTHONPATH": dict(
             env=f"PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1 PYTHONPATH={shlex.quote(path)}",
-            flags="-S", prefix="", imports="import iolab.cell"),
+            flags="-S", prefix="", imports="import iolab.cell.executor"),
         "after": dict(env="PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1", flags="-S",
-                      prefix=f"import sys; sys.path += {json.dumps(paths)}; ", imports="import iolab.cell"),
+                      prefix=f"import sys; sys.path += {json.dumps(paths)}; ", imports="import iolab.cell.executor"),
     }
     found: dict[str, list[float]] = {name: [] for name in configs}
     process: dict[str, list[float]] = {name: [] for name in configs}

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iolab import histogram, metrics, stats, tails
-from iolab.environment import CHECKED
+from iolab import histogram, metrics, stats
+from iolab.stats import tails
+from iolab.cell.environment import CHECKED
 from iolab.metrics import Metric
 from iolab.spec import Experiment
-from iolab.store import RunInfo, Sample
+from iolab.cell.sample import Sample
+from iolab.store import RunInfo
 
 MIN_SAMPLES = 4
 HIGH_SPREAD = 0.05  # relative stddev above which a row gets a noise footnote

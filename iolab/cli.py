@@ -8,7 +8,10 @@ import random
 import sys
 import textwrap
 
-from iolab import calibrate, doctor, gate, interrupts, progress, reports, runner, spec
+from iolab import doctor, gate, load, progress, reports, spec
+from iolab.run import calibrate
+from iolab.cell import interrupts
+from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
 from iolab.report.model import Report
@@ -208,7 +211,7 @@ def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) 
     data["run"]["iterations"] = iterations
     base_dir = data.pop("base_dir")
     try:
-        return spec.parse(data, base_dir=base_dir)
+        return load.parse(data, base_dir=base_dir)
     except spec.SpecError as error:
         raise spec.SpecError(f"--iterations {iterations}: {error}") from None
 
@@ -242,7 +245,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = spec.load(args.experiment)
+        experiment = load.load(args.experiment)
     experiment = _with_iterations(experiment, args.iterations)
     if args.dry_run:
         _print_plan(experiment, seed if seed is not None else (experiment.run.seed or 0))
@@ -286,7 +289,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(spec.load(args.experiment), args.iterations)
+    experiment = calibrate.aa_experiment(load.load(args.experiment), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
@@ -361,7 +364,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    from iolab import kernels
+    from iolab.hosts.vm import kernels
 
     if args.kernel_command == "fetch":
         kernel = kernels.ensure(kernels.parse(args.name), lambda text: print(f"iolab: {text}", file=sys.stderr))

@@ -51,7 +51,7 @@ def memory_cgroup() -> str:
 
 def _kvm() -> Check:
     """Whether QEMU can run a guest under KVM here (a tiny probe guest)."""
-    from iolab.hosts.vm import kvm_usable
+    from iolab.hosts.vm.host import kvm_usable
 
     if not os.path.exists("/dev/kvm"):
         return Check("kvm", False, "no /dev/kvm: VMs run under QEMU's TCG (slow, emulated)", required=False)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.environment import CHECKED
+from iolab.cell.environment import CHECKED
 from iolab.store import Sample
 
 # Keys that differ from cell to cell by construction (temporary names).

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.sample import Sample  # re-exported: the store keeps samples
+from iolab.cell.sample import Sample  # re-exported: the store keeps samples
 from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
 
 SCHEMA_VERSION = 3

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 
-from iolab.cell import CellSpec
-from iolab.store import Sample
+from iolab.cell.cellspec import CellSpec
+from iolab.hosts import CellByCell
+from iolab.cell.sample import Sample
 
 FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio": "fio-3.33"}
 
 
-class ScriptedHost:
+class ScriptedHost(CellByCell):
     """Each variant's metrics are `level * (1 + noise)`; a variant may fail."""
 
     def __init__(self, levels: dict[str, float], fail: dict[str, str] | None = None, seed: int = 1):

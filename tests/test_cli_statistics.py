@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from iolab import cli, environment, runner
+from iolab import cli
+from iolab.cell import environment
+from iolab.run import runner
 from tests.fakes import FIXED_HOST, ScriptedHost
 
 EXPERIMENT = """

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from iolab.derived import compute, parse, parse_all
+from iolab.cell.derived import compute, parse, parse_all
 
 
 def test_ratio_of_two_metrics():

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab import initramfs, kernels
-from iolab.kernels import KernelError, KernelRef
+from iolab.hosts.vm import initramfs
+from iolab.hosts.vm import kernels
+from iolab.hosts.vm.kernels import KernelError, KernelRef
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,11 @@ import threading
 
 import pytest
 
-from iolab import analysis, environment, runner
+from iolab import analysis
+from iolab.cell import environment
+from iolab.run import runner
 from iolab.report import renderer
-from iolab.sample import Sample
+from iolab.cell.sample import Sample
 from iolab.store import SCHEMA_VERSION, Store, StoreError
 from tests.fakes import FIXED_HOST, ScriptedHost
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)

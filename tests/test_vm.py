@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, environment, guest, plan, runner, spec
-from iolab.hosts import vm
-from iolab.kernels import Kernel
+from iolab import analysis, load, plan, spec
+from iolab.cell import environment
+from iolab.hosts.vm import guest
+from iolab.run import runner
+from iolab.hosts.vm import host as vm
+from iolab.hosts.vm.kernels import Kernel
 from iolab.report import renderer
-from iolab.sample import Sample
+from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
 
@@ -85,7 +88,7 @@ def test_tcg_threading_follows_the_host(monkeypatch):
 
 
 def test_the_kvm_probe_guest_is_a_pvh_elf():
-    from iolab.kernels import has_pvh_note
+    from iolab.hosts.vm.kernels import has_pvh_note
 
     elf = vm._probe_elf()
     assert elf[:4] == b"\x7fELF" and len(elf) < 200
@@ -98,7 +101,7 @@ def test_guest_command():
     assert "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n" in text
     assert text.endswith(
         "exec /venv/bin/python -S -c 'import sys; sys.path += [\"/src/iolab repo\", \"/venv/site-packages\"]; "
-        "from iolab import guest; sys.exit(guest.main(sys.argv))' /run/iolab > /run/iolab/guest.log 2>&1\n")
+        "from iolab.hosts.vm import guest; sys.exit(guest.main(sys.argv))' /run/iolab > /run/iolab/guest.log 2>&1\n")
     path = vm.guest_python_path()
     assert path[0] == str(Path(vm.iolab.__file__).resolve().parent.parent)
 
@@ -139,7 +142,7 @@ def experiment(**changes):
     }
     for key, value in changes.items():
         raw[key] = value
-    return spec.parse(raw)
+    return load.parse(raw)
 
 
 def test_vm_table_defaults_and_durations():
@@ -176,9 +179,9 @@ def test_kernel_paths_are_checked_relative_to_the_file(tmp_path):
         '[[variant]]\nname = "b"\nkernel = "./bzImage"\nmodules = "./mods"\n'
         '[[workload]]\nname = "w"\njob = "[j]"\n')
     with pytest.raises(spec.SpecError, match=r'variant\["b"\].modules: no such file: .*/mods'):
-        spec.load(tmp_path / "exp.toml")
+        load.load(tmp_path / "exp.toml")
     (tmp_path / "mods").mkdir()
-    loaded = spec.load(tmp_path / "exp.toml")
+    loaded = load.load(tmp_path / "exp.toml")
     ref = vm._ref(loaded, loaded.variant[1].kernel, loaded.variant[1].modules)
     assert ref.name == str(tmp_path / "bzImage") and ref.modules == str(tmp_path / "mods")
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, kernels, plan, runner, spec
-from iolab.hosts import vm
+from iolab import analysis, load, plan, spec
+from iolab.hosts.vm import kernels
+from iolab.run import runner
+from iolab.hosts.vm import host as vm
 from iolab.report import renderer
 from iolab.store import Store
 
@@ -45,7 +47,7 @@ def qemu_pids(marker: str) -> list[int]:
 
 
 def experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
-    return spec.parse({
+    return load.parse({
         "name": "vm test",
         "target": {"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
         "variant": [

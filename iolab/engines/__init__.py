@@ -7,11 +7,29 @@ the tool's own error text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from iolab.targets import Prepared
+
+@dataclass(frozen=True)
+class Prepared:
+    """A target ready for a workload."""
+
+    fs: str
+    device: str | None  # /dev/loop3, /dev/vdb; None for a directory target
+    mountpoint: str | None  # None for a raw device (fs = none)
+    mkfs_options: list[str] = field(default_factory=list)
+    mount_options: str = ""
+    loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
+
+    @property
+    def device_name(self) -> str | None:
+        return os.path.basename(self.device) if self.device else None
+
+    def describe(self) -> dict[str, object]:
+        return asdict(self)
 
 
 class EngineError(Exception):

@@ -1,5 +1,55 @@
-"""Where cells run: this machine, or (later) a VM booted with another kernel.
+"""Where cells run: this machine, or VMs booted with other kernels.
 
 A host only moves a CellSpec in and a Sample out; the cell executor
-(iolab.cell) does the work in both places.
+(iolab.cell.executor) does the work in both places. The runner sees every
+host through `Host`: cells are grouped into batches (a VM boot runs a
+batch; on this machine a batch is one cell) and each batch yields its
+samples as they come.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # the guest imports iolab.hosts.vm.guest: keep this module light
+    from iolab.cell.cellspec import CellSpec
+    from iolab.cell.sample import Sample
+
+
+class Host(Protocol):
+    """Where cells run: a context manager around a whole run."""
+
+    def __enter__(self) -> Host: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's header says about this host (merged into runs.host)."""
+        ...
+
+    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
+        """The cells in the groups this host runs together, in order."""
+        ...
+
+    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
+        """Run one batch; yield each cell's sample the moment it exists."""
+        ...
+
+
+class CellByCell:
+    """A host that runs one cell at a time (this machine, test doubles):
+    every batch is one cell. Subclasses define run_cell."""
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
+        return [[cell] for cell in cells]
+
+    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
+        for cell in cells:
+            yield self.run_cell(cell)
+
+    def run_cell(self, cell: CellSpec) -> Sample:
+        raise NotImplementedError

@@ -9,10 +9,11 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from iolab import cell as cell_executor
+from iolab.cell import executor as cell_executor
 from iolab import knobs
-from iolab.cell import CellSpec
-from iolab.store import Sample
+from iolab.cell.cellspec import CellSpec
+from iolab.hosts import CellByCell
+from iolab.cell.sample import Sample
 
 
 def default_journal() -> Path:
@@ -21,7 +22,7 @@ def default_journal() -> Path:
     return Path(state, "iolab", "knobs.journal")
 
 
-class LocalHost:
+class LocalHost(CellByCell):
     """Runs cells here; owns a scratch directory for the whole run.
 
     On entry it restores whatever a killed iolab left changed (the knob

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -22,6 +23,21 @@ from iolab.report.model import Report
 from iolab.stats import Comparison
 from iolab.store import RunInfo
 from iolab.units import format_size
+
+WIDTH = 72  # a mail's line
+
+
+def wrapped(lines: list[str], indent: str = "  ", width: int = WIDTH) -> list[str]:
+    """Lines wrapped to a mail's width, continuation lines indented."""
+    out = []
+    for line in lines:
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return out
+
+
+def json_number(value: float) -> float | None:
+    """A figure for JSON: None where it is nan or infinite."""
+    return value if math.isfinite(value) else None
 
 SYMBOL = {"better": "*", "worse": "*", "same": "~", "insufficient": "?"}
 VIEW_TEXT = {"median": "median ±rel. spread", "mean": "mean ±stddev", "hmean": "harmonic mean ±rel. stddev"}

@@ -7,8 +7,8 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
          microvm, the kernel's uncompressed vmlinux (PVH entry), our initramfs,
          the host's / read-only over 9p (cache=loose), the exchange dir
          read-write over 9p, the disk as virtio-blk with cache=none
-    guest: init (iolab.initramfs) chroots into the host root and runs
-         python -m iolab.guest /run/iolab: the same cell executor, the
+    guest: init (iolab.hosts.vm.initramfs) chroots into the host root and runs
+         python -m iolab.hosts.vm.guest /run/iolab: the same cell executor, the
          target rewritten to the virtio disk, one sample per line in
          samples.jsonl (fsynced), the command's exit status in rc
     host: reads samples as they arrive; a guest silent for longer than
@@ -47,10 +47,10 @@ from types import TracebackType
 from typing import Any
 
 import iolab
-from iolab import kernels
-from iolab.cell import CellSpec
-from iolab.kernels import Kernel
-from iolab.sample import Sample
+from iolab.hosts.vm import kernels
+from iolab.cell.cellspec import CellSpec
+from iolab.hosts.vm.kernels import Kernel
+from iolab.cell.sample import Sample
 from iolab.spec import VM, Experiment
 from iolab.sysutil import ToolError, require
 
@@ -212,7 +212,7 @@ def guest_command(python: str, path: Sequence[str]) -> str:
     (over 9p). In the guest this made the python process 0.5 s shorter
     (about 4.0 s against 4.5 s, bench/vm_overhead.py --imports)."""
     program = (f"import sys; sys.path += {json.dumps(list(path))}; "
-               "from iolab import guest; sys.exit(guest.main(sys.argv))")
+               "from iolab.hosts.vm import guest; sys.exit(guest.main(sys.argv))")
     return (
         "cd /\n"
         "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n"
@@ -487,7 +487,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _request(cells: Sequence[CellSpec]) -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.model_dump(mode="json") for cell in cells]})
+    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.to_dict() for cell in cells]})
 
 
 # -- every variant in its VM ------------------------------------------------------------

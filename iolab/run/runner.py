@@ -2,7 +2,7 @@
 
 A fixed-length run runs its whole plan. An adaptive run (``iterations =
 "auto"``) makes its rounds one at a time (iolab.plan.round_cells) and, from
-``min_iterations`` on, asks iolab.adaptive.look after every round whether
+``min_iterations`` on, asks iolab.run.adaptive.look after every round whether
 every headline delta is decided; it also stops at ``max_iterations`` or when
 the next round would end after ``time_budget``. Why it stopped is stored
 with the run (runs.stop_reason).
@@ -16,11 +16,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from iolab import adaptive, analysis, engines, environment, plan, spec
-from iolab.cell import CellSpec
+from iolab import analysis, engines, load, plan
+from iolab.run import adaptive
+from iolab.cell import environment
+from iolab.cell.cellspec import CellSpec
+from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.spec import Experiment
-from iolab.store import Sample, Store
+from iolab.cell.sample import Sample
+from iolab.store import Store
 from iolab.sysutil import ToolError, require
 
 
@@ -47,16 +51,6 @@ def preflight(experiment: Experiment) -> None:
                 fs = experiment.target_for(variant, workload).fs
                 if fs != "none":
                     require(f"mkfs.{fs}")
-
-
-class Host(Protocol):
-    """Where cells run (iolab.hosts): a context manager that runs a CellSpec."""
-
-    def __enter__(self) -> Host: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-    def run_cell(self, cell: CellSpec) -> Sample: ...
 
 
 class Progress(Protocol):
@@ -95,7 +89,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             target=experiment.target_for(variants[cell.variant], workloads[cell.workload]),
             variant=variants[cell.variant],
             workload=workloads[cell.workload],
-            job=spec.job_text(experiment, workloads[cell.workload]),
+            job=load.job_text(experiment, workloads[cell.workload]),
             setup=experiment.cell,
             collect=experiment.collect,
             derived=experiment.derived,
@@ -137,7 +131,7 @@ def run(
         experiment_json=experiment.model_dump_json(),
         seed=seed,
         planned_cells=total * cells_per_round,
-        host={**environment.host(), **(host.describe() if hasattr(host, "describe") else {})},
+        host={**environment.host(), **host.describe()},
         recheck_of=recheck_of,
     )
     status = "failed"
@@ -160,31 +154,28 @@ def run(
 
 
 def host_for(experiment: Experiment, show_command: bool = False) -> Host:
-    """This machine, or VMs when the variants name kernels (iolab.hosts.vm:
+    """This machine, or VMs when the variants name kernels (iolab.hosts.vm.host:
     kernels are fetched here, before the run is stored)."""
     if any(variant.kernel is not None for variant in experiment.variant):
-        from iolab.hosts.vm import VMHosts
+        from iolab.hosts.vm.host import VMHosts
 
         return VMHosts(experiment, show_command=show_command)
     return LocalHost()
 
 
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:
-    batches = getattr(host, "batches", None)
-    if batches is not None:  # a VM host: consecutive cells of one kernel share a boot
-        for batch in batches(cells):
-            progress.cell_started(f"{batch[0].variant.name} / {batch[0].workload.name}")
-            for index, sample in enumerate(host.run_batch(batch)):  # type: ignore[attr-defined]
-                store.add_sample(run_id, sample)
-                progress.cell_done(sample)
-                if index + 1 < len(batch):
-                    progress.cell_started(f"{batch[index + 1].variant.name} / {batch[index + 1].workload.name}")
-        return
-    for cell in cells:
-        progress.cell_started(f"{cell.variant.name} / {cell.workload.name}")
-        sample = host.run_cell(cell)
-        store.add_sample(run_id, sample)
-        progress.cell_done(sample)
+    """Run cells batch by batch (a VM boot runs a batch), storing each sample at once."""
+    for batch in host.batches(cells):
+        progress.cell_started(_label(batch[0]))
+        for index, sample in enumerate(host.run_batch(batch)):
+            store.add_sample(run_id, sample)
+            progress.cell_done(sample)
+            if index + 1 < len(batch):
+                progress.cell_started(_label(batch[index + 1]))
+
+
+def _label(cell: CellSpec) -> str:
+    return f"{cell.variant.name} / {cell.workload.name}"
 
 
 def _rounds(experiment: Experiment, seed: int) -> Iterator[tuple[int, list[CellSpec]]]:

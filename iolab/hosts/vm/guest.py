@@ -1,9 +1,9 @@
 """The guest side of a VM host: run the cells of one boot, write their samples.
 
-Started by the initramfs's init as ``python -m iolab.guest /run/iolab``
+Started by the initramfs's init as ``python -m iolab.hosts.vm.guest /run/iolab``
 (the exchange dir, shared read-write with the host over 9p). It reads
 ``cells.json``, runs each cell through the same executor as the host
-(iolab.cell.execute), on the VM's virtio disk, and appends each sample to
+(iolab.cell.executor.execute), on the VM's virtio disk, and appends each sample to
 ``samples.jsonl`` as one line, flushed and fsynced, the moment it exists.
 ``guest.json`` says when the guest was ready (after the executor's
 imports) and what those imports cost.
@@ -20,7 +20,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iolab.cell.cellspec import CellSpec
 
 SAMPLES = "samples.jsonl"
 
@@ -58,7 +61,7 @@ def append_sample(path: Path, line: str) -> None:
 
 
 def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
-    from iolab.sample import Sample
+    from iolab.cell.sample import Sample
 
     sample = Sample(
         seq=raw.get("seq", -1), round=raw.get("round", -1), iteration=raw.get("iteration", -1),
@@ -76,7 +79,8 @@ def main(argv: list[str]) -> int:
     needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
     modprobe = load_modules(needed)
     t0 = time.perf_counter()
-    from iolab import cell as executor  # the executor's imports: most of the guest's start-up
+    from iolab.cell import executor
+    from iolab.cell.cellspec import CellSpec
 
     import_s = time.perf_counter() - t0
     device = find_disk(request["disk_serial"])
@@ -97,7 +101,7 @@ def main(argv: list[str]) -> int:
     for index, raw in enumerate(request["cells"]):
         env = {"guest": {**guest, "cell_index": index, "cell_uptime": uptime()}}
         try:
-            cell = executor.CellSpec.model_validate(raw)
+            cell = CellSpec.from_dict(raw)
         except Exception as error:  # a cell the guest cannot take must not lose the others
             append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {type(error).__name__}: {error}", env))
             continue
@@ -107,14 +111,12 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def in_guest(cell: Any, device: str) -> Any:
+def in_guest(cell: CellSpec, device: str) -> CellSpec:
     """The cell with its target on the VM's disk: a device target, formatted
     fresh per cell (erofs images stay on a loop device inside the guest)."""
-    target = cell.target
-    if target.fs == "erofs":
+    if cell.target.fs == "erofs":
         return cell
-    moved = target.model_copy(update={"kind": "device", "device": device, "allow_destroy": True})
-    return cell.model_copy(update={"target": moved})
+    return cell.with_target(kind="device", device=device, allow_destroy=True)
 
 
 if __name__ == "__main__":

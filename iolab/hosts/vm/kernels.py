@@ -14,7 +14,7 @@ A Debian kernel is fetched once (``iolab kernel fetch``, or on first use):
 ``apt-get download`` (apt checks the package against the signed index),
 ``dpkg-deb -x``, ``depmod -b``, the uncompressed ``vmlinux`` taken out of
 the bzImage (booted directly through its PVH entry: no firmware, no
-decompression under emulation), the initramfs built (iolab.initramfs, with
+decompression under emulation), the initramfs built (iolab.hosts.vm.initramfs, with
 busybox from the busybox-static package, downloaded the same way and not
 installed), ``manifest.json`` written, and the directory renamed into the
 cache in one step. The cache is ``$XDG_CACHE_HOME/iolab/kernels``
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab import initramfs
+from iolab.hosts.vm import initramfs
 from iolab.sysutil import ToolError
 
 MANIFEST_FORMAT = 1
