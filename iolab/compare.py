@@ -94,7 +94,9 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     experiment = _experiment(a, b, exp_a, variants, workloads, rounds)
     table_run = replace(b, experiment_json=experiment.model_dump_json(), recheck_of=None, stop_reason=None)
     result = analysis.analyse(table_run, relabelled, view=view, min_max=min_max)
-    environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)])
+    result = replace(result, diagnostics=[  # diagnostics name each run's own rounds
+        replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics])
+    environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)], mixed_differs=False)
     return Report(result, tuple(relabelled), tuple(environment), (a, b), tuple(notes))
 
 

@@ -51,8 +51,12 @@ def _volatile(key: str) -> bool:
     return any(key == v or key.startswith(v + ".") for v in VOLATILE)
 
 
-def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list[str]) -> list[EnvRow]:
-    """One row per key of the ok samples' environments, groups in the given order."""
+def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list[str], *,
+         mixed_differs: bool = True) -> list[EnvRow]:
+    """One row per key of the ok samples' environments, groups in the given
+    order. A row differs when its groups saw different sets of values, and,
+    with ``mixed_differs``, when one group saw several (the cells of one
+    variant ran in different environments)."""
     seen: dict[str, dict[str, list[str]]] = {}
     for sample in samples:
         if sample.status != "ok":
@@ -65,8 +69,8 @@ def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list
                 values.append(value)
     result = []
     for key in sorted(seen, key=lambda k: (k not in CHECKED, k)):
-        by_group = {g: " | ".join(seen[key].get(g, ["-"])) for g in groups}
-        differs = len(set(by_group.values())) > 1 or any(len(v) > 1 for v in seen[key].values())
+        by_group = {g: " | ".join(sorted(seen[key].get(g, ["-"]))) for g in groups}
+        differs = len(set(by_group.values())) > 1 or (mixed_differs and any(len(v) > 1 for v in seen[key].values()))
         result.append(EnvRow(key, by_group, differs, key in CHECKED))
     return result
 

@@ -12,9 +12,8 @@ from typing import Any
 from iolab.history import History, sparkline
 from iolab.report import plots
 from iolab.report.html import page
-from iolab.report.jsonout import JSON_VERSION, _num
-from iolab.report.table import VIEW_TEXT, number
-from iolab.report.text import _wrapped
+from iolab.report.jsonout import JSON_VERSION
+from iolab.report.table import VIEW_TEXT, json_number, number, wrapped
 
 
 def _when(started: float) -> str:
@@ -61,11 +60,11 @@ def _aligned_left_kernel(rows: list[list[str]]) -> list[str]:
 
 
 def render_text(found: History) -> str:
-    lines = _wrapped(header(found))
+    lines = wrapped(header(found))
     for workload in dict.fromkeys(s.workload for s in found.series):
         lines += ["", *_workload_lines(found, workload)]
     if found.notes:
-        lines += ["", "notes:", *_wrapped([f"- {n}" for n in found.notes], "  ")]
+        lines += ["", "notes:", *wrapped([f"- {n}" for n in found.notes], "  ")]
     return "\n".join(lines) + "\n"
 
 
@@ -80,8 +79,8 @@ def document(found: History) -> dict[str, Any]:
         "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": r.host.get("kernel"),
                   "hostname": r.host.get("hostname")} for r in found.runs],
         "series": [{"workload": s.workload, "variant": s.variant,
-                    "points": [{"run": p.run, "n": p.n, "center": _num(p.center), "ci": [_num(p.low), _num(p.high)],
-                                "rel_spread": _num(p.rel_spread)} for p in s.points]} for s in found.series],
+                    "points": [{"run": p.run, "n": p.n, "center": json_number(p.center), "ci": [json_number(p.low), json_number(p.high)],
+                                "rel_spread": json_number(p.rel_spread)} for p in s.points]} for s in found.series],
         "notes": found.notes,
     }
 
@@ -91,6 +90,7 @@ def render_json(found: History) -> str:
 
 
 def render_html(found: History) -> str:
+    plots.new_page()
     head = header(found)
     parts = [f"<h1>{escape(head[0])}</h1>", *(f'<p class="meta">{escape(line)}</p>' for line in head[1:])]
     for workload in dict.fromkeys(s.workload for s in found.series):

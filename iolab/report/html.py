@@ -190,6 +190,7 @@ def page(title: str, parts: list[str]) -> str:
 
 def render(report: Report) -> str:
     analysis = report.analysis
+    plots.new_page()
     parts = _summary(report)
     if not report.samples:
         parts.append("<p>(no samples given: the plots need a report built from the store)</p>")

@@ -35,6 +35,12 @@ RC = {
 _figures = itertools.count(1)
 
 
+def new_page() -> None:
+    """Number the figures of a page from 1 again (the same data, the same page)."""
+    global _figures
+    _figures = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class Strip:
     """One metric's panel: values per variant, and values paired by round."""
@@ -73,6 +79,7 @@ def to_svg(figure, name: str | None = None) -> str:
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
     svg = out.getvalue()
     svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # RDF boilerplate
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
     svg = re.sub(r'(url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
     return svg.replace("<svg ", '<svg class="plot" role="img" ', 1)
