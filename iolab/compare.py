@@ -99,8 +99,3 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)], mixed_differs=False)
     return Report(result, tuple(relabelled), tuple(environment), (a, b), tuple(notes))
 
-
-def host_line(run: RunInfo) -> str:
-    host = run.host
-    return f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs, host {host.get('hostname', '?')}"
-

@@ -60,6 +60,12 @@ def sparkline(values: list[float]) -> str:
     return "".join(SPARKS[round((v - low) * scale)] if math.isfinite(v) else " " for v in values)
 
 
+def _listing(names: list[str], limit: int = 12) -> str:
+    if not names:
+        return "none"
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def _point(run: RunInfo, metric: Metric, view: str, group: list[Sample]) -> Point:
     values = [s.metrics[metric.name] for s in group if metric.name in s.metrics]
     if not values:
@@ -109,7 +115,7 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
                 points[key][run.id] = point
     if not points:
         raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; its metrics: "
-                         f"{', '.join(sorted(seen_metrics)[:30]) or 'none'}")
+                         f"{_listing(sorted(seen_metrics))}")
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}
     keys = sorted(points, key=lambda k: (order[0].get(k[0], len(order[0])), k[0],

@@ -172,8 +172,9 @@ def _run_line(side: str, run: RunInfo, report: Report) -> str:
     host = run.host
     rounds = len({s.round for s in report.samples if s.variant == f"run {run.id}"})
     status = "" if run.status == "complete" else f" ({run.status})"
+    where = f", host {host['hostname']}" if host.get("hostname") else ""
     return (f"{side} = run {run.id}{status}, {when}, {rounds} rounds; kernel {host.get('kernel')}, "
-            f"{host.get('cpus')} CPUs, host {host.get('hostname', '?')}")
+            f"{host.get('cpus')} CPUs{where}")
 
 
 def report_header(report: Report) -> list[str]:
