@@ -7,6 +7,8 @@ from typing import Any
 
 from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
+from iolab.report.model import Report
+from iolab.store import RunInfo
 
 JSON_VERSION = 1
 
@@ -125,5 +127,26 @@ def document(analysis: Analysis) -> dict[str, Any]:
     return doc
 
 
-def render(analysis: Analysis) -> str:
-    return json.dumps(document(analysis), indent=2) + "\n"
+def _run(run: RunInfo) -> dict[str, Any]:
+    return {"id": run.id, "name": run.name, "status": run.status, "seed": run.seed, "started": run.started,
+            "finished": run.finished, "host": run.host}
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The run's document (or, for two runs compared, the table's) with the
+    environment rows; a comparison of runs adds ``kind``, ``runs`` and
+    ``compare_notes``."""
+    doc = document(report.analysis)
+    doc["environment"] = [
+        {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
+        for row in report.environment
+    ]
+    if report.compared is not None:
+        a, b = report.compared
+        doc = {"kind": "compare", "runs": {"a": _run(a), "b": _run(b)}, "compare_notes": list(report.notes),
+               **doc}
+    return doc
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_document(report), indent=2) + "\n"
