@@ -195,8 +195,8 @@ class Store:
 
     def reopen_run(self, run_id: int) -> None:
         """Mark a stored run running again (iolab resume); its samples stay."""
-        with self.db:
-            self.db.execute("UPDATE runs SET status = 'running', finished = NULL WHERE id = ?", (run_id,))
+        with self.sql.transaction():
+            self.sql.execute("UPDATE runs SET status = 'running', finished = NULL WHERE id = ?", (run_id,))
 
     def end_run(self, run_id: int, status: str, stop_reason: str | None = None) -> None:
         with self.sql.transaction():

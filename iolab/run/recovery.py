@@ -20,18 +20,19 @@ from typing import Any
 from iolab import knobs
 from iolab.hosts.local import default_journal, legacy_journal
 from iolab.store import Store, StoreError
+from iolab.storedb import is_url
 
 
 def _mark_interrupted(undo: dict[str, Any], label: str) -> str:
     path, run_id = undo["store"], int(undo["run_id"])
-    if not os.path.exists(path):
+    if not is_url(path) and not os.path.exists(path):
         return f"{path} is gone"
     try:
         store = Store(path)
         if store.run(run_id).status != "running":
             return f"run {run_id} is {store.run(run_id).status} already"
         store.end_run(run_id, "interrupted", "its process was killed")
-    except (StoreError, sqlite3.Error) as error:
+    except (StoreError, sqlite3.Error, OSError) as error:
         raise knobs.KnobError(f"{label}: cannot mark it interrupted in {path}: {error}") from None
     return f"marked run {run_id} interrupted in {path} (iolab resume {run_id} continues it)"
 
@@ -61,7 +62,8 @@ def journalled_run(store: Store, run_id: int, journal: Path | None = None) -> It
     run interrupted. The entry stays when the block ends with the run still
     `running` (its store refused the final update: a full disk)."""
     jrnl = knobs.Journal(journal or default_journal())
-    entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": str(store.path.resolve()), "run_id": run_id})
+    where = store.where if is_url(store.where) else str(Path(store.where).resolve())
+    entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": where, "run_id": run_id})
     try:
         yield
     finally:
