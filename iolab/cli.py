@@ -115,17 +115,7 @@ def _parser() -> argparse.ArgumentParser:
                                        description="apt-get download, unpack, depmod, vmlinux, initramfs, cache.")
     fetch.add_argument("name", help="e.g. debian:6.1.0-56-amd64 (or 6.1.0-56-amd64, linux-image-6.1.0-56-amd64)")
     kernel_commands.add_parser("list", help="list cached kernels", description="List the cached kernels.")
-    resume = commands.add_parser(
-        "resume", help="continue an interrupted or killed run",
-        description="Run the cells of a stored run that have no sample yet, with its stored seed and plan; "
-        "the samples it has are kept. Then print its comparison.")
-    resume.add_argument("run", type=int, help="run id (iolab runs lists them)")
-    resume.add_argument("--quiet", action="store_true", help="no progress display")
-    _view_options(resume)
-    commands.add_parser(
-        "cleanup", help="reclaim what killed runs left (knobs, loop devices, mounts, images, processes)",
-        description="Undo what iolab processes that died (SIGKILL, a crash) left on this machine, and mark "
-        "their runs interrupted; say what was done. A run does this itself before it starts.")
+    _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
     return parser
@@ -175,6 +165,21 @@ def _gate_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
                          help="exit 3 when a metric of the table is worse (by more than N%%), or "
                          "cannot be decided; the CI gate")
+
+
+def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """iolab resume and iolab cleanup."""
+    resume = commands.add_parser(
+        "resume", help="continue an interrupted or killed run",
+        description="Run the cells of a stored run that have no sample yet, with its stored seed and plan; "
+        "the samples it has are kept. Then print its comparison.")
+    resume.add_argument("run", type=int, help="run id (iolab runs lists them)")
+    resume.add_argument("--quiet", action="store_true", help="no progress display")
+    _view_options(resume)
+    commands.add_parser(
+        "cleanup", help="reclaim what killed runs left (knobs, loop devices, mounts, images, processes)",
+        description="Undo what iolab processes that died (SIGKILL, a crash) left on this machine, and mark "
+        "their runs interrupted; say what was done. A run does this itself before it starts.")
 
 
 def _iterations(text: str) -> int | str:

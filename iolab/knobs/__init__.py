@@ -55,7 +55,7 @@ from iolab.knobs.loop import LoopDirectIO
 __all__ = [
     "CpuPin", "Journal", "Knob", "KnobError", "LoopDirectIO", "MemoryCgroup", "MemoryLimit", "Placement",
     "Recovered", "SysctlKnob", "SysfsKnob", "applied", "build_knobs", "detect_memory_cgroup", "format_cpus",
-    "memory_cgroup", "normalise", "placement_for", "recover",
+    "memory_cgroup", "normalise", "placement_for", "recover", "resources",
 ]
 
 
