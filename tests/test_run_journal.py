@@ -193,3 +193,54 @@ def test_allow_opts_in_by_name():
     with pytest.raises(SpecError, match=r'allow = \["write_bw_log"\]'):
         parse({**EXPERIMENT, "workload": [job]})
     assert parse({**EXPERIMENT, "workload": [{**job, "allow": ["write_bw_log"]}]})
+
+
+class InterruptingHost:
+    """A scripted host that is 'interrupted' (Ctrl-C) after `after` cells."""
+
+    def __init__(self, after):
+        from tests.fakes import ScriptedHost
+
+        self.inner = ScriptedHost({"a": 100.0, "b": 120.0})
+        self.after = after
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def run_batch(self, cells):
+        for cell in cells:
+            if self.after is not None and len(self.inner.seen) >= self.after:
+                raise KeyboardInterrupt
+            yield self.inner.run_cell(cell)
+
+
+@pytest.mark.parametrize("iterations", [3, "auto"])
+def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_path, monkeypatch, iterations):
+    from iolab.cell import environment
+    from iolab import reports
+    from iolab.report import renderer
+    from iolab.run import runner
+    from tests.fakes import FIXED_HOST
+
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    run = {"iterations": iterations, "seed": 5, **({"min_iterations": 4, "max_iterations": 5} if iterations == "auto" else {})}
+    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "run": run})
+    store = Store(tmp_path / "s.db")
+    with pytest.raises(runner.Interrupted) as stopped:
+        runner.run(experiment, store, host=InterruptingHost(after=3))
+    run_id = stopped.value.run_id
+    assert store.run(run_id).status == "interrupted" and len(store.samples(run_id)) == 3
+    header = renderer("text")(reports.run_report(store, run_id))
+    assert "(interrupted): 1 " in header and "(3 of " in header  # one complete round, three cells
+    host = InterruptingHost(after=None)
+    assert runner.run(experiment, store, host=host, resume=run_id) == run_id
+    samples = store.samples(run_id)
+    assert sorted(s.seq for s in samples) == list(range(len(samples)))  # no cell twice, none missing
+    assert min(c.seq for c in host.inner.seen) == 3  # the three stored cells did not run again
+    assert store.run(run_id).status == "complete" and store.run(run_id).seed == 5
