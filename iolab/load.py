@@ -253,9 +253,10 @@ def _system_dir(path: str) -> str | None:
 def _check_dir_target(experiment: Experiment) -> None:
     """A `dir` target gets fio's files: not a system or home directory."""
     target = experiment.target
-    if target.kind == "dir" and target.path and (real := _system_dir(target.path)):
-        raise SpecError(f"target.path: {_excerpt(target.path, 60)} is a system or home directory ({real}); "
-                        "give a directory of its own, e.g. /srv/iolab-scratch")
+    for field, path in (("path", target.path if target.kind == "dir" else None), ("image_dir", target.image_dir)):
+        if path and (real := _system_dir(path)):
+            raise SpecError(f"target.{field}: {_excerpt(path, 60)} is a system or home directory ({real}); "
+                            "give a directory of its own, e.g. /srv/iolab-scratch")
 
 
 

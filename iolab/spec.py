@@ -63,6 +63,20 @@ class ErofsFiles(Strict):
     size: Size
     content: Literal["random", "compressible"] = "random"
 
+    @field_validator("name")
+    @classmethod
+    def _inside_the_tree(cls, name: str) -> str:
+        """A relative name inside the packed tree: written as root, it must not escape it."""
+        plain = name.replace("{n}", "0")
+        if "{" in plain or "}" in plain:
+            raise ValueError("only {n} may be in braces")
+        parts = plain.split("/")
+        if not plain or plain.startswith("/") or ".." in parts or "" in parts or not plain.isprintable() \
+                or len(name) > 200:
+            raise ValueError("must be a relative file name inside the image (no '..', not absolute, "
+                             "at most 200 characters)")
+        return name
+
 
 class Loop(Strict):
     """How the loop device over the image is set up (losetup)."""

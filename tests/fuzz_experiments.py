@@ -107,6 +107,16 @@ def _system_dir(rng: random.Random) -> tuple[str, str]:
     return render(doc), "bad"
 
 
+def _escaping_target(rng: random.Random) -> tuple[str, str]:
+    doc = valid(rng)
+    if rng.random() < 0.5:  # erofs files are written as root into a tree iolab packs
+        name = rng.choice(["../../etc/x{n}", "/etc/cron.d/x", "a/../../b", "{n.__class__}", "{0}", "x\u0007"])
+        doc["target"] = {"kind": "loop", "fs": "erofs", "files": [{"name": name, "size": "1M"}]}
+    else:
+        doc["target"] = {"kind": "loop", "fs": "ext4", "image_dir": rng.choice(SYSTEM_DIRS)}
+    return render(doc), "bad"
+
+
 def _deep_toml(rng: random.Random) -> tuple[str, str]:
     depth = rng.choice([200, 2000, 20000])
     if rng.random() < 0.5:
@@ -169,6 +179,7 @@ KINDS: list[tuple[str, Callable[[random.Random], tuple[str | bytes, str]]]] = [
     ("hostile-job", _hostile_job), ("hostile-option", _hostile_option), ("system-dir", _system_dir),
     ("deep-toml", _deep_toml), ("derived-bomb", _derived_bomb), ("not-utf8", _not_utf8),
     ("wrong-type", _wrong_type), ("huge", _huge), ("mutated", _mutated), ("mutated", _mutated),
+    ("escaping-target", _escaping_target),
 ]
 
 
