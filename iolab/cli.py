@@ -436,12 +436,19 @@ COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "r
             "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup}
 
 
+def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:
+    """An error message cut to a few short lines: it may quote what the user gave."""
+    kept = [line if len(line) <= width else line[: width - 3] + "..." for line in message.splitlines()[:lines]]
+    more = len(message.splitlines()) - lines
+    return "\n".join(kept + ([f"(and {more} more lines)"] if more > 0 else []))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except (spec.SpecError, StoreError, ToolError) as error:
-        message = textwrap.indent(str(error), "  ").lstrip()
+        message = textwrap.indent(_few_lines(str(error)), "  ").lstrip()
         print(f"iolab: {message}", file=sys.stderr)
         return EXIT_USAGE
     except sqlite3.Error as error:  # the store's disk is full, or its file is not a database

@@ -117,6 +117,15 @@ def _escaping_target(rng: random.Random) -> tuple[str, str]:
     return render(doc), "bad"
 
 
+def _probe(rng: random.Random) -> tuple[str, str]:
+    doc = valid(rng)
+    params = rng.choice([{"mode": "lat", "op": "x" * 100_000}, {"mode": "lat", "file": "/dev/sda"},
+                         {"mode": "churn", "dir": "/etc"}, {"mode": {"a": 1}}, {"mode": "lat", "bs": [1, 2]},
+                         {"mode": "batch", "case": "write_u1k", "offset": "9" * 5000}])
+    doc["workload"] = [{"name": "p", "engine": "probe", "probe": params}]
+    return render(doc), "bad"
+
+
 def _deep_toml(rng: random.Random) -> tuple[str, str]:
     depth = rng.choice([200, 2000, 20000])
     if rng.random() < 0.5:
@@ -179,7 +188,7 @@ KINDS: list[tuple[str, Callable[[random.Random], tuple[str | bytes, str]]]] = [
     ("hostile-job", _hostile_job), ("hostile-option", _hostile_option), ("system-dir", _system_dir),
     ("deep-toml", _deep_toml), ("derived-bomb", _derived_bomb), ("not-utf8", _not_utf8),
     ("wrong-type", _wrong_type), ("huge", _huge), ("mutated", _mutated), ("mutated", _mutated),
-    ("escaping-target", _escaping_target),
+    ("escaping-target", _escaping_target), ("probe", _probe),
 ]
 
 

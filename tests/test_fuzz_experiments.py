@@ -14,7 +14,7 @@ MAX_CHARS = 1200
 def test_fuzzed_experiment_files(tmp_path, capsys):
     problems = []
     counts = {"ok": 0, "bad": 0}
-    for case in cases(seed=12, count=360):
+    for case in cases(seed=12, count=390):
         path = tmp_path / f"{case.name}.toml"
         path.write_bytes(case.data)
         try:

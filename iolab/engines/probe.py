@@ -172,8 +172,8 @@ def normalize(params: Mapping[str, Any]) -> dict[str, Value]:
     mode = given.pop("mode", None)
     if mode is None:
         raise ValueError(f"mode: missing (one of {', '.join(MODES)})")
-    if mode not in MODES:
-        raise ValueError(f"mode: unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode: unknown mode {str(mode)[:40]!r} (modes: {', '.join(MODES)})")
     known = params_of(mode)
     out: dict[str, Value] = {"mode": mode}
     for name, value in given.items():
