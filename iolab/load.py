@@ -213,6 +213,19 @@ def _check_machine(experiment: Experiment) -> None:
                 raise SpecError(
                     f"{where}.sysctl: {key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})"
                 )
+        for path in item.sysfs:
+            _check_sysfs_path(where, path)
+
+
+def _check_sysfs_path(where: str, path: str) -> None:
+    """A sysfs knob stays under /sys once '..' and links are resolved, and
+    (unless it names the target's device) exists on this host."""
+    concrete = path.replace("{dev}", "loop0")
+    real = os.path.realpath(concrete) if "{dev}" not in path else os.path.normpath(concrete)
+    if not real.startswith("/sys/"):
+        raise SpecError(f"{where}.sysfs: {_excerpt(path, 60)} leads out of /sys ({_excerpt(real, 60)})")
+    if "{dev}" not in path and not os.path.isfile(path):
+        raise SpecError(f"{where}.sysfs: {_excerpt(path, 60)}: no such file on this host")
 
 
 def _check_fio_jobs(experiment: Experiment) -> None:

@@ -244,3 +244,16 @@ def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_pa
     assert sorted(s.seq for s in samples) == list(range(len(samples)))  # no cell twice, none missing
     assert min(c.seq for c in host.inner.seen) == 3  # the three stored cells did not run again
     assert store.run(run_id).status == "complete" and store.run(run_id).seed == 5
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/sys/../etc/passwd", "leads out of /sys"),
+    ("/sys/block/{dev}/../../../etc/x", "leads out of /sys"),
+    ("/sys/kernel/no_such_knob_here", "no such file"),
+])
+def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
+    from iolab.spec import SpecError
+
+    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]}
+    with pytest.raises(SpecError, match=message):
+        parse(experiment)
