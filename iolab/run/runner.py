@@ -129,14 +129,15 @@ def run(
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
             host = host_for(experiment, show_command=show_command)
-        if resume is None:
-            run_id, seed = _begin(experiment, store, host, experiment_path, seed, recheck_of)
-        else:
-            run_id, seed = resume, store.run(resume).seed
-            store.reopen_run(resume)
+        with interrupts.deferred():  # a stored run always has its journal entry
+            if resume is None:
+                run_id, seed = _begin(experiment, store, host, experiment_path, seed, recheck_of)
+            else:
+                run_id, seed = resume, store.run(resume).seed
+                store.reopen_run(resume)
+            stack.enter_context(recovery.journalled_run(store, run_id))
         if holder is not None:
             holder.update(run_id=run_id)
-        stack.enter_context(recovery.journalled_run(store, run_id))
         _execute(experiment, store, run_id, seed, host, progress or NoProgress(), clock)
     return run_id
 
