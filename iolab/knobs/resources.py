@@ -180,12 +180,12 @@ def _undo_process(undo: dict[str, Any], label: str) -> str:
 def _undo_mount(undo: dict[str, Any], label: str) -> str:
     mountpoint = undo["mountpoint"]
     if not _mounted(mountpoint):
-        return f"{mountpoint} is not mounted"
+        return "not mounted"
     killed = kill_users(mountpoint)
     done = subprocess.run(["umount", mountpoint], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise KnobError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
-    return f"unmounted {mountpoint}" + (f" after killing {len(killed)} process(es) using it" if killed else "")
+    return "unmounted" + (f" after killing {len(killed)} process(es) using it" if killed else "")
 
 
 def loops_over(image: str) -> list[str]:
@@ -212,21 +212,21 @@ def _undo_loop(undo: dict[str, Any], label: str) -> str:
         done = subprocess.run(["losetup", "--detach", device], capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise KnobError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
-    return f"detached {', '.join(devices)}" if devices else f"no loop device over {image}"
+    return f"detached {', '.join(devices)}" if devices else "none attached"
 
 
 @registers("path")
 def _undo_path(undo: dict[str, Any], label: str) -> str:
     path = undo["path"]
     if not os.path.lexists(path):
-        return f"{path} is gone"
+        return "gone already"
     if any(m == path or m.startswith(path.rstrip("/") + "/") for m in _mountpoints()):
         raise KnobError(f"{label}: {path} still has a mount in it; not removed")
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     else:
         os.unlink(path)
-    return f"removed {path}"
+    return "removed"
 
 
 @registers("tracefs_instance")
@@ -243,7 +243,7 @@ def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
     while True:
         try:
             os.rmdir(instance)
-            return f"removed tracefs instance {instance}"
+            return "removed"
         except OSError as exc:
             if exc.errno != errno.EBUSY or time.monotonic() > deadline:
                 raise KnobError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
