@@ -20,7 +20,7 @@ def render(analysis: Analysis) -> str:
     lines += ["", *table.legend(analysis)]
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += ["", "delta 95% CI:", "", *[f"- {line}" for line in intervals]]
+        lines += ["", table.interval_title(analysis), "", *[f"- {line}" for line in intervals]]
     notes = table.footnotes(analysis)
     if notes:
         lines += ["", "notes:", "", *[f"- {note}" for note in notes]]

@@ -56,7 +56,7 @@ def render(analysis: Analysis) -> str:
     lines += [""] + _wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += _wrapped(["delta 95% CI:"]) + _wrapped([f"  {line}" for line in intervals], "    ")
+        lines += _wrapped([table.interval_title(analysis)]) + _wrapped([f"  {line}" for line in intervals], "    ")
     notes = table.footnotes(analysis)
     if notes:
         lines += ["", "notes:"] + _wrapped([f"- {note}" for note in notes], "  ")
