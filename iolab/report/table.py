@@ -357,7 +357,8 @@ def _disturbed_notes(analysis: Analysis) -> list[str]:
         return []
     rounds = sorted(analysis.disturbed)
     first = analysis.disturbed[rounds[0]]
-    return [f"host disturbed {len(rounds)} of {analysis.rounds_done} rounds ({_listing([str(r) for r in rounds], 8)}; "
+    shown = ", ".join(str(r) for r in rounds[:12]) + (f" and {len(rounds) - 12} more" if len(rounds) > 12 else "")
+    return [f"host disturbed {len(rounds)} of {analysis.rounds_done} rounds ({shown}; "
             f"round {rounds[0]}: {first}); rule: {analysis.disturbance_rule}; the rounds stay in the "
             f"figures: see what else ran, or run again on a quieter machine"]
 
