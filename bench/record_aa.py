@@ -28,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from iolab import spec
+from iolab import load, spec
 from iolab.cell import environment
 from iolab.cell import interrupts
 from iolab.run import runner
@@ -100,7 +100,7 @@ def main() -> None:
         while (HERE / "data" / f"aa-samples-{number}.json").exists():
             number += 1
         args.out = str(HERE / "data" / f"aa-samples-{number}.json")
-    experiment = spec.load(HERE / "aa-record.toml")
+    experiment = load.load(HERE / "aa-record.toml")
     if args.rounds:
         data = experiment.model_dump()
         data["run"]["iterations"] = args.rounds

@@ -24,7 +24,7 @@ import argparse
 import time
 from pathlib import Path
 
-from iolab import analysis, spec
+from iolab import analysis, load, spec
 from iolab.run import runner
 from iolab.store import Store
 
@@ -43,7 +43,7 @@ def variant(experiment: spec.Experiment, runtime: int, run: dict) -> spec.Experi
     for workload in data["workload"]:
         workload["job"] = workload["job"].replace("runtime=2\n", f"runtime={runtime}\n")
     data["run"] = {"seed": 7, **run}
-    return spec.parse(data, base_dir=base_dir)
+    return load.parse(data, base_dir=base_dir)
 
 
 def loadavg() -> float:
@@ -51,11 +51,11 @@ def loadavg() -> float:
 
 
 def measure(store: Store, experiment: spec.Experiment) -> tuple[float, analysis.Analysis, float]:
-    load = loadavg()
+    before = loadavg()
     started = time.monotonic()
     run_id = runner.run(experiment, store)
     wall = time.monotonic() - started
-    return wall, analysis.analyse(store.run(run_id), store.samples(run_id)), (load + loadavg()) / 2
+    return wall, analysis.analyse(store.run(run_id), store.samples(run_id)), (before + loadavg()) / 2
 
 
 def main() -> None:
@@ -68,7 +68,7 @@ def main() -> None:
     names = [args.only] if args.only else list(EXPERIMENTS)
     print(f"{'experiment':10s} {'protocol':14s} {'rounds':>6s} {'wall s':>7s} {'load':>5s}  verdicts")
     for name in names:
-        base = spec.load(EXPERIMENTS[name])
+        base = load.load(EXPERIMENTS[name])
         protocols = [
             ("fixed 5 x 60 s", variant(base, 60, {"iterations": 5})),
             ("auto (2 s)", variant(base, 2, {"iterations": "auto"})),
@@ -79,13 +79,13 @@ def main() -> None:
         walls = {}
         verdicts = {}
         for label, experiment in protocols:
-            wall, result, load = measure(store, experiment)
+            wall, result, busy = measure(store, experiment)
             candidate = result.variants[1]
             found = {row.metric.name: row.comparisons[candidate] for row in result.rows}
             walls[label], verdicts[label] = wall, {m: c.verdict for m, c in found.items()}
             shown = ", ".join(f"{m} {c.verdict} {c.delta * 100:+.0f}%" for m, c in found.items())
             stop = f" [{result.run.stop_reason}]" if result.run.stop_reason else ""
-            print(f"{name:10s} {label:14s} {result.rounds_done:6d} {wall:7.0f} {load:5.2f}  {shown}{stop}",
+            print(f"{name:10s} {label:14s} {result.rounds_done:6d} {wall:7.0f} {busy:5.2f}  {shown}{stop}",
                   flush=True)
         wrong = [(label, m, v) for label, found in verdicts.items() for m, v in found.items()
                  if v in ("better", "worse") and v != EXPECTED[name][m]]

@@ -39,9 +39,10 @@ from iolab.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, e
                                round_effect)
 from iolab.metrics import Metric
 from iolab.spec import Experiment
+from iolab.cell.sample import Sample
 from iolab.stats import tails
 from iolab.stats.sequential import Sequential
-from iolab.store import RunInfo, Sample
+from iolab.store import RunInfo
 
 __all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "analyse", "sequential_level"]
 

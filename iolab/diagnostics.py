@@ -19,7 +19,7 @@ from iolab import stats
 from iolab.cell.environment import CHECKED
 from iolab.metrics import Metric
 from iolab.spec import Experiment
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 MIN_SAMPLES = 4
 HIGH_SPREAD = 0.05  # relative stddev above which a row gets a noise footnote

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from iolab.run.runner import NoProgress
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 
 class TerminalProgress:

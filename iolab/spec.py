@@ -1,15 +1,14 @@
-"""The experiment file: schema, loading and validation.
+"""The experiment file's schema.
 
-An experiment is a TOML file (see README.md and scenarios/). It is loaded
-into the `Experiment` model; every error names the field it is about, as a
-path like ``variant[2].fio`` or ``workload["normal"].job_file``.
+An experiment is a TOML file (see README.md and scenarios/), validated into
+the `Experiment` model. This module is the schema only: it imports no
+engine, kernel or machine check. Reading a file, the checks that need an
+engine, a kernel name or this machine, and error messages naming the field
+(``variant[2].fio``, ``workload["normal"].job_file``) are in iolab.load.
 """
 
 from __future__ import annotations
 
-import os
-import tomllib
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -134,27 +133,12 @@ class CellSettings(Strict):
             raise ValueError("must be at least 4MiB and a multiple of 4KiB")
         return limit
 
-    @field_validator("cpus")
-    @classmethod
-    def _online(cls, cpus: list[int] | None) -> list[int] | None:
-        if cpus is not None and (not cpus or max(cpus) >= (os.cpu_count() or 1)):
-            raise ValueError(f"must name CPUs between 0 and {(os.cpu_count() or 1) - 1}")
-        return cpus
-
     @field_validator("sysfs")
     @classmethod
     def _under_sys(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
         for path in values:
             if not path.startswith("/sys/"):
                 raise ValueError(f"{path!r}: a sysfs path starts with /sys/ ({{dev}} names the target's device)")
-        return values
-
-    @field_validator("sysctl")
-    @classmethod
-    def _known_sysctl(cls, values: dict[str, KnobValue]) -> dict[str, KnobValue]:
-        for key in values:
-            if not os.path.exists("/proc/sys/" + key.replace(".", "/")):
-                raise ValueError(f"{key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})")
         return values
 
 
@@ -191,24 +175,10 @@ class Variant(CellSettings, TargetOverrides):
     modules: str | None = None
 
     @model_validator(mode="after")
-    def _kernel_name(self) -> Variant:
-        from iolab.hosts.vm import kernels
-
+    def _modules_with_kernel(self) -> Variant:
         if self.modules is not None and self.kernel is None:
             raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
-        if self.kernel is not None:
-            try:
-                kernels.parse(self.kernel, self.modules)
-            except kernels.KernelError as error:
-                raise ValueError(str(error)) from None
         return self
-
-    @field_validator("probe")
-    @classmethod
-    def _probe_overrides(cls, options: dict[str, Any]) -> dict[str, Any]:
-        from iolab.engines import probe
-
-        return probe.normalize_overrides(options)
 
     @field_validator("name")
     @classmethod
@@ -236,29 +206,6 @@ class Workload(CellSettings, TargetOverrides):
     # the metrics whose comparisons form the corrected family (the question
     # asked); the other rows are exploratory. Default: iolab.metrics.PRIMARY
     primary: list[str] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _probe_job(cls, data: Any) -> Any:
-        """A probe workload's job text is its checked probe table, as JSON."""
-        if not (isinstance(data, dict) and data.get("engine") == "probe" and isinstance(data.get("probe"), dict)):
-            return data
-        from iolab.engines import probe
-
-        try:
-            text = probe.job_text(data["probe"])
-        except ValueError:
-            return data  # _probe_params reports it under the field's path
-        if data.get("job") not in (None, text):
-            raise ValueError("a probe workload takes its parameters from probe = {...}; leave out job")
-        return {**data, "job": text}
-
-    @field_validator("probe")
-    @classmethod
-    def _probe_params(cls, params: dict[str, Any] | None) -> dict[str, Any] | None:
-        from iolab.engines import probe
-
-        return None if params is None else probe.normalize(params)
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
@@ -377,17 +324,6 @@ class Collect(Strict):
     perf: list[str | PerfEvent] = []
     phase: list[Phase] = []
 
-    def config(self, device: str | None) -> dict[str, Any]:
-        """The table iolab.collectors.build_collectors takes."""
-        table: dict[str, Any] = {"proc_stat": self.proc_stat, "vmstat": self.vmstat, "rusage": self.rusage}
-        if self.diskstats and device:
-            table["diskstats"] = True
-        if self.perf:
-            table["perf"] = [e if isinstance(e, str) else e.model_dump(exclude_defaults=True) for e in self.perf]
-        if self.phase:
-            table["phase"] = [phase.model_dump(exclude_defaults=False) for phase in self.phase]
-        return {key: value for key, value in table.items() if value}
-
 
 def _seconds(value: Any) -> Any:
     """A duration: seconds, or "90s", "20m", "1h30m"."""
@@ -501,14 +437,6 @@ class Experiment(Strict):
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
         return self
 
-    @field_validator("derived")
-    @classmethod
-    def _derived_parse(cls, expressions: dict[str, str]) -> dict[str, str]:
-        from iolab.cell import derived
-
-        derived.parse_all(expressions)
-        return expressions
-
     def target_for(self, variant: Variant, workload: Workload) -> Target:
         """The target a cell of this variant and workload runs on."""
         return variant.target_of(workload.target_of(self.target))
@@ -522,99 +450,3 @@ class Experiment(Strict):
             if workload.name == name:
                 return workload
         raise KeyError(name)
-
-
-def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
-    """('variant', 1, 'fio') -> variant[1].fio, naming the item where it has a name."""
-    parts: list[str] = []
-    node: Any = raw
-    for key in loc:
-        if isinstance(key, int):
-            name = node[key].get("name") if isinstance(node, list) and key < len(node) and isinstance(node[key], dict) else None
-            parts[-1] += f'["{name}"]' if name else f"[{key}]"
-        else:
-            parts.append(str(key))
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return ".".join(parts) or "(file)"
-
-
-def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
-    lines = []
-    for item in error.errors():
-        loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
-        message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            message = "unknown field (check its spelling; see README.md for the fields)"
-        elif item["type"] == "literal_error":
-            message = f"{message}, got {item['input']!r}"
-        lines.append(f"{_field_path(loc, raw)}: {message}")
-    return "\n".join(lines)
-
-
-def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
-    try:
-        experiment = Experiment.model_validate({**raw, "base_dir": base_dir})
-    except ValidationError as error:
-        raise SpecError(_explain(error, raw)) from None
-    _check_job_references(experiment)
-    _check_kernel_files(experiment)
-    return experiment
-
-
-def load(path: str | os.PathLike[str]) -> Experiment:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read the experiment file: {error.strerror}") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: not valid TOML: {error}") from None
-    if "base_dir" in raw:
-        raise SpecError(f"{path}: base_dir: unknown field")
-    try:
-        return parse(raw, base_dir=str(path.resolve().parent))
-    except SpecError as error:
-        raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
-
-
-def _check_job_references(experiment: Experiment) -> None:
-    for index, workload in enumerate(experiment.workload):
-        where = f'workload["{workload.name}"]'
-        if workload.job_file is not None:
-            job_path = Path(experiment.base_dir, workload.job_file)
-            if not job_path.is_file():
-                raise SpecError(f"{where}.job_file: no such file: {job_path}")
-        elif workload.job is not None and workload.job.startswith("@"):
-            other = workload.job[1:].strip()
-            names = [w.name for w in experiment.workload[:index]]
-            if other not in names:
-                raise SpecError(
-                    f"{where}.job: '@{other}' must name a workload defined before it "
-                    f"(defined before: {', '.join(names) or 'none'})"
-                )
-
-
-def _check_kernel_files(experiment: Experiment) -> None:
-    """A kernel of your own (a path, relative to the experiment file) must exist here."""
-    for variant in experiment.variant:
-        if variant.kernel is None or "/" not in variant.kernel or variant.kernel.startswith("debian:"):
-            continue
-        for name in ("kernel", "modules"):
-            value = getattr(variant, name)
-            if value is not None and not Path(experiment.base_dir, value).exists():
-                raise SpecError(f'variant["{variant.name}"].{name}: no such file: {Path(experiment.base_dir, value)}')
-
-
-def job_text(experiment: Experiment, workload: Workload) -> str:
-    """The fio job text of a workload, following '@other' references and job files."""
-    if workload.job_file is not None:
-        return Path(experiment.base_dir, workload.job_file).read_text()
-    assert workload.job is not None
-    if workload.job.startswith("@"):
-        return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))
-    return workload.job

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio": "fio-3.33"}
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import spec
+from iolab import load
 from iolab.cell import executor as cell
 from iolab.knobs import memory_cgroup
 
@@ -16,7 +16,7 @@ JOB = "[global]\nrw=randread\nbs=4k\nsize=16M\nruntime=1\ntime_based=1\n[r]\n"
 
 
 def make_cell(variant=None, workload=None, job=JOB, **experiment):
-    exp = spec.parse({
+    exp = load.parse({
         "name": "cell test",
         "target": {"size": "128MiB"},
         "variant": [{"name": "v", **(variant or {})}, {"name": "other"}],

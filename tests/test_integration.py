@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from iolab import analysis, spec
+from iolab import analysis, load
 from iolab.run import runner
 from iolab.store import Store
 from tests.conftest import REPO, attached_loops, iolab_mounts
@@ -30,7 +30,7 @@ time_based=1
 
 
 def experiment(fs="ext4", variants=None, iterations=2, job=SHORT_JOB, **target):
-    return spec.parse({
+    return load.parse({
         "name": f"integration {fs}",
         "target": {"fs": fs, "size": "320MiB", **target},
         "variant": variants or [{"name": "buffered", "fio": {"direct": 0}}, {"name": "direct", "fio": {"direct": 1}}],

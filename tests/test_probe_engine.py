@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, histogram, metrics, spec
+from iolab import analysis, histogram, load, metrics, spec
 from iolab.run import runner
 from iolab.engines import EngineError, WorkloadRun, get
 from iolab.engines import probe as engine
-from iolab.store import RunInfo, Sample, Store
+from iolab.cell.sample import Sample
+from iolab.store import RunInfo, Store
 from iolab.sysutil import ToolError
 from iolab.engines import Prepared
 from tests.conftest import FIXTURES, REPO
@@ -115,7 +116,7 @@ def test_normalize_refuses(params, message):
 
 
 def experiment(workload: dict, variants: list[dict] | None = None) -> spec.Experiment:
-    return spec.parse({
+    return load.parse({
         "name": "probe",
         "variant": variants or [{"name": "a"}, {"name": "b"}],
         "workload": [{"name": "w", "engine": "probe", **workload}],
@@ -129,7 +130,7 @@ def test_probe_workload_in_an_experiment():
     workload = exp.workload[0]
     assert workload.probe == {"mode": "lat", "op": "pread", "bs": 4096, "file-size": 64 << 20,
                               "direct": True, "ops": 50000}
-    assert json.loads(spec.job_text(exp, workload)) == workload.probe
+    assert json.loads(load.job_text(exp, workload)) == workload.probe
     assert exp.variant[1].probe == {"bs": 8192, "direct": True}
     # what the store keeps validates again to the same experiment
     assert spec.Experiment.model_validate_json(exp.model_dump_json()) == exp
@@ -153,7 +154,7 @@ def test_probe_workload_refused(workload, variants, message):
 
 def test_probe_table_needs_probe_engine():
     with pytest.raises(spec.SpecError, match="probe = {...} is for engine = 'probe'"):
-        spec.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
+        load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
                     "workload": [{"name": "w", "job": "[j]\n", "probe": {"mode": "lat"}}]})
 
 
@@ -346,7 +347,7 @@ def test_stale_binary_says_rebuild(tmp_path, monkeypatch):
 
 
 def loop_experiment(variants: list[dict], iterations: int) -> spec.Experiment:
-    return spec.parse({
+    return load.parse({
         "name": "probe integration",
         "target": {"fs": "ext4", "size": "64MiB"},
         "variant": variants,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, spec
+from iolab import analysis, load
 from iolab.cell import environment
 from iolab.run import runner
 from iolab.report import renderer
@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def experiment(variants, iterations=8):
-    return spec.parse({
+    return load.parse({
         "name": "scripted comparison",
         "variant": [{"name": name} for name in variants],
         "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
@@ -120,7 +120,7 @@ def auto_experiment(variants, **run):
     data = e.model_dump()
     data.pop("base_dir")
     data["run"] = {"iterations": "auto", "seed": 5, **run}
-    return spec.parse(data)
+    return load.parse(data)
 
 
 def test_mean_view_with_min_max(tmp_path, monkeypatch):
@@ -269,7 +269,7 @@ def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch
 
 def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
-    exp = spec.parse({
+    exp = load.parse({
         "name": "wide",
         "variant": [{"name": "rq_affinity=1"}, {"name": "rq_affinity=2"}],
         "workload": [{"name": "B seq 128k qd128 long name", "job": "[j]\n"}],

@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from iolab import spec
+from iolab import load, spec
 from iolab.units import format_size, parse_size
 
 MINIMAL = """
@@ -20,7 +20,7 @@ job = "[j]\\nrw=read\\n"
 def load_text(tmp_path, text):
     path = tmp_path / "exp.toml"
     path.write_text(textwrap.dedent(text))
-    return spec.load(path)
+    return load.load(path)
 
 
 def error_of(tmp_path, text):
@@ -97,13 +97,13 @@ def test_missing_job_file_is_named(tmp_path):
 def test_job_file_relative_to_experiment(tmp_path):
     (tmp_path / "mine.fio").write_text("[global]\nrw=read\n[one]\n[two]\n")
     experiment = load_text(tmp_path, MINIMAL.replace('job = "[j]\\nrw=read\\n"', 'job_file = "mine.fio"'))
-    assert "[two]" in spec.job_text(experiment, experiment.workload[0])
+    assert "[two]" in load.job_text(experiment, experiment.workload[0])
 
 
 def test_job_reference_resolves_and_must_exist(tmp_path):
     text = MINIMAL + '[[workload]]\nname = "again"\njob = "@w"\n'
     experiment = load_text(tmp_path, text)
-    assert spec.job_text(experiment, experiment.workload[1]) == "[j]\nrw=read\n"
+    assert load.job_text(experiment, experiment.workload[1]) == "[j]\nrw=read\n"
     message = error_of(tmp_path, MINIMAL + '[[workload]]\nname = "x"\njob = "@nope"\n')
     assert 'workload["x"].job' in message and "@nope" in message
 
@@ -124,7 +124,7 @@ def test_not_toml(tmp_path):
 
 def test_missing_file(tmp_path):
     with pytest.raises(spec.SpecError, match="cannot read"):
-        spec.load(tmp_path / "missing.toml")
+        load.load(tmp_path / "missing.toml")
 
 
 def test_erofs_needs_files(tmp_path):
@@ -135,7 +135,7 @@ def test_shipped_scenarios_validate():
     from tests.conftest import REPO
 
     for path in sorted((REPO / "scenarios").glob("*.toml")):
-        spec.load(path)
+        load.load(path)
 
 
 def test_too_small_for_xfs(tmp_path):

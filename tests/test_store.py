@@ -2,7 +2,8 @@ import sqlite3
 
 import pytest
 
-from iolab.store import SCHEMA_VERSION, Sample, Store, StoreError
+from iolab.cell.sample import Sample
+from iolab.store import SCHEMA_VERSION, Store, StoreError
 
 
 def sample(seq, status="ok", **extra):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, plan, spec
+from iolab import analysis, load, plan, spec
 from iolab.cell import environment
 from iolab.hosts.vm import guest
 from iolab.run import runner
@@ -142,7 +142,7 @@ def experiment(**changes):
     }
     for key, value in changes.items():
         raw[key] = value
-    return spec.parse(raw)
+    return load.parse(raw)
 
 
 def test_vm_table_defaults_and_durations():
@@ -179,9 +179,9 @@ def test_kernel_paths_are_checked_relative_to_the_file(tmp_path):
         '[[variant]]\nname = "b"\nkernel = "./bzImage"\nmodules = "./mods"\n'
         '[[workload]]\nname = "w"\njob = "[j]"\n')
     with pytest.raises(spec.SpecError, match=r'variant\["b"\].modules: no such file: .*/mods'):
-        spec.load(tmp_path / "exp.toml")
+        load.load(tmp_path / "exp.toml")
     (tmp_path / "mods").mkdir()
-    loaded = spec.load(tmp_path / "exp.toml")
+    loaded = load.load(tmp_path / "exp.toml")
     ref = vm._ref(loaded, loaded.variant[1].kernel, loaded.variant[1].modules)
     assert ref.name == str(tmp_path / "bzImage") and ref.modules == str(tmp_path / "mods")
 

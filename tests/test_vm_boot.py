@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, plan, spec
+from iolab import analysis, load, plan, spec
 from iolab.hosts.vm import kernels
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
@@ -47,7 +47,7 @@ def qemu_pids(marker: str) -> list[int]:
 
 
 def experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
-    return spec.parse({
+    return load.parse({
         "name": "vm test",
         "target": {"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
         "variant": [

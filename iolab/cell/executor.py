@@ -25,43 +25,20 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from iolab import collectors, engines, knobs
-from iolab.cell import derived
-from iolab.cell import environment
-from iolab.cell import targets
-from iolab.collectors import CollectorError
+from iolab.cell import derived, environment, targets
+from iolab.cell.cellspec import CellSpec
 from iolab.collectors.host_noise import HostNoise
-from iolab.engines import EngineError, EngineResult, WorkloadRun
-from iolab.knobs import KnobError
-from iolab.spec import CellSetup, Collect, Target, Variant, Workload
 from iolab.cell.sample import Sample
-from iolab.sysutil import ToolError
 from iolab.cell.targets import TargetError
-from iolab.engines import Prepared
+from iolab.collectors import CollectorError
+from iolab.engines import EngineError, EngineResult, Prepared, WorkloadRun
+from iolab.knobs import KnobError
+from iolab.sysutil import ToolError
 
 # Errors that are the cell's honest outcome: stored as a failed sample.
 # (ValueError: a knob or collector table the kernel or target cannot take.)
 EXPECTED_ERRORS = (EngineError, TargetError, ToolError, KnobError, CollectorError, OSError, ValueError)
-
-
-class CellSpec(BaseModel):
-    """Everything needed to run one cell, anywhere."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    seq: int
-    round: int
-    iteration: int
-    warmup: bool
-    target: Target  # the variant's effective target
-    variant: Variant
-    workload: Workload
-    job: str  # the workload's job text, resolved on the host
-    setup: CellSetup = CellSetup()
-    collect: Collect = Collect()
-    derived: dict[str, str] = {}
 
 
 def knob_config(cell: CellSpec) -> dict[str, Any]:
@@ -146,7 +123,7 @@ def _measure(
         if cell.setup.warmup_run:
             engine.run(work)
         settled = settle()
-        kernel_side = collectors.build_collectors(cell.collect.config(prepared.device_name), prepared.device_name)
+        kernel_side = collectors.build_collectors(collectors.table_of(cell.collect, prepared.device_name), prepared.device_name)
         kernel_side.append(HostNoise(prepared.device_name))
         with collectors.collecting(kernel_side) as collected:
             result = engine.run(work)
@@ -167,8 +144,8 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
     started = time.time()
     env: dict[str, Any] = {
         **environment.host(),
-        "target": cell.target.model_dump(),
-        "variant": cell.variant.model_dump(),
+        "target": cell.target.to_dict(),
+        "variant": cell.variant.to_dict(),
     }
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

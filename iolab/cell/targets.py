@@ -22,7 +22,7 @@ from pathlib import Path
 
 from iolab.cell import interrupts
 from iolab.engines import Prepared
-from iolab.spec import ErofsFiles, Loop, Target
+from iolab.cell.cellspec import Record
 from iolab.sysutil import ToolError, run_tool
 
 
@@ -91,9 +91,9 @@ def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
 
 
 @contextmanager
-def loop_device(image: Path, *, read_only: bool = False, options: Loop | None = None) -> Iterator[str]:
+def loop_device(image: Path, *, read_only: bool = False, options: Record | None = None) -> Iterator[str]:
     """A loop device over `image`; direct I/O and sector size read back from sysfs."""
-    options = options or Loop()
+    options = options or Record({"direct_io": False, "sector_size": None})
     argv = ["losetup", "--find", "--show"]
     if read_only:
         argv.append("--read-only")
@@ -110,7 +110,7 @@ def loop_device(image: Path, *, read_only: bool = False, options: Loop | None = 
             run_tool(["losetup", "--detach", device], what="losetup --detach")
 
 
-def _check_loop(device: str, options: Loop) -> None:
+def _check_loop(device: str, options: Record) -> None:
     sysdir = Path("/sys/block", os.path.basename(device))
     dio = (sysdir / "loop" / "dio").read_text().strip() == "1"
     if dio != options.direct_io:
@@ -270,7 +270,7 @@ def _fill(path: Path, size: int, content: str, seed: int) -> None:
             left -= chunk
 
 
-def build_tree(root: Path, files: list[ErofsFiles]) -> None:
+def build_tree(root: Path, files: list[Record]) -> None:
     for group_index, group in enumerate(files):
         for n in range(group.count):
             path = root / group.name.format(n=n)
@@ -278,10 +278,10 @@ def build_tree(root: Path, files: list[ErofsFiles]) -> None:
             _fill(path, group.size, group.content, seed=group_index * 100_003 + n)
 
 
-def erofs_image(cache_dir: Path, files: list[ErofsFiles], options: list[str]) -> Path:
+def erofs_image(cache_dir: Path, files: list[Record], options: list[str]) -> Path:
     """An erofs image of the generated tree, built once per run and option set."""
     key = hashlib.sha256(
-        json.dumps([[f.model_dump() for f in files], options], sort_keys=True).encode()
+        json.dumps([[dict(f) for f in files], options], sort_keys=True).encode()
     ).hexdigest()[:16]
     image = cache_dir / f"erofs-{key}.img"
     if image.exists():
@@ -309,7 +309,7 @@ def drop_file_cache(path: Path) -> None:
 
 
 @contextmanager
-def prepared(target: Target, workdir: Path, cache_dir: Path) -> Iterator[Prepared]:
+def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepared]:
     """A fresh target for one cell, torn down when the cell ends.
 
     `target` is the variant's effective target (Variant.target_of);
@@ -344,7 +344,7 @@ def prepared(target: Target, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             check_unused(device)
             if target.fs != "none":
                 mkfs(device, target.fs, mkfs_options)
-        loop = target.loop.model_dump() if target.kind == "loop" else {}
+        loop = target.loop.to_dict() if target.kind == "loop" else {}
         if target.fs == "none":
             check_unused(device)
             yield Prepared(fs="none", device=device, mountpoint=None, loop=loop, image_place=place)

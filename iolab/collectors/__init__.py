@@ -46,6 +46,24 @@ COLLECTORS: dict[str, type[Collector]] = {
 }
 
 
+def table_of(collect: Mapping[str, Any], device: str | None) -> dict[str, Any]:
+    """The collector table (build_collectors) of an experiment's validated
+    [collect] section (iolab.spec.Collect) for a cell on ``device``."""
+    table: dict[str, Any] = {
+        "proc_stat": collect.get("proc_stat", True),
+        "vmstat": collect.get("vmstat", True),
+        "rusage": collect.get("rusage", False),
+    }
+    if collect.get("diskstats", True) and device:
+        table["diskstats"] = True
+    perf = [e if isinstance(e, str) else {k: v for k, v in e.items() if v} for e in collect.get("perf", [])]
+    if perf:
+        table["perf"] = perf
+    if collect.get("phase"):
+        table["phase"] = [dict(phase) for phase in collect["phase"]]
+    return {key: value for key, value in table.items() if value}
+
+
 def build_collectors(config: Mapping[str, Any], device: str | None = None) -> list[Collector]:
     """Collectors from an experiment's collector table; ValueError for a bad one."""
     unknown = set(config) - set(COLLECTORS)

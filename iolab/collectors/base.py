@@ -41,3 +41,36 @@ class Collector(ABC):
         if value is False or value is None:
             return []
         raise ValueError(f"collector {cls.name!r}: expected true or false, not {value!r}")
+
+
+class Counters(Collector):
+    """A collector of counters read before and after the workload.
+
+    Subclasses define read() (name -> value now) and may define snapshot()
+    (counters emitted as their value at stop(), gauges such as nr_dirty)
+    and emit() (the deltas as metrics: names, units, totals). stop() before
+    start() is a CollectorError.
+    """
+
+    def __init__(self) -> None:
+        self._before: dict[str, float] | None = None
+
+    @abstractmethod
+    def read(self) -> dict[str, float]: ...
+
+    def snapshot(self, key: str) -> bool:
+        return False
+
+    def emit(self, deltas: dict[str, float]) -> dict[str, float]:
+        return deltas
+
+    def start(self) -> None:
+        self._before = self.read()
+
+    def stop(self) -> dict[str, float]:
+        if self._before is None:
+            raise CollectorError(f"{self.name}: stop() without start()")
+        after = self.read()
+        deltas = {key: after[key] if self.snapshot(key) else after[key] - before
+                  for key, before in self._before.items()}
+        return self.emit(deltas)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.base import Collector, CollectorError, Counters
 
 FIELDS = (
     "reads", "read_merges", "read_sectors", "read_ms",
@@ -63,12 +63,12 @@ def read_diskstats(name: str, text: str | None = None) -> dict[str, int]:
     raise CollectorError(f"diskstats: no device {name!r} in /proc/diskstats")
 
 
-class DiskStats(Collector):
+class DiskStats(Counters):
     name = "diskstats"
 
     def __init__(self, device: str):
         self.device = device_name(device)
-        self._before: dict[str, int] | None = None
+        super().__init__()
 
     @classmethod
     def from_config(cls, value: Any, device: str | None) -> list[Collector]:
@@ -82,21 +82,19 @@ class DiskStats(Collector):
             raise ValueError("diskstats: one device per experiment (metric names carry no device)")
         return super().from_config(value, device)
 
-    def start(self) -> None:
-        self._before = read_diskstats(self.device)
+    def read(self) -> dict[str, float]:
+        return {field: float(value) for field, value in read_diskstats(self.device).items()}
 
-    def stop(self) -> dict[str, float]:
-        if self._before is None:
-            raise CollectorError("diskstats: stop() without start()")
-        after = read_diskstats(self.device)
-        out = {}
-        for field, before in self._before.items():
-            value = after[field] if field in SNAPSHOTS else after[field] - before
+    def snapshot(self, key: str) -> bool:
+        return key in SNAPSHOTS
+
+    def emit(self, deltas: dict[str, float]) -> dict[str, float]:
+        for field, value in deltas.items():
             if value < 0:
                 raise CollectorError(
-                    f"diskstats: {self.device} {field} went backwards ({before} -> {after[field]}); "
+                    f"diskstats: {self.device} {field} went backwards (by {-value:.0f}); "
                     "was the device detached and attached again?"
                 )
-            out[f"disk.{field}"] = float(value)
+        out = {f"disk.{field}": value for field, value in deltas.items()}
         out["disk.ios"] = out["disk.reads"] + out["disk.writes"]
         return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.base import CollectorError, Counters
 
 CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 
@@ -40,22 +40,12 @@ def read_proc_stat(text: str | None = None) -> dict[str, float]:
     return out
 
 
-class ProcStat(Collector):
+class ProcStat(Counters):
     name = "proc_stat"
 
-    def __init__(self) -> None:
-        self._before: dict[str, float] | None = None
+    def read(self) -> dict[str, float]:
+        return read_proc_stat()
 
-    def start(self) -> None:
-        self._before = read_proc_stat()
-
-    def stop(self) -> dict[str, float]:
-        if self._before is None:
-            raise CollectorError("proc_stat: stop() without start()")
-        after = read_proc_stat()
+    def emit(self, deltas: dict[str, float]) -> dict[str, float]:
         hz = os.sysconf("SC_CLK_TCK")
-        out = {}
-        for key, before in self._before.items():
-            delta = after[key] - before
-            out[key] = delta / hz if key.startswith("sys_cpu.") else delta
-        return out
+        return {key: delta / hz if key.startswith("sys_cpu.") else delta for key, delta in deltas.items()}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import resource
 
-from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.base import Counters
 
 FIELDS = ("utime", "stime", "nvcsw", "nivcsw", "minflt", "majflt", "inblock", "oublock")
 
@@ -30,19 +30,11 @@ def _read() -> dict[str, float]:
     return out
 
 
-class Rusage(Collector):
+class Rusage(Counters):
     name = "rusage"
 
-    def __init__(self) -> None:
-        self._before: dict[str, float] | None = None
+    def read(self) -> dict[str, float]:
+        return _read()
 
-    def start(self) -> None:
-        self._before = _read()
-
-    def stop(self) -> dict[str, float]:
-        if self._before is None:
-            raise CollectorError("rusage: stop() without start()")
-        after = _read()
-        out = {k: after[k] - v for k, v in self._before.items()}
-        out["rusage.ctx"] = out["rusage.nvcsw"] + out["rusage.nivcsw"]
-        return out
+    def emit(self, deltas: dict[str, float]) -> dict[str, float]:
+        return {**deltas, "rusage.ctx": deltas["rusage.nvcsw"] + deltas["rusage.nivcsw"]}

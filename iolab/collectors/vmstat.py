@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from iolab.collectors.base import Collector, CollectorError
+from iolab.collectors.base import Collector, CollectorError, Counters
 
 # reclaim (scanned / stolen pages, direct-reclaim stalls), faults, refaults
 # of evicted page cache, paging in and out (KiB)
@@ -45,14 +45,14 @@ def read_vmstat(text: str | None = None) -> dict[str, int]:
     return out
 
 
-class VmStat(Collector):
+class VmStat(Counters):
     name = "vmstat"
 
     def __init__(self, keys: Sequence[str] | None = None):
         self.patterns = tuple(keys) if keys is not None else DEFAULT_KEYS
         self.strict = keys is not None
         self.keys: list[str] = []
-        self._before: dict[str, int] | None = None
+        super().__init__()
 
     @classmethod
     def from_config(cls, value: Any, device: str | None) -> list[Collector]:
@@ -71,16 +71,14 @@ class VmStat(Collector):
             keys += [k for k in found if k not in keys]
         return keys
 
-    def start(self) -> None:
+    def read(self) -> dict[str, float]:
         now = read_vmstat()
-        self.keys = self._select(now)
-        self._before = {k: now[k] for k in self.keys}
+        if not self.keys:  # chosen at start(): the keys this kernel has
+            self.keys = self._select(now)
+        return {key: float(now[key]) for key in self.keys}
 
-    def stop(self) -> dict[str, float]:
-        if self._before is None:
-            raise CollectorError("vmstat: stop() without start()")
-        now = read_vmstat()
-        out = {}
-        for k, before in self._before.items():
-            out[f"vmstat.{k}"] = float(now[k] if k.startswith("nr_") else now[k] - before)
-        return out
+    def snapshot(self, key: str) -> bool:
+        return key.startswith("nr_")
+
+    def emit(self, deltas: dict[str, float]) -> dict[str, float]:
+        return {f"vmstat.{key}": value for key, value in deltas.items()}

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the guest imports iolab.hosts.vm.guest: keep this module light
-    from iolab.cell.executor import CellSpec
+    from iolab.cell.cellspec import CellSpec
     from iolab.cell.sample import Sample
 
 

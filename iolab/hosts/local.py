@@ -11,9 +11,9 @@ from types import TracebackType
 
 from iolab.cell import executor as cell_executor
 from iolab import knobs
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 
 def default_journal() -> Path:

@@ -8,8 +8,7 @@ from typing import Any
 
 from iolab.run.calibrate import Calibration, CalibrationRow
 from iolab.report import table
-from iolab.report.jsonout import JSON_VERSION, _num
-from iolab.report.text import _wrapped
+from iolab.report.jsonout import JSON_VERSION
 
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
 
@@ -105,11 +104,11 @@ def _layout(lines: list[list[str]]) -> list[str]:
 
 
 def render_text(calibration: Calibration) -> str:
-    lines = _wrapped(header(calibration)) + [""] + _layout(cells(calibration)) + [""]
-    lines += _wrapped(methods(calibration))
+    lines = table.wrapped(header(calibration)) + [""] + _layout(cells(calibration)) + [""]
+    lines += table.wrapped(methods(calibration))
     notes = _notes(calibration)
     if notes:
-        lines += ["", "notes:"] + _wrapped([f"- {note}" for note in notes], "  ")
+        lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -138,15 +137,15 @@ def document(calibration: Calibration) -> dict[str, Any]:
             "label": row.label,
             "unit": row.unit,
             "n": row.n,
-            "noise": _num(row.noise),
-            "aa_delta": _num(aa.delta) if aa else None,
-            "aa_delta_ci": [_num(aa.delta_low), _num(aa.delta_high)] if aa else None,
-            "aa_p": _num(aa.p) if aa else None,
+            "noise": table.json_number(row.noise),
+            "aa_delta": table.json_number(aa.delta) if aa else None,
+            "aa_delta_ci": [table.json_number(aa.delta_low), table.json_number(aa.delta_high)] if aa else None,
+            "aa_p": table.json_number(aa.p) if aa else None,
             "aa_verdict": aa.verdict if aa else None,
-            "detectable": None if math.isinf(row.detectable) else _num(row.detectable),
+            "detectable": None if math.isinf(row.detectable) else table.json_number(row.detectable),
             "detectable_reachable": not math.isinf(row.detectable),
             "false_positive": None if rate is None else {
-                "observed": _num(rate.observed), "expected": _num(rate.expected),
+                "observed": table.json_number(rate.observed), "expected": table.json_number(rate.expected),
                 "subsets": rate.subsets, "rounds_per_subset": rate.k,
             },
             "warnings": list(row.warnings),

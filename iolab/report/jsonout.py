@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
+from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
+from iolab.report.model import Report
+from iolab.store import RunInfo
 from iolab.stats import TESTS
 
 JSON_VERSION = 1
-
-
-def _num(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def _figure(figure: Figure) -> dict[str, Any]:
@@ -21,12 +19,12 @@ def _figure(figure: Figure) -> dict[str, Any]:
     return {
         "n": figure.n,
         "failed": figure.failed,
-        "center": _num(figure.center),
-        "ci": [_num(summary.low), _num(summary.high)] if summary else None,
-        "rel_spread": _num(figure.rel_spread),
-        "stddev": _num(summary.stddev) if summary else None,
-        "min": _num(summary.minimum) if summary else None,
-        "max": _num(summary.maximum) if summary else None,
+        "center": json_number(figure.center),
+        "ci": [json_number(summary.low), json_number(summary.high)] if summary else None,
+        "rel_spread": json_number(figure.rel_spread),
+        "stddev": json_number(summary.stddev) if summary else None,
+        "min": json_number(summary.minimum) if summary else None,
+        "max": json_number(summary.maximum) if summary else None,
     }
 
 
@@ -79,15 +77,15 @@ def document(analysis: Analysis) -> dict[str, Any]:
                     "higher_is_better": row.metric.higher_is_better,
                     "baseline": analysis.baseline,
                     "variant": candidate,
-                    "baseline_value": _num(row.figures[analysis.baseline].center),
-                    "candidate_value": _num(row.figures[candidate].center),
-                    "delta": _num(c.delta),
-                    "delta_ci": [_num(c.delta_low), _num(c.delta_high)],
-                    "p": _num(c.p),
-                    "p_adjusted": _num(c.p_adjusted),
+                    "baseline_value": json_number(row.figures[analysis.baseline].center),
+                    "candidate_value": json_number(row.figures[candidate].center),
+                    "delta": json_number(c.delta),
+                    "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
+                    "p": json_number(c.p),
+                    "p_adjusted": json_number(c.p_adjusted),
                     "n_base": c.n_base,
                     "n_cand": c.n_cand,
-                    "alpha": _num(c.alpha),
+                    "alpha": json_number(c.alpha),
                     "verdict": c.verdict,
                     "warnings": list(c.warnings),
                     "test": c.test,
@@ -142,5 +140,26 @@ def document(analysis: Analysis) -> dict[str, Any]:
     return doc
 
 
-def render(analysis: Analysis) -> str:
-    return json.dumps(document(analysis), indent=2) + "\n"
+def _run(run: RunInfo) -> dict[str, Any]:
+    return {"id": run.id, "name": run.name, "status": run.status, "seed": run.seed, "started": run.started,
+            "finished": run.finished, "host": run.host}
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The run's document (or, for two runs compared, the table's) with the
+    environment rows; a comparison of runs adds ``kind``, ``runs`` and
+    ``compare_notes``."""
+    doc = document(report.analysis)
+    doc["environment"] = [
+        {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
+        for row in report.environment
+    ]
+    if report.compared is not None:
+        a, b = report.compared
+        doc = {"kind": "compare", "runs": {"a": _run(a), "b": _run(b)}, "compare_notes": list(report.notes),
+               **doc}
+    return doc
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_document(report), indent=2) + "\n"

@@ -11,13 +11,33 @@ the line below, as in the f2fs-dio-iostat seed's "median"/"recheck" rows).
 
 from __future__ import annotations
 
+import datetime
 import math
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
+from iolab.envdiff import differences
+from iolab.report.model import Report
 from iolab.stats import Comparison
+from iolab.store import RunInfo
 from iolab.units import format_size
+
+WIDTH = 72  # a mail's line
+
+
+def wrapped(lines: list[str], indent: str = "  ", width: int = WIDTH) -> list[str]:
+    """Lines wrapped to a mail's width, continuation lines indented."""
+    out = []
+    for line in lines:
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return out
+
+
+def json_number(value: float) -> float | None:
+    """A figure for JSON: None where it is nan or infinite."""
+    return value if math.isfinite(value) else None
 
 SYMBOL = {"better": "*", "worse": "*", "same": "~", "insufficient": "?"}
 VIEW_TEXT = {"median": "median ±rel. spread", "mean": "mean ±stddev", "hmean": "harmonic mean ±rel. stddev"}
@@ -151,6 +171,39 @@ def header(analysis: Analysis) -> list[str]:
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
     return lines
+
+
+def _run_line(side: str, run: RunInfo, report: Report) -> str:
+    when = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
+    host = run.host
+    rounds = len({s.round for s in report.samples if s.variant == f"run {run.id}"})
+    status = "" if run.status == "complete" else f" ({run.status})"
+    where = f", host {host['hostname']}" if host.get("hostname") else ""
+    return (f"{side} = run {run.id}{status}, {when}, {rounds} rounds; kernel {host.get('kernel')}, "
+            f"{host.get('cpus')} CPUs{where}")
+
+
+def report_header(report: Report) -> list[str]:
+    """The header of a run's report, or of two runs compared."""
+    analysis = report.analysis
+    if report.compared is None:
+        return header(analysis)
+    a, b = report.compared
+    return [
+        f"iolab compare: {analysis.experiment.name}",
+        _run_line("A", a, report),
+        _run_line("B", b, report),
+        f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
+    ]
+
+
+def report_notes(report: Report) -> list[str]:
+    """Footnotes, and for two runs compared what is left out and what differs."""
+    notes = footnotes(report.analysis)
+    if report.compared is None:
+        return notes
+    changed = [f"environment differs in {line}" for line in differences(list(report.environment))]
+    return list(dict.fromkeys([*report.notes, *changed, *notes]))
 
 
 def _vm_text(vm: dict, variants: list[str]) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
-
-from iolab.analysis import Analysis
 from iolab.report import table
+from iolab.report.model import Report
 
-WIDTH = 72
+WIDTH = table.WIDTH
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
@@ -42,22 +40,16 @@ def _layout(block: table.Block) -> list[str]:
     return stacked
 
 
-def _wrapped(lines: list[str], indent: str = "  ") -> list[str]:
-    out = []
-    for line in lines:
-        out += textwrap.wrap(line, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
-    return out
-
-
-def render(analysis: Analysis) -> str:
-    lines = _wrapped(table.header(analysis))
+def render(report: Report) -> str:
+    analysis = report.analysis
+    lines = table.wrapped(table.report_header(report))
     for block in table.blocks(analysis):
         lines += ["", *_layout(block)]
-    lines += [""] + _wrapped(table.legend(analysis))
+    lines += [""] + table.wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += _wrapped([table.interval_title(analysis)]) + _wrapped([f"  {line}" for line in intervals], "    ")
-    notes = table.footnotes(analysis)
+        lines += table.wrapped([table.interval_title(analysis)]) + table.wrapped([f"  {line}" for line in intervals], "    ")
+    notes = table.report_notes(report)
     if notes:
-        lines += ["", "notes:"] + _wrapped([f"- {note}" for note in notes], "  ")
+        lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"

@@ -40,7 +40,7 @@ import numpy as np
 from iolab import stats
 from iolab.analysis import Analysis
 from iolab.spec import Experiment, Run
-from iolab.store import Sample
+from iolab.cell.sample import Sample
 
 POWER = 0.9
 DEFAULT_ITERATIONS = 10  # for an experiment whose own iterations are "auto"

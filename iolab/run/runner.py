@@ -16,14 +16,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from iolab import analysis, engines, plan, spec
+from iolab import analysis, engines, load, plan
 from iolab.run import adaptive
 from iolab.cell import environment
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.spec import Experiment
-from iolab.store import Sample, Store
+from iolab.cell.sample import Sample
+from iolab.store import Store
 from iolab.sysutil import ToolError, require
 
 
@@ -88,7 +89,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             target=experiment.target_for(variants[cell.variant], workloads[cell.workload]),
             variant=variants[cell.variant],
             workload=workloads[cell.workload],
-            job=spec.job_text(experiment, workloads[cell.workload]),
+            job=load.job_text(experiment, workloads[cell.workload]),
             setup=experiment.cell,
             collect=experiment.collect,
             derived=experiment.derived,

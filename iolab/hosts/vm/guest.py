@@ -20,7 +20,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iolab.cell.cellspec import CellSpec
 
 SAMPLES = "samples.jsonl"
 
@@ -77,6 +80,7 @@ def main(argv: list[str]) -> int:
     modprobe = load_modules(needed)
     t0 = time.perf_counter()
     from iolab.cell import executor
+    from iolab.cell.cellspec import CellSpec
 
     import_s = time.perf_counter() - t0
     device = find_disk(request["disk_serial"])
@@ -97,7 +101,7 @@ def main(argv: list[str]) -> int:
     for index, raw in enumerate(request["cells"]):
         env = {"guest": {**guest, "cell_index": index, "cell_uptime": uptime()}}
         try:
-            cell = executor.CellSpec.model_validate(raw)
+            cell = CellSpec.from_dict(raw)
         except Exception as error:  # a cell the guest cannot take must not lose the others
             append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {type(error).__name__}: {error}", env))
             continue
@@ -107,14 +111,12 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def in_guest(cell: Any, device: str) -> Any:
+def in_guest(cell: CellSpec, device: str) -> CellSpec:
     """The cell with its target on the VM's disk: a device target, formatted
     fresh per cell (erofs images stay on a loop device inside the guest)."""
-    target = cell.target
-    if target.fs == "erofs":
+    if cell.target.fs == "erofs":
         return cell
-    moved = target.model_copy(update={"kind": "device", "device": device, "allow_destroy": True})
-    return cell.model_copy(update={"target": moved})
+    return cell.with_target(kind="device", device=device, allow_destroy=True)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from typing import Any
 
 import iolab
 from iolab.hosts.vm import kernels
-from iolab.cell.executor import CellSpec
+from iolab.cell.cellspec import CellSpec
 from iolab.hosts.vm.kernels import Kernel
 from iolab.cell.sample import Sample
 from iolab.spec import VM, Experiment
@@ -487,7 +487,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _request(cells: Sequence[CellSpec]) -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.model_dump(mode="json") for cell in cells]})
+    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.to_dict() for cell in cells]})
 
 
 # -- every variant in its VM ------------------------------------------------------------
