@@ -135,16 +135,16 @@ def compare_paired(base: Sequence[float], cand: Sequence[float], *, higher_is_be
                   p_adjusted=math.nan, higher_is_better=bool(higher_is_better), view=view, alpha=math.nan,
                   correction="", test="signed-rank", pairs=m, dropped=int(dropped))
     d = np.log(c) - np.log(b)
-    refusal = ""
+    refusal, kind = "", ""
     if m < min_pairs:
-        refusal = f"need >= {min_pairs} rounds with both variants for the signed-rank test, have {m}"
+        refusal, kind = f"need >= {min_pairs} rounds with both variants for the signed-rank test, have {m}", "few"
     elif np.all(d == 0):
-        refusal = f"both variants gave the same value in all {m} rounds: no test (quantized metric?)"
+        refusal, kind = f"both variants gave the same value in all {m} rounds: no test (quantized metric?)", "equal"
     if refusal:
         delta = float(np.expm1(np.median(d))) if m else math.nan
         return Comparison(**common, delta=delta, delta_low=math.nan, delta_high=math.nan, p=math.nan,
                           verdict="insufficient", warnings=tuple(warnings + [refusal]), mwu_method="",
-                          prob_cand_higher=math.nan)
+                          prob_cand_higher=math.nan, refusal=kind)
     p, nonzero = signed_rank(d)
     estimate, low, high = hodges_lehmann(d, confidence)
     if math.isnan(low):

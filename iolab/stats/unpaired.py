@@ -176,14 +176,15 @@ def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: b
     common = dict(n_base=int(b.size), n_cand=int(c.size), base=sb, cand=sc, delta=delta, p_adjusted=math.nan,
                   higher_is_better=bool(higher_is_better), view=view, alpha=math.nan, correction="",
                   test="mann-whitney")
-    refusal = None
+    refusal, kind = None, ""
     if b.size < min_n or c.size < min_n:
-        refusal = f"need >= {min_n} samples per side, have {b.size} and {c.size}"
+        refusal, kind = f"need >= {min_n} samples per side, have {b.size} and {c.size}", "few"
     elif np.all(b == b[0]) and np.all(c == b[0]):
-        refusal = f"all {b.size + c.size} values are equal ({b[0]:g}): no test (quantized metric?)"
+        refusal, kind = f"all {b.size + c.size} values are equal ({b[0]:g}): no test (quantized metric?)", "equal"
     if refusal:
         return Comparison(**common, delta_low=math.nan, delta_high=math.nan, p=math.nan, verdict="insufficient",
-                          warnings=tuple(warnings + [refusal]), mwu_method="", prob_cand_higher=math.nan)
+                          warnings=tuple(warnings + [refusal]), mwu_method="", prob_cand_higher=math.nan,
+                          refusal=kind)
     p, method, prob = mwu(b, c)
     lo, hi = bootstrap_delta(b, c, view, confidence, resamples, seed)
     if not (math.isfinite(lo) and math.isfinite(hi)):

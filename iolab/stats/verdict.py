@@ -48,6 +48,9 @@ class Comparison:
     ``pairs``: rounds paired (0 for an unpaired test); ``dropped``: rounds
     left out of the pairing because a cell failed or lacked the metric.
     ``min_p``: the smallest p the test can give at these sample sizes.
+    ``refusal``: why the verdict is "insufficient": "few" samples, or
+    "equal" (every value equal on both sides, or in every round: nothing
+    moved at the metric's resolution, and nothing to test).
     ``family``: "primary" (corrected together) or "exploratory" (each at
     alpha, marked so). ``alpha``, ``correction``, ``p_adjusted`` and the
     final ``verdict`` are set by :func:`decide`.
@@ -75,6 +78,7 @@ class Comparison:
     dropped: int = 0
     min_p: float = math.nan
     family: str = "primary"
+    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen)
 
     @property
     def test_name(self) -> str:
