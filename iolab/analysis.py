@@ -1,43 +1,55 @@
 """From stored samples to the comparison table a reviewer reads.
 
-`analyse` takes a run's samples and returns plain data (`Analysis`):
-per workload x metric x variant the central value, its spread and n; per
-candidate the delta against the baseline with its confidence interval,
-the test and the verdict after correction over the whole table; noise
-diagnostics (spread, drift across rounds, outliers by round). Renderers
-in iolab.report only format this data.
+`analyse` takes a run's samples and returns plain data (`Analysis`): per
+workload x metric x variant the central value, its spread and n; per
+candidate the delta against the baseline with its CI, the test, and the
+verdict; noise diagnostics (iolab.diagnostics). Renderers in iolab.report
+only format this data.
 
-Verdicts. A fixed-length run corrects the p-values of the whole table
-with Holm (or Benjamini-Hochberg), as ``[report] correction`` says. An
-adaptive run (``iterations = "auto"``) looked at its data after every
-round, so each comparison is tested at the per-look level its stopping
-rule used (:func:`sequential_level`): alpha split evenly (Bonferroni) over
-the table's comparisons, then over the planned looks by the calibrated
-boundary of :func:`iolab.stats.sequential_alpha`. The chance of any false
-"significant" in the table stays at or below alpha.
+Design. A run whose order gives every variant a cell in every round
+(interleaved, alternate) is analysed **paired by round** (iolab.stats.paired:
+the signed-rank test of per-round ratios, Hodges-Lehmann delta and CI;
+for a percentile row the change of the merged histograms' percentile, with
+a bootstrap over the paired rounds):
+host noise that moves both variants of a round together stays out. Rounds
+in which the baseline or the candidate has no value (a failed cell) drop
+out of the pairing, and the comparison says how many. A sequential run,
+a row with fewer than MIN_PAIRS complete rounds, or values of 0 or below
+(no ratio) is compared unpaired (Mann-Whitney U, exact as benchstat), and
+the comparison's warnings say why.
+
+Family. The experiment's primary metrics (``[report] primary``,
+``[[workload]] primary``; default iolab.metrics.PRIMARY) form the family
+that Holm (or BH) corrects; the other rows are exploratory: each tested at
+alpha, uncorrected, and marked so in every report. An adaptive run tests
+each primary comparison at the per-look level of its stopping rule
+(iolab.stats.sequential.level: alpha split over the primary comparisons,
+then over the looks by the calibrated boundary), exploratory ones at the
+level of a single comparison.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from iolab import histogram, metrics, stats
-from iolab.stats import tails
-from iolab.cell.environment import CHECKED
+from iolab.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
+                               round_effect)
 from iolab.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
+from iolab.stats import tails
+from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
-MIN_SAMPLES = 4
-HIGH_SPREAD = 0.05  # relative stddev above which a row gets a noise footnote
-DRIFT_P = 0.01  # trend test level for the drift footnote
+__all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "analyse", "sequential_level"]
+
+MIN_SAMPLES = 4  # per side, unpaired
+MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
 BOUNDARY = "calibrated"
+PAIRED_ORDERS = ("interleaved", "alternate")
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,7 @@ class Row:
     figures: dict[str, Figure]  # by variant name
     comparisons: dict[str, stats.Comparison]  # by candidate name
     view: str = "median"  # the view used for this row (hmean falls back per row)
+    primary: bool = True  # in the corrected family; False: exploratory
 
 
 @dataclass(frozen=True)
@@ -66,43 +79,6 @@ class Failure:
     workload: str
     error: str
     cells: list[int]  # seq numbers of the failed cells
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A noise finding about one variant's values in one row.
-
-    kind: "spread" (relative stddev above HIGH_SPREAD), "drift" (trend across
-    rounds, p < DRIFT_P), "outliers" (Tukey fences; ``rounds`` names them),
-    "rounds" (a candidate's values rise and fall with the baseline's from
-    round to round: Kendall tau of the values paired by round, p < DRIFT_P),
-    "view" (the row could not use the requested view).
-    """
-
-    kind: str
-    workload: str
-    label: str
-    variant: str
-    value: float = math.nan  # spread: rel. stddev; drift: Kendall tau
-    p: float = math.nan  # drift: p of the trend test
-    rounds: tuple[int, ...] = ()  # outliers: their rounds
-    detail: str = ""  # view: what was shown instead
-
-
-@dataclass(frozen=True)
-class Sequential:
-    """How an adaptive run's verdicts are made (see the module docstring)."""
-
-    alpha: float  # the table's alpha
-    comparisons: int  # alpha is split over this many comparisons ...
-    first_look: int  # ... and over looks after rounds first_look..last_look
-    last_look: int
-    boundary: str
-    look_alpha: float  # each comparison is significant when p < look_alpha
-
-    @property
-    def looks(self) -> int:
-        return self.last_look - self.first_look + 1
 
 
 @dataclass(frozen=True)
@@ -121,45 +97,56 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sequential: Sequential | None = None  # set for iterations = "auto"
     original: Analysis | None = None  # for a recheck run: the run it rechecks
+    design: str = "unpaired"  # "paired" (by round) or "unpaired": the run's default test
+    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.diagnostics)
+    disturbance_rule: str = DISTURBANCE_RULE
+    target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
 
     @property
     def baseline(self) -> str:
         return self.variants[0]
 
+    @property
+    def tests(self) -> list[str]:
+        """The tests the comparisons used, most used first."""
+        count: dict[str, int] = defaultdict(int)
+        for row in self.rows:
+            for c in row.comparisons.values():
+                if c.verdict != "insufficient":
+                    count[c.test] += 1
+        return sorted(count, key=lambda t: -count[t])
+
 
 def _row_metrics(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
     chosen = experiment.workload_named(workload).metrics or experiment.report.metrics
-    if chosen:
-        return list(chosen)
-    return [name for name in metrics.DEFAULT_ROWS if name in produced]
+    rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
+    declared = experiment.workload_named(workload).primary or experiment.report.primary or []
+    return rows + [name for name in declared if name not in rows]
+
+
+def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> list[str]:
+    """The metrics of this workload whose comparisons form the corrected family."""
+    declared = experiment.workload_named(workload).primary or experiment.report.primary
+    if declared:
+        return [name for name in rows if name in declared]
+    chosen = [name for name in rows if name in metrics.PRIMARY]
+    return chosen or rows[:1]
 
 
 def _figure(values: list[float], failed: int, view: str, center: float | None = None) -> Figure:
     if not values:
         return Figure(0, failed, math.nan, math.nan, None)
     summary = stats.summarize(values, view)
-    return Figure(
-        n=len(values),
-        failed=failed,
-        center=summary.center if center is None else center,
-        rel_spread=summary.rel_spread,
-        summary=summary,
-    )
+    return Figure(len(values), failed, summary.center if center is None else center, summary.rel_spread, summary)
 
 
-def _compare(
-    metric: Metric,
-    view: str,
-    base: list[Sample],
-    cand: list[Sample],
-) -> stats.Comparison | None:
+def _unpaired(metric: Metric, view: str, base: list[Sample], cand: list[Sample]) -> stats.Comparison | None:
     base_values = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
     cand_values = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
     if not base_values or not cand_values:
         return None
-    comparison = stats.compare(
-        base_values, cand_values, higher_is_better=metric.higher_is_better, view=view, min_n=MIN_SAMPLES
-    )
+    comparison = stats.compare(base_values, cand_values, higher_is_better=metric.higher_is_better, view=view,
+                               min_n=MIN_SAMPLES)
     if metric.histogram is None or metric.quantile is None:
         return comparison
     base_h = [s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms]
@@ -172,31 +159,88 @@ def _compare(
     return replace(comparison, delta=delta, delta_low=low, delta_high=high)
 
 
-def _merged_center(metric: Metric, samples: list[Sample]) -> float | None:
-    if metric.histogram is None or metric.quantile is None:
-        return None
-    hists = [s.histograms[metric.histogram] for s in samples if metric.histogram in s.histograms]
-    if not hists:
-        return None
-    return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
+def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
+                   rounds: set[int]) -> tuple[list[float], list[float], int]:
+    """Values of the rounds in which both have the metric, and how many rounds dropped out."""
+    b = {s.round: s.metrics[metric.name] for s in base if metric.name in s.metrics}
+    c = {s.round: s.metrics[metric.name] for s in cand if metric.name in s.metrics}
+    common = sorted(set(b) & set(c))
+    return [b[r] for r in common], [c[r] for r in common], len(rounds) - len(common)
 
 
-def _env_differences(samples: list[Sample], experiment: Experiment) -> list[str]:
-    """Checked environment keys that differ between samples compared with each
-    other; the kernel may differ between variants when variants name kernels."""
-    notes = []
-    ok = [s for s in samples if s.status == "ok"]
-    kernels_vary = any(v.kernel for v in experiment.variant)
-    for key in CHECKED:
-        if key == "kernel" and kernels_vary:
-            groups = [[s for s in ok if s.variant == v.name] for v in experiment.variant]
-        else:
-            groups = [ok]
-        for group in groups:
-            values = {json.dumps(s.env.get(key)) for s in group}
-            if len(values) > 1:
-                notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
-    return notes
+def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
+                rounds: set[int]) -> stats.Comparison | None:
+    """The comparison of one row for one candidate: paired when the design
+    and the data allow, else unpaired with the reason among its warnings."""
+    if design != "paired":
+        return _unpaired(metric, view, base, cand)
+    b, c, dropped = _paired_values(metric, base, cand, rounds)
+    if not b:
+        return _unpaired(metric, view, base, cand)
+    why = stats.paired.pairable(stats.checks.values(b), stats.checks.values(c))
+    if not why and len(b) < MIN_PAIRS:
+        why = f"{len(b)} rounds with both variants, fewer than the {MIN_PAIRS} the paired test needs"
+    if why:
+        comparison = _unpaired(metric, view, base, cand)
+        return comparison and replace(comparison, dropped=dropped,
+                                      warnings=comparison.warnings + (f"unpaired test: {why}",))
+    comparison = stats.compare_paired(b, c, higher_is_better=metric.higher_is_better, view=view, dropped=dropped)
+    return _merged_tail_delta(metric, comparison, base, cand)
+
+
+def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[Sample],
+                       cand: list[Sample]) -> stats.Comparison:
+    """A percentile row's delta is the change of the merged histograms' percentile
+    (the centers the row shows), its CI a bootstrap over the paired rounds."""
+    if metric.histogram is None or metric.quantile is None or comparison.verdict == "insufficient":
+        return comparison
+    b = {s.round: s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms}
+    c = {s.round: s.histograms[metric.histogram] for s in cand if metric.histogram in s.histograms}
+    common = sorted(set(b) & set(c))
+    if len(common) < 2:
+        return comparison
+    delta, low, high = tails.delta_ci([b[r] for r in common], [c[r] for r in common], metric.quantile,
+                                      paired=True)
+    return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
+    """The per-look level of an adaptive run with this many primary comparisons."""
+    run = experiment.run
+    test = "signed-rank" if design == "paired" else "mann-whitney"
+    return stats.level(experiment.report.alpha, comparisons, run.min_iterations, run.max_iterations, test, BOUNDARY)
+
+
+Pending = list[tuple[int, str, stats.Comparison]]
+
+
+def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: str) -> Sequential | None:
+    """Verdicts: the primary family corrected together, exploratory rows each at alpha."""
+    report = experiment.report
+    primary = [(i, cand, c) for i, cand, c in pending if rows[i].primary]
+    explore = [(i, cand, c) for i, cand, c in pending if not rows[i].primary]
+    sequential = None
+    if experiment.run.auto:
+        sequential = sequential_level(experiment, len(primary), design)
+        single = sequential_level(experiment, 1, design).look_alpha
+        decided = stats.decide([c for *_, c in primary], sequential.look_alpha, "none")
+        decided += stats.decide([c for *_, c in explore], single, "none", family="exploratory")
+    else:
+        decided = stats.decide([c for *_, c in primary], report.alpha, report.correction)
+        decided += stats.decide([c for *_, c in explore], report.alpha, "none", family="exploratory")
+    for (row_index, candidate, _), comparison in zip(primary + explore, decided):
+        rows[row_index].comparisons[candidate] = comparison
+    return sequential
+
+
+def _failures(failed: dict[tuple[str, str], list[Sample]]) -> list[Failure]:
+    failures = []
+    for (variant, workload), group in sorted(failed.items()):
+        by_error: dict[str, list[int]] = defaultdict(list)
+        for sample in group:
+            by_error[sample.error or "unknown error"].append(sample.seq)
+        failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
+    return failures
 
 
 def _row_view(view: str, values: list[list[float]]) -> str:
@@ -206,142 +250,78 @@ def _row_view(view: str, values: list[list[float]]) -> str:
     return view
 
 
-def _noise(workload: str, metric: Metric, variant: str, group: list[Sample]) -> list[Diagnostic]:
-    """Spread, drift and outlier findings for one variant's values in round order."""
-    found = []
-    pairs = [(s.round, s.metrics[metric.name]) for s in sorted(group, key=lambda s: s.seq) if metric.name in s.metrics]
-    rounds = [r for r, _ in pairs]
-    values = np.array([v for _, v in pairs], dtype=float)
-    where = dict(workload=workload, label=metric.label, variant=variant)
-    if values.size < MIN_SAMPLES:
-        return found
-    mean = float(np.mean(values))
-    if mean != 0:
-        spread = float(np.std(values, ddof=1)) / abs(mean)
-        if spread > HIGH_SPREAD:
-            found.append(Diagnostic("spread", value=spread, **where))
-    drift = stats.trend(values)
-    if math.isfinite(drift.p) and drift.p < DRIFT_P:
-        found.append(Diagnostic("drift", value=drift.tau, p=drift.p, **where))
-    q1, q3 = np.percentile(values, [25, 75])
-    if q3 > q1:  # with most values equal (quantized percentiles) Tukey's rule flags all others
-        odd = stats.outliers(values)
-        if odd:
-            found.append(Diagnostic("outliers", rounds=tuple(rounds[i] for i in odd), **where))
-    return found
+def _merged_center(metric: Metric, samples: list[Sample]) -> float | None:
+    if metric.histogram is None or metric.quantile is None:
+        return None
+    hists = [s.histograms[metric.histogram] for s in samples if metric.histogram in s.histograms]
+    if not hists:
+        return None
+    return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
 
 
-def _round_effect(workload: str, metric: Metric, candidate: str, base: list[Sample],
-                  cand: list[Sample]) -> list[Diagnostic]:
-    """Whether baseline and candidate move together across rounds (the
-    machine's state changing between rounds, which interleaving cancels)."""
-    by_round = {s.round: s.metrics[metric.name] for s in base if metric.name in s.metrics}
-    pairs = [(by_round[s.round], s.metrics[metric.name]) for s in cand
-             if metric.name in s.metrics and s.round in by_round]
-    if len(pairs) < 6:
-        return []
-    x, y = zip(*pairs)
-    if len(set(x)) < 2 or len(set(y)) < 2:
-        return []
-    result = stats.kendall(x, y)
-    if result.tau > 0 and result.p < DRIFT_P:
-        return [Diagnostic("rounds", workload, metric.label, candidate, value=result.tau, p=result.p)]
-    return []
+def _target_place(samples: list[Sample]) -> str:
+    places = sorted({str(s.env.get("image_place")) for s in samples if s.env.get("image_place")})
+    return " and ".join(places)
 
 
-def sequential_level(experiment: Experiment, comparisons: int) -> Sequential:
-    """The per-look level of an adaptive run with this many comparisons in its table."""
-    alpha = experiment.report.alpha
-    run = experiment.run
-    share = alpha / max(1, comparisons)
-    look_alpha = stats.sequential_alpha(share, run.min_iterations, run.max_iterations, BOUNDARY)
-    return Sequential(alpha, comparisons, run.min_iterations, run.max_iterations, BOUNDARY, look_alpha)
+def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+    """How much of the plan ran: complete rounds (a sample, ok or failed, of
+    every variant x workload) and cells, so a run cut short says so."""
+    pairs = len(experiment.variant) * len(experiment.workload)
+    per_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for sample in measured:
+        per_round[sample.round].add((sample.variant, sample.workload))
+    complete = sum(1 for cells in per_round.values() if len(cells) == pairs)
+    return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": experiment.run.max_rounds * pairs}
 
 
-def analyse(
-    run: RunInfo,
-    samples: list[Sample],
-    *,
-    view: str | None = None,
-    min_max: bool | None = None,
-    original: Analysis | None = None,
-) -> Analysis:
+def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min_max: bool | None = None,
+            original: Analysis | None = None) -> Analysis:
     """The table of one run. ``view`` and ``min_max`` override ``[report]``;
     ``original`` is the analysis of the run this one rechecks, shown beside it."""
     experiment = Experiment.model_validate_json(run.experiment_json)
-    view = view or experiment.report.view
-    if view not in stats.VIEWS:
-        raise ValueError(f"view must be one of {stats.VIEWS}, got {view!r}")
+    view = stats.checks.view(view or experiment.report.view)
     variants = [v.name for v in experiment.variant]
+    design = "paired" if experiment.run.order in PAIRED_ORDERS and len(variants) > 1 else "unpaired"
     measured = [s for s in samples if not s.warmup]
     ok: dict[tuple[str, str], list[Sample]] = defaultdict(list)
     failed: dict[tuple[str, str], list[Sample]] = defaultdict(list)
     for sample in measured:
         (ok if sample.status == "ok" else failed)[(sample.variant, sample.workload)].append(sample)
-
     rows: list[Row] = []
     diagnostics: list[Diagnostic] = []
-    pending: list[tuple[int, str, stats.Comparison]] = []
+    pending: Pending = []
     for workload in (w.name for w in experiment.workload):
         produced = {name for v in variants for s in ok[(v, workload)] for name in s.metrics}
-        for name in _row_metrics(experiment, workload, produced):
+        rounds = {s.round for s in measured if s.workload == workload}
+        names = _row_metrics(experiment, workload, produced)
+        primary = primary_metrics(experiment, workload, names)
+        for name in names:
             metric = metrics.lookup(name)
-            values = {
-                variant: [s.metrics[name] for s in ok[(variant, workload)] if name in s.metrics]
-                for variant in variants
-            }
+            values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
             row_view = _row_view(view, list(values.values()))
             if row_view != view:
                 diagnostics.append(Diagnostic("view", workload, metric.label, "", detail=row_view))
             figures = {}
             for variant in variants:
                 group = ok[(variant, workload)]
-                figures[variant] = _figure(
-                    values[variant], len(failed[(variant, workload)]), row_view, _merged_center(metric, group)
-                )
-                diagnostics += _noise(workload, metric, variant, group)
-            rows.append(Row(workload, metric, figures, {}, row_view))
+                figures[variant] = _figure(values[variant], len(failed[(variant, workload)]), row_view,
+                                           _merged_center(metric, group))
+                diagnostics += noise(workload, metric, variant, group)
+            rows.append(Row(workload, metric, figures, {}, row_view, name in primary))
+            base = ok[(variants[0], workload)]
             for candidate in variants[1:]:
-                diagnostics += _round_effect(workload, metric, candidate, ok[(variants[0], workload)],
-                                             ok[(candidate, workload)])
-                comparison = _compare(metric, row_view, ok[(variants[0], workload)], ok[(candidate, workload)])
+                cand = ok[(candidate, workload)]
+                diagnostics += round_effect(workload, metric, candidate, base, cand)
+                comparison = compare_row(metric, row_view, base, cand, design, rounds)
                 if comparison is not None:
                     pending.append((len(rows) - 1, candidate, comparison))
-
-    sequential = None
-    if experiment.run.auto:
-        sequential = sequential_level(experiment, len(rows) * (len(variants) - 1))
-        decided = stats.decide([c for _, _, c in pending], sequential.look_alpha, "none")
-    else:
-        decided = stats.decide([c for _, _, c in pending], experiment.report.alpha, experiment.report.correction)
-    for (row_index, candidate, _), comparison in zip(pending, decided):
-        rows[row_index].comparisons[candidate] = comparison
-
-    failures = []
-    for (variant, workload), group in sorted(failed.items()):
-        by_error: dict[str, list[int]] = defaultdict(list)
-        for sample in group:
-            by_error[sample.error or "unknown error"].append(sample.seq)
-        failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
-
-    pairs = len(experiment.variant) * len(experiment.workload)
-    per_round = defaultdict(set)
-    for sample in measured:
-        per_round[sample.round].add((sample.variant, sample.workload))
-    rounds_done = sum(1 for cells in per_round.values() if len(cells) == pairs)
+    sequential = _decide(rows, pending, experiment, design)
     return Analysis(
-        run=run,
-        experiment=experiment,
-        variants=variants,
-        rows=rows,
-        failures=failures,
-        notes=_env_differences(measured, experiment),
-        rounds_done=rounds_done,
-        cells_done=len(measured),
-        cells_planned=experiment.run.max_rounds * pairs,
-        view=view,
-        min_max=experiment.report.min_max if min_max is None else min_max,
-        diagnostics=diagnostics,
-        sequential=sequential,
-        original=original,
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
+        notes=env_differences(measured, experiment), view=view, **_progress(measured, experiment),
+        min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
+        sequential=sequential, original=original, design=design,
+        disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
+        target_place=_target_place(measured),
     )

@@ -1,12 +1,14 @@
 """The CI gate: fail a run whose primary metrics got worse.
 
-``--fail-on regression`` fails when any comparison of the report's table
-(the primary metrics: the rows the experiment asks for, else the default
-rows) has the verdict ``worse``; ``--fail-on regression:5%`` only when it is
+``--fail-on regression`` fails when any primary comparison of the report's
+table (the experiment's primary metrics, iolab.analysis; exploratory rows
+are not gated) has the verdict ``worse``; ``--fail-on regression:5%`` only when it is
 also worse by more than 5% (the delta's point estimate). A comparison that
 could not be decided (too few samples, a variant that failed) is listed, and
 does not pass silently: it fails the gate too, as "undecided", because a gate
-that passes when nothing was measured guards nothing.
+that passes when nothing was measured guards nothing. A metric whose every
+value was equal on both sides (a quantized percentile that did not move) is
+no regression: it counts as checked.
 """
 
 from __future__ import annotations
@@ -65,14 +67,14 @@ def parse(text: str) -> Gate:
 
 def check(analysis: Analysis, gate: Gate) -> Outcome:
     regressions, undecided, checked = [], [], 0
-    for row in analysis.rows:
+    for row in (r for r in analysis.rows if r.primary):
         for candidate in analysis.variants[1:]:
             checked += 1
             where = f"{row.workload} {row.metric.label} {candidate}"
             comparison = row.comparisons.get(candidate)
             if comparison is None:
                 undecided.append(f"{where}: no comparison (no successful samples on one side)")
-            elif comparison.verdict == "insufficient":
+            elif comparison.verdict == "insufficient" and comparison.refusal != "equal":
                 undecided.append(f"{where}: too few samples for a verdict")
             elif (comparison.verdict == "worse" and math.isfinite(comparison.delta)
                   and abs(comparison.delta) > gate.threshold):

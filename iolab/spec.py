@@ -219,6 +219,9 @@ class Workload(CellSettings, TargetOverrides):
     probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
     metrics: list[str] | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
+    # the metrics whose comparisons form the corrected family (the question
+    # asked); the other rows are exploratory. Default: iolab.metrics.PRIMARY
+    primary: list[str] | None = None
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
@@ -238,7 +241,7 @@ class Run(Strict):
     interleaved rounds until every headline delta is decided (iolab.run.adaptive),
     between ``min_iterations`` and ``max_iterations``, within ``time_budget``."""
 
-    iterations: int | Literal["auto"] = Field(default=6)
+    iterations: int | Literal["auto"] = Field(default=8)
     # alternate: variants in file order, each running [vm] cells_per_boot
     # cells in a row (ABAB..., one boot each when the variants name kernels)
     order: Literal["interleaved", "sequential", "alternate"] = "interleaved"
@@ -300,6 +303,9 @@ class Report(Strict):
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     correction: Literal["holm", "bh"] = "holm"
     metrics: list[str] | None = None
+    # the metrics whose comparisons form the corrected family (the question
+    # asked); the other rows are exploratory. Default: iolab.metrics.PRIMARY
+    primary: list[str] | None = None
     min_max: bool = False  # a min..max line under each row (JSON always has them)
     kind: Literal["comparison", "calibration"] = "comparison"  # "calibration": set by iolab calibrate
 

@@ -27,6 +27,7 @@ name = "kill test"
 kind = "loop"
 fs = "ext4"
 size = "256MiB"
+image_dir = "{image_dir}"
 [[variant]]
 name = "base"
 [[variant]]
@@ -58,7 +59,7 @@ def lab(tmp_path):
     original = SYSCTL.read_text().strip()
     value = int(original) + 1234
     path = tmp_path / "kill.toml"
-    path.write_text(EXPERIMENT.format(value=value, runtime=2))
+    path.write_text(EXPERIMENT.format(value=value, runtime=2, image_dir=tmp_path))  # not in RAM: seen below
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
            "IOLAB_STORE": str(tmp_path / "store.db"), "PYTHONPATH": str(REPO)}
     yield {"path": path, "env": env, "tmp": tmp_path, "original": original, "value": str(value)}

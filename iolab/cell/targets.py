@@ -153,6 +153,59 @@ def _check_loop(device: str, options: Record) -> None:
             raise TargetError(f"{device}: logical block size is {size}, wanted {options.sector_size}")
 
 
+RAM_DIR = "/dev/shm"
+RAM_HEADROOM = 1 << 30  # memory left free beside a full image
+
+
+def _mem_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _is_tmpfs(path: str) -> bool:
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 2 and fields[1] == path:
+            return fields[2] == "tmpfs"
+    return False
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB"
+
+
+def ram_refusal(size: int) -> str:
+    """Why a loop image of ``size`` bytes cannot live in RAM ("" when it can):
+    /dev/shm must be a tmpfs with room for the whole image, and the machine
+    must keep RAM_HEADROOM available beside it."""
+    if not _is_tmpfs(RAM_DIR):
+        return f"{RAM_DIR} is not a tmpfs"
+    st = os.statvfs(RAM_DIR)
+    free = st.f_bavail * st.f_frsize
+    if size > free:
+        return f"{_gib(size)} image, {_gib(free)} free in {RAM_DIR}"
+    available = _mem_available()
+    if size + RAM_HEADROOM > available:
+        return f"{_gib(size)} image, {_gib(available)} memory available"
+    return ""
+
+
+def image_place(target: Target) -> tuple[str | None, str]:
+    """The directory for a loop image (None: the temp dir) and how to say where it is.
+
+    ``image_dir`` when set; else RAM (tmpfs /dev/shm) when the whole image
+    fits, so the host's disk and its writeback stay out of the measurement;
+    else the temp dir, with the reason."""
+    if target.image_dir:
+        return target.image_dir, target.image_dir
+    why = ram_refusal(target.size)
+    if not why:
+        return RAM_DIR, f"RAM (tmpfs {RAM_DIR})"
+    return None, f"{tempfile.gettempdir()} (not RAM: {why})"
+
+
 @contextmanager
 def sparse_image(directory: Path, size: int) -> Iterator[Path]:
     image = directory / "target.img"
@@ -175,9 +228,30 @@ _MKFS = {
 }
 
 
+# ext4 initialises inode tables and the journal at mkfs time, not lazily by a
+# kernel thread (ext4lazyinit) that would write in the background of the
+# measured run; merged into the user's own -E options.
+EXT4_EAGER = "lazy_itable_init=0,lazy_journal_init=0"
+
+
+def mkfs_argv(fs: str, options: list[str]) -> list[str]:
+    """mkfs options with the defaults iolab adds (ext4: no lazy init)."""
+    options = list(options)
+    if fs != "ext4":
+        return options
+    for i, option in enumerate(options):
+        if option == "-E" and i + 1 < len(options):
+            options[i + 1] = f"{EXT4_EAGER},{options[i + 1]}"
+            return options
+        if option.startswith("-E") and len(option) > 2:
+            options[i] = f"-E{EXT4_EAGER},{option[2:]}"
+            return options
+    return ["-E", EXT4_EAGER, *options]
+
+
 def mkfs(device: str, fs: str, options: list[str]) -> None:
     check_unused(device)
-    run_tool([*_MKFS[fs], *options, device], what=f"mkfs.{fs}")
+    run_tool([*_MKFS[fs], *mkfs_argv(fs, options), device], what=f"mkfs.{fs}")
 
 
 @contextmanager
@@ -280,6 +354,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
     the whole run (erofs images are immutable and built once).
     """
     mkfs_options = list(target.mkfs_options)
+    place = ""
     with ExitStack() as stack:
         if target.kind == "dir":
             assert target.path is not None
@@ -294,7 +369,8 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
                 drop_file_cache(image)
             device = stack.enter_context(loop_device(image, read_only=True, options=target.loop))
         elif target.kind == "loop":
-            image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
+            parent, place = image_place(target)
+            image_dir = stack.enter_context(temp_dir(parent, "iolab-img-"))
             image = stack.enter_context(sparse_image(image_dir, target.size))
             device = stack.enter_context(loop_device(image, options=target.loop))
             if target.fs != "none":
@@ -308,7 +384,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
         loop = target.loop.to_dict() if target.kind == "loop" else {}
         if target.fs == "none":
             check_unused(device)
-            yield Prepared(fs="none", device=device, mountpoint=None, loop=loop)
+            yield Prepared(fs="none", device=device, mountpoint=None, loop=loop, image_place=place)
             return
         mountpoint = stack.enter_context(
             mounted(device, workdir / "mnt", target.fs, target.mount_options)
@@ -320,4 +396,5 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             mkfs_options=mkfs_options,
             mount_options=target.mount_options,
             loop=loop,
+            image_place=place,
         )

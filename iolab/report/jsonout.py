@@ -9,6 +9,7 @@ from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
 from iolab.report.model import Report
 from iolab.store import RunInfo
+from iolab.stats import TESTS
 
 JSON_VERSION = 1
 
@@ -46,7 +47,10 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
         "view": analysis.view,
         "alpha": report.alpha,
         "correction": report.correction,
-        "test": "Mann-Whitney U, two-sided",
+        "test": " and ".join(TESTS[t] for t in analysis.tests) or "none",
+        "design": analysis.design,
+        "primary_comparisons": sum(1 for r in analysis.rows if r.primary for c in r.comparisons.values()
+                                   if c.verdict != "insufficient"),
     }
     sequential = analysis.sequential
     if sequential is not None:
@@ -84,6 +88,11 @@ def document(analysis: Analysis) -> dict[str, Any]:
                     "alpha": json_number(c.alpha),
                     "verdict": c.verdict,
                     "warnings": list(c.warnings),
+                    "test": c.test,
+                    "method": c.mwu_method,
+                    "family": c.family,
+                    "pairs": c.pairs,
+                    "dropped_rounds": c.dropped,
                 }
             )
     doc = {
@@ -110,6 +119,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
                 "label": row.metric.label,
                 "unit": row.metric.unit,
                 "view": row.view,
+                "primary": row.primary,
                 "figures": {variant: _figure(f) for variant, f in row.figures.items()},
             }
             for row in analysis.rows
@@ -121,6 +131,9 @@ def document(analysis: Analysis) -> dict[str, Any]:
         ],
         "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],
         "notes": analysis.notes,
+        "target_place": analysis.target_place or None,
+        "disturbed_rounds": {str(r): why for r, why in sorted(analysis.disturbed.items())},
+        "disturbance_rule": analysis.disturbance_rule,
     }
     if analysis.original is not None:
         doc["rechecked_run"] = document(analysis.original)

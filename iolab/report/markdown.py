@@ -21,7 +21,7 @@ def render(report: Report) -> str:
     lines += ["", *table.legend(analysis)]
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += ["", "delta 95% CI:", "", *[f"- {line}" for line in intervals]]
+        lines += ["", table.interval_title(analysis), "", *[f"- {line}" for line in intervals]]
     notes = table.report_notes(report)
     if notes:
         lines += ["", "notes:", "", *[f"- {note}" for note in notes]]

@@ -48,7 +48,7 @@ def render(report: Report) -> str:
     lines += [""] + table.wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += table.wrapped(["delta 95% CI:"]) + table.wrapped([f"  {line}" for line in intervals], "    ")
+        lines += table.wrapped([table.interval_title(analysis)]) + table.wrapped([f"  {line}" for line in intervals], "    ")
     notes = table.report_notes(report)
     if notes:
         lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")

@@ -227,20 +227,14 @@ def _run_adaptive(
     clock: Callable[[], float],
     done: set[int] | frozenset[int] = frozenset(),
 ) -> str:
-    """Rounds until adaptive.look says stop, or the budget ends; the stop reason."""
+    """Rounds until iolab.run.adaptive.look says stop; the stop reason."""
     settings = experiment.run
     started = clock()
     for round_index, cells in _rounds(experiment, seed):
-        measured = round_index - settings.warmup  # measured rounds done before this one
-        if settings.time_budget is not None and measured >= settings.min_iterations:
-            elapsed = clock() - started
-            per_round = elapsed / round_index
-            if elapsed + per_round > settings.time_budget:
-                return adaptive.budget_reached(settings.time_budget)
         _run_cells(store, run_id, [cell for cell in cells if cell.seq not in done], host, progress)
-        if measured + 1 >= settings.min_iterations:
+        if round_index + 1 - settings.warmup >= settings.min_iterations:
             result = analysis.analyse(store.run(run_id), store.samples(run_id))
-            verdict = adaptive.look(result)
-            if verdict.stop:
-                return verdict.reason
+            decision = adaptive.look(result, elapsed=clock() - started, rounds_run=round_index + 1)
+            if decision.stop:
+                return decision.reason
     return adaptive.max_reached(settings.max_iterations)
