@@ -264,6 +264,15 @@ def _target_place(samples: list[Sample]) -> str:
     return " and ".join(places)
 
 
+def _allowed(experiment: Experiment) -> list[str]:
+    """A note naming the fio options the experiment let through (allow = [...]):
+    a reader sees that the job ran programs or wrote outside the target."""
+    named = [f"{kind} {item.name!r}: {', '.join(item.allow)}"
+             for kind, items in (("workload", experiment.workload), ("variant", experiment.variant))
+             for item in items if getattr(item, "allow", None)]
+    return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
+
+
 def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
@@ -319,7 +328,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     sequential = _decide(rows, pending, experiment, design)
     return Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
-        notes=env_differences(measured, experiment), view=view, **_progress(measured, experiment),
+        notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
         sequential=sequential, original=original, design=design,
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),

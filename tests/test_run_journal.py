@@ -257,3 +257,20 @@ def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
     experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]}
     with pytest.raises(SpecError, match=message):
         parse(experiment)
+
+
+def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
+    from iolab import reports
+    from iolab.cell import environment
+    from iolab.report import renderer
+    from iolab.run import runner
+    from tests.fakes import FIXED_HOST, ScriptedHost
+
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n", "allow": ["write_bw_log"]}
+    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "workload": [job],
+                        "run": {"iterations": 2}})
+    store = Store(tmp_path / "s.db")
+    run_id = runner.run(experiment, store, host=ScriptedHost({"a": 100.0, "b": 100.0}))
+    text = renderer("text")(reports.run_report(store, run_id))
+    assert "fio options allowed past iolab's check: workload 'w': write_bw_log" in text.replace("\n  ", " ")
