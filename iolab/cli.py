@@ -365,13 +365,18 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
     store = _store(args)
+    live = recovery.live_runs()
     print(f"{'id':>4}  {'started':<16}  {'status':<11}  {'cells':>9}  name")
     for run in store.runs():
         ok, failed = store.sample_counts(run.id)
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
+        if run.status == "running" and (recovery.store_name(store), run.id) not in live:
+            note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")
     return EXIT_OK
 

@@ -47,6 +47,21 @@ def reclaim(journal: Path | None = None) -> list[knobs.Recovered]:
     return found
 
 
+def live_runs(journal: Path | None = None) -> set[tuple[str, int]]:
+    """(store, run id) of the runs whose iolab process is alive (their "run" entries)."""
+    live = set()
+    for item in knobs.Journal(journal or default_journal()).entries():
+        undo = item.get("undo", {})
+        if undo.get("kind") == "run" and knobs.journal.owner_alive(int(item.get("pid", 0)), item.get("start")):
+            live.add((str(undo.get("store")), int(undo.get("run_id", 0))))
+    return live
+
+
+def store_name(store: Store) -> str:
+    """How the journal names a store: its URL, or its file's absolute path."""
+    return store.where if is_url(store.where) else str(Path(store.where).resolve())
+
+
 def report(found: list[knobs.Recovered], who: str = "a killed run") -> None:
     """Say on stderr what recovery did."""
     for item in found:
@@ -62,8 +77,7 @@ def journalled_run(store: Store, run_id: int, journal: Path | None = None) -> It
     run interrupted. The entry stays when the block ends with the run still
     `running` (its store refused the final update: a full disk)."""
     jrnl = knobs.Journal(journal or default_journal())
-    where = store.where if is_url(store.where) else str(Path(store.where).resolve())
-    entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": where, "run_id": run_id})
+    entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": store_name(store), "run_id": run_id})
     try:
         yield
     finally:
