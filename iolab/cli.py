@@ -450,6 +450,7 @@ def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    interrupts.sigterm_interrupts()  # SIGTERM and SIGINT to the PID are Ctrl-C, from the start
     try:
         return COMMANDS[args.command](args)
     except (spec.SpecError, StoreError, ToolError) as error:

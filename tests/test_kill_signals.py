@@ -86,13 +86,16 @@ def wait_for(predicate, timeout=120.0):
 
 
 def child_running(process, name):
+    """A child of the run: mkfs, or fio's measured run (not the load's fio --parse-only)."""
     def running():
         for pid in descendants(process.pid):
             try:
-                if Path(f"/proc/{pid}/comm").read_text().strip().startswith(name):
-                    return True
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
+            if comm.startswith(name) and (name != "fio" or b"json+" in cmdline):
+                return True
         return False
 
     return running
@@ -159,4 +162,18 @@ def test_two_runs_at_once_the_second_is_refused(lab):
     assert f"pid {first.pid}" in second.stderr and "sysctl vm.dirty_expire_centisecs" in second.stderr
     out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
+    assert leftovers(lab) == NOTHING
+
+
+def test_sigint_to_the_pid_of_a_background_run_is_a_clean_interrupt(lab):
+    # a script's `iolab run ... &` starts with SIGINT ignored; iolab listens anyway
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import signal, runpy, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+         "sys.argv = ['iolab', 'run', '--quiet', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
+         str(lab["path"])],
+        env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(child_running(process, "fio"))
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
     assert leftovers(lab) == NOTHING

@@ -62,5 +62,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def sigterm_interrupts() -> None:
-    """Treat SIGTERM like Ctrl-C, so a killed run still cleans up."""
+    """Treat SIGTERM like Ctrl-C, so a killed run still cleans up; and SIGINT
+    to the PID too, even when iolab was started with SIGINT ignored (a
+    background job of a script: `iolab run ... &`)."""
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
