@@ -50,6 +50,9 @@ class LocalHost(CellByCell):
 
     def __enter__(self) -> LocalHost:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
+        # what killed runs left (the runner reclaims first when it makes the host;
+        # a host given to it, as by bench/, still starts on a machine as it was)
+        self._say(knobs.recover(self.journal), "what a killed run left")
         self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-run-{os.urandom(6).hex()}")
         self._entry = knobs.Journal(self.journal).add(f"directory {self.scratch}", {"kind": "path", "path": str(self.scratch)})
         self.scratch.mkdir(mode=0o700)
@@ -62,10 +65,14 @@ class LocalHost(CellByCell):
             shutil.rmtree(self.scratch, ignore_errors=True)
             knobs.Journal(self.journal).discard(self._entry)
         # what an interrupt cut off half made (a loop device attached as Ctrl-C came)
-        for item in knobs.recover(self.journal, only_pid=os.getpid()):
+        self._say(knobs.recover(self.journal, only_pid=os.getpid()), "what this run left")
+
+    @staticmethod
+    def _say(found: list[knobs.Recovered], what: str) -> None:
+        for item in found:
             if item.outcome != "left":
-                print(f"iolab: {'reclaimed' if item.outcome == 'restored' else 'could not reclaim'}: {item.text}",
-                      file=sys.stderr)
+                verb = "reclaimed" if item.outcome == "restored" else "could not reclaim"
+                print(f"iolab: {verb} {what}: {item.text}", file=sys.stderr)
 
     def run_cell(self, cell: CellSpec) -> Sample:
         assert self.scratch is not None, "use LocalHost as a context manager"
