@@ -9,7 +9,9 @@ import sqlite3
 import sys
 import textwrap
 
-from iolab import doctor, gate, load, progress, reports, spec
+from iolab import doctor, load, progress, spec
+from iolab.analysis import gate
+from iolab.analysis import reports
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
@@ -353,7 +355,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from iolab import history
+    from iolab.analysis import history
     from iolab.report.history import RENDERERS as HISTORY_RENDERERS
 
     if args.last is not None and args.last < 1:

@@ -220,7 +220,7 @@ class Workload(CellSettings, TargetOverrides):
     metrics: list[str] | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
     # the metrics whose comparisons form the corrected family (the question
-    # asked); the other rows are exploratory. Default: iolab.metrics.PRIMARY
+    # asked); the other rows are exploratory. Default: iolab.analysis.metrics.PRIMARY
     primary: list[str] | None = None
 
     @model_validator(mode="after")
@@ -304,7 +304,7 @@ class Report(Strict):
     correction: Literal["holm", "bh"] = "holm"
     metrics: list[str] | None = None
     # the metrics whose comparisons form the corrected family (the question
-    # asked); the other rows are exploratory. Default: iolab.metrics.PRIMARY
+    # asked); the other rows are exploratory. Default: iolab.analysis.metrics.PRIMARY
     primary: list[str] | None = None
     min_max: bool = False  # a min..max line under each row (JSON always has them)
     kind: Literal["comparison", "calibration"] = "comparison"  # "calibration": set by iolab calibrate

@@ -96,8 +96,11 @@ def test_a_a_experiment_finds_no_change(tmp_path):
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
     verdicts = {row.metric.name: row.comparisons["A2"].verdict for row in result.rows}
     assert set(verdicts.values()) == {"same"}, verdicts
-    # and it could have failed: 9 paired rounds can reach Holm's 0.01/2 (2/2**9 = 0.0039)
-    assert all(row.comparisons["A2"].min_p < 0.005 for row in result.rows if row.primary)
+    # and it could have failed: 9 paired rounds of bandwidth (a continuous
+    # metric, no tied pairs) can reach Holm's 0.01/2 (2/2**9 = 0.0039); a
+    # percentile read from histogram bins often ties in A/A and cannot
+    bw = next(row for row in result.rows if row.metric.name == "read_bw")
+    assert bw.comparisons["A2"].min_p < 0.005
 
 
 def test_large_real_effect_is_significant(tmp_path):

@@ -1,6 +1,5 @@
 """The quiet default target: image in RAM when it fits, eager ext4 init, settle, host noise."""
 
-import os
 import time
 
 import pytest
@@ -9,7 +8,7 @@ from iolab.cell import executor, targets
 from iolab.collectors import host_noise
 from iolab.spec import Target
 from iolab.store import Sample
-from iolab import diagnostics
+from iolab.analysis import diagnostics
 
 
 def test_ext4_gets_eager_init_merged_with_user_options():

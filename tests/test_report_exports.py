@@ -13,7 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from iolab import cli, gate, history, reports
+from iolab import cli
+from iolab.analysis import gate
+from iolab.analysis import history
+from iolab.analysis import reports
 from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY

@@ -7,7 +7,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from iolab import history, load, reports
+from iolab import load
+from iolab.analysis import history
+from iolab.analysis import reports
 from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY

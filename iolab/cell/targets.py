@@ -192,7 +192,7 @@ def ram_refusal(size: int) -> str:
     return ""
 
 
-def image_place(target: Target) -> tuple[str | None, str]:
+def image_place(target: Record) -> tuple[str | None, str]:
     """The directory for a loop image (None: the temp dir) and how to say where it is.
 
     ``image_dir`` when set; else RAM (tmpfs /dev/shm) when the whole image

@@ -16,7 +16,7 @@ host.disk_busy_ms
     (/proc/diskstats io_ticks); absent when the image is in RAM (tmpfs has
     no device) or the target is not a loop device.
 
-iolab.diagnostics marks a round disturbed from these, never from the
+iolab.analysis.diagnostics marks a round disturbed from these, never from the
 measured values.
 """
 

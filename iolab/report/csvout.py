@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from iolab import metrics
+from iolab.analysis import metrics
 from iolab.report.model import Report
 
 COLUMNS = ["run", "seq", "round", "iteration", "variant", "workload", "status", "metric", "value", "unit",

@@ -9,7 +9,7 @@ import math
 from html import escape
 from typing import Any
 
-from iolab.history import History, sparkline
+from iolab.analysis.history import History, sparkline
 from iolab.report import plots
 from iolab.report.html import page
 from iolab.report.jsonout import JSON_VERSION

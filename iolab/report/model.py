@@ -1,4 +1,4 @@
-"""What every renderer gets: a Report, built by iolab.reports from the store.
+"""What every renderer gets: a Report, built by iolab.analysis.reports from the store.
 
 A Report is computed data: the analysis (the table), the measured samples
 it was computed from (exports list them, plots draw them), the
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis
-from iolab.envdiff import EnvRow
+from iolab.analysis.envdiff import EnvRow
 from iolab.store import RunInfo, Sample
 
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
-from iolab.envdiff import differences
+from iolab.analysis.envdiff import differences
 from iolab.report.model import Report
 from iolab.stats import Comparison
 from iolab.store import RunInfo

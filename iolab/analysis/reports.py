@@ -1,13 +1,15 @@
 """Reports from the store: the stage between the store and the renderers.
 
 ``run_report`` is one run (with the run it rechecks beside it);
-``compare_report`` two runs of one experiment (iolab.compare);
+``compare_report`` two runs of one experiment (iolab.analysis.compare);
 ``baseline_report`` a run against the run saved under a baseline name.
 """
 
 from __future__ import annotations
 
-from iolab import analysis, compare, envdiff
+from iolab import analysis
+from iolab.analysis import compare
+from iolab.analysis import envdiff
 from iolab.report.model import Report
 from iolab.store import Store
 

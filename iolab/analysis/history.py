@@ -12,8 +12,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from iolab import analysis, metrics, stats
-from iolab.metrics import Metric
+from iolab import analysis, stats
+from iolab.analysis import metrics
+from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, Store, StoreError
 

@@ -11,14 +11,15 @@ compares runs), Holm-corrected over the table. Percentile rows come from the
 merged histograms of each run, as in a run's own report.
 
 Variants or workloads that only one run has are left out, with a note; the
-environment rows (iolab.envdiff) list what differs between the two runs.
+environment rows (iolab.analysis.envdiff) list what differs between the two runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from iolab import analysis, envdiff
+from iolab import analysis
+from iolab.analysis import envdiff
 from iolab.report.model import Report
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, StoreError

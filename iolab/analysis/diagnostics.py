@@ -17,7 +17,7 @@ import numpy as np
 
 from iolab import stats
 from iolab.cell.environment import CHECKED
-from iolab.metrics import Metric
+from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 

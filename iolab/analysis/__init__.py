@@ -3,7 +3,7 @@
 `analyse` takes a run's samples and returns plain data (`Analysis`): per
 workload x metric x variant the central value, its spread and n; per
 candidate the delta against the baseline with its CI, the test, and the
-verdict; noise diagnostics (iolab.diagnostics). Renderers in iolab.report
+verdict; noise diagnostics (iolab.analysis.diagnostics). Renderers in iolab.report
 only format this data.
 
 Design. A run whose order gives every variant a cell in every round
@@ -19,7 +19,7 @@ a row with fewer than MIN_PAIRS complete rounds, or values of 0 or below
 the comparison's warnings say why.
 
 Family. The experiment's primary metrics (``[report] primary``,
-``[[workload]] primary``; default iolab.metrics.PRIMARY) form the family
+``[[workload]] primary``; default iolab.analysis.metrics.PRIMARY) form the family
 that Holm (or BH) corrects; the other rows are exploratory: each tested at
 alpha, uncorrected, and marked so in every report. An adaptive run tests
 each primary comparison at the per-look level of its stopping rule
@@ -34,10 +34,11 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from iolab import histogram, metrics, stats
-from iolab.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
+from iolab import histogram, stats
+from iolab.analysis import metrics
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
                                round_effect)
-from iolab.metrics import Metric
+from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
@@ -98,7 +99,7 @@ class Analysis:
     sequential: Sequential | None = None  # set for iterations = "auto"
     original: Analysis | None = None  # for a recheck run: the run it rechecks
     design: str = "unpaired"  # "paired" (by round) or "unpaired": the run's default test
-    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.diagnostics)
+    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
 
