@@ -223,7 +223,7 @@ class InterruptingHost:
 @pytest.mark.parametrize("iterations", [3, "auto"])
 def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_path, monkeypatch, iterations):
     from iolab.cell import environment
-    from iolab import reports
+    from iolab.analysis import reports
     from iolab.report import renderer
     from iolab.run import runner
     from tests.fakes import FIXED_HOST
@@ -260,7 +260,7 @@ def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
 
 
 def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
-    from iolab import reports
+    from iolab.analysis import reports
     from iolab.cell import environment
     from iolab.report import renderer
     from iolab.run import runner
