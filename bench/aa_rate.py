@@ -24,9 +24,11 @@ same rounds
     when it sees it ("rise and fall together from round to round").
 
 fixed n
-    2000 comparisons of n = 10 per side. Verdict as iolab gives it: two-sided
-    Mann-Whitney U (iolab.stats.mwu), p < 0.05 for one metric; for the
-    report's three headline rows together, Holm over the three.
+    2000 comparisons of n rounds (10 and 20). Verdicts as iolab gives them:
+    the paired test (iolab.stats.signed_rank of the per-round log ratios,
+    the default of an interleaved run) and, for comparison, the unpaired
+    Mann-Whitney U (iolab.stats.mwu, exact as benchstat); p < 0.05 for one
+    metric; "2 primary": Holm over the default primary rows (BW, p50).
 auto
     1000 adaptive runs, each fed rounds one at a time (up to 30 per side),
     with iolab's rule (iolab.run.adaptive, iolab.analysis.sequential_level):
@@ -40,11 +42,9 @@ power
     the same comparisons with A''s values multiplied by 1.05 (a real 5%
     shift on top of real noise); "detected" = significant in the right
     direction.
-paired (for comparison only)
-    Wilcoxon signed-rank test of the per-round log ratios A'/A on the same
-    rounds: the test that uses the pairing. iolab does not use it (its
-    verdicts are Mann-Whitney U, as specified); shown to size what the
-    pairing is worth on this machine.
+With independent rounds the paired test pairs A of one round with A' of
+another: pseudo-pairs that share nothing, the calibration of the test on
+this noise's shape. With same rounds it is what an interleaved run does.
 
 Resamples of one recording overlap, so they are not independent
 experiments; the rates describe how the test behaves on this noise. The
@@ -56,18 +56,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr, wilcoxon
+from scipy.stats import spearmanr
 
 from iolab import stats
+from iolab.stats import paired
 
 HERE = Path(__file__).resolve().parent
 HEADLINE = ("read_bw", "read_p50", "read_p99")
 ALPHA = 0.05
-N_FIXED = 10
+N_FIXED = (10, 20)
 FIRST, LAST, TARGET = 5, 30, 0.01
 
 
@@ -98,46 +100,49 @@ def draw(rng: np.random.Generator, rounds: int, n: int, design: str) -> tuple[np
     return picked[:n], picked[n:]
 
 
-def fixed(data: dict[str, np.ndarray], design: str, comparisons: int, scale: float, seed: int) -> dict[str, float]:
+def _p(test: str, a: np.ndarray, b: np.ndarray) -> tuple[float, bool]:
+    """p of iolab's test and whether b is higher (the direction it saw)."""
+    if test == "paired":
+        d = np.log(b) - np.log(a)
+        return stats.signed_rank(d)[0], float(np.median(d)) > 0
+    p, _, prob = stats.mwu(a, b)
+    return p, prob > 0.5
+
+
+def fixed(data: dict[str, np.ndarray], design: str, comparisons: int, scale: float, seed: int, n: int,
+          test: str) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     rounds = len(data[HEADLINE[0]])
     hits = {m: 0 for m in HEADLINE}
-    family = paired = 0
+    family = 0
     for _ in range(comparisons):
-        ia, ib = draw(rng, rounds, N_FIXED, design)
+        ia, ib = draw(rng, rounds, n, design)
         ps, right = [], []
         for m in HEADLINE:
             a, b = data[m][ia, 0], data[m][ib, 1] * scale
-            p, _, prob = stats.mwu(a, b)
-            ok = prob > 0.5 if scale > 1 else True
+            p, up = _p(test, a, b)
+            ok = up if scale > 1 else True
             hits[m] += p < ALPHA and ok
-            ps.append(p)
+            ps.append(1.0 if math.isnan(p) else p)
             right.append(ok)
-        adjusted = stats.adjust_pvalues(ps, "holm")
-        family += any(pa < ALPHA and ok for pa, ok in zip(adjusted, right))
-        if design == "same":
-            ratios = np.log(data["read_bw"][ia, 1] * scale / data["read_bw"][ia, 0])
-            result = wilcoxon(ratios)
-            paired += result.pvalue < ALPHA and (np.median(ratios) > 0 if scale > 1 else True)
+        adjusted = stats.adjust_pvalues(ps[:2], "holm")  # the default primary rows: BW, p50
+        family += any(pa < ALPHA and ok for pa, ok in zip(adjusted, right[:2]))
     out = {m: hits[m] / comparisons for m in HEADLINE}
     out["family"] = family / comparisons
-    out["paired"] = paired / comparisons if design == "same" else float("nan")
     return out
 
 
-def _precise(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = 1000) -> bool:
-    """Percentile-bootstrap 95% CI of median(b)/median(a) - 1 within +-TARGET and
-    containing 0 (what iolab.stats.compare computes; vectorized, fewer resamples)."""
-    ia = rng.integers(0, a.size, (resamples, a.size))
-    ib = rng.integers(0, b.size, (resamples, b.size))
-    ratios = np.median(b[ib], axis=1) / np.median(a[ia], axis=1) - 1.0
-    low, high = np.percentile(ratios, [2.5, 97.5])
-    return bool(low <= 0 <= high and (high - low) / 2 <= TARGET)
+def _precise(a: np.ndarray, b: np.ndarray) -> bool:
+    """The paired delta CI (Hodges-Lehmann of the per-round log ratios, as
+    iolab.stats.compare_paired computes it) within +-TARGET and containing 0."""
+    _, low, high = paired.hodges_lehmann(np.log(b) - np.log(a), 0.95)
+    low, high = np.expm1(low), np.expm1(high)
+    return bool(np.isfinite(low) and low <= 0 <= high and (high - low) / 2 <= TARGET)
 
 
 def looks(data: dict[str, np.ndarray], design: str, runs: int, scale: float, seed: int) -> dict:
-    """For every simulated run and look n = FIRST..LAST, per metric: p, the rank
-    direction and whether the delta CI is precise."""
+    """For every simulated run and look n = FIRST..LAST, per metric: the paired
+    test's p, its direction and whether the delta CI is precise."""
     rng = np.random.default_rng(seed)
     rounds = len(data[HEADLINE[0]])
     draws = [draw(rng, rounds, LAST, design) for _ in range(runs)]
@@ -148,18 +153,19 @@ def looks(data: dict[str, np.ndarray], design: str, runs: int, scale: float, see
         for i, (ia, ib) in enumerate(draws):
             for j, n in enumerate(range(FIRST, LAST + 1)):
                 a, b = data[m][ia[:n], 0], data[m][ib[:n], 1] * scale
-                p[i, j], _, prob = stats.mwu(a, b)
-                up[i, j] = prob > 0.5
-                precise[i, j] = _precise(a, b, rng)
+                pv, up[i, j] = _p("paired", a, b)
+                p[i, j] = 1.0 if math.isnan(pv) else pv
+                precise[i, j] = _precise(a, b)
         table[m] = {"p": p, "up": up, "precise": precise}
     return table
 
 
 def auto(table: dict, metrics: tuple[str, ...], boundary: str, shifted: bool) -> tuple[float, float, float]:
-    """iolab's stopping rule on precomputed looks: (share of runs ending significant -- in
-    the right direction when shifted --, mean rounds, per-look level)."""
+    """iolab's stopping rule (iolab.run.adaptive) on precomputed looks: (share of runs
+    ending significant -- in the right direction when shifted --, mean rounds, per-look level)."""
     share = ALPHA / len(metrics)
-    level = stats.sequential_alpha(share, FIRST, LAST, boundary) if boundary != "none" else share
+    level = (stats.sequential_alpha(share, FIRST, LAST, boundary, test="signed-rank")
+             if boundary != "none" else share)
     runs = table[metrics[0]]["p"].shape[0]
     hits, used = 0, 0
     for i in range(runs):
@@ -181,7 +187,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer resamples (a smoke run)")
     args = parser.parse_args()
     documents, data = load([Path(p) for p in args.data], args.all_rounds)
-    comparisons, runs = (200, 200) if args.quick else (2000, 1000)
+    comparisons, runs = (200, 100) if args.quick else (2000, 500)
     rounds = len(data[HEADLINE[0]])
     recorded = sum(len({s["round"] for s in d["samples"]}) for d in documents)
     print(f"data: {rounds} of {recorded} recorded rounds of A and A' "
@@ -190,36 +196,37 @@ def main() -> None:
         print(f"  {d['recorded']}: {len({s['round'] for s in d['samples']})} rounds, "
               f"{len(d.get('disturbed_rounds', []))} disturbed, load average {d['loadavg_before'][0]:.2f} -> "
               f"{d['loadavg_after'][0]:.2f}, nice {d.get('nice', 0)}, {d['host'].get('cpus')} CPUs, "
-              f"kernel {d['host'].get('kernel')}, fio {d['host'].get('fio')}")
+              f"kernel {d['host'].get('kernel')}, fio {d['host'].get('fio')}, image {d.get('image_place', 'disk')}")
     for m in HEADLINE:
         values = data[m].ravel()
         rho = spearmanr(data[m][:, 0], data[m][:, 1]).statistic
+        ratios = np.log(data[m][:, 1] / data[m][:, 0])
         print(f"  {m:9s} median {np.median(values):8.2f}  rel. stddev {np.std(values, ddof=1) / np.mean(values):6.1%}"
-              f"  A vs A' of a round: Spearman {rho:+.2f}")
+              f"  A vs A' of a round: Spearman {rho:+.2f}; per-round log ratio sd {np.std(ratios, ddof=1):.3f}")
     started = time.time()
-    for design in ("independent", "same"):
-        print(f"\nfixed n={N_FIXED}, {design} rounds, {comparisons} A/A comparisons (alpha {ALPHA}):")
-        aa = fixed(data, design, comparisons, 1.0, seed=1)
-        power = fixed(data, design, comparisons, 1.05, seed=1)
-        for m in (*HEADLINE, "family", "paired"):
-            if m == "paired" and design != "same":
+    for n in N_FIXED:
+        for design in ("independent", "same"):
+            if (2 if design == "independent" else 1) * n > rounds:
                 continue
-            name = {"family": "3 rows, Holm", "paired": "read_bw paired*"}.get(m, m)
-            print(f"  {name:15s} false positives {aa[m]:6.1%}   power at +5% {power[m]:6.1%}")
-        if design == "same":
-            print("  * Wilcoxon signed-rank of per-round log ratios: not iolab's test, for comparison")
+            print(f"\nfixed n={n}, {design} rounds, {comparisons} A/A comparisons (alpha {ALPHA}):")
+            for test in ("paired", "unpaired"):
+                aa = fixed(data, design, comparisons, 1.0, 1, n, test)
+                power = fixed(data, design, comparisons, 1.05, 1, n, test)
+                for m in (*HEADLINE, "family"):
+                    name = f"{test} " + {"family": "2 primary"}.get(m, m)
+                    print(f"  {name:20s} false positives {aa[m]:6.1%}   power at +5% {power[m]:6.1%}")
     for design in ("independent", "same"):
         if design == "independent" and rounds < 2 * LAST:
             print(f"\nauto, independent rounds: needs {2 * LAST} rounds, have {rounds}")
             continue
-        print(f"\nauto ({FIRST}..{LAST} rounds, target +-{TARGET:.0%}), {design} rounds, {runs} runs per line:")
+        print(f"\nauto, paired ({FIRST}..{LAST} rounds, target +-{TARGET:.0%}), {design} rounds, {runs} runs per line:")
         null, shift = looks(data, design, runs, 1.0, seed=2), looks(data, design, runs, 1.05, seed=2)
-        for metrics in (("read_bw",), HEADLINE):
-            what = metrics[0] if len(metrics) == 1 else "3 rows"
+        for metrics in (("read_bw",), HEADLINE[:2]):
+            what = metrics[0] if len(metrics) == 1 else "2 primary"
             for boundary in ("calibrated", "bonferroni", "none"):
                 fp, fp_rounds, level = auto(null, metrics, boundary, shifted=False)
                 pw, pw_rounds, _ = auto(shift, metrics, boundary, shifted=True)
-                print(f"  {what:8s} {boundary:10s} look alpha {level:.4f}  false positives {fp:6.1%} "
+                print(f"  {what:9s} {boundary:10s} look alpha {level:.4f}  false positives {fp:6.1%} "
                       f"({fp_rounds:4.1f} rounds)  power at +5% {pw:6.1%} ({pw_rounds:4.1f} rounds)")
     print(f"\n({time.time() - started:.0f} s)")
 

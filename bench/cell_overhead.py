@@ -18,10 +18,11 @@ from pathlib import Path
 
 from iolab import spec
 from iolab.cell import targets
+from iolab.cell.cellspec import Record
 
 
 def measure(fs: str, size: str, rounds: int) -> tuple[list[float], list[float]]:
-    target = spec.Target(fs=fs, size=size)
+    target = Record(spec.Target(fs=fs, size=size).model_dump(mode="json"))
     setup, teardown = [], []
     with tempfile.TemporaryDirectory(prefix="iolab-bench-") as scratch:
         for _ in range(rounds):

@@ -32,7 +32,8 @@ def main() -> None:
         ("decide 100 rows (Holm)", lambda: stats.decide([row] * 100)),
         ("detectable_change n=10", lambda: stats.detectable_change(base, 10)),
         ("detectable_change n=30", lambda: stats.detectable_change(base, 30)),
-        ("should_stop (with CI)", lambda: stats.should_stop(base, cand, round_index=10, max_rounds=30)),
+        ("compare_paired n=10", lambda: stats.compare_paired(base, cand, higher_is_better=True)),
+        ("sequential_alpha 5..30 paired (cold)", lambda: stats.sequential_alpha(0.05, 5, 30, test="signed-rank")),
         ("trend n=30", lambda: stats.trend(rng.normal(size=30))),
     ]
     for name, fn in rows:

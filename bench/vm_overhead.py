@@ -53,9 +53,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from iolab import load, plan, spec# noqa: E402
-from iolab.hosts.vm import kernels
-from iolab.run import runner
+from iolab import load, plan, spec  # noqa: E402
+from iolab.hosts.vm import kernels  # noqa: E402
+from iolab.run import runner  # noqa: E402
 from iolab.hosts.vm import host as vm  # noqa: E402
 
 COLUMNS = ("prep", "kernel", "init", "python", "imports", "ready", "boot", "shutdown", "overhead")

@@ -5,19 +5,24 @@ from __future__ import annotations
 import argparse
 import datetime
 import random
+import sqlite3
 import sys
 import textwrap
 
-from iolab import analysis, cli_kernel, doctor, load, progress, spec
+from iolab import cli_kernel, doctor, load, progress, spec
+from iolab.analysis import gate
+from iolab.analysis import reports
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
+from iolab.report.model import Report
 from iolab.store import Store, StoreError, default_path
 from iolab.sysutil import ToolError
 
 EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_REGRESSION = gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
 
 DESCRIPTION = """\
 iolab runs a storage workload against a baseline and candidates, many
@@ -30,9 +35,18 @@ workflow:
   iolab runs                        list stored runs
   iolab report 3 --format json      show run 3 again, as JSON
   iolab run --recheck 3             run 3's experiment again, shown beside it
+  iolab resume 3                    continue run 3 after Ctrl-C or a kill
+  iolab cleanup                     reclaim what a killed run left
   iolab calibrate scenarios/demo.toml
                                     the baseline against itself: noise,
                                     detectable change, A/A false positives
+  iolab report 3 --format html > run3.html
+                                    one page with plots, to mail
+  iolab compare 3 7                 run 3 against run 7 (unpaired)
+  iolab baseline save main 3        name run 3; then run ... --baseline main
+  iolab history read_bw             a metric across the runs of an experiment
+  iolab run exp.toml --fail-on regression:5%
+                                    exit 3 when a metric got worse by >5%
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).
@@ -41,7 +55,8 @@ See README.md and scenarios/ for examples.
 
 EPILOG = """\
 exit status: 0 all cells succeeded; 1 some cells failed (they are stored
-and shown as failures); 2 bad usage or experiment file; 130 interrupted.
+and shown as failures); 2 bad usage or experiment file; 3 --fail-on: a
+primary metric got worse (or could not be decided); 130 interrupted.
 The store is %(store)s unless --store or $IOLAB_STORE says otherwise.
 """
 
@@ -53,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG % {"store": default_path()},
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--store", metavar="FILE", help="SQLite file holding runs and samples")
+    parser.add_argument("--store", metavar="FILE|URL",
+                        help="the store: an SQLite file, or a postgresql:// URL (a shared store)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = commands.add_parser("run", help="run an experiment and print its comparison",
@@ -68,11 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--show-command", action="store_true",
                      help="print each VM's QEMU command line (variants with a kernel) as it starts")
     _view_options(run)
+    _gate_options(run)
+
 
     report = commands.add_parser("report", help="print the comparison of a stored run",
                                  description="Re-render a stored run from its samples.")
     report.add_argument("run", nargs="?", default="latest", help="run id (default: the latest)")
     _view_options(report)
+    _gate_options(report)
+    _more_commands(commands)
 
     cal = commands.add_parser(
         "calibrate", help="run the baseline against itself: noise and detectable change",
@@ -83,14 +103,77 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--iterations", type=int, metavar="N",
                      help="rounds (default: [run].iterations, or 10 when it is auto)")
     cal.add_argument("--seed", type=int, help="seed of the interleaving order")
-    cal.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
+    cal.add_argument("--format", choices=tuple(CALIBRATION_RENDERERS), default="text",
+                     help="report format (default: text)")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
     commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
     cli_kernel.add_parser(commands)
+    _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
     return parser
+
+
+def _more_commands(commands) -> None:
+    """compare, baseline, history."""
+    cmp = commands.add_parser(
+        "compare", help="compare two stored runs of one experiment (unpaired)",
+        description="Each variant's values in run A against run B (different times, machines or "
+        "kernels): Mann-Whitney U, Holm-corrected; the environment differences are listed.")
+    cmp.add_argument("run_a", type=int, metavar="RUN_A", help="the reference run")
+    cmp.add_argument("run_b", type=int, metavar="RUN_B", help="the run compared with it")
+    _view_options(cmp)
+    cmp.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
+                     help="exit 3 when a metric of RUN_B is worse than in RUN_A (by more than N%%)")
+    base = commands.add_parser("baseline", help="name runs to compare later runs with",
+                               description="Saved baselines: a name for a run (saving a name again "
+                               "moves it). Use with run/report --baseline NAME.")
+    actions = base.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    save = actions.add_parser("save", help="save RUN as baseline NAME", description="Save RUN as baseline NAME.")
+    save.add_argument("name", help="e.g. main, v6.18")
+    save.add_argument("run", help="run id, or 'latest'")
+    actions.add_parser("list", help="list saved baselines", description="List saved baselines.")
+    hist = commands.add_parser("history", help="a metric across the runs of an experiment",
+                               description="The central value of METRIC in each stored run of an "
+                               "experiment (default: the latest run's), per workload and variant.")
+    hist.add_argument("metric", help="metric name, e.g. read_bw, read_p99, lat_p50")
+    hist.add_argument("--experiment", metavar="NAME", help="experiment name (default: the latest run's)")
+    hist.add_argument("--last", type=int, metavar="N", help="only the last N runs")
+    hist.add_argument("--format", choices=("text", "json", "html"), default="text",
+                      help="report format (default: text)")
+    hist.add_argument("--view", choices=("median", "mean", "hmean"), default="median",
+                      help="central value (default: median)")
+
+
+def _gate(text: str) -> gate.Gate:
+    try:
+        return gate.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _gate_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--baseline", metavar="NAME",
+                         help="show the run against the run saved as baseline NAME (iolab baseline save)")
+    command.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
+                         help="exit 3 when a metric of the table is worse (by more than N%%), or "
+                         "cannot be decided; the CI gate")
+
+
+def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """iolab resume and iolab cleanup."""
+    resume = commands.add_parser(
+        "resume", help="continue an interrupted or killed run",
+        description="Run the cells of a stored run that have no sample yet, with its stored seed and plan; "
+        "the samples it has are kept. Then print its comparison.")
+    resume.add_argument("run", type=int, help="run id (iolab runs lists them)")
+    resume.add_argument("--quiet", action="store_true", help="no progress display")
+    _view_options(resume)
+    commands.add_parser(
+        "cleanup", help="reclaim what killed runs left (knobs, loop devices, mounts, images, processes)",
+        description="Undo what iolab processes that died (SIGKILL, a crash) left on this machine, and mark "
+        "their runs interrupted; say what was done. A run does this itself before it starts.")
 
 
 def _iterations(text: str) -> int | str:
@@ -148,7 +231,7 @@ def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) 
 
 def _execute(
     args: argparse.Namespace, experiment: spec.Experiment, path: str | None, seed: int | None,
-    recheck_of: int | None = None, show_command: bool = False,
+    recheck_of: int | None = None, show_command: bool = False, resume: int | None = None,
 ) -> tuple[Store, int, bool]:
     """Run and store; (store, run id, interrupted)."""
     store = _store(args)
@@ -156,7 +239,7 @@ def _execute(
     shown = progress.for_terminal(args.quiet)
     try:
         run_id = runner.run(experiment, store, experiment_path=path, seed=seed, progress=shown,
-                            recheck_of=recheck_of, show_command=show_command,
+                            recheck_of=recheck_of, show_command=show_command, resume=resume,
                             build_progress=progress.build_reporter(args.quiet))
     except runner.Interrupted as interrupted:
         print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
@@ -186,24 +269,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_INTERRUPTED if interrupted else status
 
 
-def _analyse(store: Store, run_id: int, args: argparse.Namespace) -> analysis.Analysis:
-    """A run's analysis, with the run it rechecks beside it (if any)."""
-    run = store.run(run_id)
+def _report(store: Store, run_id: int, args: argparse.Namespace) -> Report:
+    """The run's report (with the run it rechecks beside it), or with
+    --baseline NAME the run against the saved baseline run."""
     options = dict(view=getattr(args, "view", None), min_max=getattr(args, "min_max", None))
-    original = None
-    if run.recheck_of is not None:
-        original = analysis.analyse(store.run(run.recheck_of), store.samples(run.recheck_of), **options)
-    return analysis.analyse(run, store.samples(run_id), original=original, **options)
+    if getattr(args, "baseline", None):
+        return reports.baseline_report(store, args.baseline, run_id, **options)
+    return reports.run_report(store, run_id, **options)
 
 
 def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
-    result = _analyse(store, run_id, args)
-    if result.experiment.report.kind == "calibration":
-        found = calibrate.calibrate(result, store.samples(run_id))
+    report = _report(store, run_id, args)
+    result = report.analysis
+    if result.experiment.report.kind == "calibration" and report.compared is None:
+        if args.format not in CALIBRATION_RENDERERS:
+            raise spec.SpecError(f"--format {args.format}: a calibration prints as "
+                                 f"{', '.join(CALIBRATION_RENDERERS)}")
+        found = calibrate.calibrate(result, list(report.samples))
         sys.stdout.write(CALIBRATION_RENDERERS[args.format](found))
-    else:
-        sys.stdout.write(renderer(args.format)(result))
-    return EXIT_FAILED_CELLS if result.failures else EXIT_OK
+        return EXIT_FAILED_CELLS if result.failures else EXIT_OK
+    sys.stdout.write(renderer(args.format)(report))
+    return _gated(report, args, EXIT_FAILED_CELLS if result.failures else EXIT_OK)
+
+
+def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
+    """With --fail-on: the gate's verdict on stderr, and exit 3 when it fails."""
+    fail_on = getattr(args, "fail_on", None)
+    if fail_on is None:
+        return status
+    outcome = gate.check(report.analysis, fail_on)
+    print(f"iolab: {outcome.message()}", file=sys.stderr)
+    return status if outcome.passed else EXIT_REGRESSION
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -215,26 +311,98 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     store = _store(args)
-    if args.run == "latest":
-        run_id = store.latest_run_id()
-    elif args.run.isdigit():
-        run_id = int(args.run)
-    else:
-        raise StoreError(f"run must be a number or 'latest', got {args.run!r}")
-    _print_report(store, run_id, args)
+    run_id = _run_id(store, args.run)
+    status = _print_report(store, run_id, args)
+    return EXIT_REGRESSION if status == EXIT_REGRESSION else EXIT_OK
+
+
+def _run_id(store: Store, text: str) -> int:
+    if text == "latest":
+        return store.latest_run_id()
+    if text.isdigit():
+        return int(text)
+    raise StoreError(f"run must be a number or 'latest', got {text!r}")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    store = _store(args)
+    report = reports.compare_report(store, args.run_a, args.run_b, view=args.view, min_max=args.min_max)
+    sys.stdout.write(renderer(args.format)(report))
+    return _gated(report, args, EXIT_OK)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.baseline_command == "save":
+        run_id = _run_id(store, args.run)
+        store.save_baseline(args.name, run_id)
+        print(f"baseline {args.name!r} is run {run_id} ({store.run(run_id).name})")
+        return EXIT_OK
+    saved = store.baselines()
+    if not saved:
+        print("no baselines saved (save one: iolab baseline save NAME RUN)")
+    for item in saved:
+        when = datetime.datetime.fromtimestamp(item.saved).strftime("%Y-%m-%d %H:%M")
+        print(f"{item.name:<24}  run {item.run_id:<5}  saved {when}  {store.run(item.run_id).name}")
+    return EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from iolab.analysis import history
+    from iolab.report.history import RENDERERS as HISTORY_RENDERERS
+
+    if args.last is not None and args.last < 1:
+        raise spec.SpecError(f"--last must be at least 1, got {args.last}")
+    found = history.history(_store(args), args.metric, experiment=args.experiment, last=args.last,
+                            view=args.view)
+    sys.stdout.write(HISTORY_RENDERERS[args.format](found))
     return EXIT_OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
     store = _store(args)
+    live = recovery.live_runs()
     print(f"{'id':>4}  {'started':<16}  {'status':<11}  {'cells':>9}  name")
     for run in store.runs():
         ok, failed = store.sample_counts(run.id)
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
+        if run.status == "running" and (recovery.store_name(store), run.id) not in live:
+            note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")
     return EXIT_OK
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
+    store = _store(args)
+    recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
+    original = store.run(args.run)
+    if original.status == "complete":
+        raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
+    if original.status == "running":
+        raise StoreError(f"run {args.run} is still running (its process is alive); stop it first")
+    experiment = spec.Experiment.model_validate_json(original.experiment_json)
+    store, run_id, interrupted = _execute(args, experiment, original.experiment_path, original.seed,
+                                          resume=args.run)
+    status = _print_report(store, run_id, args)
+    return EXIT_INTERRUPTED if interrupted else status
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from iolab.run import recovery
+
+    found = recovery.reclaim()
+    for item in found:
+        mark = {"restored": "reclaimed", "failed": "FAILED   ", "left": "running  "}[item.outcome]
+        print(f"{mark}  {item.text}")
+    if not found:
+        print("nothing left by an earlier run")
+    return EXIT_FAILED_CELLS if any(item.outcome == "failed" for item in found) else EXIT_OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -248,17 +416,32 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
-            "doctor": cmd_doctor, "kernel": cmd_kernel}
+            "doctor": cmd_doctor, "kernel": cmd_kernel, "compare": cmd_compare, "baseline": cmd_baseline,
+            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup}
+
+
+def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:
+    """An error message cut to a few short lines: it may quote what the user gave."""
+    kept = [line if len(line) <= width else line[: width - 3] + "..." for line in message.splitlines()[:lines]]
+    more = len(message.splitlines()) - lines
+    return "\n".join(kept + ([f"(and {more} more lines)"] if more > 0 else []))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    interrupts.sigterm_interrupts()  # SIGTERM and SIGINT to the PID are Ctrl-C, from the start
     try:
         return COMMANDS[args.command](args)
     except (spec.SpecError, StoreError, ToolError) as error:
-        message = textwrap.indent(str(error), "  ").lstrip()
+        message = textwrap.indent(_few_lines(str(error)), "  ").lstrip()
         print(f"iolab: {message}", file=sys.stderr)
         return EXIT_USAGE
+    except sqlite3.Error as error:  # the store's disk is full, or its file is not a database
+        print(f"iolab: the store {args.store or default_path()}: {str(error)[:200]}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # before a run began (loading, a kernel download): nothing to keep
+        print("iolab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -64,25 +64,25 @@ def _kvm() -> Check:
 
 
 def _journal() -> Check:
-    """Restore what a killed run left changed (iolab.knobs journal)."""
-    from iolab import knobs
+    """Reclaim what a killed run left (iolab.run.recovery): knobs, loop devices,
+    mounts, images, processes; runs left `running` are marked interrupted."""
     from iolab.hosts.local import default_journal
+    from iolab.run import recovery
 
-    journal = default_journal()
-    if not journal.exists():
-        return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
-    found = knobs.recover(journal)
+    found = recovery.reclaim()
     failed = [item.text for item in found if item.outcome == "failed"]
     restored = [item.text for item in found if item.outcome == "restored"]
     running = [item.text for item in found if item.outcome == "left"]
+    joined = "\n      ".join
     if failed:
-        return Check("knob journal", False, "could not restore: " + "; ".join(failed),
-                     f"restore by hand, then edit {journal}")
+        return Check("run journal", False, "could not reclaim:\n      " + joined(failed),
+                     f"undo it by hand, then remove its line from {default_journal()}")
     if restored:
-        return Check("knob journal", True, "restored: " + "; ".join(restored), required=False)
+        return Check("run journal", True, f"reclaimed what a killed run left ({len(restored)}):\n      "
+                     + joined(restored), required=False)
     if running:
-        return Check("knob journal", True, "applied by a running iolab: " + "; ".join(running), required=False)
-    return Check("knob journal", True, "nothing left changed by an earlier run", required=False)
+        return Check("run journal", True, "in use by a running iolab:\n      " + joined(running), required=False)
+    return Check("run journal", True, "nothing left by an earlier run", required=False)
 
 
 def checks() -> list[Check]:

@@ -15,7 +15,11 @@ the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import subprocess
+import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -25,18 +29,21 @@ from pydantic import ValidationError
 
 from iolab.spec import Build, CellSettings, Experiment, SpecError, Workload
 
+MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
+MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
+MAX_ERRORS = 4  # validation errors shown
+
 
 def load(path: str | os.PathLike[str]) -> Experiment:
     """The checked experiment of a TOML file; SpecError names the file and field."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read the experiment file: {error.strerror}") from None
+    text = read_text(path, "experiment file")
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: not valid TOML: {error}") from None
+        raise SpecError(f"{path}: not valid TOML: {str(error)[:200]}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
     if "base_dir" in raw:
         raise SpecError(f"{path}: base_dir: unknown field")
     try:
@@ -47,6 +54,7 @@ def load(path: str | os.PathLike[str]) -> Experiment:
 
 def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
     """The checked experiment of a TOML table (paths relative to ``base_dir``)."""
+    _check_depth(raw)
     prepared = _probe_tables(raw)
     try:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
@@ -60,11 +68,40 @@ def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
 def job_text(experiment: Experiment, workload: Workload) -> str:
     """The fio job text of a workload, following '@other' references and job files."""
     if workload.job_file is not None:
-        return Path(experiment.base_dir, workload.job_file).read_text()
+        return read_text(Path(experiment.base_dir, workload.job_file), "job file")
     assert workload.job is not None
     if workload.job.startswith("@"):
         return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))
     return workload.job
+
+
+def _check_depth(raw: Any) -> None:
+    """Refuse tables and arrays nested deeper than MAX_DEPTH (without recursion)."""
+    todo: list[tuple[Any, int, str]] = [(raw, 0, "")]
+    while todo:
+        node, depth, where = todo.pop()
+        if depth > MAX_DEPTH:
+            raise SpecError(f"{where or '(file)'}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            todo += [(v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
+        elif isinstance(node, list):
+            todo += [(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
+
+
+def read_text(path: Path, what: str) -> str:
+    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE + 1)
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read the {what}: {error.strerror}") from None
+    if len(data) > MAX_FILE:
+        raise SpecError(f"{path}: the {what} is larger than {MAX_FILE >> 10} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SpecError(f"{path}: the {what} is not UTF-8 text (byte {error.start}, line {line})") from None
 
 
 # -- probe tables: normalised before validation ------------------------------
@@ -196,37 +233,149 @@ def _check_machine(experiment: Experiment) -> None:
                 raise SpecError(
                     f"{where}.sysctl: {key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})"
                 )
+        for path in item.sysfs:
+            _check_sysfs_path(where, path)
+
+
+def _check_sysfs_path(where: str, path: str) -> None:
+    """A sysfs knob stays under /sys once '..' and links are resolved, and
+    (unless it names the target's device) exists on this host."""
+    concrete = path.replace("{dev}", "loop0")
+    real = os.path.realpath(concrete) if "{dev}" not in path else os.path.normpath(concrete)
+    if not real.startswith("/sys/"):
+        raise SpecError(f"{where}.sysfs: {_excerpt(path, 60)} leads out of /sys ({_excerpt(real, 60)})")
+    if "{dev}" not in path and not os.path.isfile(path):
+        raise SpecError(f"{where}.sysfs: {_excerpt(path, 60)}: no such file on this host")
+
+
+def _check_fio_jobs(experiment: Experiment) -> None:
+    """Every fio job, with every variant's fio options, judged against fio's option
+    table (iolab.engines.fio_options): what a dry run accepts, a run accepts."""
+    from iolab.engines import fio_options
+
+    for workload in experiment.workload:
+        if workload.engine != "fio":
+            continue
+        job = job_text(experiment, workload)
+        for variant in experiment.variant:
+            target = experiment.target_for(variant, workload)
+            raw_device = target.fs == "none" and target.kind != "dir"
+            try:
+                fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
+            except fio_options.UnsafeJob as error:
+                raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
+
+
+# Directories a `dir` target may not be (nor be under, for the second set).
+SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
+                        "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr")
+
+
+def _system_dir(path: str) -> str | None:
+    """A `dir` target gets fio's files: refuse system directories and home directories."""
+    import pwd
+
+    real = os.path.realpath(path)
+    homes = {os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/")}
+    if real in SYSTEM_DIRS or real in homes or real.startswith(tuple(tree + "/" for tree in SYSTEM_TREES)):
+        return real
+    return None
+
+
+def _check_dir_target(experiment: Experiment) -> None:
+    """A `dir` target gets fio's files: not a system or home directory."""
+    target = experiment.target
+    for field, path in (("path", target.path if target.kind == "dir" else None), ("image_dir", target.image_dir)):
+        if path and (real := _system_dir(path)):
+            raise SpecError(f"target.{field}: {_excerpt(path, 60)} is a system or home directory ({real}); "
+                            "give a directory of its own, e.g. /srv/iolab-scratch")
+
+
+
+
+def _check_fio_parses(experiment: Experiment) -> None:
+    """fio itself parses every job as a cell would place it (fio --parse-only,
+    after the option check: parsing loads the I/O engine), so a value fio
+    refuses fails here and not in every cell. Skipped where fio is missing
+    (the run's preflight says so)."""
+    if shutil.which("fio") is None:
+        return
+    from iolab.engines import EngineError, fio
+
+    for workload in experiment.workload:
+        if workload.engine != "fio":
+            continue
+        job = job_text(experiment, workload)
+        for variant in experiment.variant:
+            target = experiment.target_for(variant, workload)
+            raw = target.fs == "none" and target.kind != "dir"
+            where = f'workload["{workload.name}"] with variant["{variant.name}"]'
+            try:
+                placed = fio.place_job(job, dict(variant.fio), None if raw else "/iolab-target",
+                                       "/dev/null" if raw else None, (*workload.allow, *variant.allow))
+            except EngineError as error:
+                raise SpecError(f"{where}: {error}") from None
+            refused = _fio_refuses(placed)
+            if refused:
+                raise SpecError(f"{where}: fio refuses the job: {refused}")
+
+
+@functools.lru_cache(maxsize=256)
+def _fio_refuses(job: str) -> str | None:
+    """fio's own words if `fio --parse-only` refuses the job text, else None."""
+    from iolab.engines.fio import fio_error
+    from iolab.sysutil import die_with_parent
+
+    with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
+        handle.write(job)
+        handle.flush()
+        done = subprocess.run(["fio", "--parse-only", handle.name], capture_output=True, text=True,
+                              timeout=60, check=False, preexec_fn=die_with_parent())
+    if done.returncode == 0:
+        return None
+    return fio_error(done.stderr, done.stdout)[:300]
 
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_kernels, _check_derived, _check_machine,
+    _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+    _check_fio_parses,
 )
 
 
 # -- pydantic's errors, with the field's path -----------------------------------
 
 
+def _excerpt(value: object, limit: int = 40) -> str:
+    """A short printable excerpt of user input, for messages (never the whole input)."""
+    text = value if isinstance(value, str) else repr(value)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
 def _field_path(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
     """('variant', 1, 'fio') -> variant[1].fio, naming the item where it has a name."""
-    parts: list[str] = []
+    parts: list[str] = [""]
     node: Any = raw
     for key in loc:
         if isinstance(key, int):
             item = node[key] if isinstance(node, list) and key < len(node) else None
             name = item.get("name") if isinstance(item, dict) else None
-            parts[-1] += f'["{name}"]' if name else f"[{key}]"
+            shown = f'["{name}"]' if isinstance(name, str) and name.isprintable() and len(name) <= 24 else f"[{key}]"
+            parts[-1] += shown
         else:
-            parts.append(str(key))
+            key_text = str(key)
+            parts.append(key_text if key_text.isprintable() and len(key_text) <= 40 else _excerpt(key_text, 32))
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError):
             node = None
-    return ".".join(parts) or "(file)"
+    return ".".join(part for part in parts if part) or "(file)"
 
 
 def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
     lines = []
-    for item in error.errors():
+    errors = error.errors()
+    for item in errors[:MAX_ERRORS]:
         loc = tuple(k for i, k in enumerate(item["loc"])
                     if not (isinstance(k, str) and k.startswith("function-"))
                     and not (k in ("name", "build") and i and item["loc"][i - 1] == "kernel"))  # union tags
@@ -234,6 +383,10 @@ def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
         if item["type"] == "extra_forbidden":
             message = "unknown field (check its spelling; see README.md for the fields)"
         elif item["type"] == "literal_error":
-            message = f"{message}, got {item['input']!r}"
+            message = f"{message}, got {_excerpt(item['input'])}"
+        if len(message) > 300:
+            message = message[:297] + "..."
         lines.append(f"{_field_path(loc, raw)}: {message}")
+    if len(errors) > MAX_ERRORS:
+        lines.append(f"(and {len(errors) - MAX_ERRORS} more errors)")
     return "\n".join(lines)

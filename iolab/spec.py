@@ -65,6 +65,20 @@ class ErofsFiles(Strict):
     size: Size
     content: Literal["random", "compressible"] = "random"
 
+    @field_validator("name")
+    @classmethod
+    def _inside_the_tree(cls, name: str) -> str:
+        """A relative name inside the packed tree: written as root, it must not escape it."""
+        plain = name.replace("{n}", "0")
+        if "{" in plain or "}" in plain:
+            raise ValueError("only {n} may be in braces")
+        parts = plain.split("/")
+        if not plain or plain.startswith("/") or ".." in parts or "" in parts or not plain.isprintable() \
+                or len(name) > 200:
+            raise ValueError("must be a relative file name inside the image (no '..', not absolute, "
+                             "at most 200 characters)")
+        return name
+
 
 class Loop(Strict):
     """How the loop device over the image is set up (losetup)."""
@@ -219,6 +233,7 @@ class Variant(CellSettings, TargetOverrides):
     # kernel built from source (a table: Build).
     kernel: KernelField = None
     modules: str | None = None
+    allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
@@ -249,6 +264,10 @@ class Workload(CellSettings, TargetOverrides):
     job_file: str | None = None
     probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
     metrics: list[str] | None = None
+    allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
+    # the metrics whose comparisons form the corrected family (the question
+    # asked); the other rows are exploratory. Default: iolab.analysis.metrics.PRIMARY
+    primary: list[str] | None = None
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
@@ -268,7 +287,7 @@ class Run(Strict):
     interleaved rounds until every headline delta is decided (iolab.run.adaptive),
     between ``min_iterations`` and ``max_iterations``, within ``time_budget``."""
 
-    iterations: int | Literal["auto"] = Field(default=6)
+    iterations: int | Literal["auto"] = Field(default=8)
     # alternate: variants in file order, each running [vm] cells_per_boot
     # cells in a row (ABAB..., one boot each when the variants name kernels)
     order: Literal["interleaved", "sequential", "alternate"] = "interleaved"
@@ -330,6 +349,9 @@ class Report(Strict):
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     correction: Literal["holm", "bh"] = "holm"
     metrics: list[str] | None = None
+    # the metrics whose comparisons form the corrected family (the question
+    # asked); the other rows are exploratory. Default: iolab.analysis.metrics.PRIMARY
+    primary: list[str] | None = None
     min_max: bool = False  # a min..max line under each row (JSON always has them)
     kind: Literal["comparison", "calibration"] = "comparison"  # "calibration": set by iolab calibrate
 
@@ -414,7 +436,7 @@ class CellSetup(Strict):
 
 
 class Experiment(Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=200)
     description: str = ""
     target: Target = Target()
     variant: list[Variant] = Field(min_length=2)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # Which Debian package provides each tool iolab runs.
 PACKAGE_OF = {
@@ -34,11 +37,33 @@ def require(tool: str) -> str:
     return path
 
 
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent(then: Callable[[], None] | None = None) -> Callable[[], None]:
+    """A preexec_fn: the child gets SIGKILL when iolab dies (even by SIGKILL),
+    then runs `then` (a Placement's preexec). If iolab died before the child
+    got this far, the child exits at once."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+        if then is not None:
+            then()
+
+    return preexec
+
+
 def run_tool(argv: Sequence[str], *, what: str | None = None, timeout: float | None = 600) -> str:
     """Run a tool to completion; its stdout, or ToolError with the end of its stderr."""
     require(argv[0])
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, check=False, preexec_fn=die_with_parent()
+        )
     except subprocess.TimeoutExpired:
         raise ToolError(f"{what or argv[0]} did not finish in {timeout:.0f} s: {' '.join(argv)}") from None
     if done.returncode != 0:

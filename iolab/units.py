@@ -14,14 +14,16 @@ def parse_size(text: str | int) -> int:
     fio's default (kb_base=1024); iolab has no decimal sizes.
     """
     if isinstance(text, int):
-        if text < 0:
-            raise ValueError(f"size must not be negative: {text}")
+        if text < 0 or text >= 2**63:
+            raise ValueError(f"size must be between 0 and 2**63 bytes: {str(text)[:40]}")
         return text
     match = _SIZE.match(str(text))
     if not match:
         raise ValueError(f"not a size: {text!r} (examples: 4096, 64k, 512MiB, 4GiB)")
     number, prefix, _ = match.groups()
     value = float(number) * 1024 ** _POWERS[prefix.lower()]
+    if not value < 2**63:  # also inf, from a number of a thousand digits
+        raise ValueError(f"size too large: {str(text)[:40]!r}")
     if value != int(value):
         raise ValueError(f"size is not a whole number of bytes: {text!r}")
     return int(value)

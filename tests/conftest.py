@@ -54,3 +54,11 @@ def clean_system(tmp_path, monkeypatch):
     assert iolab_mounts(str(tmp_path)) == [], "mount left behind"
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith("iolab-")]
     assert leftovers == [], f"temporary files left behind: {leftovers}"
+
+
+@pytest.fixture(autouse=True)
+def own_state_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own $XDG_STATE_HOME: its own run journal and machine
+    lock, so tests (and other iolab runs on the machine) never reclaim or
+    wait for each other's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

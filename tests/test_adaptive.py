@@ -95,8 +95,8 @@ def test_runner_stops_as_soon_as_every_delta_is_decided(tmp_path, monkeypatch):
     assert host.seen[0].warmup and not host.seen[2].warmup
     bw = result.rows[0].comparisons["patched"]
     assert bw.verdict == "better" and bw.p < result.sequential.look_alpha
-    ctx = result.rows[1].comparisons["patched"]
-    assert adaptive.state(ctx, 0.01) == "precise"  # noise +-1%, no change
+    assert result.rows[0].primary and not result.rows[1].primary  # ctx: exploratory, never holds a run
+    assert result.rows[1].comparisons["patched"].family == "exploratory"
     # it did not stop before the first round at which it could
     earlier = analysis.analyse(run, [s for s in store.samples(run_id) if s.round < result.rounds_done])
     assert not adaptive.look(earlier).stop
@@ -112,7 +112,8 @@ def test_per_look_level_is_the_verdict_level(tmp_path, monkeypatch):
     store, run_id, _ = run_auto(tmp_path, monkeypatch, fixed, {"base": 100.0, "patched": 150.0})
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
     assert result.sequential is None and store.run(run_id).stop_reason is None
-    assert {c.correction for row in result.rows for c in row.comparisons.values()} == {"holm"}
+    assert {c.correction for row in result.rows if row.primary for c in row.comparisons.values()} == {"holm"}
+    assert {c.correction for row in result.rows if not row.primary for c in row.comparisons.values()} == {"none"}
 
 
 def test_budget_is_checked_only_after_min_rounds(tmp_path, monkeypatch):

@@ -24,7 +24,7 @@ def test_aa_experiment_copies_the_baseline():
     aa = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "buffered"}, {"name": "d"}]}))
     assert [v.name for v in aa.variant] == ["buffered", "buffered'"]
     assert aa.variant[0].model_dump(exclude={"name"}) == aa.variant[1].model_dump(exclude={"name"})
-    assert aa.run.iterations == 6 and aa.report.kind == "calibration"
+    assert aa.run.iterations == 8 and aa.report.kind == "calibration"
     long = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "x" * 24}, {"name": "d"}]}), 9)
     assert long.variant[1].name == "x" * 23 + "'" and long.run.iterations == 9
     auto = calibrate.aa_experiment(load.parse({**BASE, "run": {"iterations": "auto", "max_iterations": 12}}))
@@ -45,8 +45,10 @@ def test_calibration_figures_match_the_statistics(tmp_path, monkeypatch):
     pooled = np.array(a + b)
     assert bw.n == 8 and bw.noise == pytest.approx(np.std(pooled, ddof=1) / np.mean(pooled))
     assert found.detect_alpha == pytest.approx(0.05 / 2)
-    assert bw.detectable == stats.detectable_change(pooled, 8, 0.025, 0.9)
-    assert bw.false_positive == stats.aa_false_positive_rate(a, b, 0.05)
+    assert found.test == "signed-rank"  # an interleaved A/A run is paired by round
+    ratios = np.log(np.array(b)) - np.log(np.array(a))
+    assert bw.detectable == stats.detectable_change_paired(ratios, 8, 0.025, 0.9)
+    assert bw.false_positive == stats.aa_false_positive_rate(a, b, 0.05, test="signed-rank")
     assert bw.aa.verdict == "same"
     # p50 of the scripted host never changes: no detectable change can be computed
     assert math.isnan(p50.detectable) and p50.false_positive is None and "quantized" in p50.warnings[0]

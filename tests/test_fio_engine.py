@@ -79,7 +79,7 @@ def test_place_job_raw_device():
     "job, message",
     [
         ("[j]\nfilename=/dev/sda\n", "outside the target"),
-        ("[global]\ndirectory=/home\n[j]\n", "outside the target"),
+        ("[global]\ndirectory=/home\n[j]\n", "puts the job.s files on the target"),
         ("rw=read\n[j]\n", "before the first"),
         ("[global]\nrw=read\n", "no job section"),
         ("[j]\ninclude other.fio\n", "include"),

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, histogram, load, metrics, spec
+from iolab import analysis, histogram, load, spec
+from iolab.analysis import metrics
 from iolab.run import runner
 from iolab.engines import EngineError, WorkloadRun, get
 from iolab.engines import probe as engine

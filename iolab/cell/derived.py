@@ -100,11 +100,32 @@ class Derived:
         return left / right
 
 
+MAX_LENGTH = 500  # characters of one expression
+MAX_DEPTH = 32  # nesting of parentheses and operators
+
+
+def _short(text: object, limit: int = 40) -> str:
+    text = str(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _depth(tree: ast.AST) -> int:
+    """The nesting depth of an expression tree (without recursion)."""
+    deepest, todo = 0, [(tree, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
 def parse(name: str, expr: str) -> Derived:
     """Parse and check `name = expr`; ValueError naming the expression if not allowed."""
-    where = f"derived metric {name!r} = {expr!r}"
+    where = f"derived metric {_short(name, 32)} = {_short(expr)}"
     if not isinstance(expr, str) or not expr.strip():
         raise ValueError(f"{where}: empty expression")
+    if len(expr) > MAX_LENGTH:
+        raise ValueError(f"{where}: longer than {MAX_LENGTH} characters")
     quoted: dict[str, str] = {}
 
     def quote(m: re.Match[str]) -> str:
@@ -121,11 +142,15 @@ def parse(name: str, expr: str) -> Derived:
         raise ValueError(f"{where}: names starting with __iolab_q are reserved")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{where}: nested more than {MAX_DEPTH} levels") from None
     except SyntaxError as exc:
         raise ValueError(
             f"{where}: not an arithmetic expression ({exc.msg}); quote names with ':' '-' "
             "or a dot before a digit in backticks, e.g. `perf.block:block_rq_complete`"
         ) from None
+    if _depth(tree) > MAX_DEPTH:
+        raise ValueError(f"{where}: nested more than {MAX_DEPTH} levels")
     names: set[str] = set()
     _check(tree, where, quoted, names)
     return Derived(name, expr, frozenset(names), tree, quoted)

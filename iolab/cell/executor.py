@@ -28,6 +28,7 @@ from typing import Any
 from iolab import collectors, engines, knobs
 from iolab.cell import derived, environment, targets
 from iolab.cell.cellspec import CellSpec
+from iolab.collectors.host_noise import HostNoise
 from iolab.cell.sample import Sample
 from iolab.cell.targets import TargetError
 from iolab.collectors import CollectorError
@@ -54,6 +55,36 @@ def knob_config(cell: CellSpec) -> dict[str, Any]:
         if value is not None:
             config[name] = value
     return config
+
+
+SETTLE_TIMEOUT = 10.0  # seconds at most
+SETTLE_DIRTY_KIB = 4096  # dirty + writeback pages below this count as settled
+
+
+def _dirty_kib() -> int:
+    total = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Dirty", "Writeback"):
+            total += int(rest.split()[0])
+    return total
+
+
+def settle(timeout: float = SETTLE_TIMEOUT, clock=time.monotonic, pause=time.sleep) -> dict[str, float]:
+    """``sync``, then wait until Dirty + Writeback (/proc/meminfo) drop below
+    SETTLE_DIRTY_KIB or stop falling, at most ``timeout`` s, so the previous
+    cell's (or anyone's) writeback does not run in this cell's measurement.
+    Returns host.settle_s (time waited) and host.dirty_kib (left at the start)."""
+    started = clock()
+    os.sync()
+    previous = dirty = _dirty_kib()
+    while dirty > SETTLE_DIRTY_KIB and clock() - started < timeout:
+        pause(0.1)
+        dirty = _dirty_kib()
+        if dirty >= previous and dirty < 4 * SETTLE_DIRTY_KIB:
+            break  # steady low level: someone else keeps writing; waiting will not help
+        previous = dirty
+    return {"host.settle_s": clock() - started, "host.dirty_kib": float(dirty)}
 
 
 def drop_caches() -> None:
@@ -85,19 +116,23 @@ def _measure(
         placement = knobs.placement_for(cell_knobs)
         placement.check()
         work = WorkloadRun(
-            cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec
+            cell.job, dict(getattr(cell.variant, engine.name, {})), prepared, workdir, placement.preexec,
+            allow=(*cell.workload.get("allow", ()), *cell.variant.get("allow", ())),
         )
         if cell.setup.drop_caches:
             drop_caches()
         if cell.setup.warmup_run:
             engine.run(work)
+        settled = settle()
         kernel_side = collectors.build_collectors(collectors.table_of(cell.collect, prepared.device_name), prepared.device_name)
+        kernel_side.append(HostNoise(prepared.device_name))
         with collectors.collecting(kernel_side) as collected:
             result = engine.run(work)
         for knob in cell_knobs:
             if isinstance(knob, knobs.MemoryLimit):
                 result.metrics.update(knob.usage())
     result.metrics.update(collected)
+    result.metrics.update(settled)
     values, reasons = derived.compute(cell.derived, result.metrics)
     result.metrics.update({name: value for name, value in values.items() if name not in reasons})
     if reasons:
@@ -119,9 +154,12 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
         engine = engines.get(cell.workload.engine)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
+            stack.enter_context(knobs.journal.using(journal))  # what the cell creates is journalled there
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
             prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()
+            if prepared.image_place:
+                env["image_place"] = prepared.image_place
             t1 = time.perf_counter()
             timings["setup_s"] = t1 - t0
             result = _measure(cell, prepared, workdir, journal, env)

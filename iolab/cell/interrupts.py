@@ -3,12 +3,19 @@
 The first Ctrl-C (or SIGTERM) raises KeyboardInterrupt as usual, so a
 running workload stops at once. While a teardown runs inside
 `deferred()`, a further signal is held back and raised when the teardown
-is over, so an unmount or a knob restore is never left half done.
+is over, so an unmount or a knob restore is never left half done. A
+teardown that fails while an interrupt is on its way out does not replace
+the interrupt: its error becomes a note on the KeyboardInterrupt, so the
+run still stops and is marked interrupted.
+
+SIGTERM (`kill PID`, `timeout`) is the same as Ctrl-C once
+`sigterm_interrupts()` is called (the command line does).
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +31,7 @@ def _hold(signum: int, frame: object) -> None:
 @contextmanager
 def deferred() -> Iterator[None]:
     global _depth
+    pending = sys.exc_info()[1]  # the exception this teardown runs under, if any
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -34,6 +42,11 @@ def deferred() -> Iterator[None]:
     _depth += 1
     try:
         yield
+    except Exception as error:
+        if not isinstance(pending, KeyboardInterrupt):
+            raise
+        pending.add_note(f"teardown after the interrupt: {error}")
+        raise pending from None
     finally:
         _depth -= 1
         if _depth == 0:
@@ -49,5 +62,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def sigterm_interrupts() -> None:
-    """Treat SIGTERM like Ctrl-C, so a killed run still cleans up."""
+    """Treat SIGTERM like Ctrl-C, so a killed run still cleans up; and SIGINT
+    to the PID too, even when iolab was started with SIGINT ignored (a
+    background job of a script: `iolab run ... &`)."""
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -23,6 +23,8 @@ from pathlib import Path
 from iolab.cell import interrupts
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
+from iolab.knobs import journal
+from iolab.knobs.resources import kill_users
 from iolab.sysutil import ToolError, run_tool
 
 
@@ -80,14 +82,35 @@ def check_unused(device: str) -> None:
 # -- loop devices ---------------------------------------------------------
 
 
+def _journal(label: str, undo: dict[str, str]) -> str | None:
+    """Journal how to undo a thing about to be made (iolab.knobs.journal)."""
+    current = journal.current()
+    return current.add(label, undo) if current else None
+
+
+def _forget(entry: str | None) -> None:
+    """The thing is undone (or never came to be): drop its journal entry."""
+    current = journal.current()
+    if current and entry:
+        current.discard(entry)
+
+
 @contextmanager
 def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    """A fresh directory, journalled before it exists and removed at the end."""
+    path = Path(parent or tempfile.gettempdir(), f"{prefix}{os.urandom(6).hex()}")
+    entry = _journal(f"directory {path}", {"kind": "path", "path": str(path)})
+    try:
+        path.mkdir(mode=0o700)
+    except OSError:
+        _forget(entry)
+        raise
     try:
         yield path
     finally:
         with interrupts.deferred():
             shutil.rmtree(path, ignore_errors=True)
+            _forget(entry)
 
 
 @contextmanager
@@ -101,13 +124,19 @@ def loop_device(image: Path, *, read_only: bool = False, options: Record | None 
         argv.append("--direct-io=on")
     if options.sector_size:
         argv += ["--sector-size", str(options.sector_size)]
-    device = run_tool([*argv, str(image)], what="losetup").strip()
+    entry = _journal(f"loop device over {image}", {"kind": "loop", "image": str(image)})
+    try:
+        device = run_tool([*argv, str(image)], what="losetup").strip()
+    except ToolError:
+        _forget(entry)  # nothing attached (an interrupt keeps the entry: it may have been)
+        raise
     try:
         _check_loop(device, options)
         yield device
     finally:
         with interrupts.deferred():
             run_tool(["losetup", "--detach", device], what="losetup --detach")
+            _forget(entry)
 
 
 def _check_loop(device: str, options: Record) -> None:
@@ -122,6 +151,59 @@ def _check_loop(device: str, options: Record) -> None:
         size = int((sysdir / "queue" / "logical_block_size").read_text())
         if size != options.sector_size:
             raise TargetError(f"{device}: logical block size is {size}, wanted {options.sector_size}")
+
+
+RAM_DIR = "/dev/shm"
+RAM_HEADROOM = 1 << 30  # memory left free beside a full image
+
+
+def _mem_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _is_tmpfs(path: str) -> bool:
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 2 and fields[1] == path:
+            return fields[2] == "tmpfs"
+    return False
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB"
+
+
+def ram_refusal(size: int) -> str:
+    """Why a loop image of ``size`` bytes cannot live in RAM ("" when it can):
+    /dev/shm must be a tmpfs with room for the whole image, and the machine
+    must keep RAM_HEADROOM available beside it."""
+    if not _is_tmpfs(RAM_DIR):
+        return f"{RAM_DIR} is not a tmpfs"
+    st = os.statvfs(RAM_DIR)
+    free = st.f_bavail * st.f_frsize
+    if size > free:
+        return f"{_gib(size)} image, {_gib(free)} free in {RAM_DIR}"
+    available = _mem_available()
+    if size + RAM_HEADROOM > available:
+        return f"{_gib(size)} image, {_gib(available)} memory available"
+    return ""
+
+
+def image_place(target: Record) -> tuple[str | None, str]:
+    """The directory for a loop image (None: the temp dir) and how to say where it is.
+
+    ``image_dir`` when set; else RAM (tmpfs /dev/shm) when the whole image
+    fits, so the host's disk and its writeback stay out of the measurement;
+    else the temp dir, with the reason."""
+    if target.image_dir:
+        return target.image_dir, target.image_dir
+    why = ram_refusal(target.size)
+    if not why:
+        return RAM_DIR, f"RAM (tmpfs {RAM_DIR})"
+    return None, f"{tempfile.gettempdir()} (not RAM: {why})"
 
 
 @contextmanager
@@ -146,9 +228,30 @@ _MKFS = {
 }
 
 
+# ext4 initialises inode tables and the journal at mkfs time, not lazily by a
+# kernel thread (ext4lazyinit) that would write in the background of the
+# measured run; merged into the user's own -E options.
+EXT4_EAGER = "lazy_itable_init=0,lazy_journal_init=0"
+
+
+def mkfs_argv(fs: str, options: list[str]) -> list[str]:
+    """mkfs options with the defaults iolab adds (ext4: no lazy init)."""
+    options = list(options)
+    if fs != "ext4":
+        return options
+    for i, option in enumerate(options):
+        if option == "-E" and i + 1 < len(options):
+            options[i + 1] = f"{EXT4_EAGER},{options[i + 1]}"
+            return options
+        if option.startswith("-E") and len(option) > 2:
+            options[i] = f"-E{EXT4_EAGER},{option[2:]}"
+            return options
+    return ["-E", EXT4_EAGER, *options]
+
+
 def mkfs(device: str, fs: str, options: list[str]) -> None:
     check_unused(device)
-    run_tool([*_MKFS[fs], *options, device], what=f"mkfs.{fs}")
+    run_tool([*_MKFS[fs], *mkfs_argv(fs, options), device], what=f"mkfs.{fs}")
 
 
 @contextmanager
@@ -157,16 +260,23 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
     argv = ["mount", "-t", fs]
     if options:
         argv += ["-o", options]
-    run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+    entry = _journal(f"mount of {device} at {mountpoint}", {"kind": "mount", "mountpoint": str(mountpoint)})
+    try:
+        run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+    except ToolError:
+        _forget(entry)
+        raise
     try:
         yield mountpoint
     finally:
         with interrupts.deferred():
             unmount(mountpoint)
+            _forget(entry)
 
 
 def unmount(mountpoint: Path, attempts: int = 10) -> None:
-    """Unmount, waiting briefly for a workload that is still exiting."""
+    """Unmount; a workload process still using the mount (a job process that
+    outlived its parent) is killed first."""
     for attempt in range(attempts):
         try:
             run_tool(["umount", str(mountpoint)], what="umount")
@@ -174,7 +284,8 @@ def unmount(mountpoint: Path, attempts: int = 10) -> None:
         except ToolError:
             if attempt == attempts - 1:
                 raise
-            time.sleep(0.2)
+            kill_users(str(mountpoint))
+            time.sleep(0.05 * (attempt + 1))
 
 
 # -- erofs images ---------------------------------------------------------
@@ -243,6 +354,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
     the whole run (erofs images are immutable and built once).
     """
     mkfs_options = list(target.mkfs_options)
+    place = ""
     with ExitStack() as stack:
         if target.kind == "dir":
             assert target.path is not None
@@ -257,7 +369,8 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
                 drop_file_cache(image)
             device = stack.enter_context(loop_device(image, read_only=True, options=target.loop))
         elif target.kind == "loop":
-            image_dir = stack.enter_context(temp_dir(target.image_dir, "iolab-img-"))
+            parent, place = image_place(target)
+            image_dir = stack.enter_context(temp_dir(parent, "iolab-img-"))
             image = stack.enter_context(sparse_image(image_dir, target.size))
             device = stack.enter_context(loop_device(image, options=target.loop))
             if target.fs != "none":
@@ -271,7 +384,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
         loop = target.loop.to_dict() if target.kind == "loop" else {}
         if target.fs == "none":
             check_unused(device)
-            yield Prepared(fs="none", device=device, mountpoint=None, loop=loop)
+            yield Prepared(fs="none", device=device, mountpoint=None, loop=loop, image_place=place)
             return
         mountpoint = stack.enter_context(
             mounted(device, workdir / "mnt", target.fs, target.mount_options)
@@ -283,4 +396,5 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             mkfs_options=mkfs_options,
             mount_options=target.mount_options,
             loop=loop,
+            image_place=place,
         )

@@ -36,6 +36,7 @@ from typing import Any
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.trace_phase import dev_t
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
+from iolab.sysutil import die_with_parent
 
 ACK_TIMEOUT = 20.0  # s; perf opens one counter per event and CPU before it acks
 _EVENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:.*/=,\-]*")
@@ -152,7 +153,8 @@ class PerfCounts(Collector):
         try:
             with open(self._err, "wb") as err:
                 self._proc = subprocess.Popen(
-                    argv, pass_fds=(ctl_r, ack_w), stdin=subprocess.DEVNULL, stdout=err, stderr=err
+                    argv, pass_fds=(ctl_r, ack_w), stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                    preexec_fn=die_with_parent(),  # a perf stat -a left running would count forever
                 )
         finally:
             os.close(ctl_r)

@@ -53,6 +53,7 @@ from typing import Any
 
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
+from iolab.knobs import journal
 
 def _write(path: str, value: str, what: str) -> None:
     try:
@@ -192,6 +193,7 @@ class TracePhase(Collector):
             self.ends.append((role, f"{m.group(1)}/{m.group(2)}", flt))
         self._root: str | None = None
         self._instances: list[str] = []
+        self._entries: dict[str, str | None] = {}  # run journal entry of each instance
 
     @classmethod
     def from_config(cls, value: Any, device: str | None) -> list[Collector]:
@@ -214,11 +216,17 @@ class TracePhase(Collector):
         self._root = tracefs_acquire()
         for role, event, flt in self.ends:
             inst = os.path.join(self._root, "instances", f"iolab-{os.getpid()}-{self.phase}-{role}")
+            run_journal = journal.current()  # a killed run's instance (events on) is reclaimed
+            entry = run_journal.add(f"tracefs instance {inst}", {"kind": "tracefs_instance", "path": inst}) \
+                if run_journal else None
             try:
                 os.mkdir(inst)
             except OSError as exc:
+                if run_journal and entry:
+                    run_journal.discard(entry)
                 raise CollectorError(f"tracefs: cannot create instance {inst}: {os.strerror(exc.errno or 0)}") from None
             self._instances.append(inst)
+            self._entries[inst] = entry
             _write(f"{inst}/tracing_on", "0", "pause")
             _write(f"{inst}/buffer_size_kb", str(self.buffer_size_kb), "buffer size")
             _write(f"{inst}/trace_clock", "mono", "clock")
@@ -275,6 +283,9 @@ class TracePhase(Collector):
                         continue
                     failures.append(f"cannot remove instance {inst}: {os.strerror(exc.errno or 0)}")
                     break
+            entry, run_journal = self._entries.pop(inst, None), journal.current()
+            if entry and run_journal and not os.path.isdir(inst):
+                run_journal.discard(entry)
         if self._root is not None:
             self._root = None
             tracefs_release()

@@ -23,6 +23,7 @@ class Prepared:
     mkfs_options: list[str] = field(default_factory=list)
     mount_options: str = ""
     loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
+    image_place: str = ""  # where a loop target's image lives ("RAM (tmpfs /dev/shm)", a directory)
 
     @property
     def device_name(self) -> str | None:
@@ -52,6 +53,7 @@ class WorkloadRun:
     target: Prepared
     workdir: Path  # the cell's scratch directory (not on the target)
     preexec: Callable[[], None] | None = None  # joins cgroups, pins CPUs, in the child
+    allow: tuple[str, ...] = ()  # fio options the experiment opts in to (iolab.engines.fio_options)
 
 
 class Engine(Protocol):

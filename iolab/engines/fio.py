@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Collection
 from typing import Any
 
 from iolab import histogram
-from iolab.engines import EngineError, EngineResult, WorkloadRun
+from iolab.engines import EngineError, EngineResult, WorkloadRun, fio_options
+from iolab.knobs.resources import run_child
 from iolab.sysutil import last_lines, require
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
-_PLACEMENT = ("filename", "directory", "opendir", "filename_format")
 
 
 class FioEngine:
@@ -33,12 +34,11 @@ class FioEngine:
     def run(self, work: WorkloadRun) -> EngineResult:
         require("fio")
         job_path = work.workdir / "job.fio"
-        job_path.write_text(place_job(work.job, work.options, work.target.mountpoint, work.target.device))
+        placed = place_job(work.job, work.options, work.target.mountpoint, work.target.device, work.allow)
+        job_path.write_text(placed)
         output = work.workdir / "fio.json"
         argv = ["fio", "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
-        done = subprocess.run(
-            argv, cwd=work.workdir, capture_output=True, text=True, preexec_fn=work.preexec, check=False
-        )
+        done = run_child(argv, cwd=work.workdir, preexec=work.preexec)
         text = output.read_text() if output.exists() else ""
         if done.returncode != 0:
             raise EngineError(f"fio exit {done.returncode}: {fio_error(done.stderr, text)}")
@@ -60,55 +60,27 @@ def sections(job: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def _options(lines: list[str]) -> dict[str, str]:
-    options = {}
-    for line in lines:
-        stripped = line.strip()
-        if not stripped or stripped[0] in ";#":
-            continue
-        match = _OPTION.match(stripped)
-        if match:
-            options[match.group(1)] = match.group(2) or ""
-    return options
-
-
-def _format(key: str, value: object) -> str:
-    if isinstance(value, bool):
-        value = int(value)
-    return f"{key}={value}"
-
-
-def place_job(job: str, options: dict[str, object], mountpoint: str | None, device: str | None) -> str:
-    """The job text with the target and the variant's options appended to each job section."""
+def place_job(
+    job: str, options: dict[str, object], mountpoint: str | None, device: str | None, allow: Collection[str] = ()
+) -> str:
+    """The job text with the target and the variant's options appended to each
+    job section, after iolab.engines.fio_options has judged every line of it."""
+    try:
+        fio_options.check(job, options, raw_device=mountpoint is None, allow=allow)
+    except fio_options.UnsafeJob as error:
+        raise EngineError(f"fio job: {error}") from None
     parsed = sections(job)
-    if any(_options(lines) for name, lines in parsed if name == ""):
-        raise EngineError("fio job: options before the first [section]; put them under [global]")
-    jobs = [name for name, _ in parsed if name and name != "global"]
+    jobs = [name for name, _ in parsed if name and not name.startswith("global")]
     if not jobs:
         raise EngineError("fio job: no job section (a [name] other than [global])")
-    for name, lines in parsed:
-        for line in lines:
-            if line.strip().startswith("include "):
-                raise EngineError(f"fio job [{name}]: 'include' is not supported; paste the included options")
-        given = _options(lines)
-        for key in _PLACEMENT:
-            value = given.get(key)
-            if value is None:
-                continue
-            if key in ("filename", "filename_format") and mountpoint is not None and not value.startswith("/"):
-                continue  # a relative name inside iolab's directory is fine
-            raise EngineError(
-                f"fio job [{name}]: '{key}={value}' would put I/O outside the target; "
-                "iolab chooses the place from [target] (a relative filename is fine)"
-            )
     appended = [f"directory={mountpoint}"] if mountpoint is not None else [f"filename={device}"]
-    appended += [_format(key, value) for key, value in options.items()]
+    appended += [fio_options.option_line(key, value) for key, value in options.items()]
     out: list[str] = []
     for name, lines in parsed:
         if name:
             out.append(f"[{name}]")
         out.extend(lines)
-        if name and name != "global":
+        if name and not name.startswith("global"):
             out.append("; added by iolab")
             out.extend(appended)
     return "\n".join(out) + "\n"

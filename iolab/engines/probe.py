@@ -41,6 +41,7 @@ from typing import Any
 
 from iolab import histogram
 from iolab.engines import EngineError, EngineResult, WorkloadRun
+from iolab.knobs.resources import run_child
 from iolab.sysutil import ToolError
 from iolab.units import parse_size
 
@@ -171,8 +172,8 @@ def normalize(params: Mapping[str, Any]) -> dict[str, Value]:
     mode = given.pop("mode", None)
     if mode is None:
         raise ValueError(f"mode: missing (one of {', '.join(MODES)})")
-    if mode not in MODES:
-        raise ValueError(f"mode: unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode: unknown mode {str(mode)[:40]!r} (modes: {', '.join(MODES)})")
     known = params_of(mode)
     out: dict[str, Value] = {"mode": mode}
     for name, value in given.items():
@@ -306,9 +307,7 @@ class ProbeEngine:
         mode, params = merged(work.job, work.options)
         where = placement(mode, work.target.mountpoint, work.target.device)
         argv = command(binary(), mode, params, where)
-        done = subprocess.run(
-            argv, cwd=work.workdir, capture_output=True, text=True, preexec_fn=work.preexec, check=False
-        )
+        done = run_child(argv, cwd=work.workdir, preexec=work.preexec)
         if done.returncode != 0:
             raise EngineError(f"iolab-probe {mode} exit {done.returncode}: {probe_error(done.returncode, done.stderr)}")
         result = parse_output(load_output(done.stdout))

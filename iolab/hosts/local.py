@@ -16,17 +16,29 @@ from iolab.hosts import CellByCell
 from iolab.cell.sample import Sample
 
 
-def default_journal() -> Path:
-    """Where applied knobs are journalled until restored (see iolab.knobs)."""
+def state_dir() -> Path:
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(state, "iolab", "knobs.journal")
+    return Path(state, "iolab")
+
+
+def default_journal() -> Path:
+    """Where a run journals what it changes and creates until it is undone
+    (iolab.knobs.journal; iolab.run.recovery reclaims it)."""
+    return state_dir() / "run.journal"
+
+
+def legacy_journal() -> Path:
+    """The knob journal of iolab before the run journal (knobs only)."""
+    return state_dir() / "knobs.journal"
 
 
 class LocalHost(CellByCell):
     """Runs cells here; owns a scratch directory for the whole run.
 
-    On entry it restores whatever a killed iolab left changed (the knob
-    journal), so a run never starts on a host that is not as it was.
+    Everything it and its cells create is journalled (default_journal());
+    the runner reclaims what a killed run left before it starts
+    (iolab.run.recovery), and on exit this host undoes whatever of its own
+    an interrupt cut off half made.
     """
 
     name = "local"
@@ -38,12 +50,12 @@ class LocalHost(CellByCell):
 
     def __enter__(self) -> LocalHost:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        for item in knobs.recover(self.journal):
-            if item.outcome == "restored":
-                print(f"iolab: restored what a killed run left changed: {item.text}", file=sys.stderr)
-            elif item.outcome == "failed":
-                print(f"iolab: could not restore what a killed run left changed: {item.text}", file=sys.stderr)
-        self.scratch = Path(tempfile.mkdtemp(prefix="iolab-run-", dir=self.scratch_parent))
+        # what killed runs left (the runner reclaims first when it makes the host;
+        # a host given to it, as by bench/, still starts on a machine as it was)
+        self._say(knobs.recover(self.journal), "what a killed run left")
+        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-run-{os.urandom(6).hex()}")
+        self._entry = knobs.Journal(self.journal).add(f"directory {self.scratch}", {"kind": "path", "path": str(self.scratch)})
+        self.scratch.mkdir(mode=0o700)
         return self
 
     def __exit__(
@@ -51,6 +63,16 @@ class LocalHost(CellByCell):
     ) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+            knobs.Journal(self.journal).discard(self._entry)
+        # what an interrupt cut off half made (a loop device attached as Ctrl-C came)
+        self._say(knobs.recover(self.journal, only_pid=os.getpid()), "what this run left")
+
+    @staticmethod
+    def _say(found: list[knobs.Recovered], what: str) -> None:
+        for item in found:
+            if item.outcome != "left":
+                verb = "reclaimed" if item.outcome == "restored" else "could not reclaim"
+                print(f"iolab: {verb} {what}: {item.text}", file=sys.stderr)
 
     def run_cell(self, cell: CellSpec) -> Sample:
         assert self.scratch is not None, "use LocalHost as a context manager"

@@ -58,15 +58,17 @@ def header(calibration: Calibration) -> list[str]:
 
 
 def methods(calibration: Calibration) -> list[str]:
-    rows = len(calibration.rows)
+    rows = sum(1 for row in calibration.analysis.rows if row.primary)
+    test = table.TEST_TEXT[calibration.test]
+    per = "rounds" if calibration.test == "signed-rank" else "per side"
     n = max((row.n for row in calibration.rows), default=0)
     rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
     lines = [
         f"noise: relative stddev of the {2 * n} values of both copies.",
-        f"A/A delta: {calibration.copy} against {calibration.baseline} (Mann-Whitney U, Holm over "
-        f"{rows} rows); ~ is the expected outcome, * a false alarm.",
-        f"detectable: smallest change a two-sided Mann-Whitney U finds with "
-        f"{calibration.power * 100:.0f}% power at this noise, n={n} per side, alpha "
+        f"A/A delta: {calibration.copy} against {calibration.baseline} ({test}, Holm over the "
+        f"{rows} primary rows; others exploratory); ~ is the expected outcome, * a false alarm.",
+        f"detectable: smallest change the {test} finds with "
+        f"{calibration.power * 100:.0f}% power at this noise, n={n} {per}, alpha "
         f"{calibration.alpha:g}/{rows} = {calibration.detect_alpha:.3g} (Holm's first step), "
         f"simulated from the observed values; none: no change can reach it at this n.",
     ]
@@ -76,7 +78,7 @@ def methods(calibration: Calibration) -> list[str]:
             f"A/A FP: share of {rate.subsets} subsets of {rate.k} of the {n} rounds in which "
             f"{calibration.copy} against {calibration.baseline} on those rounds has "
             f"p<{calibration.alpha:g}; (null): the share expected with no difference at "
-            f"{rate.k} per side."
+            f"{rate.k} {per}."
         )
     return lines
 
@@ -161,6 +163,7 @@ def document(calibration: Calibration) -> dict[str, Any]:
         "alpha": calibration.alpha,
         "detect_alpha": calibration.detect_alpha,
         "power": calibration.power,
+        "test": calibration.test,
         "methods": methods(calibration),
         "rows": rows,
         "notes": _notes(calibration),

@@ -7,6 +7,9 @@ from typing import Any
 
 from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
+from iolab.report.model import Report
+from iolab.store import RunInfo
+from iolab.stats import TESTS
 
 JSON_VERSION = 1
 
@@ -44,7 +47,10 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
         "view": analysis.view,
         "alpha": report.alpha,
         "correction": report.correction,
-        "test": "Mann-Whitney U, two-sided",
+        "test": " and ".join(TESTS[t] for t in analysis.tests) or "none",
+        "design": analysis.design,
+        "primary_comparisons": sum(1 for r in analysis.rows if r.primary for c in r.comparisons.values()
+                                   if c.verdict != "insufficient"),
     }
     sequential = analysis.sequential
     if sequential is not None:
@@ -82,6 +88,11 @@ def document(analysis: Analysis) -> dict[str, Any]:
                     "alpha": json_number(c.alpha),
                     "verdict": c.verdict,
                     "warnings": list(c.warnings),
+                    "test": c.test,
+                    "method": c.mwu_method,
+                    "family": c.family,
+                    "pairs": c.pairs,
+                    "dropped_rounds": c.dropped,
                 }
             )
     doc = {
@@ -108,6 +119,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
                 "label": row.metric.label,
                 "unit": row.metric.unit,
                 "view": row.view,
+                "primary": row.primary,
                 "figures": {variant: _figure(f) for variant, f in row.figures.items()},
             }
             for row in analysis.rows
@@ -119,11 +131,35 @@ def document(analysis: Analysis) -> dict[str, Any]:
         ],
         "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],
         "notes": analysis.notes,
+        "target_place": analysis.target_place or None,
+        "disturbed_rounds": {str(r): why for r, why in sorted(analysis.disturbed.items())},
+        "disturbance_rule": analysis.disturbance_rule,
     }
     if analysis.original is not None:
         doc["rechecked_run"] = document(analysis.original)
     return doc
 
 
-def render(analysis: Analysis) -> str:
-    return json.dumps(document(analysis), indent=2) + "\n"
+def _run(run: RunInfo) -> dict[str, Any]:
+    return {"id": run.id, "name": run.name, "status": run.status, "seed": run.seed, "started": run.started,
+            "finished": run.finished, "host": run.host}
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The run's document (or, for two runs compared, the table's) with the
+    environment rows; a comparison of runs adds ``kind``, ``runs`` and
+    ``compare_notes``."""
+    doc = document(report.analysis)
+    doc["environment"] = [
+        {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
+        for row in report.environment
+    ]
+    if report.compared is not None:
+        a, b = report.compared
+        doc = {"kind": "compare", "runs": {"a": _run(a), "b": _run(b)}, "compare_notes": list(report.notes),
+               **doc}
+    return doc
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_document(report), indent=2) + "\n"

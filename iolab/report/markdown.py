@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from iolab.analysis import Analysis
 from iolab.report import table
+from iolab.report.model import Report
 
 
 def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
-def render(analysis: Analysis) -> str:
-    head = table.header(analysis)
+def render(report: Report) -> str:
+    analysis = report.analysis
+    head = table.report_header(report)
     lines = [f"### {head[0]}", "", *[f"{line}  " for line in head[1:]]]
     for block in table.blocks(analysis):
         columns = ["workload", "metric", *block.columns[2:]]
@@ -20,8 +21,8 @@ def render(analysis: Analysis) -> str:
     lines += ["", *table.legend(analysis)]
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += ["", "delta 95% CI:", "", *[f"- {line}" for line in intervals]]
-    notes = table.footnotes(analysis)
+        lines += ["", table.interval_title(analysis), "", *[f"- {line}" for line in intervals]]
+    notes = table.report_notes(report)
     if notes:
         lines += ["", "notes:", "", *[f"- {note}" for note in notes]]
     return "\n".join(lines) + "\n"

@@ -11,13 +11,17 @@ the line below, as in the f2fs-dio-iostat seed's "median"/"recheck" rows).
 
 from __future__ import annotations
 
+import datetime
 import math
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
+from iolab.analysis.envdiff import differences
+from iolab.report.model import Report
 from iolab.stats import Comparison
+from iolab.store import RunInfo
 from iolab.units import format_size
 
 WIDTH = 72  # a mail's line
@@ -46,6 +50,8 @@ ADVICE = {
     "rounds": "the machine's state changed between rounds; interleaving keeps that out of the delta, "
     "and the rank test, which does not pair rounds, is conservative here (fewer false alarms, less "
     "power); try a quieter machine, pinned CPUs, or [cell] drop_caches = true",
+    "rounds-paired": "the machine's state changed between rounds; the paired test compares each "
+    "round's candidate with its own baseline, so that stays out of the verdict",
 }
 
 
@@ -112,20 +118,28 @@ def minmax_cell(figure: Figure) -> str:
 
 
 def delta_cell(comparison: Comparison | None) -> str:
+    """``+20.5% *``, ``~``, ``?``; an exploratory row's marks in parentheses: ``+3.1% (*)``, ``(~)``."""
     if comparison is None:
         return "-"
-    if comparison.verdict == "same":
-        return "~"
-    if comparison.verdict == "insufficient":
-        return f"{percent(comparison.delta)} ?" if math.isfinite(comparison.delta) else "?"
-    return f"{percent(comparison.delta)} *"
+    mark = {"same": "~", "insufficient": "?"}.get(comparison.verdict, "*")
+    if comparison.family == "exploratory":
+        mark = f"({mark})"
+    if comparison.verdict == "same" or not math.isfinite(comparison.delta):
+        return mark
+    return f"{percent(comparison.delta)} {mark}"
 
 
 def _rounds_text(analysis: Analysis) -> str:
     run = analysis.experiment.run
     if run.auto:
-        return f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
-    return f"{analysis.rounds_done} of {run.max_rounds} rounds"
+        text = f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
+    else:
+        text = f"{analysis.rounds_done} of {run.max_rounds} rounds"
+    per_round = analysis.cells_planned // run.max_rounds if run.max_rounds else 0
+    partial = analysis.cells_done != analysis.rounds_done * per_round
+    if analysis.cells_planned and (partial or analysis.run.status != "complete"):
+        text += f" ({analysis.cells_done} of {analysis.cells_planned} cells)"  # a run cut short says how short
+    return text
 
 
 def _status(analysis: Analysis) -> str:
@@ -142,6 +156,8 @@ def header(analysis: Analysis) -> list[str]:
         where["loop"] = "loop"
     host = run.host
     machine = f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs"
+    if target.kind == "loop" and primary.target_place:
+        where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
     if "vm" in host:
         disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
         where["loop"] = f"{disk} ({format_size(target.size)})"
@@ -162,6 +178,39 @@ def header(analysis: Analysis) -> list[str]:
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
     return lines
+
+
+def _run_line(side: str, run: RunInfo, report: Report) -> str:
+    when = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
+    host = run.host
+    rounds = len({s.round for s in report.samples if s.variant == f"run {run.id}"})
+    status = "" if run.status == "complete" else f" ({run.status})"
+    where = f", host {host['hostname']}" if host.get("hostname") else ""
+    return (f"{side} = run {run.id}{status}, {when}, {rounds} rounds; kernel {host.get('kernel')}, "
+            f"{host.get('cpus')} CPUs{where}")
+
+
+def report_header(report: Report) -> list[str]:
+    """The header of a run's report, or of two runs compared."""
+    analysis = report.analysis
+    if report.compared is None:
+        return header(analysis)
+    a, b = report.compared
+    return [
+        f"iolab compare: {analysis.experiment.name}",
+        _run_line("A", a, report),
+        _run_line("B", b, report),
+        f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
+    ]
+
+
+def report_notes(report: Report) -> list[str]:
+    """Footnotes, and for two runs compared what is left out and what differs."""
+    notes = footnotes(report.analysis)
+    if report.compared is None:
+        return notes
+    changed = [f"environment differs in {line}" for line in differences(list(report.environment))]
+    return list(dict.fromkeys([*report.notes, *changed, *notes]))
 
 
 def _vm_text(vm: dict, variants: list[str]) -> str:
@@ -221,26 +270,61 @@ def blocks(analysis: Analysis) -> list[Block]:
     return result
 
 
+def _test_text(analysis: Analysis) -> str:
+    names = [TEST_TEXT.get(t, t) for t in analysis.tests] or [TEST_TEXT[
+        "signed-rank" if analysis.design == "paired" else "mann-whitney"]]
+    return " and ".join(names)
+
+
+TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, paired by round",
+             "mann-whitney": "Mann-Whitney U, exact"}
+
+
+def _primary_count(analysis: Analysis) -> int:
+    """Primary comparisons that were tested (the size of the corrected family)."""
+    return sum(1 for row in analysis.rows if row.primary for c in row.comparisons.values()
+               if c.verdict != "insufficient")
+
+
 def _legend_line(analysis: Analysis) -> str:
     report = analysis.experiment.report
-    keys = "~ no significant change; ? too few samples"
+    keys = "~ no significant change; ? no test (too few samples, or all values equal)"
     sequential = analysis.sequential
     if sequential is not None:
         return (
-            f"* significant (Mann-Whitney U, p<{sequential.look_alpha:.2g}, the level of every look "
-            f"of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} "
+            f"* significant ({_test_text(analysis)}, p<{sequential.look_alpha:.2g}, the level of every "
+            f"look of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} primary "
             f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
         )
     correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
-    return f"* significant (Mann-Whitney U, p<{report.alpha:g}, {correction}-corrected); {keys}"
+    family = _primary_count(analysis)
+    return (f"* significant ({_test_text(analysis)}, p<{report.alpha:g}, {correction}-corrected over "
+            f"{family} primary comparison{'s' if family != 1 else ''}); {keys}")
+
+
+def _exploratory_line(analysis: Analysis) -> list[str]:
+    rows = [f"{row.workload} {row.metric.label}" for row in analysis.rows if not row.primary]
+    if not rows:
+        return []
+    level = analysis.sequential.look_alpha if analysis.sequential else analysis.experiment.report.alpha
+    return [f"(*) (~) exploratory rows, not in the corrected family ([report] primary): each tested "
+            f"at p<{level:.2g} uncorrected, a lead to check, not a finding"]
 
 
 def legend(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
-    lines = [_legend_line(primary)]
+    lines = [_legend_line(primary), *_exploratory_line(primary)]
     if analysis.original is not None and _legend_line(analysis) != lines[0]:
         lines.append("recheck: " + _legend_line(analysis))
     return lines
+
+
+def interval_title(analysis: Analysis) -> str:
+    """The heading of the delta CI lines: which estimate they are."""
+    primary = analysis.original or analysis
+    if primary.design == "paired" and "signed-rank" in primary.tests:
+        return "delta 95% CI (paired rows: Hodges-Lehmann of per-round ratios):"
+    return "delta 95% CI:"
 
 
 def _intervals(analysis: Analysis, suffix: str) -> list[str]:
@@ -249,6 +333,8 @@ def _intervals(analysis: Analysis, suffix: str) -> list[str]:
         for candidate, comparison in row.comparisons.items():
             if comparison.verdict in ("better", "worse") and math.isfinite(comparison.delta_low):
                 who = f" {candidate}" if len(analysis.variants) > 2 else ""
+                if comparison.family == "exploratory":
+                    who += " (exploratory)"
                 lines.append(
                     f"{row.workload} {row.metric.label}{who}{suffix}: {percent(comparison.delta)} "
                     f"[{percent(comparison.delta_low)}, {percent(comparison.delta_high)}], "
@@ -267,7 +353,7 @@ def _listing(items: list[str], limit: int = 4) -> str:
     return "; ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _diagnostic_notes(diagnostics: list[Diagnostic]) -> list[str]:
+def _diagnostic_notes(diagnostics: list[Diagnostic], paired: bool = False) -> list[str]:
     """One note per kind of finding, each row once, with what to try."""
     by_kind: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for d in diagnostics:
@@ -295,7 +381,8 @@ def _diagnostic_notes(diagnostics: list[Diagnostic]) -> list[str]:
     for kind, title in titles.items():
         if kind in by_kind:
             items = [f"{row} ({', '.join(found)})" for row, found in by_kind[kind].items()]
-            notes.append(f"{title} in {_listing(items)}: {ADVICE[kind]}")
+            advice = ADVICE["rounds-paired" if kind == "rounds" and paired else kind]
+            notes.append(f"{title} in {_listing(items)}: {advice}")
     for shown, rows in by_kind.get("view", {}).items():
         notes.append(f"harmonic mean needs positive values: {_listing(rows)} shown as {shown}")
     return notes
@@ -319,9 +406,21 @@ def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     for warning, where in seen.items():
         rows = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
         notes.append(f"{prefix}{rows}: {warning}")
-    notes += [prefix + note for note in _diagnostic_notes(analysis.diagnostics)]
+    notes += [prefix + note for note in _diagnostic_notes(analysis.diagnostics, analysis.design == "paired")]
+    notes += [prefix + note for note in _disturbed_notes(analysis)]
     notes += [prefix + note for note in analysis.notes]
     return notes
+
+
+def _disturbed_notes(analysis: Analysis) -> list[str]:
+    if not analysis.disturbed:
+        return []
+    rounds = sorted(analysis.disturbed)
+    first = analysis.disturbed[rounds[0]]
+    shown = ", ".join(str(r) for r in rounds[:12]) + (f" and {len(rounds) - 12} more" if len(rounds) > 12 else "")
+    return [f"host disturbed {len(rounds)} of {analysis.rounds_done} rounds ({shown}; "
+            f"round {rounds[0]}: {first}); rule: {analysis.disturbance_rule}; the rounds stay in the "
+            f"figures: see what else ran, or run again on a quieter machine"]
 
 
 def footnotes(analysis: Analysis) -> list[str]:

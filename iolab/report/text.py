@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from iolab.analysis import Analysis
 from iolab.report import table
+from iolab.report.model import Report
 
 WIDTH = table.WIDTH
 
@@ -40,15 +40,16 @@ def _layout(block: table.Block) -> list[str]:
     return stacked
 
 
-def render(analysis: Analysis) -> str:
-    lines = table.wrapped(table.header(analysis))
+def render(report: Report) -> str:
+    analysis = report.analysis
+    lines = table.wrapped(table.report_header(report))
     for block in table.blocks(analysis):
         lines += ["", *_layout(block)]
     lines += [""] + table.wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:
-        lines += table.wrapped(["delta 95% CI:"]) + table.wrapped([f"  {line}" for line in intervals], "    ")
-    notes = table.footnotes(analysis)
+        lines += table.wrapped([table.interval_title(analysis)]) + table.wrapped([f"  {line}" for line in intervals], "    ")
+    notes = table.report_notes(report)
     if notes:
         lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"

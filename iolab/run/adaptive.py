@@ -1,22 +1,25 @@
-"""Adaptive run length: when an ``iterations = "auto"`` run may stop.
+"""When an adaptive run (``iterations = "auto"``) stops: the one place that decides.
 
-After every measured round from ``min_iterations`` on, the runner analyses
-the samples so far (the same analysis the report shows) and asks
-:func:`look`. Each headline comparison -- every report row, for every
+The runner runs a round, then, from ``min_iterations`` measured rounds on,
+analyses the samples so far (the analysis the report shows) and asks
+:func:`look`. Each **primary** comparison -- every primary row, for every
 candidate against the baseline -- is
 
 * **decided** when it is significant at the per-look level (the verdict the
-  report will print), or when its 95% delta CI is precise: half-width at most
-  ``target_ci`` (relative; 0.01 = +-1%) and containing 0, i.e. no change
-  larger than the target;
-* **open** otherwise (including too few samples, and a narrow CI that
-  excludes 0 without significance: a few more rounds settle it).
+  report will print: iolab.analysis tests each primary comparison at
+  iolab.stats.sequential.level, alpha split over the primary comparisons
+  and over the looks), or when its 95% delta CI is precise: half-width at
+  most ``target_ci`` (relative; 0.01 = +-1%) and containing 0, i.e. no
+  change larger than the target;
+* **open** otherwise (too few samples, a narrow CI that excludes 0 without
+  significance: a few more rounds settle it).
 
-The run stops when no comparison is open ("all deltas decided"), after
+The run stops, in this order of reasons, when no primary comparison is
+open ("all deltas decided"), when there is nothing to compare, after
 ``max_iterations`` rounds, or when the next round would not end within
-``time_budget`` (checked by the runner). Stopping on precision never adds a
-false positive; the per-look level (iolab.analysis.sequential_level) keeps
-the table's false-positive rate at or below alpha across all the looks.
+``time_budget``. Exploratory rows never keep a run going. Stopping on
+precision never adds a false positive; the per-look level keeps the
+primary family's false-positive rate at or below alpha across all looks.
 """
 
 from __future__ import annotations
@@ -68,28 +71,36 @@ def state(comparison: Comparison, target: float) -> str:
 class Look:
     stop: bool
     reason: str  # why it stops; empty while it goes on
-    open: list[str]  # "workload label candidate" of the open comparisons
+    open: list[str]  # "workload label candidate" of the open primary comparisons
 
 
-def look(analysis: Analysis) -> Look:
-    """Whether an adaptive run may stop after the rounds in ``analysis``."""
+def look(analysis: Analysis, *, elapsed: float = 0.0, rounds_run: int = 0) -> Look:
+    """Whether an adaptive run stops after the rounds in ``analysis``.
+
+    ``elapsed``: seconds since the run started; ``rounds_run``: rounds run
+    in that time, warm-up included (the budget check assumes the next round
+    takes their mean time). Before ``min_iterations`` only the
+    ``max_iterations`` bound can stop a run.
+    """
     run = analysis.experiment.run
     if not run.auto:
         raise ValueError("look() is for runs with iterations = 'auto'")
     rounds = analysis.rounds_done
-    if rounds < run.min_iterations:
-        return Look(False, "", [])
-    comparisons = [
-        (f"{row.workload} {row.metric.label} {candidate}", row.comparisons[candidate])
-        for row in analysis.rows
-        for candidate in analysis.variants[1:]
-        if candidate in row.comparisons
-    ]
-    if not comparisons:
-        return Look(True, NOTHING_TO_COMPARE, [])
-    still_open = [name for name, c in comparisons if state(c, run.target_ci) == "open"]
-    if not still_open:
-        return Look(True, ALL_DECIDED, [])
+    still_open: list[str] = []
+    if rounds >= run.min_iterations:
+        comparisons = [
+            (f"{row.workload} {row.metric.label} {candidate}", row.comparisons[candidate])
+            for row in analysis.rows if row.primary
+            for candidate in analysis.variants[1:] if candidate in row.comparisons
+        ]
+        if not comparisons:
+            return Look(True, NOTHING_TO_COMPARE, [])
+        still_open = [name for name, c in comparisons if state(c, run.target_ci) == "open"]
+        if not still_open:
+            return Look(True, ALL_DECIDED, [])
     if rounds >= run.max_iterations:
         return Look(True, max_reached(rounds), still_open)
+    if run.time_budget is not None and rounds >= run.min_iterations and rounds_run > 0:
+        if elapsed + elapsed / rounds_run > run.time_budget:
+            return Look(True, budget_reached(run.time_budget), still_open)
     return Look(False, "", still_open)

@@ -9,21 +9,24 @@ gives:
 noise
     relative stddev (stddev / mean) of all values of both copies.
 A/A delta
-    the copy against the baseline, decided like any table (Holm over the
-    rows): "~" is the expected outcome, "*" a false alarm.
+    the copy against the baseline, decided like any table (paired by round,
+    Holm over the primary rows): "~" is the expected outcome, "*" a false
+    alarm.
 detectable change
-    the smallest relative shift a two-sided Mann-Whitney U finds with 90%
-    power at this noise with n values per side (n = the rounds run), at
-    ``alpha / rows`` -- the level the best row of a Holm-corrected table of
-    this many rows must reach (:func:`iolab.stats.detectable_change`: a
-    seeded simulation from a smoothed bootstrap of the pooled values).
+    the smallest relative shift the table's test finds with 90% power at
+    this noise with n rounds, at ``alpha / primary rows`` -- the level the
+    best primary row of a Holm-corrected table must reach. Paired (the
+    default for an interleaved run): the signed-rank test at the noise of
+    the per-round log ratios copy/baseline
+    (:func:`iolab.stats.detectable_change_paired`); unpaired: Mann-Whitney U
+    at the noise of the pooled values (:func:`iolab.stats.detectable_change`).
+    Both seeded simulations from a smoothed bootstrap.
 A/A false-positive rate
     the share of subsets of k rounds in which the copy against the baseline,
-    on those rounds only, has p < alpha (:func:`iolab.stats.
-    aa_false_positive_rate`: pairs stay in their rounds, so what differs
-    between the two copies stays in the test), beside the share expected
-    with no difference at k per side. Subsets overlap; with few rounds this
-    is a coarse figure -- the benchmark in bench/aa_rate.py measures the rate
+    on those rounds only, has p < alpha with the table's test
+    (:func:`iolab.stats.aa_false_positive_rate`: pairs stay in their rounds),
+    beside the share expected with no difference at k. Subsets overlap; with
+    few rounds this is a coarse figure -- bench/aa_rate.py measures the rate
     over many more rounds.
 """
 
@@ -80,9 +83,10 @@ class Calibration:
     baseline: str
     copy: str
     alpha: float
-    detect_alpha: float  # alpha / rows
+    detect_alpha: float  # alpha / primary rows
     power: float
     rows: list[CalibrationRow]
+    test: str = "mann-whitney"  # the test the table used: "signed-rank" (paired) or "mann-whitney"
 
 
 def _paired(samples: list[Sample], workload: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
@@ -95,34 +99,46 @@ def _paired(samples: list[Sample], workload: str, metric: str, a: str, b: str) -
     return [by_round[a][r] for r in rounds], [by_round[b][r] for r in rounds]
 
 
+def _row(row, a: list[float], b: list[float], test: str, alpha: float, detect_alpha: float) -> tuple:
+    """noise, detectable change, A/A rate and warnings of one row."""
+    pooled = np.array(a + b, dtype=float)
+    warnings: list[str] = []
+    noise = detectable = math.nan
+    rate = None
+    if pooled.size >= 2 and np.mean(pooled) != 0:
+        noise = float(np.std(pooled, ddof=1) / abs(np.mean(pooled)))
+    if len(a) < 2:
+        warnings.append(f"need >= 2 rounds with both copies, have {len(a)}")
+    elif np.any(pooled <= 0):
+        warnings.append("values of 0 or below: no relative detectable change")
+    elif pooled.max() == pooled.min():
+        warnings.append("all values equal (quantized, e.g. a histogram bucket): a change "
+                        "smaller than one step does not show at all")
+    elif test == "signed-rank":
+        ratios = np.log(np.array(b)) - np.log(np.array(a))
+        detectable = stats.detectable_change_paired(ratios, len(a), detect_alpha, POWER)
+        rate = stats.aa_false_positive_rate(a, b, alpha, test=test)
+        warnings += rate.warnings
+    else:
+        detectable = stats.detectable_change(pooled, len(a), detect_alpha, POWER)
+        rate = stats.aa_false_positive_rate(a, b, alpha, test=test)
+        warnings += rate.warnings
+    return noise, detectable, rate, tuple(warnings)
+
+
 def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
     """Noise, detectable change and A/A false-positive rate per row of an A/A run."""
     baseline, copy = result.variants[0], result.variants[1]
     alpha = result.experiment.report.alpha
-    detect_alpha = alpha / max(1, len(result.rows))
+    detect_alpha = alpha / max(1, sum(1 for row in result.rows if row.primary))
+    test = "signed-rank" if result.design == "paired" else "mann-whitney"
     rows = []
     for row in result.rows:
         a, b = _paired(samples, row.workload, row.metric.name, baseline, copy)
-        pooled = np.array(a + b, dtype=float)
-        warnings: list[str] = []
-        noise = detectable = math.nan
-        rate = None
-        if pooled.size >= 2 and np.mean(pooled) != 0:
-            noise = float(np.std(pooled, ddof=1) / abs(np.mean(pooled)))
-        if len(a) < 2:
-            warnings.append(f"need >= 2 rounds with both copies, have {len(a)}")
-        elif np.any(pooled <= 0):
-            warnings.append("values of 0 or below: no relative detectable change")
-        elif pooled.max() == pooled.min():
-            warnings.append("all values equal (quantized, e.g. a histogram bucket): a change "
-                            "smaller than one step does not show at all")
-        else:
-            detectable = stats.detectable_change(pooled, len(a), detect_alpha, POWER)
-            rate = stats.aa_false_positive_rate(a, b, alpha)
-            warnings += rate.warnings
+        noise, detectable, rate, warnings = _row(row, a, b, test, alpha, detect_alpha)
         rows.append(CalibrationRow(
             workload=row.workload, metric=row.metric.name, label=row.metric.label, unit=row.metric.unit,
             n=len(a), noise=noise, aa=row.comparisons.get(copy), detectable=detectable,
-            false_positive=rate, warnings=tuple(warnings),
+            false_positive=rate, warnings=warnings,
         ))
-    return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows)
+    return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows, test)

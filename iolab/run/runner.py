@@ -14,11 +14,12 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, load, plan
-from iolab.run import adaptive
-from iolab.cell import environment
+from iolab.run import adaptive, lock, recovery
+from iolab.cell import environment, interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
@@ -109,42 +110,76 @@ def run(
     host: Host | None = None,
     clock: Callable[[], float] = time.monotonic,
     show_command: bool = False,
+    resume: int | None = None,
     build_progress: Any = None,
 ) -> int:
     """Run the planned cells and store each sample as it comes; the run's id.
 
-    Ctrl-C stops after the current cell's teardown: the run is marked
-    'interrupted', its samples so far stay in the store, and
+    Ctrl-C (or SIGTERM) stops after the current cell's teardown: the run is
+    marked 'interrupted', its samples so far stay in the store, and
     KeyboardInterrupt propagates to the caller. ``clock`` times the budget
-    of an adaptive run. ``build_progress`` shows the build of a kernel
-    built from source (iolab.hosts.vm.build.Reporter; None: log lines).
+    of an adaptive run. ``resume`` continues that stored run (interrupted or
+    killed): the same seed and plan, only the cells without a sample.
+    Without a host given, this machine's leftovers of killed runs are
+    reclaimed first and the machine lock is held (iolab.run.lock).
+    ``build_progress`` shows the build of a kernel built from source
+    (iolab.hosts.vm.build.Reporter; None: log lines).
     """
-    progress = progress or NoProgress()
-    if host is None:
-        preflight(experiment)
-        host = host_for(experiment, show_command=show_command, build_progress=build_progress)
+    with ExitStack() as stack:
+        holder = None
+        if host is None:
+            preflight(experiment)
+            recovery.report(recovery.reclaim())
+            holder = stack.enter_context(lock.machine_lock(experiment))
+            host = host_for(experiment, show_command=show_command, build_progress=build_progress)
+        with interrupts.deferred():  # a stored run always has its journal entry
+            if resume is None:
+                run_id, seed = _begin(experiment, store, host, experiment_path, seed, recheck_of)
+            else:
+                run_id, seed = resume, store.run(resume).seed
+                store.reopen_run(resume)
+            stack.enter_context(recovery.journalled_run(store, run_id))
+        if holder is not None:
+            holder.update(run_id=run_id)
+        _execute(experiment, store, run_id, seed, host, progress or NoProgress(), clock)
+    return run_id
+
+
+def _begin(
+    experiment: Experiment, store: Store, host: Host, experiment_path: str | None, seed: int | None,
+    recheck_of: int | None,
+) -> tuple[int, int]:
+    """Store a new run; (its id, its seed)."""
     if seed is None:
         seed = experiment.run.seed if experiment.run.seed is not None else random.randrange(2**31)
-    total = plan.total_rounds(experiment)
-    cells_per_round = len(plan.pairs(experiment))
     run_id = store.begin_run(
         name=experiment.name,
         experiment_path=experiment_path,
         experiment_json=experiment.model_dump_json(),
         seed=seed,
-        planned_cells=total * cells_per_round,
+        planned_cells=plan.total_rounds(experiment) * len(plan.pairs(experiment)),
         host={**environment.host(), **host.describe()},
         recheck_of=recheck_of,
     )
-    status = "failed"
-    stop_reason = None
-    progress.start(total * cells_per_round)
+    return run_id, seed
+
+
+def _execute(
+    experiment: Experiment, store: Store, run_id: int, seed: int, host: Host, progress: Progress,
+    clock: Callable[[], float],
+) -> None:
+    """Run what is left of the run's plan; mark it complete, interrupted or failed."""
+    done = {sample.seq for sample in store.samples(run_id)}
+    status, stop_reason = "failed", None
+    planned = plan.total_rounds(experiment) * len(plan.pairs(experiment))
+    progress.start(planned - len(done))
     try:
         with host:
             if experiment.run.auto:
-                stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock)
+                stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done)
             else:
-                _run_cells(store, run_id, cell_specs(experiment, plan.plan(experiment, seed)), host, progress)
+                cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
+                _run_cells(store, run_id, cells, host, progress)
         status = "complete"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -152,7 +187,6 @@ def run(
     finally:
         progress.stop()
         store.end_run(run_id, status, stop_reason)
-    return run_id
 
 
 def host_for(experiment: Experiment, show_command: bool = False, build_progress: Any = None) -> Host:
@@ -170,7 +204,8 @@ def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, pro
     for batch in host.batches(cells):
         progress.cell_started(_label(batch[0]))
         for index, sample in enumerate(host.run_batch(batch)):
-            store.add_sample(run_id, sample)
+            with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
+                store.add_sample(run_id, sample)
             progress.cell_done(sample)
             if index + 1 < len(batch):
                 progress.cell_started(_label(batch[index + 1]))
@@ -193,21 +228,16 @@ def _run_adaptive(
     host: Host,
     progress: Progress,
     clock: Callable[[], float],
+    done: set[int] | frozenset[int] = frozenset(),
 ) -> str:
-    """Rounds until adaptive.look says stop, or the budget ends; the stop reason."""
+    """Rounds until iolab.run.adaptive.look says stop; the stop reason."""
     settings = experiment.run
     started = clock()
     for round_index, cells in _rounds(experiment, seed):
-        measured = round_index - settings.warmup  # measured rounds done before this one
-        if settings.time_budget is not None and measured >= settings.min_iterations:
-            elapsed = clock() - started
-            per_round = elapsed / round_index
-            if elapsed + per_round > settings.time_budget:
-                return adaptive.budget_reached(settings.time_budget)
-        _run_cells(store, run_id, cells, host, progress)
-        if measured + 1 >= settings.min_iterations:
+        _run_cells(store, run_id, [cell for cell in cells if cell.seq not in done], host, progress)
+        if round_index + 1 - settings.warmup >= settings.min_iterations:
             result = analysis.analyse(store.run(run_id), store.samples(run_id))
-            verdict = adaptive.look(result)
-            if verdict.stop:
-                return verdict.reason
+            decision = adaptive.look(result, elapsed=clock() - started, rounds_run=round_index + 1)
+            if decision.stop:
+                return decision.reason
     return adaptive.max_reached(settings.max_iterations)

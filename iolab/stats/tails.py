@@ -30,12 +30,13 @@ def _dense(histograms: Sequence[dict[int, int]], buckets: np.ndarray) -> np.ndar
     return matrix
 
 
-def _resampled_percentiles(
-    matrix: np.ndarray, buckets: np.ndarray, q: float, rng: np.random.Generator, resamples: int
-) -> np.ndarray:
-    """q-th percentile of `resamples` bootstrap merges of the rows of `matrix`."""
-    n = matrix.shape[0]
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
+def _weights(n: int, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """How often each of n iterations is drawn, per bootstrap resample."""
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=resamples)
+
+
+def _resampled_percentiles(matrix: np.ndarray, buckets: np.ndarray, q: float, weights: np.ndarray) -> np.ndarray:
+    """q-th percentile of the bootstrap merges of the rows of `matrix` (one per row of `weights`)."""
     merged = weights @ matrix  # (resamples, buckets)
     cumulative = np.cumsum(merged, axis=1)
     totals = cumulative[:, -1]
@@ -52,16 +53,23 @@ def delta_ci(
     confidence: float = 0.95,
     resamples: int = 5000,
     seed: int = 0,
+    paired: bool = False,
 ) -> tuple[float, float, float]:
     """(delta, low, high): relative change of the merged q-th percentile, with
-    a seeded percentile-bootstrap CI over iterations."""
+    a seeded percentile-bootstrap CI over iterations. ``paired``: ``base[i]``
+    and ``cand[i]`` come from round i and each resample draws the same
+    rounds for both (a bootstrap over rounds, as the paired test pairs them)."""
+    if paired and len(base) != len(cand):
+        raise ValueError(f"paired histograms: {len(base)} and {len(cand)} rounds")
     delta = merged_percentile(cand, q) / merged_percentile(base, q) - 1.0
     if len(base) < 2 or len(cand) < 2:
         return delta, math.nan, math.nan
     buckets = np.array(sorted(set().union(*base, *cand)), dtype=np.int64)
     rng = np.random.default_rng(seed)
-    base_p = _resampled_percentiles(_dense(base, buckets), buckets, q, rng, resamples)
-    cand_p = _resampled_percentiles(_dense(cand, buckets), buckets, q, rng, resamples)
+    base_w = _weights(len(base), rng, resamples)
+    cand_w = base_w if paired else _weights(len(cand), rng, resamples)
+    base_p = _resampled_percentiles(_dense(base, buckets), buckets, q, base_w)
+    cand_p = _resampled_percentiles(_dense(cand, buckets), buckets, q, cand_w)
     ratios = cand_p / base_p - 1.0
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(ratios, [tail, 100.0 - tail])

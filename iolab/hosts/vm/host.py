@@ -53,7 +53,9 @@ from iolab.cell.cellspec import CellSpec
 from iolab.hosts.vm.kernels import Kernel
 from iolab.cell.sample import Sample
 from iolab.spec import VM, Build, Experiment
-from iolab.sysutil import ToolError, require
+from iolab.hosts.local import default_journal
+from iolab.knobs.journal import Journal
+from iolab.sysutil import ToolError, die_with_parent, require
 
 QEMU = "qemu-system-x86_64"
 DISK_SERIAL = "iolab0"
@@ -375,7 +377,7 @@ class VMHost:
         with open(xchg / "qemu.stderr", "wb") as stderr:
             boot.started = time.monotonic()
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=stderr, start_new_session=True)
+                                       stderr=stderr, start_new_session=True, preexec_fn=die_with_parent())
         return process, boot
 
     def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = ()) -> Boot:
@@ -541,7 +543,11 @@ class VMHosts:
 
     def __enter__(self) -> VMHosts:
         compile_iolab()
-        self.scratch = Path(tempfile.mkdtemp(prefix="iolab-vmrun-", dir=self.scratch_parent))
+        # journalled before it exists: a killed run's images and exchange dirs are reclaimed
+        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-vmrun-{os.urandom(6).hex()}")
+        self._entry = Journal(default_journal()).add(f"directory {self.scratch}",
+                                                     {"kind": "path", "path": str(self.scratch)})
+        self.scratch.mkdir(mode=0o700)
         by_image: dict[Path, VMHost] = {}
         for variant, kernel in self.kernels.items():
             if kernel.directory not in by_image:
@@ -555,6 +561,7 @@ class VMHosts:
         if self.scratch is not None:
             if not os.environ.get("IOLAB_KEEP_VM"):
                 shutil.rmtree(self.scratch, ignore_errors=True)
+            Journal(default_journal()).discard(self._entry)
 
     def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
         """Consecutive cells of one kernel, at most cells_per_boot per batch."""

@@ -75,6 +75,14 @@ DEFAULT_ROWS = (
 )
 
 
+# The question an experiment asks when it declares none ([report] primary,
+# [[workload]] primary): the workload's headline throughput and latency --
+# fio's BW and median completion latency per direction with I/O, the probe's
+# median ns/op, usecs/call or reported phase. Holm runs over these only; the
+# other rows are exploratory.
+PRIMARY = ("read_bw", "read_p50", "write_bw", "write_p50", "lat_p50", "us_per_call", "phase_ns")
+
+
 def lookup(name: str) -> Metric:
     """The metric's description; an unknown name (a collector's counter, a
     derived metric) is shown under its own name and counted lower-is-better.

@@ -1,0 +1,130 @@
+"""One metric across the runs of one experiment: is it moving?
+
+For each stored run of the experiment (same name; calibrations left out),
+each workload x variant gets the central value of the metric with its
+spread and 95% CI, computed as a run's own report computes them (the view's
+summary; a percentile from the merged histogram of the run's rounds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from iolab import analysis, stats
+from iolab.analysis import metrics
+from iolab.analysis.metrics import Metric
+from iolab.spec import Experiment
+from iolab.store import RunInfo, Sample, Store, StoreError
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+@dataclass(frozen=True)
+class Point:
+    run: int
+    center: float  # nan: the run has no value here
+    low: float
+    high: float
+    rel_spread: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Series:
+    workload: str
+    variant: str
+    points: list[Point]  # one per run of History.runs, in run order
+
+
+@dataclass(frozen=True)
+class History:
+    experiment: str
+    metric: Metric
+    view: str
+    runs: list[RunInfo]
+    series: list[Series]
+    notes: list[str]
+
+
+def sparkline(values: list[float]) -> str:
+    """One character per value, ▁ (the smallest) to █ (the largest); a space
+    where there is no value."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return " " * len(values)
+    low, high = min(finite), max(finite)
+    if high == low:
+        return "".join(SPARKS[3] if math.isfinite(v) else " " for v in values)
+    scale = (len(SPARKS) - 1) / (high - low)
+    return "".join(SPARKS[round((v - low) * scale)] if math.isfinite(v) else " " for v in values)
+
+
+def _listing(names: list[str], limit: int = 12) -> str:
+    if not names:
+        return "none"
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _point(run: RunInfo, metric: Metric, view: str, group: list[Sample]) -> Point:
+    values = [s.metrics[metric.name] for s in group if metric.name in s.metrics]
+    if not values:
+        return Point(run.id, math.nan, math.nan, math.nan, math.nan, 0)
+    if view == "hmean" and any(v <= 0 for v in values):
+        view = "median"
+    figure = analysis._figure(values, 0, view, analysis._merged_center(metric, group))
+    summary = figure.summary
+    low, high = (summary.low, summary.high) if summary else (math.nan, math.nan)
+    return Point(run.id, figure.center, low, high, figure.rel_spread, figure.n)
+
+
+def _experiment_runs(store: Store, name: str | None) -> tuple[str, list[RunInfo]]:
+    if name is None:
+        runs = [r for r in store.runs() if Experiment.model_validate_json(r.experiment_json).report.kind
+                != "calibration"]
+        if not runs:
+            raise StoreError(f"no runs in {store.where} yet (start one with 'iolab run')")
+        name = runs[-1].name
+    runs = [r for r in store.runs(name)
+            if Experiment.model_validate_json(r.experiment_json).report.kind != "calibration"]
+    if not runs:
+        known = sorted({r.name for r in store.runs()})
+        raise StoreError(f"no runs of an experiment named {name!r} (stored: {', '.join(known) or 'none'})")
+    return name, runs
+
+
+def history(store: Store, metric_name: str, *, experiment: str | None = None, last: int | None = None,
+            view: str = "median") -> History:
+    if view not in stats.VIEWS:
+        raise StoreError(f"view must be one of {', '.join(stats.VIEWS)}, got {view!r}")
+    name, runs = _experiment_runs(store, experiment)
+    if last is not None:
+        runs = runs[-last:]
+    points: dict[tuple[str, str], dict[int, Point]] = defaultdict(dict)
+    metric = metrics.lookup(metric_name)
+    seen_metrics: set[str] = set()
+    for run in runs:
+        groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+        for sample in store.samples(run.id):
+            if sample.status == "ok" and not sample.warmup:
+                groups[(sample.workload, sample.variant)].append(sample)
+                seen_metrics.update(sample.metrics)
+        for key, group in groups.items():
+            point = _point(run, metric, view, group)
+            if point.n:
+                points[key][run.id] = point
+    if not points:
+        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; its metrics: "
+                         f"{_listing(sorted(seen_metrics))}")
+    latest = Experiment.model_validate_json(runs[-1].experiment_json)
+    order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}
+    keys = sorted(points, key=lambda k: (order[0].get(k[0], len(order[0])), k[0],
+                                         order[1].get(k[1], len(order[1])), k[1]))
+    empty = {r.id: Point(r.id, math.nan, math.nan, math.nan, math.nan, 0) for r in runs}
+    series = [Series(w, v, [points[(w, v)].get(r.id, empty[r.id]) for r in runs]) for w, v in keys]
+    notes = []
+    missing = [r.id for i, r in enumerate(runs) if all(math.isnan(s.points[i].center) for s in series)]
+    if missing:
+        notes.append(f"runs without this metric: {', '.join(map(str, missing))}")
+    return History(name, metric, view, runs, series, notes)

@@ -1,0 +1,250 @@
+"""What a cell creates besides knobs, and how a dead run's leftovers are reclaimed.
+
+Journal kinds (iolab.knobs.journal), each written before the thing exists:
+
+    path     {"path"}                  a scratch directory or image: removed
+    loop     {"image"}                 loop devices over that image: detached
+    mount    {"mountpoint"}            processes using it killed, then unmounted
+    process  {"pid", "start"}          a child (fio, probe, mkfs) and its
+                                       descendants: killed
+
+Processes are found through /proc: a process "uses" a path when its cwd,
+root, an open file or a mapped file is under it (fio's job processes call
+setsid(), so neither a process group nor the parent's death reaches them).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from iolab.knobs.base import KnobError
+from iolab.knobs.journal import current, owner_alive, process_start, registers
+from iolab.sysutil import die_with_parent
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descendants(root: int) -> list[int]:
+    """The processes below `root` (children first found, then theirs)."""
+    children: dict[int, list[int]] = {}
+    for pid in _pids():
+        parent = _parent(pid)
+        if parent is not None:
+            children.setdefault(parent, []).append(pid)
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _under(link: str, path: str) -> bool:
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return False
+    return target == path or target.startswith(path.rstrip("/") + "/")
+
+
+def users(path: str) -> list[int]:
+    """Processes (other than this one) whose cwd, root, open files or mapped
+    files are under `path`."""
+    path = os.path.realpath(path)
+    found = []
+    for pid in _pids():
+        if pid == os.getpid():
+            continue
+        base = f"/proc/{pid}"
+        links = [f"{base}/cwd", f"{base}/root"]
+        try:
+            links += [f"{base}/fd/{fd}" for fd in os.listdir(f"{base}/fd")]
+            links += [f"{base}/map_files/{m}" for m in os.listdir(f"{base}/map_files")]
+        except OSError:
+            pass
+        if any(_under(link, path) for link in links):
+            found.append(pid)
+    return found
+
+
+def kill(pids: Iterable[int]) -> list[int]:
+    """SIGKILL each process (stopped first, so none forks a replacement); the
+    ones that were signalled."""
+    pids = [pid for pid in pids if pid != os.getpid()]
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                continue
+    return pids
+
+
+def _wait_gone(pids: Iterable[int], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while _state(pid) not in ("Z", "X", None) and time.monotonic() < deadline:
+            time.sleep(0.01)  # a zombie is gone enough: its parent reaps it
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def kill_tree(pid: int) -> list[int]:
+    """Kill a process and everything below it; the pids killed."""
+    tree = [pid, *descendants(pid)]
+    killed = kill(tree)
+    _wait_gone(killed)
+    return killed
+
+
+def kill_users(path: str) -> list[int]:
+    """Kill every process using `path` (see users); the pids killed."""
+    killed = kill(users(path))
+    _wait_gone(killed)
+    return killed
+
+
+def run_child(
+    argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, preexec: Callable[[], None] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a workload process to completion, its output captured.
+
+    It dies with iolab (PR_SET_PDEATHSIG), is journalled while it runs, and
+    on any exception here (Ctrl-C, SIGTERM, a timeout) it is killed with
+    every process below it before the exception goes on, so nothing of it
+    keeps the target busy.
+    """
+    process = subprocess.Popen(
+        list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=die_with_parent(preexec),
+    )
+    journal = current()
+    undo = {"kind": "process", "pid": process.pid, "start": process_start(process.pid)}
+    entry = journal.add(f"{os.path.basename(argv[0])} (pid {process.pid})", undo) if journal else None
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException:
+        kill_tree(process.pid)
+        process.wait()
+        if journal and entry:
+            journal.discard(entry)
+        raise
+    if journal and entry:
+        journal.discard(entry)
+    return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
+
+
+def _mountpoints() -> list[str]:
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4].replace("\\040", " ") for line in f if len(line.split()) > 4]
+
+
+def _mounted(mountpoint: str) -> bool:
+    return mountpoint in _mountpoints()
+
+
+@registers("process")
+def _undo_process(undo: dict[str, Any], label: str) -> str:
+    pid = int(undo["pid"])
+    if not owner_alive(pid, undo.get("start")):
+        return f"process {pid} is gone"
+    killed = kill_tree(pid)
+    return f"killed {len(killed)} process(es): {', '.join(map(str, killed))}"
+
+
+@registers("mount")
+def _undo_mount(undo: dict[str, Any], label: str) -> str:
+    mountpoint = undo["mountpoint"]
+    if not _mounted(mountpoint):
+        return "not mounted"
+    killed = kill_users(mountpoint)
+    done = subprocess.run(["umount", mountpoint], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise KnobError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
+    return "unmounted" + (f" after killing {len(killed)} process(es) using it" if killed else "")
+
+
+def loops_over(image: str) -> list[str]:
+    """Loop devices whose backing file is `image` (also once it is deleted)."""
+    found = []
+    for sysdir in sorted(os.listdir("/sys/block")):
+        backing = f"/sys/block/{sysdir}/loop/backing_file"
+        try:
+            with open(backing) as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        if name.removesuffix(" (deleted)") == image:
+            found.append(f"/dev/{sysdir}")
+    return found
+
+
+@registers("loop")
+def _undo_loop(undo: dict[str, Any], label: str) -> str:
+    image = undo["image"]
+    devices = loops_over(image)
+    for device in devices:
+        kill_users(device)
+        done = subprocess.run(["losetup", "--detach", device], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise KnobError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
+    return f"detached {', '.join(devices)}" if devices else "none attached"
+
+
+@registers("path")
+def _undo_path(undo: dict[str, Any], label: str) -> str:
+    path = undo["path"]
+    if not os.path.lexists(path):
+        return "gone already"
+    if any(m == path or m.startswith(path.rstrip("/") + "/") for m in _mountpoints()):
+        raise KnobError(f"{label}: {path} still has a mount in it; not removed")
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+    return "removed"
+
+
+@registers("tracefs_instance")
+def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
+    instance = undo["path"]
+    if not os.path.isdir(instance):
+        return f"{instance} is gone"
+    try:
+        with open(os.path.join(instance, "tracing_on"), "w") as f:
+            f.write("0")
+    except OSError:
+        pass  # removing it stops it too
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            os.rmdir(instance)
+            return "removed"
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise KnobError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
+            time.sleep(0.05)

@@ -1,0 +1,107 @@
+"""The history of one metric across runs: text (a sparkline per workload and
+variant, then a line per run), JSON, and HTML with a plot."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from html import escape
+from typing import Any
+
+from iolab.analysis.history import History, sparkline
+from iolab.report import plots
+from iolab.report.html import page
+from iolab.report.jsonout import JSON_VERSION
+from iolab.report.table import VIEW_TEXT, json_number, number, wrapped
+
+
+def _when(started: float) -> str:
+    return datetime.datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M")
+
+
+def _cell(point) -> str:
+    if not math.isfinite(point.center):
+        return "-"
+    if not math.isfinite(point.rel_spread):
+        return number(point.center)
+    width = f"{point.rel_spread * 100:.1f}" if point.rel_spread < 0.1 else f"{point.rel_spread * 100:.0f}"
+    return f"{number(point.center)} ±{width}%"
+
+
+def header(found: History) -> list[str]:
+    first, last = found.runs[0], found.runs[-1]
+    return [
+        f"iolab history: {found.metric.label} ({found.metric.name}) of {found.experiment}",
+        f"{len(found.runs)} runs ({first.id}..{last.id}, {_when(first.started)} to {_when(last.started)}); "
+        f"{VIEW_TEXT[found.view]}",
+    ]
+
+
+def _workload_lines(found: History, workload: str) -> list[str]:
+    series = [s for s in found.series if s.workload == workload]
+    rows = [["", *[s.variant for s in series], "kernel"]]
+    rows.append(["trend", *[sparkline([p.center for p in s.points]) for s in series], ""])
+    for i, run in enumerate(found.runs):
+        rows.append([f"run {run.id}", *[_cell(s.points[i]) for s in series], str(run.host.get("kernel", "?"))])
+    return [workload, *(f"  {line}" for line in _aligned_left_kernel(rows))]
+
+
+def _aligned_left_kernel(rows: list[list[str]]) -> list[str]:
+    """Label left, values right, the kernel column left."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for row in rows:
+        cells = [f"{row[0]:<{widths[0]}}"]
+        cells += [f"{c:>{w}}" for c, w in zip(row[1:-1], widths[1:-1])]
+        cells.append(row[-1])
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def render_text(found: History) -> str:
+    lines = wrapped(header(found))
+    for workload in dict.fromkeys(s.workload for s in found.series):
+        lines += ["", *_workload_lines(found, workload)]
+    if found.notes:
+        lines += ["", "notes:", *wrapped([f"- {n}" for n in found.notes], "  ")]
+    return "\n".join(lines) + "\n"
+
+
+def document(found: History) -> dict[str, Any]:
+    return {
+        "iolab_json_version": JSON_VERSION,
+        "kind": "history",
+        "experiment": found.experiment,
+        "metric": found.metric.name, "label": found.metric.label, "unit": found.metric.unit,
+        "higher_is_better": found.metric.higher_is_better,
+        "view": found.view,
+        "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": r.host.get("kernel"),
+                  "hostname": r.host.get("hostname")} for r in found.runs],
+        "series": [{"workload": s.workload, "variant": s.variant,
+                    "points": [{"run": p.run, "n": p.n, "center": json_number(p.center), "ci": [json_number(p.low), json_number(p.high)],
+                                "rel_spread": json_number(p.rel_spread)} for p in s.points]} for s in found.series],
+        "notes": found.notes,
+    }
+
+
+def render_json(found: History) -> str:
+    return json.dumps(document(found), indent=2) + "\n"
+
+
+def render_html(found: History) -> str:
+    plots.new_page()
+    head = header(found)
+    parts = [f"<h1>{escape(head[0])}</h1>", *(f'<p class="meta">{escape(line)}</p>' for line in head[1:])]
+    for workload in dict.fromkeys(s.workload for s in found.series):
+        series = {s.variant: [(p.run, p.center, p.low, p.high) for p in s.points]
+                  for s in found.series if s.workload == workload}
+        parts += [f"<h2>{escape(workload)}</h2>",
+                  plots.history_figure(series, f"{workload}: {found.metric.label}", found.metric.unit),
+                  "<pre>" + escape("\n".join(_workload_lines(found, workload))) + "</pre>"]
+    if found.notes:
+        parts += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in found.notes) + "</ul>"]
+    return page(head[0], parts)
+
+
+RENDERERS = {"text": render_text, "json": render_json, "html": render_html}

@@ -1,0 +1,201 @@
+"""Plots of the HTML report, drawn by matplotlib as inline SVG.
+
+Each function takes computed data (lists of values, histograms, deltas) and
+returns one ``<svg>`` element as text. Text stays text (``svg.fonttype =
+none``) and is escaped by matplotlib's SVG writer; math parsing is off, so a
+``$`` in a name is a dollar sign. Element ids are prefixed per figure, so
+several SVGs live in one document; the output has no date and a fixed hash
+salt, so the same data gives the same SVG.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from iolab import histogram
+
+COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
+VERDICT_COLORS = {"better": "#2e7d32", "worse": "#c62828", "same": "#757575", "insufficient": "#9e9e9e"}
+RC = {
+    "svg.fonttype": "none",
+    "text.parse_math": False,
+    "text.usetex": False,
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+_figures = itertools.count(1)
+
+
+def new_page() -> None:
+    """Number the figures of a page from 1 again (the same data, the same page)."""
+    global _figures
+    _figures = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Strip:
+    """One metric's panel: values per variant, and values paired by round."""
+
+    title: str
+    unit: str
+    values: dict[str, list[float]]  # by variant, in column order
+    pairs: list[tuple[int, float, float]]  # (round, baseline value, candidate value)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One line of a forest plot."""
+
+    label: str
+    delta: float
+    low: float
+    high: float
+    verdict: str
+
+
+def _figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def to_svg(figure, name: str | None = None) -> str:
+    """The figure as an inline <svg> element with ids unique to it."""
+    import matplotlib
+
+    number = next(_figures)
+    prefix = name or f"f{number}"
+    with matplotlib.rc_context({**RC, "svg.hashsalt": prefix}):
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+    svg = out.getvalue()
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # RDF boilerplate
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = re.sub(r'(url\(#|href="#)([^")]+)', lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
+    return svg.replace("<svg ", '<svg class="plot" role="img" ', 1)
+
+
+def _plain_ticks(axis) -> None:
+    """Log-axis labels as plain numbers (matplotlib's default writes math text)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _jitter(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-0.12, 0.12, n)
+
+
+def _strip_panel(ax, strip: Strip) -> None:
+    names = list(strip.values)
+    data = [strip.values[n] for n in names]
+    if all(data):
+        ax.boxplot(data, positions=range(len(names)), widths=0.5, showfliers=False,
+                   medianprops={"color": "black"}, boxprops={"color": "#999999"},
+                   whiskerprops={"color": "#999999"}, capprops={"color": "#999999"})
+    for i, values in enumerate(data):
+        ax.scatter(i + _jitter(len(values), i), values, s=12, color=COLORS[i % len(COLORS)], alpha=0.8,
+                   zorder=3)
+    ax.set_xticks(range(len(names)), names, rotation=15)
+    ax.set_title(strip.title)
+    ax.set_ylabel(strip.unit)
+
+
+def _pair_panel(ax, strip: Strip, names: tuple[str, str]) -> None:
+    for round_, base, cand in strip.pairs:
+        color = COLORS[1] if cand > base else COLORS[0]
+        ax.plot([0, 1], [base, cand], color=color, alpha=0.6, marker="o", markersize=3, linewidth=1)
+    ax.set_xticks([0, 1], list(names))
+    ax.set_xlim(-0.3, 1.3)
+    ax.set_title(f"by round ({len(strip.pairs)} pairs)")
+    ax.set_ylabel(strip.unit)
+
+
+def samples_figure(strips: Sequence[Strip], pair_names: tuple[str, str] | None) -> str:
+    """Per metric: values of each variant (box and points); with pair_names,
+    below each the baseline's and the candidate's value of each round joined."""
+    rows = 2 if pair_names else 1
+    cols = max(1, len(strips))
+    figure = _figure(min(2.6 * cols, 11), 2.6 * rows)
+    axes = np.atleast_2d(figure.subplots(rows, cols, squeeze=False))
+    for i, strip in enumerate(strips):
+        _strip_panel(axes[0][i], strip)
+        if pair_names:
+            if strip.pairs:
+                _pair_panel(axes[1][i], strip, pair_names)
+            else:
+                axes[1][i].set_axis_off()
+                axes[1][i].text(0.5, 0.5, "no rounds with both values", ha="center", transform=axes[1][i].transAxes)
+    return to_svg(figure)
+
+
+def forest_figure(intervals: Sequence[Interval], title: str) -> str:
+    """Delta and its 95% CI per metric row, in %; 0 marked."""
+    figure = _figure(7, 0.35 * len(intervals) + 1.0)
+    ax = figure.subplots()
+    for y, item in enumerate(reversed(intervals)):
+        color = VERDICT_COLORS.get(item.verdict, "#757575")
+        if math.isfinite(item.low) and math.isfinite(item.high):
+            ax.plot([item.low * 100, item.high * 100], [y, y], color=color, linewidth=2)
+        if math.isfinite(item.delta):
+            ax.plot([item.delta * 100], [y], marker="o", color=color,
+                    fillstyle="full" if item.verdict in ("better", "worse") else "none")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(intervals)), [i.label for i in reversed(intervals)])
+    ax.set_xlabel("delta against the baseline, % (95% CI)")
+    ax.set_title(title)
+    return to_svg(figure)
+
+
+def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]]) -> str:
+    """Per histogram (read_clat, ...): each variant's merged latency CDF, log x."""
+    figure = _figure(min(3.6 * len(panels), 11), 2.8)
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (name, by_variant) in zip(axes, panels.items()):
+        for i, (variant, hist) in enumerate(by_variant.items()):
+            items = sorted(hist.items())
+            total = sum(c for _, c in items)
+            if not total:
+                continue
+            xs = [b / 1000 for b, _ in items]
+            ys = np.cumsum([c for _, c in items]) / total
+            ax.step(xs, ys, where="post", color=COLORS[i % len(COLORS)], label=variant, linewidth=1.2)
+        ax.set_xscale("log")
+        _plain_ticks(ax.xaxis)
+        ax.set_ylim(0, 1.01)
+        ax.set_xlabel("latency, us")
+        ax.set_ylabel("fraction of I/Os")
+        ax.set_title(f"{name}: merged over all rounds")
+        ax.legend(loc="lower right")
+    return to_svg(figure)
+
+
+def history_figure(series: dict[str, list[tuple[int, float, float, float]]], title: str, unit: str) -> str:
+    """Per series (a variant of a workload): (run id, center, low, high) across runs."""
+    figure = _figure(7, 3)
+    ax = figure.subplots()
+    for i, (name, points) in enumerate(series.items()):
+        xs = list(range(len(points)))
+        centers = [p[1] for p in points]
+        low = [c - p[2] if math.isfinite(p[2]) else 0 for c, p in zip(centers, points)]
+        high = [p[3] - c if math.isfinite(p[3]) else 0 for c, p in zip(centers, points)]
+        ax.errorbar(xs, centers, yerr=[low, high], marker="o", markersize=3, capsize=2,
+                    color=COLORS[i % len(COLORS)], label=name, linewidth=1)
+    runs = next(iter(series.values()), [])
+    ax.set_xticks(range(len(runs)), [str(p[0]) for p in runs])
+    ax.set_xlabel("run")
+    ax.set_ylabel(unit)
+    ax.set_title(title)
+    ax.legend(loc="best")
+    return to_svg(figure)

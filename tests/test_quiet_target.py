@@ -1,0 +1,81 @@
+"""The quiet default target: image in RAM when it fits, eager ext4 init, settle, host noise."""
+
+import time
+
+import pytest
+
+from iolab.cell import executor, targets
+from iolab.collectors import host_noise
+from iolab.spec import Target
+from iolab.store import Sample
+from iolab.analysis import diagnostics
+
+
+def test_ext4_gets_eager_init_merged_with_user_options():
+    eager = targets.EXT4_EAGER
+    assert targets.mkfs_argv("ext4", []) == ["-E", eager]
+    assert targets.mkfs_argv("ext4", ["-b", "4096"]) == ["-E", eager, "-b", "4096"]
+    assert targets.mkfs_argv("ext4", ["-E", "stride=4"]) == ["-E", f"{eager},stride=4"]
+    assert targets.mkfs_argv("ext4", ["-Estride=4"]) == [f"-E{eager},stride=4"]
+    assert targets.mkfs_argv("xfs", ["-f"]) == ["-f"]
+
+
+def test_image_place_prefers_ram_and_says_why_not(monkeypatch):
+    small = Target(kind="loop", fs="ext4", size=64 << 20)
+    monkeypatch.setattr(targets, "ram_refusal", lambda size: "")
+    assert targets.image_place(small) == ("/dev/shm", "RAM (tmpfs /dev/shm)")
+    monkeypatch.setattr(targets, "ram_refusal", lambda size: "64.0 GiB image, 2.0 GiB memory available")
+    parent, place = targets.image_place(small)
+    assert parent is None and "not RAM: 64.0 GiB image" in place
+    mine = Target(kind="loop", fs="ext4", size=64 << 20, image_dir="/var/tmp")
+    assert targets.image_place(mine) == ("/var/tmp", "/var/tmp")
+
+
+def test_ram_refusal_on_this_machine():
+    assert targets.ram_refusal(1 << 50).startswith(("1048576.0 GiB image", "/dev/shm is not"))
+    if targets._is_tmpfs("/dev/shm") and targets._mem_available() > 2 << 30:
+        assert targets.ram_refusal(64 << 20) == ""
+
+
+def test_settle_waits_for_writeback_and_is_bounded(monkeypatch):
+    levels = iter([500_000, 300_000, 100_000, 2_000] + [2_000] * 100)
+    monkeypatch.setattr(executor, "_dirty_kib", lambda: next(levels))
+    monkeypatch.setattr(executor.os, "sync", lambda: None)
+    now = [0.0]
+    out = executor.settle(clock=lambda: now[0], pause=lambda s: now.__setitem__(0, now[0] + s))
+    assert out["host.dirty_kib"] == 2000 and out["host.settle_s"] == pytest.approx(0.3)
+    stuck = iter([900_000] * 1000)
+    monkeypatch.setattr(executor, "_dirty_kib", lambda: next(stuck))
+    now[0] = 0.0
+    out = executor.settle(timeout=2.0, clock=lambda: now[0], pause=lambda s: now.__setitem__(0, now[0] + s))
+    assert out["host.settle_s"] == pytest.approx(2.0, abs=0.11) and out["host.dirty_kib"] == 900_000
+
+
+def test_host_noise_sees_another_process_and_not_its_own():
+    import subprocess
+    collector = host_noise.HostNoise(None)
+    collector.start()
+    busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"],
+                            start_new_session=True)
+    spin = time.process_time()
+    while time.process_time() - spin < 0.3:  # our own CPU: not "other"
+        pass
+    busy.wait()
+    out = collector.stop()
+    assert set(out) == {"host.steal_s", "host.other_cpu_s"}
+    assert out["host.steal_s"] >= 0
+    # the shell is our child: ours, not other
+    assert out["host.other_cpu_s"] < 5
+
+
+def test_disturbed_rounds_follow_the_rule():
+    def sample(round_, **metrics):
+        return Sample(seq=round_, round=round_, iteration=round_, warmup=False, variant="a", workload="w",
+                      status="ok", metrics=metrics, run_s=10.0)
+    quiet = sample(0, **{"host.other_cpu_s": 1.0, "host.steal_s": 0.1})
+    busy = sample(1, **{"host.other_cpu_s": 6.0})
+    disk = sample(2, **{"host.disk_busy_ms": 2500.0})
+    found = diagnostics.disturbed_rounds([quiet, busy, disk])
+    assert set(found) == {1, 2}
+    assert "other processes 60% of a CPU" in found[1] and "host disk busy 25%" in found[2]
+    assert diagnostics.disturbed(sample(3)) == ""  # not measured: not marked

@@ -1,0 +1,210 @@
+"""compare, history, the CI gate, baselines, and the csv and benchstat exports:
+golden files from scripted runs, the gate's exit codes on the command line,
+and the benchstat export read by the real benchstat where Go has it."""
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from iolab import cli
+from iolab.analysis import gate
+from iolab.analysis import history
+from iolab.analysis import reports
+from iolab.cell import environment
+from iolab.report import renderer
+from iolab.report.history import RENDERERS as HISTORY
+from iolab.run import runner
+from iolab.store import Store
+from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
+from tests.test_report_golden import ShapedHost, check_golden, experiment
+
+CLOCK = 1_760_000_000.0  # the runs' start times in the golden files
+
+
+@pytest.fixture
+def two_runs(tmp_path, monkeypatch):
+    """Run 1 and run 2 of one experiment; in run 2 "patched" reads 10% slower."""
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    clock = iter(CLOCK + 3600 * i for i in range(1000))
+    monkeypatch.setattr("iolab.store.time", SimpleNamespace(time=lambda: next(clock)))
+    store = Store(tmp_path / "runs.db")
+    levels = {"base": 100.0, "patched": 120.0}
+
+    def slower(cell, metrics):
+        if cell.variant.name == "patched":
+            metrics["read_bw"] *= 0.9
+    first = runner.run(experiment(list(levels)), store, host=ScriptedHost(levels))
+    second = runner.run(experiment(list(levels)), store, host=ShapedHost(levels, slower, seed=2))
+    yield store, first, second
+    time.tzset()
+
+
+def test_compare_text_and_json(two_runs):
+    store, first, second = two_runs
+    report = reports.compare_report(store, first, second)
+    text = renderer("text")(report)
+    check_golden("compare.txt", text)
+    assert max(len(line) for line in text.splitlines()) <= 72
+    rows = {(r.workload, r.metric.name): r for r in report.analysis.rows}
+    assert rows[("randread [patched]", "read_bw")].comparisons[f"run {second}"].verdict == "worse"
+    assert rows[("randread [base]", "read_bw")].comparisons[f"run {second}"].verdict == "same"
+    document = __import__("json").loads(renderer("json")(report))
+    assert document["kind"] == "compare" and document["runs"]["a"]["id"] == first
+    assert document["statistics"]["test"].startswith("Mann-Whitney U")
+
+
+class OtherKernel(ScriptedHost):
+    def run_cell(self, cell):
+        sample = super().run_cell(cell)
+        sample.env["kernel"] = "6.19.0-test"
+        return sample
+
+
+def test_compare_lists_environment_differences(two_runs, monkeypatch):
+    store, first, _ = two_runs
+    monkeypatch.setattr(environment, "host", lambda: {**FIXED_HOST, "kernel": "6.19.0-test"})
+    levels = {"base": 100.0, "patched": 120.0}
+    third = runner.run(experiment(list(levels)), store, host=OtherKernel(levels, seed=4))
+    report = reports.compare_report(store, first, third)
+    assert [(row.key, row.checked) for row in report.environment if row.differs] == [("kernel", True)]
+    text = " ".join(renderer("text")(report).split())
+    assert "B = run 3" in text and "kernel 6.19.0-test" in text  # run B's header line
+    assert "environment differs in kernel: run 1 6.18.0-test; run 3 6.19.0-test (a checked key)" in text
+
+
+def test_history_text(two_runs):
+    store, first, second = two_runs
+    found = history.history(store, "read_bw")
+    assert [r.id for r in found.runs] == [first, second]
+    assert [(s.workload, s.variant) for s in found.series] == [("randread", "base"), ("randread", "patched")]
+    text = HISTORY["text"](found)
+    check_golden("history.txt", text)
+    assert max(len(line) for line in text.splitlines()) <= 72
+
+
+def test_sparkline():
+    assert history.sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█"
+    assert history.sparkline([5.0, float("nan"), 5.0]) == "▄ ▄"
+    assert history.sparkline([]) == ""
+
+
+def test_csv_has_every_sample_and_metric(two_runs):
+    store, first, _ = two_runs
+    text = renderer("csv")(reports.run_report(store, first))
+    check_golden("samples.csv", text)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    samples = store.samples(first)
+    assert len(rows) == sum(len(s.metrics) for s in samples)
+    first_bw = next(r for r in rows if r["seq"] == "0" and r["metric"] == "read_bw")
+    assert float(first_bw["value"]) == samples[0].metrics["read_bw"] and first_bw["unit"] == "MiB/s"
+
+
+def test_benchstat_export_golden(two_runs):
+    store, first, _ = two_runs
+    check_golden("run.benchstat", renderer("benchstat")(reports.run_report(store, first)))
+
+
+def benchstat_binary():
+    found = shutil.which("benchstat")
+    if found is None and shutil.which("go"):
+        gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip()
+        candidate = Path(gopath, "bin", "benchstat")
+        found = str(candidate) if candidate.exists() else None
+    if found is None:
+        pytest.skip("benchstat is not installed (go install golang.org/x/perf/cmd/benchstat; scripts/setup "
+                    "does it where Go is present)")
+    return found
+
+
+def test_real_benchstat_reads_the_export(two_runs, tmp_path):
+    store, first, _ = two_runs
+    report = reports.run_report(store, first)
+    path = tmp_path / "run.txt"
+    path.write_text(renderer("benchstat")(report))
+    done = subprocess.run([benchstat_binary(), "-format", "csv", "-col", "variant", str(path)],
+                          capture_output=True, text=True, check=True)
+    assert "parsing" not in done.stderr and done.stderr.strip() == "", done.stderr
+    out = done.stdout
+    bw = report.analysis.rows[0]
+    assert bw.metric.name == "read_bw"
+    # benchstat's median of the same samples is iolab's (4 significant digits in its CSV)
+    block = out[out.index("MiB/s-read_bw"):]
+    line = next(l for l in block.splitlines() if l.startswith("Randread,"))
+    fields = line.split(",")
+    assert float(fields[1]) == pytest.approx(bw.figures["base"].center, rel=1e-3)
+    assert float(fields[3]) == pytest.approx(bw.figures["patched"].center, rel=1e-3)
+
+
+def test_gate_parse_and_check(two_runs):
+    assert gate.parse("regression").threshold == 0
+    assert gate.parse("regression:5%").threshold == pytest.approx(0.05)
+    assert gate.parse("regression:2.5").threshold == pytest.approx(0.025)
+    for bad in ("regress", "regression:-1%", "regression:5%%", "regression:2000%"):
+        with pytest.raises(ValueError):
+            gate.parse(bad)
+    store, first, second = two_runs
+    compared = reports.compare_report(store, first, second).analysis
+    assert not gate.check(compared, gate.parse("regression:5%")).passed  # patched -10%
+    assert gate.check(compared, gate.parse("regression:15%")).passed
+    outcome = gate.check(compared, gate.parse("regression:5%"))
+    assert len(outcome.regressions) == 1 and "randread [patched] rd BW MiB/s" in outcome.regressions[0]
+
+
+def iolab(store_path, *args):
+    return cli.main(["--store", str(store_path), *args])
+
+
+def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
+    store, first, second = two_runs
+    where = store.where
+    assert iolab(where, "baseline", "save", "main", str(first)) == 0
+    assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:5%") == 3
+    err = capsys.readouterr().err
+    assert "gate regression:5%: FAILED" in err and "worse: randread [patched] rd BW MiB/s" in err
+    assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:15%") == 0
+    assert "passed" in capsys.readouterr().err
+    # within run 1 patched is better than base: the run's own table has no regression
+    assert iolab(where, "report", str(first), "--fail-on", "regression") == 0
+    assert "passed: 2 comparisons" in capsys.readouterr().err  # the 2 primary rows (BW, p50); ctx, p99 exploratory
+    assert iolab(where, "compare", str(first), str(second), "--fail-on", "regression:5%") == 3
+    assert iolab(where, "report", str(second), "--baseline", "nope") == 2
+    assert "no baseline named 'nope'" in capsys.readouterr().err
+    assert iolab(where, "baseline", "list") == 0
+    assert "main" in capsys.readouterr().out
+    assert iolab(where, "history", "nosuch") == 2
+    assert iolab(where, "compare", str(first), str(first)) == 2
+
+
+def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    store = Store(tmp_path / "few.db")
+    levels = {"base": 100.0, "patched": 100.0}
+    run_id = runner.run(experiment(list(levels), iterations=3), store, host=ScriptedHost(levels))
+    assert iolab(store.where, "report", str(run_id), "--fail-on", "regression") == 3
+    assert "undecided" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.environ.get("IOLAB_SKIP_PG") == "1", reason="IOLAB_SKIP_PG=1")
+def test_postgres_store_gives_the_same_compare_and_history(two_runs, request):
+    from tests.test_store_postgres import copy_run
+
+    pg_url = request.getfixturevalue("postgres_url")
+    store, first, second = two_runs
+    pg = Store(pg_url)
+    a, b = copy_run(store, first, pg), copy_run(store, second, pg)
+    lite = renderer("text")(reports.compare_report(store, first, second))
+    shared = renderer("text")(reports.compare_report(pg, a, b))
+    assert (a, b) == (first, second)  # a fresh database numbers them alike
+    assert shared.split("\n\n", 1)[1] == lite.split("\n\n", 1)[1]  # all below the header (times)
+    assert [[p.center for p in s.points] for s in history.history(pg, "read_p99").series] == \
+        [[p.center for p in s.points] for s in history.history(store, "read_p99").series]

@@ -1,0 +1,276 @@
+"""The run journal, reclaiming, the machine lock and interrupts during teardown."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab.cell import interrupts
+from iolab.knobs import journal, resources
+from iolab.knobs.journal import Journal, owner_alive, process_start, recover
+from iolab.load import parse
+from iolab.run import lock, recovery
+from iolab.store import Store
+
+
+def dead_pid():
+    """A pid that existed and is gone (a finished child)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def write_entry(path, pid, start, label, undo):
+    import json
+
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": label, "pid": pid, "start": start, "label": label, "undo": undo}) + "\n")
+
+
+def test_a_recycled_pid_is_no_live_owner():
+    me = os.getpid()
+    assert owner_alive(me, process_start(me))
+    assert not owner_alive(me, process_start(me) - 1)  # same pid, another process (started earlier)
+    assert owner_alive(me, None)  # an old entry without a start time: the pid decides
+    assert not owner_alive(dead_pid(), None)
+
+
+def test_recovery_undoes_newest_first_and_keeps_live_and_unknown(tmp_path):
+    path = tmp_path / "run.journal"
+    gone = dead_pid()
+    order = []
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    write_entry(path, gone, None, "first", {"kind": "path", "path": str(first)})
+    write_entry(path, gone, None, "second", {"kind": "path", "path": str(second)})
+    write_entry(path, gone, None, "stored run", {"kind": "run", "store": "x", "run_id": 1})
+    write_entry(path, os.getppid(), None, "live", {"kind": "path", "path": str(tmp_path / "live")})
+    journal.UNDO["probe"] = lambda undo, label: order.append(label) or "ok"
+    try:
+        write_entry(path, gone, None, "probe", {"kind": "probe"})
+        done = recover(path)
+    finally:
+        del journal.UNDO["probe"]
+    assert [item.text.split(":")[0] for item in done if item.outcome == "restored"] == ["probe", "second", "first"]
+    assert not first.exists() and not second.exists()
+    kept = [entry["label"] for entry in Journal(path).entries()]
+    assert kept == ["stored run", "live"]  # another layer's kind, and a live process's entry
+
+
+def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(tmp_path):
+    store = Store(tmp_path / "store.db")
+    run_id = store.begin_run(name="x", experiment_path=None, experiment_json="{}", seed=1, planned_cells=4,
+                             host={}, recheck_of=None)
+    path = tmp_path / "run.journal"
+    write_entry(path, dead_pid(), None, f"run {run_id}",
+                {"kind": "run", "store": str(tmp_path / "store.db"), "run_id": run_id})
+    done = recovery.reclaim(path)
+    assert [item.outcome for item in done] == ["restored"] and "iolab resume" in done[0].text
+    assert Store(tmp_path / "store.db").run(run_id).status == "interrupted"
+    assert not path.exists()
+
+
+def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
+    # a child that starts a grandchild in a session of its own, as fio's job processes do
+    script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", script])
+    time.sleep(0.3)
+    below = resources.descendants(child.pid)
+    assert below
+    killed = resources.kill_tree(child.pid)
+    assert set(killed) >= {child.pid, *below}
+    child.wait(timeout=5)
+    assert all(not owner_alive(pid, None) or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+               for pid in below)
+
+
+def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
+    by_cwd = subprocess.Popen(["sleep", "60"], cwd=tmp_path)
+    by_file = subprocess.Popen(["sh", "-c", f"exec 3>{tmp_path}/held; sleep 60"])
+    time.sleep(0.2)
+    try:
+        assert {by_cwd.pid, by_file.pid} <= set(resources.users(str(tmp_path)))
+        resources.kill_users(str(tmp_path))
+        assert by_cwd.wait(timeout=5) == -9 and by_file.wait(timeout=5) == -9
+    finally:
+        by_cwd.kill()
+        by_file.kill()
+
+
+def test_children_die_with_iolab(tmp_path):
+    # a python "iolab" runs a tool through run_tool and is SIGKILLed: the tool dies too
+    script = ("import sys; sys.path.insert(0, %r); from iolab.sysutil import run_tool; "
+              "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 10
+    while not resources.descendants(parent.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (sleeper,) = resources.descendants(parent.pid)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while owner_alive(sleeper, None) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not owner_alive(sleeper, None)
+
+
+EXPERIMENT = {
+    "name": "lock",
+    "variant": [{"name": "a"}, {"name": "b", "sysctl": {"vm.dirty_expire_centisecs": 1000}}],
+    "workload": [{"name": "w", "job": "[w]\nrw=read\n"}],
+}
+
+
+def test_machine_wide_changes_take_the_lock_alone(tmp_path):
+    changing = parse(EXPERIMENT)
+    plain = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "fio": {"direct": 1}}]})
+    assert lock.machine_wide(changing) == "sysctl vm.dirty_expire_centisecs"
+    assert lock.machine_wide(plain) is None
+    script = ("import sys, time; sys.path.insert(0, %r); from pathlib import Path; from iolab.load import parse; "
+              "from iolab.run import lock; import json; e = parse(json.loads(sys.argv[1])); "
+              "cm = lock.machine_lock(e, Path(sys.argv[2])); cm.__enter__(); print('held', flush=True); time.sleep(60)"
+              ) % str(Path(__file__).resolve().parent.parent)
+    import json
+
+    other = subprocess.Popen([sys.executable, "-c", script, json.dumps(EXPERIMENT), str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "held"
+        with pytest.raises(lock.Busy, match=f"pid {other.pid} .*'lock', changes sysctl"):
+            with lock.machine_lock(plain, tmp_path):
+                pass
+    finally:
+        other.kill()
+        other.wait()
+    with lock.machine_lock(changing, tmp_path):  # its holder is dead: the kernel dropped the flock
+        with lock.machine_lock(changing, tmp_path / "elsewhere"):
+            pass
+    # two runs that change nothing machine-wide run side by side
+    with lock.machine_lock(plain, tmp_path), lock.machine_lock(plain, tmp_path):
+        pass
+
+
+def test_a_teardown_error_during_an_interrupt_is_a_note():
+    with pytest.raises(KeyboardInterrupt) as caught:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            with interrupts.deferred():
+                raise OSError("umount: target is busy")
+    assert "target is busy" in " ".join(caught.value.__notes__)
+    with pytest.raises(OSError):  # without an interrupt, the error is the error
+        with interrupts.deferred():
+            raise OSError("umount: target is busy")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/etc", "/etc/", "/usr/lib", "/var", "/root", "/proc/self", "/sys/kernel", "/dev/shm", "/boot"],
+)
+def test_dir_targets_refuse_system_directories(path):
+    from iolab.spec import SpecError
+
+    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
+                  "target": {"kind": "dir", "fs": "none", "path": path}}
+    with pytest.raises(SpecError, match="system or home directory"):
+        parse(experiment)
+
+
+def test_a_dir_target_of_its_own_is_fine(tmp_path):
+    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
+                  "target": {"kind": "dir", "fs": "none", "path": str(tmp_path)}}
+    assert parse(experiment).target.path == str(tmp_path)
+
+
+def test_allow_opts_in_by_name():
+    from iolab.spec import SpecError
+
+    job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n"}
+    with pytest.raises(SpecError, match=r'allow = \["write_bw_log"\]'):
+        parse({**EXPERIMENT, "workload": [job]})
+    assert parse({**EXPERIMENT, "workload": [{**job, "allow": ["write_bw_log"]}]})
+
+
+class InterruptingHost:
+    """A scripted host that is 'interrupted' (Ctrl-C) after `after` cells."""
+
+    def __init__(self, after):
+        from tests.fakes import ScriptedHost
+
+        self.inner = ScriptedHost({"a": 100.0, "b": 120.0})
+        self.after = after
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def run_batch(self, cells):
+        for cell in cells:
+            if self.after is not None and len(self.inner.seen) >= self.after:
+                raise KeyboardInterrupt
+            yield self.inner.run_cell(cell)
+
+
+@pytest.mark.parametrize("iterations", [3, "auto"])
+def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_path, monkeypatch, iterations):
+    from iolab.cell import environment
+    from iolab.analysis import reports
+    from iolab.report import renderer
+    from iolab.run import runner
+    from tests.fakes import FIXED_HOST
+
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    run = {"iterations": iterations, "seed": 5, **({"min_iterations": 4, "max_iterations": 5} if iterations == "auto" else {})}
+    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "run": run})
+    store = Store(tmp_path / "s.db")
+    with pytest.raises(runner.Interrupted) as stopped:
+        runner.run(experiment, store, host=InterruptingHost(after=3))
+    run_id = stopped.value.run_id
+    assert store.run(run_id).status == "interrupted" and len(store.samples(run_id)) == 3
+    header = renderer("text")(reports.run_report(store, run_id))
+    assert "(interrupted): 1 " in header and "(3 of " in header  # one complete round, three cells
+    host = InterruptingHost(after=None)
+    assert runner.run(experiment, store, host=host, resume=run_id) == run_id
+    samples = store.samples(run_id)
+    assert sorted(s.seq for s in samples) == list(range(len(samples)))  # no cell twice, none missing
+    assert min(c.seq for c in host.inner.seen) == 3  # the three stored cells did not run again
+    assert store.run(run_id).status == "complete" and store.run(run_id).seed == 5
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/sys/../etc/passwd", "leads out of /sys"),
+    ("/sys/block/{dev}/../../../etc/x", "leads out of /sys"),
+    ("/sys/kernel/no_such_knob_here", "no such file"),
+])
+def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
+    from iolab.spec import SpecError
+
+    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]}
+    with pytest.raises(SpecError, match=message):
+        parse(experiment)
+
+
+def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
+    from iolab.analysis import reports
+    from iolab.cell import environment
+    from iolab.report import renderer
+    from iolab.run import runner
+    from tests.fakes import FIXED_HOST, ScriptedHost
+
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n", "allow": ["write_bw_log"]}
+    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "workload": [job],
+                        "run": {"iterations": 2}})
+    store = Store(tmp_path / "s.db")
+    run_id = runner.run(experiment, store, host=ScriptedHost({"a": 100.0, "b": 100.0}))
+    text = renderer("text")(reports.run_report(store, run_id))
+    assert "fio options allowed past iolab's check: workload 'w': write_bw_log" in text.replace("\n  ", " ")
