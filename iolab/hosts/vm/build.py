@@ -296,13 +296,13 @@ def _eta(done: int, expected: int | None, elapsed: float) -> float | None:
 
 
 def _failure(what: str, status: int, log_path: Path) -> BuildError:
-    """The end of a failed build's log, its first error line, and where it is."""
+    """A failed build: its first error line and the log's path first (a
+    terminal may show only the top of a long message), then the log's end."""
     lines = log_path.read_text(errors="replace").splitlines()
-    tail = lines[-TAIL_LINES:]
-    errors = [line for line in lines if re.search(r"\berror\b|Error \d", line) and line not in tail]
-    shown = ([errors[0], "  ..."] if errors else []) + tail
-    return BuildError(f"make {what} failed (exit {status}); the log's last lines:\n"
-                      + "\n".join("  | " + line for line in shown) + f"\nfull log: {log_path}")
+    errors = [line.strip() for line in lines if re.search(r"\berror\b|Error \d", line)]
+    first = f": {errors[0]}" if errors else ""
+    return BuildError(f"make {what} failed (exit {status}){first}\nfull log: {log_path}\nthe log's last lines:\n"
+                      + "\n".join("  | " + line for line in lines[-TAIL_LINES:]))
 
 
 def _stats_path() -> Path:
