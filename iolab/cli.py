@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import textwrap
 
-from iolab import doctor, load, progress, spec
+from iolab import cli_kernel, doctor, load, progress, spec
 from iolab.analysis import gate
 from iolab.analysis import reports
 from iolab.run import calibrate
@@ -108,15 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
     commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
-    kernel = commands.add_parser(
-        "kernel", help="fetch and list kernels that variants boot in VMs",
-        description="Kernels for variants with kernel = \"debian:NAME\" (Debian kernel packages, "
-        "cached in $XDG_CACHE_HOME/iolab/kernels; a run fetches a missing one on first use).")
-    kernel_commands = kernel.add_subparsers(dest="kernel_command", metavar="ACTION", required=True)
-    fetch = kernel_commands.add_parser("fetch", help="download and prepare a Debian kernel",
-                                       description="apt-get download, unpack, depmod, vmlinux, initramfs, cache.")
-    fetch.add_argument("name", help="e.g. debian:6.1.0-56-amd64 (or 6.1.0-56-amd64, linux-image-6.1.0-56-amd64)")
-    kernel_commands.add_parser("list", help="list cached kernels", description="List the cached kernels.")
+    cli_kernel.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
@@ -247,7 +239,8 @@ def _execute(
     shown = progress.for_terminal(args.quiet)
     try:
         run_id = runner.run(experiment, store, experiment_path=path, seed=seed, progress=shown,
-                            recheck_of=recheck_of, show_command=show_command, resume=resume)
+                            recheck_of=recheck_of, show_command=show_command, resume=resume,
+                            build_progress=progress.build_reporter(args.quiet))
     except runner.Interrupted as interrupted:
         print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
         return store, interrupted.run_id, True
@@ -423,23 +416,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    from iolab.hosts.vm import kernels
-
-    if args.kernel_command == "fetch":
-        kernel = kernels.ensure(kernels.parse(args.name), lambda text: print(f"iolab: {text}", file=sys.stderr))
-        print(f"{kernel.name}: {kernel.kver} ({kernel.manifest.get('version') or 'local build'}) "
-              f"in {kernel.directory}")
-        return EXIT_OK
-    found = kernels.listing()
-    if not found:
-        print(f"no kernels cached in {kernels.cache_root()} (fetch one: iolab kernel fetch debian:6.1.0-56-amd64)")
-        return EXIT_OK
-    print(f"{'name':<32}  {'version':<16}  {'boot':<7}  fetched")
-    for item in found:
-        boot = ("vmlinux" if item.get("pvh") else "bzImage") if item.get("current") else "outdated"
-        print(f"{item.get('name', '?'):<32}  {item.get('version') or item.get('kver', '?'):<16}  "
-              f"{boot:<7}  {item.get('fetched_at', '?')}")
-    return EXIT_OK
+    return cli_kernel.cmd_kernel(args, lambda: _store(args))
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,

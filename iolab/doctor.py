@@ -112,8 +112,21 @@ def checks() -> list[Check]:
     found.append(Check("memory cgroup", bool(cgroup), f"memory controller on cgroup {cgroup}" if cgroup else "no memory controller mounted",
                        "mount the memory controller (cgroup v1 or v2)", required=False))
     found.append(_kvm())
+    found.append(_kernel_build())
     found.append(_journal())
     return found
+
+
+def _kernel_build() -> Check:
+    """Can this machine build a kernel from source (variants with a [kernel] source)?"""
+    from iolab.hosts.vm.build import BUILD_NEEDS, missing_packages
+
+    missing = missing_packages()
+    if missing:
+        return Check("kernel build", False, f"missing {', '.join(missing)} (kernels built from source)",
+                     f"apt-get install {' '.join(missing)} (or scripts/setup)", required=False)
+    return Check("kernel build", True, "gcc, make, flex, bison, bc, libelf-dev, libssl-dev... found "
+                 f"({len(set(BUILD_NEEDS.values()))} packages)", required=False)
 
 
 def render(found: list[Check]) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from iolab.spec import CellSettings, Experiment, SpecError, Workload
+from iolab.spec import Build, CellSettings, Experiment, SpecError, Workload
 
 MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
 MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
@@ -166,13 +166,17 @@ def _check_job_references(experiment: Experiment) -> None:
 
 def _check_kernels(experiment: Experiment) -> None:
     """Kernel names parse; a kernel of your own (a path, relative to the
-    experiment file) exists here."""
+    experiment file) exists here; a kernel built from source names a source,
+    a fragment and patch files that can be read."""
     from iolab.hosts.vm import kernels
 
     for variant in experiment.variant:
         if variant.kernel is None:
             continue
         where = f'variant["{variant.name}"]'
+        if isinstance(variant.kernel, Build):
+            _check_build(variant.kernel, f"{where}.kernel", experiment.base_dir)
+            continue
         try:
             ref = kernels.parse(variant.kernel, variant.modules)
         except kernels.KernelError as error:
@@ -183,6 +187,22 @@ def _check_kernels(experiment: Experiment) -> None:
             value = getattr(variant, name)
             if value is not None and not Path(experiment.base_dir, value).exists():
                 raise SpecError(f"{where}.{name}: no such file: {Path(experiment.base_dir, value)}")
+
+
+def _check_build(build: Build, where: str, base_dir: str) -> None:
+    from iolab.hosts.vm import kconfig, sources
+
+    try:
+        sources.parse(build.source, build.commit)
+        kconfig.parse_fragment(build.config, "config")
+    except sources.KernelError as error:
+        raise SpecError(f"{where}: {error}") from None
+    named = [("source", build.source)] if not build.source.startswith("debian:") else []
+    named += [("config_file", build.config_file)] if build.config_file else []
+    named += [("patches", p) for p in build.patches] + [("reverse", p) for p in build.reverse]
+    for name, value in named:
+        if not value.strip() or not Path(base_dir, value).exists():
+            raise SpecError(f"{where}.{name}: no such file: {Path(base_dir, value)}")
 
 
 def _check_derived(experiment: Experiment) -> None:
@@ -356,7 +376,9 @@ def _explain(error: ValidationError, raw: dict[str, Any]) -> str:
     lines = []
     errors = error.errors()
     for item in errors[:MAX_ERRORS]:
-        loc = tuple(k for k in item["loc"] if not (isinstance(k, str) and k.startswith("function-")))
+        loc = tuple(k for i, k in enumerate(item["loc"])
+                    if not (isinstance(k, str) and k.startswith("function-"))
+                    and not (k in ("name", "build") and i and item["loc"][i - 1] == "kernel"))  # union tags
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field (check its spelling; see README.md for the fields)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -52,3 +53,48 @@ def for_terminal(quiet: bool = False) -> TerminalProgress | NoProgress:
     if quiet or not sys.stderr.isatty():
         return NoProgress()
     return TerminalProgress(Console(stderr=True))
+
+
+class BuildProgress:
+    """A kernel build's phase, files compiled and ETA on the terminal
+    (iolab.hosts.vm.build.Reporter)."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.bar = Progress(
+            TextColumn("[bold]kernel build: {task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[files]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"),
+            console=console,
+            transient=True,
+        )
+        self.task: Any = None
+
+    def phase(self, name: str, detail: str = "") -> None:
+        if self.task is None:
+            self.bar.start()
+            self.task = self.bar.add_task(name, total=None, files="", eta="")
+        self.console.print(f"kernel build: {name}" + (f" ({detail})" if detail else ""))
+        self.bar.update(self.task, description=name)
+
+    def finish(self) -> None:
+        if self.task is not None:
+            self.bar.stop()
+            self.task = None
+
+    def files(self, done: int, expected: int | None, eta_s: float | None) -> None:
+        if self.task is None:
+            return
+        shown = f"{done}/{expected} files" if expected else f"{done} files"
+        eta = f"ETA {int(eta_s) // 60}:{int(eta_s) % 60:02d}" if eta_s is not None else ""
+        self.bar.update(self.task, completed=min(done, expected) if expected else None,
+                        total=expected, files=shown, eta=eta)
+
+
+def build_reporter(quiet: bool = False) -> BuildProgress | None:
+    """The terminal's build display; None (log lines instead) when quiet or not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    return BuildProgress(Console(stderr=True))

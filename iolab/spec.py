@@ -15,7 +15,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -178,20 +180,64 @@ class TargetOverrides(Strict):
         return Target.model_validate({**base.model_dump(), **overrides})
 
 
+class Build(Strict):
+    """A kernel built from source (iolab.hosts.vm.build): the file's [kernel]
+    table (every variant's kernel) or a variant's ``kernel = { ... }``."""
+
+    source: str = Field(min_length=1)  # debian:linux-source-7.2[=version] | a tarball | a git tree
+    commit: str | None = None  # with a git tree
+    patches: list[str] = []  # patch files (-p1), applied in order
+    reverse: list[str] = []  # patch files applied reversed (patch -R), before `patches`
+    config: str = ""  # .config lines over iolab's base fragment
+    config_file: str | None = None  # a fragment file, merged before `config`
+
+
+def with_default_kernel(data: Any) -> Any:
+    """Give each variant the file's [kernel] table: a variant without a
+    kernel gets it whole; a variant's kernel table is laid over it (its
+    patches and reverse lists added to the table's)."""
+    if not isinstance(data, dict) or not isinstance(data.get("kernel"), dict):
+        return data
+    default = data["kernel"]
+    variants = []
+    for variant in data.get("variant") or []:
+        if isinstance(variant, dict):
+            own = variant.get("kernel")
+            if own is None:
+                variant = {**variant, "kernel": dict(default)}
+            elif isinstance(own, dict):
+                merged = {**default, **own}
+                for key in ("patches", "reverse"):
+                    if key in default and key in own and own[key] != default[key]:
+                        merged[key] = [*default[key], *[p for p in own[key] if p not in default[key]]]
+                variant = {**variant, "kernel": merged}
+        variants.append(variant)
+    return {**data, "variant": variants}
+
+
+# A kernel's name (a string) or a build (a table): one or the other, so an
+# error speaks of the one that was given
+KernelField = Annotated[
+    Annotated[str, Tag("name")] | Annotated[Build, Tag("build")],
+    Discriminator(lambda value: "name" if isinstance(value, str) else "build"),
+] | None
+
+
 class Variant(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
     description: str = ""
     fio: dict[str, FioValue] = {}
     probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
     # The kernel its cells boot in a VM (iolab.hosts.vm.kernels): "debian:6.1.0-56-amd64",
-    # or a path to a bzImage of your own with its module tree in `modules`.
-    kernel: str | None = None
+    # a path to a bzImage of your own with its module tree in `modules`, or a
+    # kernel built from source (a table: Build).
+    kernel: KernelField = None
     modules: str | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
-        if self.modules is not None and self.kernel is None:
+        if self.modules is not None and not isinstance(self.kernel, str):
             raise ValueError("modules = '...' goes with kernel = '/path/to/bzImage'")
         return self
 
@@ -368,6 +414,11 @@ class VM(Strict):
     cells_per_boot: int = Field(default=1, ge=1, le=10_000)
     machine: Literal["microvm", "q35"] = "microvm"
     accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM where a probe shows it works, else TCG
+    # Where the target lives in the guest: "virtio", a disk image on this
+    # host attached as virtio-blk (cache=none); "ram", an image in the guest's
+    # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
+    # the guest kernel's own work is what is timed (needs memory for the image)
+    disk: Literal["virtio", "ram"] = "virtio"
 
     @field_validator("memory")
     @classmethod
@@ -396,8 +447,11 @@ class Experiment(Strict):
     collect: Collect = Collect()
     derived: dict[str, str] = {}
     vm: VM = VM()
+    kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
+
+    _default_kernel = model_validator(mode="before")(with_default_kernel)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Experiment:

@@ -14,7 +14,7 @@ from iolab.collectors.diskstats import DiskStats, read_diskstats
 from iolab.collectors.perf_counts import PerfCounts, parse_perf_csv
 from iolab.collectors.proc_stat import ProcStat
 from iolab.collectors.rusage import Rusage
-from iolab.collectors.trace_phase import TracePhase, dev_t, pair_phases, parse_raw_trace
+from iolab.collectors.trace_phase import TracePhase, dev_t, pair_phases, paired_durations, parse_raw_trace
 from iolab.collectors.vmstat import VmStat
 
 IS_ROOT = os.geteuid() == 0
@@ -101,6 +101,7 @@ def test_parse_raw_trace_and_pairing():
     assert pair_phases(starts, ends, "pid") == ((150 - 110) + (160 - 100), 2, 2)
     # the global sum does not depend on which starts and ends pair up
     assert pair_phases([(0, 1), (10, 2)], [(30, 2), (50, 1)], "global")[0] == 70
+    assert paired_durations(starts, ends, "global") == ([150 - 100, 160 - 110, 400 - 300], 0)
 
 
 def test_diskstats_field_mapping():

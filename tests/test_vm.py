@@ -230,6 +230,18 @@ def test_the_guest_moves_the_target_to_the_virtio_disk():
     assert moved.target.fs == "f2fs" and moved.seq == cell.seq and cell.target.kind == "loop"
 
 
+def test_a_ram_disk_keeps_the_target_a_loop_image_in_the_guests_memory(monkeypatch):
+    exp = experiment()
+    cell = runner.cell_specs(exp, plan.plan(exp, 1))[0]
+    made = []
+    monkeypatch.setattr(guest.os, "makedirs", lambda path, exist_ok: made.append(path))
+    moved = guest.in_guest(cell, guest.RAM_DIR, ram=True)
+    assert (moved.target.kind, moved.target.image_dir, moved.target.fs) == ("loop", "/run/iolab-disk", "f2fs")
+    assert made == ["/run/iolab-disk"]
+    request = json.loads(vm._request([cell], "ram"))
+    assert request["disk"] == "ram" and len(request["cells"]) == 1
+
+
 def test_the_guest_finds_its_disk_by_serial(tmp_path, monkeypatch):
     for name, serial in (("vda", "other"), ("vdb", "iolab0")):
         (tmp_path / name).mkdir()

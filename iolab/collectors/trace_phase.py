@@ -31,6 +31,9 @@ Pairing ("pair"):
 Emits:
   phase.<name>_ns         sum of the paired durations
   phase.<name>_count      number of pairs
+  phase.<name>_last_ns    the duration of the last pair to end (e.g. the
+                          checkpoint of a workload's final sync); absent
+                          when no pair formed
   phase.<name>_unmatched  starts without an end (e.g. still open at stop)
                           and ends without a start
 A ring buffer that overflowed (per_cpu/cpuN/stats "overrun", "commit
@@ -107,8 +110,17 @@ def pair_phases(
     starts: Iterable[tuple[int, int]], ends: Iterable[tuple[int, int]], mode: str
 ) -> tuple[int, int, int]:
     """(total ns, pairs, unmatched) for start and end events [(ts, pid)]."""
+    durations, unmatched = paired_durations(starts, ends, mode)
+    return sum(durations), len(durations), unmatched
+
+
+def paired_durations(
+    starts: Iterable[tuple[int, int]], ends: Iterable[tuple[int, int]], mode: str
+) -> tuple[list[int], int]:
+    """([duration ns of each pair, in the order the pairs end], unmatched)."""
     merged = sorted([(ts, 0, pid) for ts, pid in starts] + [(ts, 1, pid) for ts, pid in ends])
-    total = count = unmatched = 0
+    durations: list[int] = []
+    unmatched = 0
     fifo: deque[int] = deque()
     open_by_pid: dict[int, int] = {}
     for ts, is_end, pid in merged:
@@ -116,8 +128,7 @@ def pair_phases(
             if not is_end:
                 fifo.append(ts)
             elif fifo:
-                total += ts - fifo.popleft()
-                count += 1
+                durations.append(ts - fifo.popleft())
             else:
                 unmatched += 1
         else:
@@ -126,11 +137,10 @@ def pair_phases(
                     unmatched += 1
                 open_by_pid[pid] = ts
             elif pid in open_by_pid:
-                total += ts - open_by_pid.pop(pid)
-                count += 1
+                durations.append(ts - open_by_pid.pop(pid))
             else:
                 unmatched += 1
-    return total, count, unmatched + len(fifo) + len(open_by_pid)
+    return durations, unmatched + len(fifo) + len(open_by_pid)
 
 
 def lost_events(instance: str) -> list[tuple[int, int]]:
@@ -251,9 +261,13 @@ class TracePhase(Collector):
                     f"{os.path.basename(inst)}); enlarge buffer_size_kb (now {self.buffer_size_kb})"
                 )
             found.append(events)
-        total, count, unmatched = pair_phases(found[0], found[1], self.pair)
+        durations, unmatched = paired_durations(found[0], found[1], self.pair)
         p = f"phase.{self.phase}"
-        return {f"{p}_ns": float(total), f"{p}_count": float(count), f"{p}_unmatched": float(unmatched)}
+        out = {f"{p}_ns": float(sum(durations)), f"{p}_count": float(len(durations)),
+               f"{p}_unmatched": float(unmatched)}
+        if durations:
+            out[f"{p}_last_ns"] = float(durations[-1])
+        return out
 
     def close(self) -> None:
         failures = []

@@ -159,7 +159,8 @@ def header(analysis: Analysis) -> list[str]:
     if target.kind == "loop" and primary.target_place:
         where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
     if "vm" in host:
-        where["loop"] = f"a virtio disk ({format_size(target.size)})"
+        disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
+        where["loop"] = f"{disk} ({format_size(target.size)})"
         machine = _vm_text(host["vm"], analysis.variants)
     lines = [
         f"iolab: {experiment.name}",

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import Protocol
+from typing import Any, Protocol
 
 from iolab import analysis, engines, load, plan
 from iolab.run import adaptive, lock, recovery
@@ -111,6 +111,7 @@ def run(
     clock: Callable[[], float] = time.monotonic,
     show_command: bool = False,
     resume: int | None = None,
+    build_progress: Any = None,
 ) -> int:
     """Run the planned cells and store each sample as it comes; the run's id.
 
@@ -121,6 +122,8 @@ def run(
     killed): the same seed and plan, only the cells without a sample.
     Without a host given, this machine's leftovers of killed runs are
     reclaimed first and the machine lock is held (iolab.run.lock).
+    ``build_progress`` shows the build of a kernel built from source
+    (iolab.hosts.vm.build.Reporter; None: log lines).
     """
     with ExitStack() as stack:
         holder = None
@@ -128,7 +131,7 @@ def run(
             preflight(experiment)
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
-            host = host_for(experiment, show_command=show_command)
+            host = host_for(experiment, show_command=show_command, build_progress=build_progress)
         with interrupts.deferred():  # a stored run always has its journal entry
             if resume is None:
                 run_id, seed = _begin(experiment, store, host, experiment_path, seed, recheck_of)
@@ -186,13 +189,13 @@ def _execute(
         store.end_run(run_id, status, stop_reason)
 
 
-def host_for(experiment: Experiment, show_command: bool = False) -> Host:
+def host_for(experiment: Experiment, show_command: bool = False, build_progress: Any = None) -> Host:
     """This machine, or VMs when the variants name kernels (iolab.hosts.vm.host:
-    kernels are fetched here, before the run is stored)."""
+    kernels are fetched or built here, before the run is stored)."""
     if any(variant.kernel is not None for variant in experiment.variant):
         from iolab.hosts.vm.host import VMHosts
 
-        return VMHosts(experiment, show_command=show_command)
+        return VMHosts(experiment, show_command=show_command, build_reporter=build_progress)
     return LocalHost()
 
 

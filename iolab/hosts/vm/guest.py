@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 SAMPLES = "samples.jsonl"
 
 
+RAM_DIR = "/run/iolab-disk"  # [vm] disk = "ram": the target's image, in the guest's memory
+
+
 def uptime() -> float:
     with open("/proc/uptime") as handle:
         return float(handle.read().split()[0])
@@ -83,7 +86,8 @@ def main(argv: list[str]) -> int:
     from iolab.cell.cellspec import CellSpec
 
     import_s = time.perf_counter() - t0
-    device = find_disk(request["disk_serial"])
+    ram = request.get("disk") == "ram"
+    device = RAM_DIR if ram else find_disk(request["disk_serial"])
     output, _ = modprobe.communicate()
     guest = {
         "python_started_uptime": python_started,
@@ -105,17 +109,21 @@ def main(argv: list[str]) -> int:
         except Exception as error:  # a cell the guest cannot take must not lose the others
             append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {type(error).__name__}: {error}", env))
             continue
-        sample = executor.execute(in_guest(cell, device), scratch, cache, journal)
+        sample = executor.execute(in_guest(cell, device, ram), scratch, cache, journal)
         sample.env.update(env)
         append_sample(xchg / SAMPLES, sample.to_json())
     return 0
 
 
-def in_guest(cell: CellSpec, device: str) -> CellSpec:
+def in_guest(cell: CellSpec, device: str, ram: bool = False) -> CellSpec:
     """The cell with its target on the VM's disk: a device target, formatted
-    fresh per cell (erofs images stay on a loop device inside the guest)."""
+    fresh per cell (erofs images stay on a loop device inside the guest);
+    with [vm] disk = "ram", a loop image in the guest's memory (RAM_DIR)."""
     if cell.target.fs == "erofs":
         return cell
+    if ram:
+        os.makedirs(RAM_DIR, exist_ok=True)  # /run is a tmpfs in the guest
+        return cell.with_target(kind="loop", image_dir=RAM_DIR)
     return cell.with_target(kind="device", device=device, allow_destroy=True)
 
 

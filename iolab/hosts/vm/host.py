@@ -47,11 +47,12 @@ from types import TracebackType
 from typing import Any
 
 import iolab
-from iolab.hosts.vm import kernels
+from iolab.hosts.vm import build, kernels
+from iolab.hosts.vm.build import Reporter
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts.vm.kernels import Kernel
 from iolab.cell.sample import Sample
-from iolab.spec import VM, Experiment
+from iolab.spec import VM, Build, Experiment
 from iolab.hosts.local import default_journal
 from iolab.knobs.journal import Journal
 from iolab.sysutil import ToolError, die_with_parent, require
@@ -60,6 +61,7 @@ QEMU = "qemu-system-x86_64"
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 ROOT_SHARE = "9p ro cache=loose"
+BUILD_LOG = "kernel-build.log"  # artefact: the build log of a kernel built from source
 DISK_CACHE = "none"
 
 
@@ -326,8 +328,11 @@ class VMHost:
             "kernel_package": manifest.get("package"),
             "kernel_version": manifest.get("version"),
             "kernel_sha256": manifest.get("image_sha256") or manifest.get("source_sha256"),
+            "kernel_source": manifest.get("source_identity"),
+            "kernel_patches": manifest.get("patches"),
             "root_share": ROOT_SHARE,
-            "disk_cache": DISK_CACHE,
+            "disk_cache": DISK_CACHE if self.settings.disk == "virtio" else None,
+            "disk": self.settings.disk,
         }
 
     def run_cells(self, cells: list[CellSpec]) -> list[Sample]:
@@ -397,10 +402,10 @@ class VMHost:
         process = None
         disk = None
         try:
-            disk = self._disk(cells, workdir)
-            (xchg / "cells.json").write_text(_request(cells))
+            disk = self._disk(cells, workdir) if self.settings.disk == "virtio" else None
+            (xchg / "cells.json").write_text(_request(cells, self.settings.disk))
             command = guest_command(sys.executable, guest_python_path())
-            process, boot = self._launch(xchg, [disk], command)
+            process, boot = self._launch(xchg, [disk] if disk else [], command)
             pending = {cell.seq: cell for cell in cells}
             for sample in self._follow(process, boot, timeout=self.settings.timeout):
                 if sample.seq in pending:
@@ -488,8 +493,8 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _request(cells: Sequence[CellSpec]) -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "cells": [cell.to_dict() for cell in cells]})
+def _request(cells: Sequence[CellSpec], disk: str = "virtio") -> str:
+    return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "cells": [cell.to_dict() for cell in cells]})
 
 
 # -- every variant in its VM ------------------------------------------------------------
@@ -506,7 +511,8 @@ class VMHosts:
     name = "vm"
 
     def __init__(self, experiment: Experiment, *, show_command: bool = False,
-                 log: Callable[[str], None] | None = None, scratch_parent: str | None = None):
+                 log: Callable[[str], None] | None = None, scratch_parent: str | None = None,
+                 build_reporter: Reporter | None = None):
         self.settings = experiment.vm
         self.log = log or (lambda text: print(f"iolab: {text}", file=sys.stderr))
         self.scratch_parent = scratch_parent
@@ -514,10 +520,16 @@ class VMHosts:
         self.kernels: dict[str, Kernel] = {}
         for variant in experiment.variant:
             assert variant.kernel is not None
-            self.kernels[variant.name] = kernels.ensure(_ref(experiment, variant.kernel, variant.modules), self.log)
+            if isinstance(variant.kernel, Build):
+                request = build.request_for(variant.kernel, experiment.base_dir)
+                self.kernels[variant.name] = build.ensure(request, self.log, build_reporter)
+            else:
+                self.kernels[variant.name] = kernels.ensure(_ref(experiment, variant.kernel, variant.modules),
+                                                            self.log)
         self.accel = choose_accel(self.settings.accel, self.settings.machine)
         self.hosts: dict[str, VMHost] = {}
         self.scratch: Path | None = None
+        self.logged: set[str] = set()
 
     def describe(self) -> dict[str, Any]:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
@@ -526,7 +538,7 @@ class VMHosts:
             "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
             "cells_per_boot": self.settings.cells_per_boot,
-            "kernels": {name: kernel.kver for name, kernel in self.kernels.items()},
+            "kernels": {name: kernel_label(kernel) for name, kernel in self.kernels.items()},
         }}
 
     def __enter__(self) -> VMHosts:
@@ -565,10 +577,34 @@ class VMHosts:
         return out
 
     def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
-        yield from self.hosts[cells[0].variant.name].run_batch(cells)
+        for sample in self.hosts[cells[0].variant.name].run_batch(cells):
+            self._attach_build_log(sample)
+            yield sample
+
+    def _attach_build_log(self, sample: Sample) -> None:
+        """The run's first sample of a variant whose kernel was built from
+        source carries that build's log (artefact BUILD_LOG): the log is
+        stored with the run (iolab kernel log RUN VARIANT prints it)."""
+        if sample.variant in self.logged:
+            return
+        self.logged.add(sample.variant)
+        text = build.build_log(self.kernels[sample.variant])
+        if text is not None:
+            sample.artefacts[BUILD_LOG] = text
 
     def run_cell(self, cell: CellSpec) -> Sample:
         return list(self.run_batch([cell]))[0]
+
+
+def kernel_label(kernel: Kernel) -> str:
+    """A kernel as the report's header names it: its release, and for a
+    kernel built from source the patches on it (-R: reversed)."""
+    patched = kernel.manifest.get("patches") or []
+    if kernel.manifest.get("kind") != "build" or not patched:
+        return kernel.kver
+    names = [("-R " if name.endswith(" (reversed)") else "+") + Path(name.removesuffix(" (reversed)")).name
+             for name in patched]
+    return f"{kernel.kver} {' '.join(names)}"
 
 
 def _ref(experiment: Experiment, name: str, modules: str | None) -> kernels.KernelRef:

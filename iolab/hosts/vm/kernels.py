@@ -142,7 +142,7 @@ def sha256(path: Path) -> str:
 
 
 @contextmanager
-def _locked(root: Path, name: str) -> Iterator[None]:
+def locked(root: Path, name: str) -> Iterator[None]:
     """One fetch of a name at a time (other iolab processes wait)."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f".lock-{name}", "w") as handle:
@@ -197,7 +197,7 @@ def busybox(log: Log = lambda _: None) -> Path:
     existing = sorted(root.glob("busybox-*/busybox"))
     if existing:
         return existing[-1]
-    with _locked(root, "busybox"):
+    with locked(root, "busybox"):
         existing = sorted(root.glob("busybox-*/busybox"))
         if existing:
             return existing[-1]
@@ -281,7 +281,7 @@ def image_version(data: bytes) -> str | None:
     return match.group(1).decode() if match else None
 
 
-def _boot_image(source: Path, into: Path) -> tuple[Path, bool]:
+def boot_image(source: Path, into: Path) -> tuple[Path, bool]:
     """Write what QEMU boots into `into`: vmlinux when it has a PVH entry,
     else the bzImage itself; (path, pvh)."""
     data = source.read_bytes()
@@ -300,7 +300,7 @@ def _boot_image(source: Path, into: Path) -> tuple[Path, bool]:
 # -- the cache --------------------------------------------------------------------
 
 
-def _load(directory: Path, name: str) -> Kernel | None:
+def load(directory: Path, name: str) -> Kernel | None:
     manifest_path = directory / "manifest.json"
     if not manifest_path.exists():
         return None
@@ -324,7 +324,7 @@ def _load(directory: Path, name: str) -> Kernel | None:
 
 def _rebuild_initramfs(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """A cached kernel whose initramfs an older iolab built: build it anew."""
-    with _locked(directory.parent, directory.name + "-initramfs"):
+    with locked(directory.parent, directory.name + "-initramfs"):
         current = json.loads((directory / "manifest.json").read_text())
         if current.get("initramfs_format") == initramfs.FORMAT:
             return current
@@ -332,14 +332,14 @@ def _rebuild_initramfs(directory: Path, manifest: dict[str, Any]) -> dict[str, A
         path = (directory / moddir if not os.path.isabs(moddir) else Path(moddir)) if moddir else None
         manifest = {**manifest, "initramfs_format": initramfs.FORMAT,
                     "boot_modules": initramfs.build(path, busybox(), directory / "initramfs.cpio")}
-        _write_manifest(directory, manifest)
+        write_manifest(directory, manifest)
         return manifest
 
 
 def cached(ref: KernelRef) -> Kernel | None:
     """The kernel if it is in the cache and current, else None (fetch it)."""
     if ref.kind == "debian":
-        return _load(cache_root() / ref.name, str(ref))
+        return load(cache_root() / ref.name, str(ref))
     return _local_cached(ref)
 
 
@@ -366,13 +366,13 @@ def ensure(ref: KernelRef | str, log: Log = lambda _: None) -> Kernel:
     return fetch_debian(ref, log) if ref.kind == "debian" else prepare_local(ref, log)
 
 
-def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     partial = directory / "manifest.json.partial"
     partial.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     partial.rename(directory / "manifest.json")
 
 
-def _install(work: Path, final: Path) -> None:
+def install(work: Path, final: Path) -> None:
     """Rename the finished directory into place (replacing an outdated one)."""
     if final.exists():
         stale = final.with_name(f".stale-{final.name}-{os.getpid()}")
@@ -384,7 +384,7 @@ def _install(work: Path, final: Path) -> None:
 def fetch_debian(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
     """Download, unpack, index and prepare a Debian kernel package into the cache."""
     root = cache_root()
-    with _locked(root, ref.name):
+    with locked(root, ref.name):
         kernel = cached(ref)
         if kernel is not None:
             return kernel
@@ -410,7 +410,7 @@ def fetch_debian(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
             vmlinuz = work / "pkg" / "boot" / f"vmlinuz-{kver}"
             if not vmlinuz.exists():
                 raise KernelError(f"{deb.name} has no boot/vmlinuz-{kver}")
-            image, pvh = _boot_image(vmlinuz, work)
+            image, pvh = boot_image(vmlinuz, work)
             log(f"building the initramfs ({'PVH vmlinux' if pvh else 'bzImage'})")
             packed = initramfs.build(moddir, tools_busybox, work / "initramfs.cpio")
             manifest = {
@@ -432,8 +432,8 @@ def fetch_debian(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
                 "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             }
             shutil.rmtree(work / "deb")
-            _write_manifest(work, manifest)
-            _install(work, root / ref.name)
+            write_manifest(work, manifest)
+            install(work, root / ref.name)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
@@ -486,7 +486,7 @@ def _local_key(ref: KernelRef) -> tuple[Path, str]:
 
 def _local_cached(ref: KernelRef) -> Kernel | None:
     _, key = _local_key(ref)
-    return _load(cache_root() / key, str(ref))
+    return load(cache_root() / key, str(ref))
 
 
 def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
@@ -494,7 +494,7 @@ def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
     an initramfs with its boot modules, cached by the image's content."""
     source, key = _local_key(ref)
     root = cache_root()
-    with _locked(root, key):
+    with locked(root, key):
         kernel = _local_cached(ref)
         if kernel is not None:
             return kernel
@@ -506,7 +506,7 @@ def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
             kver = kver or (moddir.name if moddir else None)
             if kver is None:
                 raise KernelError(f"{ref.name}: cannot tell its version (not a bzImage or vmlinux?)")
-            image, pvh = _boot_image(source, work)
+            image, pvh = boot_image(source, work)
             log(f"building the initramfs for {ref.name} ({kver})")
             try:
                 packed = initramfs.build(moddir, tools_busybox, work / "initramfs.cpio")
@@ -527,8 +527,8 @@ def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
                 "busybox": str(tools_busybox),
                 "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             }
-            _write_manifest(work, manifest)
-            _install(work, root / key)
+            write_manifest(work, manifest)
+            install(work, root / key)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise

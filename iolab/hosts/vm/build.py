@@ -1,0 +1,381 @@
+"""Kernels built from source: a source, patches, a configuration -> a bzImage.
+
+A build request (``BuildRequest``) names a source (iolab.hosts.vm.sources),
+patches to apply and to apply reversed (iolab.hosts.vm.patches) and the
+experiment's config fragment (merged over iolab's base, iolab.hosts.vm.kconfig).
+The kernel is cached by content: its key covers the source's identity, each
+patch's direction and content, the merged configuration and the compiler and
+linker versions, so a second run, or another experiment asking for the same
+kernel, boots the cached one (``iolab kernel list`` shows them).
+
+Layout under ``$XDG_CACHE_HOME/iolab``:
+
+    sources/<id>/linux            the source tree (patched in place, see patches.py)
+    builds/<tree-key>/obj         the object tree (make O=...) of a source and a
+                                  configuration: builds that differ only by
+                                  patches share it, so the second kernel only
+                                  recompiles what the patches touched
+    builds/<tree-key>/logs/<key>.log   each build's log (a failed one's too)
+    kernels/build-<key>/          the kernel: vmlinux (PVH) or bzImage, initramfs,
+                                  config, build.log, manifest.json
+
+The kernel is built with every option built in (no modules), from
+``make tinyconfig`` plus the fragments, as ``make -j<cpus> bzImage``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from iolab.hosts.vm import initramfs, kconfig, kernels, patches, sources
+from iolab.hosts.vm.kernels import Kernel, KernelError, Log
+from iolab.hosts.vm.patches import Patch
+from iolab.spec import Build
+
+BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
+TAIL_LINES = 20  # lines of a failed build's log shown in the error
+_STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
+_LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
+
+
+# What a kernel build runs or includes, and the Debian package that has it
+# (scripts/setup installs them; iolab doctor names the missing ones).
+BUILD_NEEDS = {
+    "gcc": "gcc", "make": "make", "ld": "binutils", "flex": "flex", "bison": "bison", "bc": "bc",
+    "perl": "perl", "patch": "patch", "xz": "xz-utils", "tar": "tar",
+    "/usr/include/libelf.h": "libelf-dev", "/usr/include/openssl/ssl.h": "libssl-dev",
+}
+
+
+def missing_packages() -> list[str]:
+    """Debian packages a kernel build needs that this machine lacks."""
+    missing = []
+    for need, package in BUILD_NEEDS.items():
+        found = os.path.exists(need) if need.startswith("/") else shutil.which(need) is not None
+        if not found and package not in missing:
+            missing.append(package)
+    return missing
+
+
+class BuildError(KernelError):
+    """A build that failed: the message shows the end of its log and where the log is."""
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """What to build: a source, patches (reverse ones first), a fragment."""
+
+    source: sources.SourceRef
+    patches: tuple[Patch, ...] = ()
+    config: tuple[tuple[str, str], ...] = ()  # the experiment's fragments: (origin, .config text)
+
+    def describe(self) -> str:
+        parts = [self.source.name + (f"@{self.source.version}" if self.source.version else "")]
+        parts += [("-R " if p.reverse else "+ ") + p.path.name for p in self.patches]
+        return " ".join(parts)
+
+
+class Reporter(Protocol):
+    """Where a build says how far it is (iolab.progress draws it)."""
+
+    def phase(self, name: str, detail: str = "") -> None: ...
+
+    def files(self, done: int, expected: int | None, eta_s: float | None) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class LogReporter:
+    """Phases as log lines (no terminal, or --quiet)."""
+
+    def __init__(self, log: Log):
+        self.log = log
+        self.shown = -1
+
+    def phase(self, name: str, detail: str = "") -> None:
+        self.log(f"kernel build: {name}" + (f" ({detail})" if detail else ""))
+
+    def files(self, done: int, expected: int | None, eta_s: float | None) -> None:
+        if expected and done * 10 // expected > self.shown:
+            self.shown = done * 10 // expected
+            eta = f", ETA {eta_s / 60:.1f} min" if eta_s is not None else ""
+            self.log(f"kernel build: {done}/{expected} files{eta}")
+
+    def finish(self) -> None:
+        pass
+
+
+@dataclass
+class _Plan:
+    """A request resolved: everything its keys cover."""
+
+    request: BuildRequest
+    source: sources.Source
+    merged: dict[str, kconfig.Option]
+    notes: list[str]
+    patch_ids: list[str]
+    toolchain: str
+    tree_key: str = ""
+    key: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def builds_root() -> Path:
+    return kernels.cache_root().parent / "builds"
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def fragments(request: BuildRequest) -> tuple[dict[str, kconfig.Option], list[str]]:
+    """iolab's base fragment and the experiment's, merged (and the redefinition notes)."""
+    base = kconfig.parse_fragment(kconfig.BASE.read_text(), "base.config")
+    own = [kconfig.parse_fragment(text, origin) for origin, text in request.config]
+    return kconfig.merge(base, *own)
+
+
+def request_for(build: Build, base_dir: str) -> BuildRequest:
+    """The build an experiment's kernel table asks for, its paths made absolute."""
+    def path(name: str) -> Path:
+        return Path(base_dir, name).resolve()
+
+    fragments = []
+    if build.config_file:
+        fragments.append((build.config_file, path(build.config_file).read_text()))
+    if build.config:
+        fragments.append(("kernel.config", build.config))
+    return BuildRequest(
+        source=sources.parse(build.source, build.commit, base_dir),
+        patches=(*(Patch(path(p), True) for p in build.reverse), *(Patch(path(p)) for p in build.patches)),
+        config=tuple(fragments),
+    )
+
+
+def plan(request: BuildRequest, log: Log = lambda _: None) -> _Plan:
+    """Resolve a request (the source's version or commit) and compute its keys."""
+    source = sources.resolve(request.source, log)
+    merged, notes = fragments(request)
+    patch_ids = []
+    for patch in request.patches:
+        text = patches.read(patch)
+        patch_ids.append(f"{'R' if patch.reverse else 'F'} {hashlib.sha256(text.encode()).hexdigest()}")
+    tools = sources.toolchain()
+    resolved = _Plan(request, source, merged, notes, patch_ids, tools)
+    resolved.tree_key = _digest(str(BUILD_FORMAT), source.identity, kconfig.canonical(merged), tools)[:16]
+    resolved.key = _digest(resolved.tree_key, *patch_ids)[:16]
+    return resolved
+
+
+def kernel_dir(key: str) -> Path:
+    return kernels.cache_root() / f"build-{key}"
+
+
+def cached(resolved: _Plan) -> Kernel | None:
+    return kernels.load(kernel_dir(resolved.key), f"build-{resolved.key}")
+
+
+def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None) -> Kernel:
+    """The kernel of this request: from the cache, or built now."""
+    resolved = plan(request, log)
+    kernel = cached(resolved)
+    if kernel is not None:
+        return kernel
+    reporter = reporter or LogReporter(log)
+    with kernels.locked(sources.cache_root(), resolved.source.slug + "-tree"):
+        kernel = cached(resolved)
+        if kernel is not None:
+            return kernel
+        try:
+            return _build(resolved, log, reporter)
+        finally:
+            reporter.finish()
+
+
+# -- the build ------------------------------------------------------------------------
+
+
+def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
+    missing = missing_packages()
+    if missing:
+        raise KernelError(f"a kernel build needs {', '.join(missing)}: apt-get install {' '.join(missing)} "
+                          "(scripts/setup installs them)")
+    reporter.phase("source", resolved.source.label)
+    root = sources.unpack(resolved.source, log)
+    if resolved.request.patches:
+        reporter.phase("patch", ", ".join(str(p.path.name) + (" -R" if p.reverse else "")
+                                          for p in resolved.request.patches))
+    patches.Tree(root).apply(list(resolved.request.patches))
+    work = builds_root() / resolved.tree_key
+    obj = work / "obj"
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    log_path = work / "logs" / f"{resolved.key}.log"
+    fresh = not (obj / "arch" / "x86" / "boot" / "bzImage").exists()
+    started = time.monotonic()
+    with open(log_path, "w", buffering=1) as out:  # line by line: the log can be followed
+        out.write(f"iolab: building {resolved.request.describe()}\n"
+                  f"iolab: source {resolved.source.identity}\niolab: toolchain {resolved.toolchain}\n")
+        _configure(root, obj, resolved, out, reporter)
+        expected = _expected_files(resolved.tree_key) if fresh else None
+        reporter.phase("compile", f"make -j{os.cpu_count() or 1} bzImage"
+                       + ("" if fresh else ", incremental: only what changed"))
+        files = _make(root, obj, ["bzImage"], out, log_path, reporter, expected)
+    seconds = time.monotonic() - started
+    if fresh:
+        _record_files(resolved.tree_key, files, seconds)
+    reporter.phase("initramfs")
+    kernel = _install(resolved, obj, log_path, {"build_seconds": round(seconds, 1), "compiled_files": files,
+                                                  "incremental": not fresh})
+    log(f"built {kernel.name} ({resolved.request.describe()}) in {seconds:.0f} s, {files} files compiled")
+    return kernel
+
+
+def _configure(root: Path, obj: Path, resolved: _Plan, out: Any, reporter: Reporter) -> None:
+    """tinyconfig + the merged fragments (once per object tree), then
+    olddefconfig and the check that every requested option survived."""
+    reporter.phase("configure", "tinyconfig + base.config + the experiment's fragment, olddefconfig")
+    stamp = obj / ".iolab-fragment"
+    wanted = kconfig.canonical(resolved.merged)
+    if not stamp.exists() or stamp.read_text() != wanted or not (obj / ".config").exists():
+        obj.mkdir(parents=True, exist_ok=True)
+        _make(root, obj, ["tinyconfig"], out, None, None, None)
+        (obj / ".config").write_text(kconfig.apply((obj / ".config").read_text(), resolved.merged))
+        stamp.write_text(wanted)
+    for note in resolved.notes:
+        out.write(f"iolab: {note}\n")
+    _make(root, obj, ["olddefconfig"], out, None, None, None)
+    kconfig.check(resolved.merged, (obj / ".config").read_text(), obj / ".config")
+
+
+def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | None,
+          reporter: Reporter | None, expected: int | None) -> int:
+    """Run make in the object tree, its output into the log; the number of
+    files compiled. A failure is a BuildError with the log's last lines."""
+    if shutil.which("make") is None:
+        raise KernelError("make not found: install it with 'apt-get install make' (or run scripts/setup)")
+    argv = ["make", "-C", str(root), f"O={obj}", f"-j{os.cpu_count() or 1}", *targets,
+            "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"]
+    out.write("iolab: " + " ".join(argv) + "\n")
+    out.flush()
+    files, started = 0, time.monotonic()
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace") as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            out.write(line)
+            step = _STEP.match(line)
+            if step is None or reporter is None:
+                continue
+            if step.group(1).startswith(("CC", "AS")):
+                files += 1
+                reporter.files(files, expected, _eta(files, expected, time.monotonic() - started))
+            elif step.group(1) == "LD" and step.group(2) in _LINK:
+                reporter.phase("link", step.group(2))
+    out.flush()
+    if process.returncode != 0:
+        raise _failure(" ".join(targets), process.returncode, log_path or Path(out.name))
+    return files
+
+
+def _eta(done: int, expected: int | None, elapsed: float) -> float | None:
+    if not expected or done < 10 or done >= expected:
+        return None
+    return (expected - done) * elapsed / done
+
+
+def _failure(what: str, status: int, log_path: Path) -> BuildError:
+    """A failed build: its first error line and the log's path first (a
+    terminal may show only the top of a long message), then the log's end."""
+    lines = log_path.read_text(errors="replace").splitlines()
+    errors = [line.strip() for line in lines if re.search(r"\berror\b|Error \d", line)]
+    first = f": {errors[0]}" if errors else ""
+    return BuildError(f"make {what} failed (exit {status}){first}\nfull log: {log_path}\nthe log's last lines:\n"
+                      + "\n".join("  | " + line for line in lines[-TAIL_LINES:]))
+
+
+def _stats_path() -> Path:
+    return builds_root() / "stats.json"
+
+
+def _expected_files(tree_key: str) -> int | None:
+    """Files a full build compiled last time: of this object tree, else of the last full build."""
+    path = _stats_path()
+    if not path.exists():
+        return None
+    stats = json.loads(path.read_text())
+    entry = stats.get(tree_key) or stats.get("last")
+    return entry["files"] if entry else None
+
+
+def _record_files(tree_key: str, files: int, seconds: float) -> None:
+    path = _stats_path()
+    stats = json.loads(path.read_text()) if path.exists() else {}
+    stats[tree_key] = stats["last"] = {"files": files, "seconds": round(seconds, 1)}
+    path.write_text(json.dumps(stats, indent=1) + "\n")
+
+
+def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]) -> Kernel:
+    """The built kernel into the kernel cache: boot image, initramfs, config, log, manifest."""
+    root = kernels.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".build-{resolved.key}-", dir=root))
+    try:
+        vmlinux = obj / "vmlinux"
+        image, pvh = kernels.boot_image(vmlinux if vmlinux.exists() else obj / "arch/x86/boot/bzImage", work)
+        bzimage = obj / "arch" / "x86" / "boot" / "bzImage"
+        kver = kernels.image_version(bzimage.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
+        packed = initramfs.build(None, kernels.busybox(), work / "initramfs.cpio")
+        shutil.copyfile(obj / ".config", work / "config")
+        shutil.copyfile(log_path, work / "build.log")
+        request = resolved.request
+        manifest = {
+            "format": kernels.MANIFEST_FORMAT,
+            "initramfs_format": initramfs.FORMAT,
+            "name": f"build-{resolved.key}",
+            "kind": "build",
+            "build_format": BUILD_FORMAT,
+            "source": resolved.source.label,
+            "source_identity": resolved.source.identity,
+            "version": sources.kernel_version(sources.tree(resolved.source)),
+            "patches": [f"{p}" for p in request.patches],
+            "patch_ids": resolved.patch_ids,
+            "config_fragments": [{"origin": origin, "text": text} for origin, text in request.config],
+            "config_sha256": kernels.sha256(work / "config"),
+            "toolchain": resolved.toolchain,
+            "tree_key": resolved.tree_key,
+            "kver": kver,
+            "image": image.name,
+            "image_sha256": kernels.sha256(image),
+            "pvh": pvh,
+            "moddir": None,
+            "boot_modules": packed,
+            "busybox": str(kernels.busybox()),
+            "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            **figures,
+        }
+        kernels.write_manifest(work, manifest)
+        kernels.install(work, kernel_dir(resolved.key))
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    kernel = cached(resolved)
+    assert kernel is not None
+    return kernel
+
+
+def build_log(kernel: Kernel) -> str | None:
+    """The log of a built kernel's build (None for other kernels)."""
+    path = kernel.directory / "build.log"
+    return path.read_text(errors="replace") if kernel.manifest.get("kind") == "build" and path.exists() else None

@@ -1,0 +1,225 @@
+"""Patches applied to a kernel source tree, and taken off again.
+
+A source tree (iolab.hosts.vm.sources) is shared by every build of that
+source: before a build, the tree is put back to its pristine state (each
+file a patch touched is restored from the copy saved before the first
+patch touched it; files a patch created are removed), then the build's
+patches are applied. The restored and patched files get new times, so
+make rebuilds what depends on them and nothing else: variants that differ
+only by patches share an object tree and the second kernel costs seconds.
+
+Patches are applied with GNU patch (-p1, no fuzz: a hunk applies at its
+lines or at an offset, as with git apply), each first as a dry run, so a
+patch that does not apply leaves the tree as it was. ``reverse`` patches are
+applied reversed (patch -R), before the others, in the order given. A patch
+that does not apply is a PatchError naming the patch, the file and the
+hunk (with its @@ line).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.hosts.vm.kernels import KernelError
+
+JOURNAL = ".iolab-patches.json"
+SAVED = ".iolab-pristine"
+
+_FILE_LINE = re.compile(r"^(?:checking|patching) file (.+?)\s*$")
+_HUNK_FAILED = re.compile(r"^Hunk #(\d+) FAILED at (\d+)")
+
+
+class PatchError(KernelError):
+    """A patch that cannot be read or does not apply; the message names the
+    patch, the file and the hunk."""
+
+
+@dataclass(frozen=True)
+class Patch:
+    path: Path
+    reverse: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.path} (reversed)" if self.reverse else str(self.path)
+
+
+def _strip(path: str) -> str | None:
+    """A diff header's path with -p1 applied (None for /dev/null)."""
+    path = path.split("\t", 1)[0].strip()
+    if path == "/dev/null":
+        return None
+    return path.split("/", 1)[1] if "/" in path else path
+
+
+def hunks(text: str) -> dict[str, list[str]]:
+    """The @@ lines of a patch, per file it changes (-p1 paths)."""
+    found: dict[str, list[str]] = {}
+    old: str | None = None
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("--- "):
+            old = _strip(line[4:])
+        elif line.startswith("+++ "):
+            current = _strip(line[4:]) or old
+            if current is not None:
+                found.setdefault(current, [])
+        elif line.startswith("@@ ") and current is not None:
+            found[current].append(line.strip())
+    return found
+
+
+def touched(text: str) -> list[str]:
+    """Files a patch changes, creates or deletes (-p1 paths)."""
+    names = []
+    for line in text.splitlines():
+        if line.startswith(("--- ", "+++ ")):
+            name = _strip(line[4:])
+            if name is not None and name not in names:
+                names.append(name)
+    return names
+
+
+def read(patch: Patch) -> str:
+    try:
+        text = patch.path.read_text(errors="replace")
+    except OSError as error:
+        raise PatchError(f"patch {patch.path}: {error.strerror}") from None
+    if not hunks(text):
+        raise PatchError(f"patch {patch.path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@')")
+    return text
+
+
+def _failure(patch: Patch, text: str, output: str) -> PatchError:
+    """What patch said, turned into the file and the hunk that failed."""
+    by_file = hunks(text)
+    current = "?"
+    problems = []
+    for line in output.splitlines():
+        match = _FILE_LINE.match(line)
+        if match:
+            current = match.group(1)
+            continue
+        failed = _HUNK_FAILED.match(line)
+        if failed:
+            number = int(failed.group(1))
+            headers = by_file.get(current, [])
+            header = f" {headers[number - 1]}" if 0 < number <= len(headers) else ""
+            problems.append(f"{current}: hunk #{number}{header} does not apply (tried at line {failed.group(2)})")
+        elif "Reversed (or previously applied) patch detected" in line:
+            problems.append(f"{current}: already applied in this source (reversed it would apply: "
+                            "list it under reverse to take it out)")
+        elif "Unreversed patch detected" in line:
+            problems.append(f"{current}: not in this source, so it cannot be reversed "
+                            "(list it under patches to apply it)")
+        elif "can't find file to patch at input line" in line:
+            problems.append(f"{_file_at(text, line)}: not in this source tree")
+        elif line.startswith("patch: ****"):
+            problems.append(line.removeprefix("patch: **** ").strip())
+    if not problems:
+        tail = [line for line in output.splitlines() if line.strip()][-3:]
+        problems.append(" / ".join(tail) or "patch failed without saying why")
+    return PatchError(f"patch {patch} does not apply:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def _file_at(text: str, message: str) -> str:
+    """The file named by the last +++ line before the input line patch cites."""
+    match = re.search(r"input line (\d+)", message)
+    lines = text.splitlines()[: int(match.group(1)) if match else 0]
+    names = [_strip(line[4:]) for line in lines if line.startswith("+++ ")]
+    return next((name for name in reversed(names) if name), "a file")
+
+
+def _patch(tree: Path, patch: Patch, *, dry_run: bool) -> subprocess.CompletedProcess[str]:
+    argv = ["patch", "-p1", "--forward", "--batch", "--fuzz=0", "--no-backup-if-mismatch",
+            "-d", str(tree), "-i", str(patch.path.resolve())]
+    if patch.reverse:
+        argv.insert(1, "--reverse")
+    if dry_run:
+        argv.append("--dry-run")
+    if shutil.which("patch") is None:
+        raise PatchError("patch not found: install it with 'apt-get install patch'")
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+
+
+def _entry(patch: Patch, text: str) -> str:
+    """A patch as the journal records it: what it is and its content."""
+    return f"{patch} sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+class Tree:
+    """A source tree whose patched files can be put back (a journal in the
+    tree's parent directory; the saved originals beside it)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.journal = root.parent / JOURNAL
+        self.saved = root.parent / SAVED
+
+    def _state(self) -> dict[str, list[str]]:
+        if not self.journal.exists():
+            return {"saved": [], "created": [], "applied": []}
+        return json.loads(self.journal.read_text())
+
+    def _write(self, state: dict[str, list[str]]) -> None:
+        partial = self.journal.with_name(self.journal.name + ".partial")
+        partial.write_text(json.dumps(state, indent=1) + "\n")
+        partial.rename(self.journal)
+
+    def applied(self) -> list[str]:
+        """The patches on the tree now (each with its content's hash), in order."""
+        return list(self._state()["applied"])
+
+    def reset(self) -> None:
+        """Put every patched file back as it came from the source."""
+        state = self._state()
+        for name in state["created"]:
+            (self.root / name).unlink(missing_ok=True)
+        for name in state["saved"]:
+            shutil.copyfile(self.saved / name, self.root / name)  # a new mtime: make rebuilds it
+        shutil.rmtree(self.saved, ignore_errors=True)
+        self.journal.unlink(missing_ok=True)
+
+    def _save(self, state: dict[str, list[str]], names: list[str]) -> None:
+        """Keep the pristine copy of each file before its first change."""
+        for name in names:
+            if name in state["saved"] or name in state["created"]:
+                continue
+            source = self.root / name
+            if source.is_file():
+                (self.saved / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, self.saved / name)
+                state["saved"].append(name)
+            else:
+                state["created"].append(name)
+        self._write(state)
+
+    def apply(self, patches: list[Patch]) -> None:
+        """The tree pristine, then these patches on it, in order; on a
+        failure the tree is pristine again and PatchError says why. When
+        the tree already carries exactly these patches, nothing changes."""
+        texts = [read(patch) for patch in patches]
+        wanted = [_entry(patch, text) for patch, text in zip(patches, texts)]
+        if self.journal.exists() and self._state()["applied"] == wanted:
+            return
+        self.reset()
+        try:
+            for patch, text, entry in zip(patches, texts, wanted):
+                done = _patch(self.root, patch, dry_run=True)
+                if done.returncode != 0:
+                    raise _failure(patch, text, done.stdout + done.stderr)
+                state = self._state()
+                self._save(state, touched(text))
+                done = _patch(self.root, patch, dry_run=False)
+                if done.returncode != 0:
+                    raise _failure(patch, text, done.stdout + done.stderr)
+                state["applied"].append(entry)
+                self._write(state)
+        except BaseException:
+            self.reset()
+            raise

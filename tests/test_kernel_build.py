@@ -1,0 +1,486 @@
+"""Kernels built from source: config fragments, patches, cache keys, the
+build pipeline, the [kernel] table.
+
+No real kernel is built here (that is bench/kernel_build.py): patches are
+applied by the real GNU patch to a small real tree, and the pipeline runs
+real make on a tarball whose Makefile stands in for the kernel's
+(tinyconfig, olddefconfig, bzImage; it prints kbuild's "  CC  file.o"
+lines and copies a fake bzImage around an ELF with a PVH note).
+"""
+
+import os
+import subprocess
+import tarfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from iolab import load, spec
+from iolab.hosts.vm import build, kconfig, kernels, patches, sources
+from iolab.hosts.vm.build import BuildError, BuildRequest
+from iolab.hosts.vm.kconfig import ConfigError, Option
+from iolab.hosts.vm.patches import Patch, PatchError
+from iolab.hosts.vm.sources import SourceRef
+from tests.test_kernels import bzimage, elf64
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "iolab"
+
+
+# -- config fragments ---------------------------------------------------------------
+
+
+def test_fragment_lines_and_their_origin():
+    options = kconfig.parse_fragment("# a comment\nCONFIG_A=y\n\n# CONFIG_B is not set\nCONFIG_C=\"x y\"\nCONFIG_D=n\n",
+                                     "mine.config")
+    assert options == [Option("CONFIG_A", "y", "mine.config:2"), Option("CONFIG_B", None, "mine.config:4"),
+                       Option("CONFIG_C", '"x y"', "mine.config:5"), Option("CONFIG_D", None, "mine.config:6")]
+
+
+def test_a_bad_fragment_line_names_its_place():
+    with pytest.raises(ConfigError, match=r"kernel.config:2: not a .config line: 'TRANSPARENT_HUGEPAGE=y'"):
+        kconfig.parse_fragment("CONFIG_A=y\nTRANSPARENT_HUGEPAGE=y\n", "kernel.config")
+
+
+def test_merge_later_lines_win_and_say_so():
+    base = kconfig.parse_fragment("CONFIG_A=y\nCONFIG_B=y\n", "base.config")
+    mine = kconfig.parse_fragment("# CONFIG_B is not set\nCONFIG_A=y\nCONFIG_C=m\n", "kernel.config")
+    merged, notes = kconfig.merge(base, mine)
+    assert {name: option.value for name, option in merged.items()} == {"CONFIG_A": "y", "CONFIG_B": None,
+                                                                      "CONFIG_C": "m"}
+    assert notes == ["CONFIG_B: CONFIG_B=y (base.config:2) redefined as # CONFIG_B is not set (kernel.config:1)"]
+
+
+def test_apply_writes_the_requests_over_a_config():
+    merged, _ = kconfig.merge(kconfig.parse_fragment("CONFIG_A=y\n# CONFIG_B is not set\n", "f"))
+    out = kconfig.apply("CONFIG_X=y\n# CONFIG_A is not set\nCONFIG_B=y\n", merged)
+    assert out == "CONFIG_X=y\nCONFIG_A=y\n# CONFIG_B is not set\n"
+
+
+def test_canonical_ignores_order_and_comments():
+    one, _ = kconfig.merge(kconfig.parse_fragment("CONFIG_A=y\n# c\nCONFIG_B=y\n", "x"))
+    two, _ = kconfig.merge(kconfig.parse_fragment("CONFIG_B=y\nCONFIG_A=y\n", "y"))
+    assert kconfig.canonical(one) == kconfig.canonical(two) == "CONFIG_A=y\nCONFIG_B=y\n"
+
+
+def test_check_names_every_dropped_option(tmp_path):
+    merged, _ = kconfig.merge(kconfig.parse_fragment(
+        "CONFIG_KEPT=y\nCONFIG_EROFS_FS=y\n# CONFIG_GONE is not set\nCONFIG_MOD=m\n", "base.config"))
+    final = "CONFIG_KEPT=y\n# CONFIG_EROFS_FS is not set\nCONFIG_GONE=y\nCONFIG_MOD=y\n"
+    with pytest.raises(ConfigError) as error:
+        kconfig.check(merged, final, tmp_path / ".config")
+    message = str(error.value)
+    assert "3 requested kernel options did not survive olddefconfig" in message
+    assert "CONFIG_EROFS_FS=y (base.config:2): the .config has CONFIG_EROFS_FS not set" in message
+    assert "# CONFIG_GONE is not set (base.config:3): the .config has CONFIG_GONE =y" in message
+    assert "CONFIG_MOD=m (base.config:4): the .config has CONFIG_MOD =y" in message
+    assert "CONFIG_KEPT" not in message
+    assert str(tmp_path / ".config") in message
+    kconfig.check(merged, "CONFIG_KEPT=y\nCONFIG_EROFS_FS=y\nCONFIG_MOD=m\n", tmp_path / ".config")  # absent = not set
+
+
+def test_the_base_fragment_reads_and_asks_for_what_the_seeds_need():
+    merged, notes = kconfig.merge(kconfig.parse_fragment(kconfig.BASE.read_text(), "base.config"))
+    assert notes == []
+    for name in ("CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_F2FS_IOSTAT", "CONFIG_EROFS_FS", "CONFIG_PVH",
+                 "CONFIG_9P_FS", "CONFIG_VIRTIO_BLK", "CONFIG_IO_URING", "CONFIG_MEMCG", "CONFIG_FTRACE"):
+        assert merged[name].value == "y", name
+
+
+# -- patches (real GNU patch on a small real tree) ----------------------------------------
+
+
+LINES = "".join(f"line {n}\n" for n in range(1, 31))
+
+
+def diff(tmp_path: Path, name: str, before: str, after: str, path: str = "fs/x.c") -> Path:
+    """A -p1 patch made by diff -u from two versions of a file."""
+    work = tmp_path / f"diff-{name}"
+    for side, text in (("a", before), ("b", after)):
+        (work / side / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / side / path).write_text(text)
+    out = subprocess.run(["diff", "-up", f"a/{path}", f"b/{path}"], cwd=work, capture_output=True, text=True).stdout
+    patch = tmp_path / f"{name}.patch"
+    patch.write_text(f"{name}: a description above the diff\n\n{out}")
+    return patch
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "src" / "linux"
+    (root / "fs").mkdir(parents=True)
+    (root / "fs" / "x.c").write_text(LINES)
+    return root
+
+
+def test_a_patch_applies_and_reset_restores(tmp_path, tree):
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    work = patches.Tree(tree)
+    work.apply([Patch(fix)])
+    assert "line five" in (tree / "fs" / "x.c").read_text()
+    assert work.applied()[0].startswith(f"{fix} sha256:")
+    work.reset()
+    assert (tree / "fs" / "x.c").read_text() == LINES
+    assert work.applied() == []
+
+
+def test_reverse_takes_a_change_out(tmp_path, tree):
+    (tree / "fs" / "x.c").write_text(LINES.replace("line 5\n", "line five\n"))  # the tree has the change
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    patches.Tree(tree).apply([Patch(fix, reverse=True)])
+    assert (tree / "fs" / "x.c").read_text() == LINES
+
+
+def test_the_same_patches_again_touch_nothing(tmp_path, tree):
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    work = patches.Tree(tree)
+    work.apply([Patch(fix)])
+    before = (tree / "fs" / "x.c").stat().st_mtime_ns
+    time.sleep(0.01)
+    work.apply([Patch(fix)])
+    assert (tree / "fs" / "x.c").stat().st_mtime_ns == before  # make rebuilds nothing
+
+
+def test_switching_patches_restores_first_and_creates_files_once(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", "", "new file\n", path="fs/new.c")
+    two.write_text(two.read_text().replace("--- a/fs/new.c", "--- /dev/null"))
+    work = patches.Tree(tree)
+    work.apply([Patch(one), Patch(two)])
+    assert (tree / "fs" / "new.c").read_text() == "new file\n"
+    work.apply([Patch(one)])
+    assert not (tree / "fs" / "new.c").exists()
+    assert "line five" in (tree / "fs" / "x.c").read_text()
+
+
+def test_a_hunk_that_does_not_apply_names_file_and_hunk(tmp_path, tree):
+    changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
+    fix = diff(tmp_path, "fix", LINES, changed)
+    (tree / "fs" / "x.c").write_text(LINES.replace("line 24\n", "line 24 (edited upstream)\n"))
+    with pytest.raises(PatchError) as error:
+        patches.Tree(tree).apply([Patch(fix)])
+    message = str(error.value)
+    assert message.startswith(f"patch {fix} does not apply:")
+    assert "fs/x.c: hunk #2 @@ -22,7 +22,7 @@ line 21 does not apply (tried at line 22)" in message
+    assert "#1" not in message
+    # nothing half-applied: hunk #1 is not in the tree
+    assert (tree / "fs" / "x.c").read_text() == LINES.replace("line 24\n", "line 24 (edited upstream)\n")
+
+
+def test_an_applied_patch_and_a_missing_one_say_which_list(tmp_path, tree):
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    (tree / "fs" / "x.c").write_text(LINES.replace("line 5\n", "line five\n"))
+    with pytest.raises(PatchError, match=r"fs/x.c: already applied in this source .*list it under reverse"):
+        patches.Tree(tree).apply([Patch(fix)])
+    (tree / "fs" / "x.c").write_text(LINES)
+    with pytest.raises(PatchError, match=r"fs/x.c: not in this source, so it cannot be reversed"):
+        patches.Tree(tree).apply([Patch(fix, reverse=True)])
+
+
+def test_a_patch_of_a_missing_file_and_a_file_that_is_no_patch(tmp_path, tree):
+    other = diff(tmp_path, "other", LINES, LINES.replace("line 5\n", "x\n"), path="mm/y.c")
+    with pytest.raises(PatchError, match=r"mm/y.c: not in this source tree"):
+        patches.Tree(tree).apply([Patch(other)])
+    junk = tmp_path / "junk.patch"
+    junk.write_text("not a diff\n")
+    with pytest.raises(PatchError, match=r"junk.patch: no unified diff in it"):
+        patches.Tree(tree).apply([Patch(junk)])
+    with pytest.raises(PatchError, match=r"gone.patch: No such file"):
+        patches.Tree(tree).apply([Patch(tmp_path / "gone.patch")])
+
+
+def test_a_failure_after_a_good_patch_leaves_the_tree_pristine(tmp_path, tree):
+    good = diff(tmp_path, "good", LINES, LINES.replace("line 5\n", "line five\n"))
+    bad = diff(tmp_path, "bad", LINES, LINES.replace("line 9\n", "line nine\n"))
+    bad.write_text(bad.read_text().replace(" line 8\n", " line 8 (not there)\n"))
+    with pytest.raises(PatchError, match="bad.patch does not apply"):
+        patches.Tree(tree).apply([Patch(good), Patch(bad)])
+    assert (tree / "fs" / "x.c").read_text() == LINES
+    assert patches.Tree(tree).applied() == []
+
+
+# -- sources --------------------------------------------------------------------------------
+
+
+def test_source_names(tmp_path):
+    assert sources.parse("debian:linux-source-7.2") == SourceRef("debian", "linux-source-7.2")
+    assert sources.parse("debian:linux-source-7.2=7.2.13-1").version == "7.2.13-1"
+    assert sources.parse("linux-7.2.tar.xz", base_dir=str(tmp_path)) == SourceRef(
+        "tarball", str(tmp_path / "linux-7.2.tar.xz"))
+    assert sources.parse("/src/linux", "v7.2") == SourceRef("git", "/src/linux", "v7.2")
+
+
+@pytest.mark.parametrize("text,commit,words", [
+    ("debian:linux-image-7.2", None, "name a Debian kernel source package"),
+    ("/src/linux", None, "a git tree needs commit"),
+    ("debian:linux-source-7.2", "v7.2", "commit goes with a git tree"),
+    ("/src/linux.tar.gz", "v7.2", "commit goes with a git tree"),
+])
+def test_bad_source_names(text, commit, words):
+    with pytest.raises(kernels.KernelError, match=words):
+        sources.parse(text, commit)
+
+
+def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
+    monkeypatch.setenv("IOLAB_APT_SUITE", "sid")
+    conf = sources.apt_config()
+    assert conf == cache / "apt" / "apt.conf"
+    text = conf.read_text()
+    for key in ("Dir::Etc::sourcelist", "Dir::Etc::sourceparts", "Dir::State::lists", "Dir::Cache",
+                "Dir::State::status"):
+        assert f'{key} "{cache}/apt/' in text, key
+    assert "/etc/apt" not in text
+    assert "Suites: sid\n" in (cache / "apt" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+
+
+def test_a_git_source_resolves_its_commit(tmp_path):
+    repo = tmp_path / "linux"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 0\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    subprocess.run([*git, "tag", "v7.2"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    source = sources.resolve(sources.parse(str(repo), "v7.2"))
+    assert source.identity == f"git:{head}"
+    with pytest.raises(kernels.KernelError, match="has no commit 'v9.9'"):
+        sources.resolve(sources.parse(str(repo), "v9.9"))
+
+
+# -- the build pipeline, on a stand-in kernel tree ---------------------------------------
+
+FAKE_MAKEFILE = """\
+VERSION = 7
+PATCHLEVEL = 2
+SUBLEVEL = 99
+O ?= .
+tinyconfig:
+\tmkdir -p $(O) && printf 'CONFIG_64BIT=y\\n# CONFIG_PRINTK is not set\\nCONFIG_DROPPED_BY_KCONFIG=y\\n' > $(O)/.config
+olddefconfig:
+\tgrep -v '^CONFIG_IMPOSSIBLE=' $(O)/.config > $(O)/.config.new; mv $(O)/.config.new $(O)/.config
+bzImage:
+\t@for f in $(notdir $(wildcard $(CURDIR)/src/*.c)); do echo "  CC      src/$${f%.c}.o"; done
+\t@if grep -q BROKEN $(CURDIR)/src/*.c; then echo "src/a.c:2:1: error: expected ';' before '}' token"; \\
+\t  for n in $$(seq 1 30); do echo "  make noise $$n"; done; exit 2; fi
+\t@echo "  LD      vmlinux"
+\tmkdir -p $(O)/arch/x86/boot && cp $(CURDIR)/image.bin $(O)/arch/x86/boot/bzImage
+\tcat $(CURDIR)/src/*.c > $(O)/built-from.txt
+"""
+
+
+@pytest.fixture
+def fake_source(tmp_path, cache):
+    """A tarball of a stand-in kernel tree, and a busybox in the cache."""
+    top = tmp_path / "fake" / "linux-7.2.99"
+    (top / "src").mkdir(parents=True)
+    (top / "Makefile").write_text(FAKE_MAKEFILE)
+    (top / "Kconfig").write_text("# stand-in\n")
+    (top / "src" / "a.c").write_text(LINES)
+    (top / "src" / "b.c").write_text("int b;\n")
+    (top / "image.bin").write_bytes(bzimage(elf64(pvh=True), version="7.2.99"))
+    tarball = tmp_path / "linux-7.2.99.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    busybox_dir = cache / "kernels" / "tools" / "busybox-1"
+    busybox_dir.mkdir(parents=True)
+    (busybox_dir / "busybox").write_bytes(b"\x7fELF busybox")
+    return tarball
+
+
+class Recorder:
+    def __init__(self):
+        self.phases, self.counts, self.finished = [], [], 0
+
+    def phase(self, name, detail=""):
+        self.phases.append(name)
+
+    def files(self, done, expected, eta_s):
+        self.counts.append((done, expected))
+
+    def finish(self):
+        self.finished += 1
+
+
+def test_a_build_from_a_tarball_with_a_patch(tmp_path, fake_source, cache):
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    request = BuildRequest(SourceRef("tarball", str(fake_source)), (Patch(fix),),
+                           (("kernel.config", "CONFIG_EXTRA=y\n"),))
+    shown = Recorder()
+    kernel = build.ensure(request, reporter=shown)
+    assert shown.phases == ["source", "patch", "configure", "compile", "link", "initramfs"]
+    assert shown.counts == [(1, None), (2, None)] and shown.finished == 1
+    assert kernel.kver == "7.2.99" and kernel.pvh and kernel.image.name == "vmlinux"
+    manifest = kernel.manifest
+    assert manifest["kind"] == "build" and manifest["version"] == "7.2.99"
+    assert manifest["patches"] == [str(fix)] and manifest["compiled_files"] == 2
+    assert "CONFIG_EXTRA=y" in (kernel.directory / "config").read_text()
+    assert "CC      src/a.o" in build.build_log(kernel)
+    obj = cache / "builds" / manifest["tree_key"] / "obj"
+    assert "line five" in (obj / "built-from.txt").read_text()
+    # the same request again: the cached kernel, nothing run
+    again = Recorder()
+    assert build.ensure(request, reporter=again).directory == kernel.directory
+    assert again.phases == []
+    # the next full build of this tree knows how many files to expect
+    assert build._expected_files(manifest["tree_key"]) == 2
+
+
+def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_source, cache):
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    source = SourceRef("tarball", str(fake_source))
+    plain = build.ensure(BuildRequest(source))
+    patched = build.ensure(BuildRequest(source, (Patch(fix),)))
+    assert plain.directory != patched.directory
+    assert plain.manifest["tree_key"] == patched.manifest["tree_key"]
+    assert patched.manifest["incremental"] and not plain.manifest["incremental"]
+    obj = cache / "builds" / plain.manifest["tree_key"] / "obj"
+    assert "line five" in (obj / "built-from.txt").read_text()
+
+
+def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_source, cache):
+    broken = diff(tmp_path, "broken", LINES, LINES.replace("line 5\n", "BROKEN\n"), path="src/a.c")
+    request = BuildRequest(SourceRef("tarball", str(fake_source)), (Patch(broken),))
+    with pytest.raises(BuildError) as error:
+        build.ensure(request)
+    message = str(error.value)
+    first, second = message.splitlines()[:2]
+    assert first == "make bzImage failed (exit 2): src/a.c:2:1: error: expected ';' before '}' token"
+    assert "make noise 30" in message and "make noise 5\n" not in message
+    log = second.removeprefix("full log: ")
+    assert Path(log).exists() and "error: expected" in Path(log).read_text()
+    assert not list((cache / "kernels").glob("build-*"))
+
+
+def test_an_option_olddefconfig_drops_is_an_error(fake_source):
+    request = BuildRequest(SourceRef("tarball", str(fake_source)), (),
+                           (("kernel.config", "CONFIG_FINE=y\nCONFIG_IMPOSSIBLE=y\n"),))
+    with pytest.raises(ConfigError, match=r"CONFIG_IMPOSSIBLE=y \(kernel.config:2\): the .config has "
+                                          r"CONFIG_IMPOSSIBLE not set"):
+        build.ensure(request)
+
+
+def test_a_patch_that_does_not_apply_stops_the_build(tmp_path, fake_source):
+    stale = diff(tmp_path, "stale", LINES.replace("line 5\n", "other\n"), LINES.replace("line 5\n", "x\n"),
+                 path="src/a.c")
+    with pytest.raises(PatchError, match=r"stale.patch does not apply:\n  src/a.c: hunk #1 @@ -2,7 \+2,7 @@"):
+        build.ensure(BuildRequest(SourceRef("tarball", str(fake_source)), (Patch(stale),)))
+
+
+# -- cache keys ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def resolved_here(monkeypatch):
+    """plan() without apt or a compiler: a fixed source identity and toolchain."""
+    def resolve(ref, log=None):
+        return sources.Source(ref, f"debian:{ref.name}=1", ref.name)
+
+    monkeypatch.setattr(sources, "resolve", resolve)
+    monkeypatch.setattr(sources, "toolchain", lambda: "gcc 12 / ld 2.40")
+    return monkeypatch
+
+
+def test_keys_cover_source_patches_config_and_compiler(tmp_path, resolved_here):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "five\n"))
+    two = diff(tmp_path, "two", LINES, LINES.replace("line 6\n", "six\n"))
+    source = SourceRef("debian", "linux-source-7.2")
+    base = build.plan(BuildRequest(source))
+    assert build.plan(BuildRequest(source)).key == base.key
+    patched = build.plan(BuildRequest(source, (Patch(one),)))
+    reversed_ = build.plan(BuildRequest(source, (Patch(one, reverse=True),)))
+    both = build.plan(BuildRequest(source, (Patch(one), Patch(two))))
+    swapped = build.plan(BuildRequest(source, (Patch(two), Patch(one))))
+    assert len({base.key, patched.key, reversed_.key, both.key, swapped.key}) == 5
+    assert {p.tree_key for p in (patched, reversed_, both, swapped)} == {base.tree_key}  # one object tree
+    configured = build.plan(BuildRequest(source, (), (("c", "CONFIG_X=y\n"),)))
+    same_config = build.plan(BuildRequest(source, (), (("d", "# a comment\nCONFIG_X=y\n"),)))
+    assert configured.tree_key != base.tree_key and configured.key == same_config.key
+    other = build.plan(BuildRequest(SourceRef("debian", "linux-source-7.1")))
+    assert other.tree_key != base.tree_key
+    resolved_here.setattr(sources, "toolchain", lambda: "gcc 14 / ld 2.44")
+    assert build.plan(BuildRequest(source)).tree_key != base.tree_key
+    one.write_text(one.read_text().replace("five", "FIVE"))  # a patch's content, not its name
+    assert build.plan(BuildRequest(source, (Patch(one),))).key != patched.key
+
+
+# -- the experiment file -----------------------------------------------------------------------
+
+WORKLOAD = [{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}]
+
+
+def test_kernel_table_is_every_variants_kernel(tmp_path):
+    for name in ("a.patch", "b.patch", "all.patch"):
+        (tmp_path / name).write_text("x")
+    raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2", "config": "CONFIG_X=y",
+                                   "patches": ["all.patch"]},
+           "variant": [{"name": "nofix", "kernel": {"reverse": ["a.patch"]}},
+                       {"name": "fix"},
+                       {"name": "more", "kernel": {"patches": ["b.patch"]}}],
+           "workload": WORKLOAD}
+    experiment = load.parse(raw, base_dir=str(tmp_path))
+    nofix, fix, more = (v.kernel for v in experiment.variant)
+    assert nofix.reverse == ["a.patch"] and nofix.patches == ["all.patch"] and nofix.config == "CONFIG_X=y"
+    assert fix == experiment.kernel
+    assert more.patches == ["all.patch", "b.patch"]
+    again = spec.Experiment.model_validate_json(experiment.model_dump_json())  # a stored run reads back
+    assert again.variant == experiment.variant
+    request = build.request_for(nofix, str(tmp_path))
+    assert request.patches == (Patch(tmp_path / "a.patch", True), Patch(tmp_path / "all.patch"))
+    assert request.config == (("kernel.config", "CONFIG_X=y"),)
+
+
+@pytest.mark.parametrize("kernel,words", [
+    ({"source": "debian:linux-image-7.2"}, 'variant\\["a"\\].kernel: source .*Debian kernel source package'),
+    ({"source": "debian:linux-source-7.2", "config": "THP=y"}, "not a .config line: 'THP=y'"),
+    ({"source": "debian:linux-source-7.2", "reverse": ["missing.patch"]},
+     'variant\\["a"\\].kernel.reverse: no such file: .*missing.patch'),
+    ({"source": "debian:linux-source-7.2", "patchs": []}, "unknown field"),
+])
+def test_bad_kernel_tables_name_the_field(tmp_path, kernel, words):
+    raw = {"name": "x", "variant": [{"name": "a", "kernel": kernel}, {"name": "b", "kernel": kernel}],
+           "workload": WORKLOAD}
+    with pytest.raises(spec.SpecError, match=words):
+        load.parse(raw, base_dir=str(tmp_path))
+
+
+def test_modules_go_with_an_image_of_your_own():
+    raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2"},
+           "variant": [{"name": "a", "modules": "/lib/modules/x"}, {"name": "b"}], "workload": WORKLOAD}
+    with pytest.raises(spec.SpecError, match="modules = '...' goes with kernel = '/path/to/bzImage'"):
+        load.parse(raw)
+
+
+def test_doctor_names_missing_build_packages(monkeypatch):
+    from iolab import doctor
+
+    real = build.shutil.which
+    monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("flex", "bison") else real(tool))
+    check = doctor._kernel_build()
+    assert not check.ok and not check.required
+    assert check.detail.startswith("missing flex, bison")
+    assert check.fix.startswith("apt-get install flex bison")
+
+
+def test_the_terminal_display_shows_phase_files_and_eta():
+    import io
+
+    from rich.console import Console
+
+    from iolab.progress import BuildProgress
+
+    out = io.StringIO()
+    shown = BuildProgress(Console(file=out, force_terminal=True, width=100))
+    shown.phase("compile", "make -j2 bzImage")
+    shown.files(500, 1000, 125.0)
+    shown.bar.refresh()
+    shown.finish()
+    text = out.getvalue()
+    assert "kernel build: compile" in text
+    assert "500/1000 files" in text and "ETA 2:05" in text
