@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     cal = commands.add_parser(
         "calibrate", help="run the baseline against itself: noise and detectable change",
         description="Run the experiment's baseline against an identical copy (A/A), interleaved, "
-        "and report per metric the noise, the smallest change detectable with 90%% power, "
+        "and report per metric the noise, the smallest change detectable with 90% power, "
         "and the observed A/A false-positive rate.")
     cal.add_argument("experiment", help="experiment file (TOML)")
     cal.add_argument("--iterations", type=int, metavar="N",
@@ -125,7 +125,7 @@ def _more_commands(commands) -> None:
     cmp.add_argument("run_b", type=int, metavar="RUN_B", help="the run compared with it")
     _view_options(cmp)
     cmp.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
-                     help="exit 3 when a metric of RUN_B is worse than in RUN_A (by more than N%%)")
+                     help="exit 3 when a primary metric of RUN_B is worse than in RUN_A (by more than N%%)")
     base = commands.add_parser("baseline", help="name runs to compare later runs with",
                                description="Saved baselines: a name for a run (saving a name again "
                                "moves it). Use with run/report --baseline NAME.")
@@ -157,7 +157,7 @@ def _gate_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", metavar="NAME",
                          help="show the run against the run saved as baseline NAME (iolab baseline save)")
     command.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
-                         help="exit 3 when a metric of the table is worse (by more than N%%), or "
+                         help="exit 3 when a primary metric of the table is worse (by more than N%%), or "
                          "cannot be decided; the CI gate")
 
 
@@ -262,7 +262,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         experiment = load.load(args.experiment)
     experiment = _with_iterations(experiment, args.iterations)
     if args.dry_run:
-        _print_plan(experiment, seed if seed is not None else (experiment.run.seed or 0))
+        fixed = seed if seed is not None else experiment.run.seed
+        _print_plan(experiment, fixed if fixed is not None else 0)
+        if fixed is None:
+            print("(the order shown is seed 0's; a run draws a random seed and stores it: "
+                  "give --seed N to run this very order)")
         return EXIT_OK
     store, run_id, interrupted = _execute(args, experiment, path, seed, args.recheck, args.show_command)
     status = _print_report(store, run_id, args)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from iolab import analysis
-from iolab.analysis import envdiff
+from iolab.analysis import diagnostics, envdiff
 from iolab.report.model import Report
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, StoreError
@@ -95,8 +95,14 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     experiment = _experiment(a, b, exp_a, variants, workloads, rounds)
     table_run = replace(b, experiment_json=experiment.model_dump_json(), recheck_of=None, stop_reason=None)
     result = analysis.analyse(table_run, relabelled, view=view, min_max=min_max)
-    result = replace(result, diagnostics=[  # diagnostics name each run's own rounds
-        replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics])
+    result = replace(result, diagnostics=[  # diagnostics and disturbed rounds name each run's own rounds
+        replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics],
+        disturbed={})
+    for run, samples in ((a, samples_a), (b, samples_b)):  # each run's own round numbers
+        rounds = diagnostics.disturbed_rounds([s for s in samples if not s.warmup])
+        if rounds:
+            notes.append(f"run {run.id}: host disturbed rounds {', '.join(map(str, sorted(rounds)))} "
+                         f"(rule: {result.disturbance_rule})")
     environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)], mixed_differs=False)
     return Report(result, tuple(relabelled), tuple(environment), (a, b), tuple(notes))
 

@@ -64,66 +64,71 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
     return statistics
 
 
+def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[str, Any]:
+    return {
+        "workload": row.workload,
+        "metric": row.metric.name,
+        "unit": row.metric.unit,
+        "higher_is_better": row.metric.higher_is_better,
+        "baseline": analysis.baseline,
+        "variant": candidate,
+        "baseline_value": json_number(row.figures[analysis.baseline].center),
+        "candidate_value": json_number(row.figures[candidate].center),
+        "delta": json_number(c.delta),
+        "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
+        "p": json_number(c.p),
+        "p_adjusted": json_number(c.p_adjusted),
+        "n_base": c.n_base,
+        "n_cand": c.n_cand,
+        "alpha": json_number(c.alpha),
+        "verdict": c.verdict,
+        "warnings": list(c.warnings),
+        "test": c.test,
+        "method": c.mwu_method,
+        "family": c.family,
+        "pairs": c.pairs,
+        "dropped_rounds": c.dropped,
+    }
+
+
+def _run_of(analysis: Analysis) -> dict[str, Any]:
+    run = analysis.run
+    return {
+        "id": run.id,
+        "name": run.name,
+        "status": run.status,
+        "seed": run.seed,
+        "started": run.started,
+        "finished": run.finished,
+        "rounds_done": analysis.rounds_done,
+        "iterations": analysis.experiment.run.iterations,
+        "stop_reason": run.stop_reason,
+        "recheck_of": run.recheck_of,
+        "host": run.host,
+    }
+
+
+def _row(row: Any) -> dict[str, Any]:
+    return {
+        "workload": row.workload,
+        "metric": row.metric.name,
+        "label": row.metric.label,
+        "unit": row.metric.unit,
+        "view": row.view,
+        "primary": row.primary,
+        "figures": {variant: _figure(f) for variant, f in row.figures.items()},
+    }
+
+
 def document(analysis: Analysis) -> dict[str, Any]:
-    run, experiment = analysis.run, analysis.experiment
-    comparisons = []
-    for row in analysis.rows:
-        for candidate, c in row.comparisons.items():
-            comparisons.append(
-                {
-                    "workload": row.workload,
-                    "metric": row.metric.name,
-                    "unit": row.metric.unit,
-                    "higher_is_better": row.metric.higher_is_better,
-                    "baseline": analysis.baseline,
-                    "variant": candidate,
-                    "baseline_value": json_number(row.figures[analysis.baseline].center),
-                    "candidate_value": json_number(row.figures[candidate].center),
-                    "delta": json_number(c.delta),
-                    "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
-                    "p": json_number(c.p),
-                    "p_adjusted": json_number(c.p_adjusted),
-                    "n_base": c.n_base,
-                    "n_cand": c.n_cand,
-                    "alpha": json_number(c.alpha),
-                    "verdict": c.verdict,
-                    "warnings": list(c.warnings),
-                    "test": c.test,
-                    "method": c.mwu_method,
-                    "family": c.family,
-                    "pairs": c.pairs,
-                    "dropped_rounds": c.dropped,
-                }
-            )
+    comparisons = [_comparison(analysis, row, candidate, c)
+                   for row in analysis.rows for candidate, c in row.comparisons.items()]
     doc = {
         "iolab_json_version": JSON_VERSION,
-        "run": {
-            "id": run.id,
-            "name": run.name,
-            "status": run.status,
-            "seed": run.seed,
-            "started": run.started,
-            "finished": run.finished,
-            "rounds_done": analysis.rounds_done,
-            "iterations": experiment.run.iterations,
-            "stop_reason": run.stop_reason,
-            "recheck_of": run.recheck_of,
-            "host": run.host,
-        },
+        "run": _run_of(analysis),
         "statistics": _statistics(analysis),
         "variants": analysis.variants,
-        "rows": [
-            {
-                "workload": row.workload,
-                "metric": row.metric.name,
-                "label": row.metric.label,
-                "unit": row.metric.unit,
-                "view": row.view,
-                "primary": row.primary,
-                "figures": {variant: _figure(f) for variant, f in row.figures.items()},
-            }
-            for row in analysis.rows
-        ],
+        "rows": [_row(row) for row in analysis.rows],
         "comparisons": comparisons,
         "failures": [
             {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}

@@ -18,7 +18,8 @@ def render(report: Report) -> str:
         columns = ["workload", "metric", *block.columns[2:]]
         lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * 2 + "---:|" * 3]
         lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in block.rows]
-    lines += ["", *table.legend(analysis)]
+    # each legend line its own paragraph, a leading * kept as text, not a bullet
+    lines += [part for line in table.legend(analysis) for part in ("", "\\" + line if line.startswith("*") else line)]
     intervals = table.delta_intervals(analysis)
     if intervals:
         lines += ["", table.interval_title(analysis), "", *[f"- {line}" for line in intervals]]

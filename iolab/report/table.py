@@ -331,16 +331,25 @@ def _intervals(analysis: Analysis, suffix: str) -> list[str]:
     lines = []
     for row in analysis.rows:
         for candidate, comparison in row.comparisons.items():
-            if comparison.verdict in ("better", "worse") and math.isfinite(comparison.delta_low):
+            if comparison.verdict in ("better", "worse", "same") and math.isfinite(comparison.delta_low):
                 who = f" {candidate}" if len(analysis.variants) > 2 else ""
                 if comparison.family == "exploratory":
                     who += " (exploratory)"
+                mark = {"better": "*", "worse": "*", "same": "~"}[comparison.verdict]
                 lines.append(
                     f"{row.workload} {row.metric.label}{who}{suffix}: {percent(comparison.delta)} "
-                    f"[{percent(comparison.delta_low)}, {percent(comparison.delta_high)}], "
-                    f"p={comparison.p_adjusted:.2g}"
+                    f"[{percent(comparison.delta_low)}, {percent(comparison.delta_high)}] {mark}, "
+                    f"{_p_text(comparison)}"
                 )
     return lines
+
+
+def _p_text(comparison: Comparison) -> str:
+    """The p-value as tested, and the corrected one where a correction ran."""
+    name = {"holm": "Holm", "bh": "BH"}.get(comparison.correction, "")
+    if not name or comparison.family == "exploratory" or comparison.p_adjusted == comparison.p:
+        return f"p={comparison.p:.2g}"
+    return f"p={comparison.p:.2g} ({name} {comparison.p_adjusted:.2g})"
 
 
 def delta_intervals(analysis: Analysis) -> list[str]:

@@ -175,6 +175,10 @@ def decide(comparisons: Sequence[Comparison], alpha: float = 0.05, method: str =
             level = f"{alpha:.3g}" if method == "none" else f"alpha/{m} = {alpha / m:.3g}"
             sizes = f"{c.pairs} rounds" if c.test == "signed-rank" else f"{c.n_base} and {c.n_cand} samples"
             w.append(f"with {sizes} the smallest possible p is {c.min_p:.3g}, not below {level}: "
-                     f"a real change may be reported as same")
+                     f"no change could have been found; run more rounds")
+            if not significant:  # the test could not have said anything: refuse, never "same"
+                out[i] = replace(out[i], p_adjusted=pa, verdict="insufficient", refusal="few",
+                                 warnings=tuple(w))
+                continue
         out[i] = replace(out[i], p_adjusted=pa, verdict=verdict, warnings=tuple(w))
     return out
