@@ -350,7 +350,8 @@ def test_decide_warns_when_n_cannot_reach_alpha():
     base, cand = [1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]
     two = [S.compare(base, cand, higher_is_better=True) for _ in range(2)]
     out = S.decide(two)
-    assert all(c.verdict == "same" for c in out)  # 2/70 * 2 > 0.05
+    # 2/70 * 2 > 0.05: the test could not have found a change: refused, not "same"
+    assert all(c.verdict == "insufficient" and c.refusal == "few" for c in out)
     assert any("smallest possible p is 0.0286" in w for w in out[0].warnings)
     (single,) = S.decide(two[:1])
     assert single.verdict == "better"

@@ -83,7 +83,8 @@ def test_paired_refusals_are_stated():
 def test_decide_warns_when_few_rounds_cannot_reach_the_level():
     b = np.arange(1.0, 7)
     out = S.decide([S.compare_paired(b, b * 1.1, higher_is_better=True) for _ in range(2)])
-    assert all(c.verdict == "same" for c in out)  # 2/64 > 0.05/2
+    # 2/64 > 0.05/2: no change could have been found: refused, not "same"
+    assert all(c.verdict == "insufficient" and c.refusal == "few" for c in out)
     assert any("with 6 rounds the smallest possible p is 0.0312" in w for w in out[0].warnings)
 
 

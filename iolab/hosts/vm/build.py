@@ -34,7 +34,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
