@@ -21,13 +21,13 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from iolab.spec import Build, CellSettings, Experiment, SpecError, Workload
+from iolab.spec import Build, CellSettings, Experiment, SpecError, Variant, Workload
 
 MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
 MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
@@ -253,17 +253,23 @@ def _check_fio_jobs(experiment: Experiment) -> None:
     table (iolab.engines.fio_options): what a dry run accepts, a run accepts."""
     from iolab.engines import fio_options
 
+    for workload, variant, job, raw_device in _fio_pairs(experiment):
+        try:
+            fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
+        except fio_options.UnsafeJob as error:
+            raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
+
+
+def _fio_pairs(experiment: Experiment) -> Iterator[tuple[Workload, Variant, str, bool]]:
+    """Each fio workload with each variant: its job text and whether the
+    job writes a raw device (fs = none on a loop image or a device)."""
     for workload in experiment.workload:
         if workload.engine != "fio":
             continue
         job = job_text(experiment, workload)
         for variant in experiment.variant:
             target = experiment.target_for(variant, workload)
-            raw_device = target.fs == "none" and target.kind != "dir"
-            try:
-                fio_options.check(job, variant.fio, raw_device=raw_device, allow=[*workload.allow, *variant.allow])
-            except fio_options.UnsafeJob as error:
-                raise SpecError(f'workload["{workload.name}"] with variant["{variant.name}"]: {error}') from None
+            yield workload, variant, job, target.fs == "none" and target.kind != "dir"
 
 
 # Directories a `dir` target may not be (nor be under, for the second set).
@@ -292,8 +298,6 @@ def _check_dir_target(experiment: Experiment) -> None:
                             "give a directory of its own, e.g. /srv/iolab-scratch")
 
 
-
-
 def _check_fio_parses(experiment: Experiment) -> None:
     """fio itself parses every job as a cell would place it (fio --parse-only,
     after the option check: parsing loads the I/O engine), so a value fio
@@ -303,22 +307,16 @@ def _check_fio_parses(experiment: Experiment) -> None:
         return
     from iolab.engines import EngineError, fio
 
-    for workload in experiment.workload:
-        if workload.engine != "fio":
-            continue
-        job = job_text(experiment, workload)
-        for variant in experiment.variant:
-            target = experiment.target_for(variant, workload)
-            raw = target.fs == "none" and target.kind != "dir"
-            where = f'workload["{workload.name}"] with variant["{variant.name}"]'
-            try:
-                placed = fio.place_job(job, dict(variant.fio), None if raw else "/iolab-target",
-                                       "/dev/null" if raw else None, (*workload.allow, *variant.allow))
-            except EngineError as error:
-                raise SpecError(f"{where}: {error}") from None
-            refused = _fio_refuses(placed)
-            if refused:
-                raise SpecError(f"{where}: fio refuses the job: {refused}")
+    for workload, variant, job, raw in _fio_pairs(experiment):
+        where = f'workload["{workload.name}"] with variant["{variant.name}"]'
+        try:
+            placed = fio.place_job(job, dict(variant.fio), None if raw else "/iolab-target",
+                                   "/dev/null" if raw else None, (*workload.allow, *variant.allow))
+        except EngineError as error:
+            raise SpecError(f"{where}: {error}") from None
+        refused = _fio_refuses(placed)
+        if refused:
+            raise SpecError(f"{where}: fio refuses the job: {refused}")
 
 
 @functools.lru_cache(maxsize=256)
