@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,13 +328,13 @@ def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]
     """The built kernel into the kernel cache: boot image, initramfs, config, log, manifest."""
     root = kernels.cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".build-{resolved.key}-", dir=root))
-    try:
+    with kernels.staging(root, f".build-{resolved.key}-") as work:
         vmlinux = obj / "vmlinux"
         image, pvh = kernels.boot_image(vmlinux if vmlinux.exists() else obj / "arch/x86/boot/bzImage", work)
         bzimage = obj / "arch" / "x86" / "boot" / "bzImage"
         kver = kernels.image_version(bzimage.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
-        packed = initramfs.build(None, kernels.busybox(), work / "initramfs.cpio")
+        tools_busybox = kernels.busybox()
+        packed = initramfs.build(None, tools_busybox, work / "initramfs.cpio")
         shutil.copyfile(obj / ".config", work / "config")
         shutil.copyfile(log_path, work / "build.log")
         request = resolved.request
@@ -360,15 +359,12 @@ def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]
             "pvh": pvh,
             "moddir": None,
             "boot_modules": packed,
-            "busybox": str(kernels.busybox()),
+            "busybox": str(tools_busybox),
             "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             **figures,
         }
         kernels.write_manifest(work, manifest)
         kernels.install(work, kernel_dir(resolved.key))
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     kernel = cached(resolved)
     assert kernel is not None
     return kernel

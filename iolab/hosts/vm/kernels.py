@@ -372,6 +372,18 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     partial.rename(directory / "manifest.json")
 
 
+@contextmanager
+def staging(root: Path, prefix: str) -> Iterator[Path]:
+    """A fresh directory in the cache to assemble an entry in before install()
+    renames it into place; removed when anything fails before that."""
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+    try:
+        yield work
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
 def install(work: Path, final: Path) -> None:
     """Rename the finished directory into place (replacing an outdated one)."""
     if final.exists():
@@ -390,8 +402,7 @@ def fetch_debian(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
             return kernel
         version = candidate(ref.package)
         tools_busybox = busybox(log)
-        work = Path(tempfile.mkdtemp(prefix=f".fetch-{ref.name}-", dir=root))
-        try:
+        with staging(root, f".fetch-{ref.name}-") as work:
             log(f"fetching {ref.package} {version}")
             deb = apt_download(ref.package, version, work / "deb")
             fields = dict(
@@ -434,9 +445,6 @@ def fetch_debian(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
             shutil.rmtree(work / "deb")
             write_manifest(work, manifest)
             install(work, root / ref.name)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
         kernel = cached(ref)
         assert kernel is not None
         log(f"cached {ref} in {kernel.directory}")
@@ -499,8 +507,7 @@ def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
         if kernel is not None:
             return kernel
         tools_busybox = busybox(log)
-        work = Path(tempfile.mkdtemp(prefix=f".prepare-{key}-", dir=root))
-        try:
+        with staging(root, f".prepare-{key}-") as work:
             kver = image_version(source.read_bytes())
             moddir = _local_moddir(ref, kver)
             kver = kver or (moddir.name if moddir else None)
@@ -529,9 +536,6 @@ def prepare_local(ref: KernelRef, log: Log = lambda _: None) -> Kernel:
             }
             write_manifest(work, manifest)
             install(work, root / key)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
         kernel = _local_cached(ref)
         assert kernel is not None
         return kernel
