@@ -55,6 +55,7 @@ def load(path: str | os.PathLike[str]) -> Experiment:
 def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
     """The checked experiment of a TOML table (paths relative to ``base_dir``)."""
     _check_depth(raw)
+    _check_series(raw)
     prepared = _probe_tables(raw)
     try:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
@@ -142,6 +143,60 @@ def _probe_item(kind: str, index: int, item: Any, probe: Any) -> Any:
 def _name_of(item: dict[str, Any], index: int) -> str:
     name = item.get("name")
     return f'["{name}"]' if isinstance(name, str) and name else f"[{index}]"
+
+
+# -- a [series]: what its steps are made of ----------------------------------------
+
+
+def _check_series(raw: dict[str, Any]) -> None:
+    """A series is patches in order, each once, over a base built from source:
+    [kernel] and at most one [[variant]] (the steps are made from them)."""
+    series = raw.get("series")
+    if series is None:
+        return
+    if not isinstance(series, dict):
+        raise SpecError("series: must be a table: [series] patches = [\"0001-....patch\", ...]")
+    patches = series.get("patches")
+    if not isinstance(patches, list) or not all(isinstance(p, str) and p.strip() for p in patches):
+        raise SpecError("series.patches: must be a list of patch files, in order")
+    if not patches:
+        raise SpecError("series.patches: the series is empty: list its patch files in order "
+                        "(patches = [\"0001-....patch\", \"0002-....patch\"])")
+    seen: dict[str, int] = {}
+    for index, patch in enumerate(patches, 1):
+        key = os.path.normpath(patch)
+        if key in seen:
+            raise SpecError(f"series.patches: {_excerpt(patch, 60)} is listed twice (patches {seen[key]} and "
+                            f"{index}): each patch is one step")
+        seen[key] = index
+    variants = raw.get("variant") or []
+    if not isinstance(variants, list) or len(variants) > 1:
+        raise SpecError(f"series: the base is [kernel] and at most one [[variant]] (found {len(variants)}); "
+                        "the steps are made from it and [series] patches")
+    base = variants[0] if variants and isinstance(variants[0], dict) else {}
+    own = base.get("kernel")
+    if isinstance(own, str):
+        raise SpecError(f"series: variant{_name_of(base, 0)}.kernel is a prebuilt image ({_excerpt(own, 60)}): "
+                        "it has no source to patch; build the base from source: [kernel] source = "
+                        "\"debian:linux-source-7.2\" (or a tarball, or a git tree with commit)")
+    tables = [t for t in (raw.get("kernel"), own) if isinstance(t, dict)]
+    if not any("source" in t for t in tables):
+        raise SpecError("series: the steps are kernels built from source: give [kernel] source = "
+                        "\"debian:linux-source-7.2\" (or a tarball, or a git tree with commit)")
+    for table in tables:
+        for kind in ("patches", "reverse"):
+            for patch in table.get(kind) or []:
+                if kind == "patches" and isinstance(patch, str) and os.path.normpath(patch) in seen:
+                    raise SpecError(f"series.patches: {_excerpt(patch, 60)} is also in the base's kernel "
+                                    "patches: it would be applied twice")
+
+
+def _check_series_files(experiment: Experiment) -> None:
+    if experiment.series is None:
+        return
+    for index, patch in enumerate(experiment.series.patches):
+        if not Path(experiment.base_dir, patch).is_file():
+            raise SpecError(f"series.patches[{index}]: no such file: {Path(experiment.base_dir, patch)}")
 
 
 # -- checks of a validated experiment ------------------------------------------
@@ -336,7 +391,7 @@ def _fio_refuses(job: str) -> str | None:
 
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+    _check_job_references, _check_series_files, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
     _check_fio_parses,
 )
 

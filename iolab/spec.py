@@ -9,6 +9,8 @@ engine, a kernel name or this machine, and error messages naming the field
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -192,6 +194,47 @@ class Build(Strict):
     config_file: str | None = None  # a fragment file, merged before `config`
 
 
+class Series(Strict):
+    """A patch series dissected: each step is the base ([kernel], and the one
+    [[variant]] if given) with patches 1..k on it (iolab.run.series)."""
+
+    patches: list[str] = Field(min_length=1)  # patch files (-p1), in order
+    # every: run every step (exact with instructions timing); bisect: compare
+    # the ends, then midpoints where they differ (wall timing); auto: by the timing mode
+    strategy: Literal["auto", "every", "bisect"] = "auto"
+
+
+def step_name(step: int, patch: str) -> str:
+    """A series step's variant name: its number and its patch's name, at most 24 characters."""
+    stem = Path(patch).name.removesuffix(".patch").removesuffix(".diff")
+    stem = re.sub(r"^\d{4}-", "", stem)  # git format-patch's numbering
+    return f"{step} {stem}"[:24].rstrip()
+
+
+def with_series_steps(data: Any) -> Any:
+    """A [series] becomes its steps as variants: step 0 is the base (the one
+    [[variant]], or "base"), step k the base with patches 1..k added to its
+    kernel. Stored experiments already have their steps (``step`` is set)."""
+    if not isinstance(data, dict) or not isinstance(data.get("series"), dict):
+        return data
+    patches = data["series"].get("patches")
+    variants = data.get("variant") or []
+    if not isinstance(patches, list) or not patches or len(variants) > 1 or not isinstance(variants, list):
+        return data
+    if any(isinstance(v, dict) and "step" in v for v in variants):
+        return data
+    base = dict(variants[0]) if variants and isinstance(variants[0], dict) else {"name": "base"}
+    own = base.get("kernel")
+    if own is not None and not isinstance(own, dict):
+        return data
+    steps = [{**base, "step": 0}]
+    for k in range(1, len(patches) + 1):
+        kernel = dict(own or {})
+        kernel["patches"] = [*(kernel.get("patches") or []), *patches[:k]]
+        steps.append({**base, "name": step_name(k, str(patches[k - 1])), "kernel": kernel, "step": k})
+    return {**data, "variant": steps}
+
+
 def with_default_kernel(data: Any) -> Any:
     """Give each variant the file's [kernel] table: a variant without a
     kernel gets it whole; a variant's kernel table is laid over it (its
@@ -234,6 +277,7 @@ class Variant(CellSettings, TargetOverrides):
     kernel: KernelField = None
     modules: str | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
+    step: int | None = Field(default=None, ge=0)  # a [series] step (set by iolab: 0 is the base)
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
@@ -448,10 +492,37 @@ class Experiment(Strict):
     derived: dict[str, str] = {}
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
+    series: Series | None = None  # the variants are its steps (with_series_steps)
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 
-    _default_kernel = model_validator(mode="before")(with_default_kernel)
+    @model_validator(mode="before")
+    @classmethod
+    def _steps_and_kernels(cls, data: Any) -> Any:
+        return with_default_kernel(with_series_steps(data))
+
+    @model_validator(mode="after")
+    def _series_steps(self) -> Experiment:
+        if self.series is None:
+            if any(v.step is not None for v in self.variant):
+                raise ValueError("step is set by iolab for the variants of a [series]; remove it")
+            return self
+        patches = self.series.patches
+        for k, variant in enumerate(self.variant):
+            build = variant.kernel
+            if variant.step != k or not isinstance(build, Build) or \
+                    (k and build.patches[len(build.patches) - k:] != patches[:k]):
+                raise ValueError("series: the variants must be its steps (iolab makes them from the one "
+                                 "[[variant]] or [kernel] and [series] patches; leave the rest out)")
+        if len(self.variant) != len(patches) + 1:
+            raise ValueError(f"series: {len(patches)} patches need {len(patches) + 1} steps, found "
+                             f"{len(self.variant)} variants")
+        return self
+
+    @property
+    def steps(self) -> list[Variant]:
+        """The variants of a series, step 0 (the base) first; [] without one."""
+        return list(self.variant) if self.series is not None else []
 
     @model_validator(mode="after")
     def _unique_names(self) -> Experiment:

@@ -1,0 +1,204 @@
+"""The workload library: which workloads show a change to which part of the kernel.
+
+One file per area in ``iolab/workloads/areas/`` (reviewed like code, shipped
+with iolab): the paths it covers (``fs/ext4/``, ``mm/filemap.c``), the
+filesystem its workloads run on, and its workloads, each an experiment
+workload table plus ``kind`` (``buffered-overwrite``, ``direct``, ...),
+``hints`` (words that, found in the name of a function a hunk changes,
+pick it) and ``why`` (one line for the reader).
+
+A patch's files (iolab.kernels' patch parser: -p1 paths, each hunk's
+function from its ``@@`` line) are matched to areas, the longest matching
+path winning; in each area, the workloads whose hints name a changed
+function are chosen, or every workload of the area when no hint matches.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from iolab.hosts.vm import patches as patchfiles
+from iolab.spec import FILESYSTEMS, ErofsFiles, SpecError
+
+AREAS = Path(__file__).parent / "areas"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AreaWorkload(_Strict):
+    name: str = Field(min_length=1, max_length=40)
+    kind: str = Field(min_length=1)
+    hints: list[str] = []
+    why: str = Field(min_length=1)
+    engine: str = "probe"
+    probe: dict[str, str | int | float | bool] | None = None
+    job: str | None = None
+    metrics: list[str] = []
+
+    def table(self, fs: str) -> dict[str, Any]:
+        """The experiment's [[workload]] table of this workload, on `fs`."""
+        out: dict[str, Any] = {"name": self.name, "engine": self.engine, "fs": fs}
+        for key in ("probe", "job"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.metrics:
+            out["metrics"] = list(self.metrics)
+        return out
+
+
+class Area(_Strict):
+    area: str = Field(min_length=1)
+    paths: list[str] = Field(min_length=1)
+    fs: str
+    files: list[ErofsFiles] = []
+    workload: list[AreaWorkload] = Field(min_length=1)
+    file: str = ""  # where it was read from (set by iolab)
+
+    def covers(self, path: str) -> int:
+        """The length of the longest of its paths that `path` is in (0: none)."""
+        best = 0
+        for pattern in self.paths:
+            if (path == pattern or (pattern.endswith("/") and path.startswith(pattern))) and len(pattern) > best:
+                best = len(pattern)
+        return best
+
+
+def load_areas(directory: Path = AREAS) -> list[Area]:
+    """Every area file of the library, checked (SpecError names the file and field)."""
+    areas = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            raw = tomllib.loads(path.read_text())
+            area = Area.model_validate({**raw, "file": path.name})
+        except (tomllib.TOMLDecodeError, ValidationError) as error:
+            raise SpecError(f"{path}: {str(error).splitlines()[0]}: {_first_error(error)}") from None
+        if area.fs not in FILESYSTEMS:
+            raise SpecError(f"{path}: fs: {area.fs!r} is not one of {', '.join(FILESYSTEMS)}")
+        areas.append(area)
+    return areas
+
+
+def _first_error(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(error)[:200]
+
+
+# -- a patch's files and functions ---------------------------------------------------
+
+_CONTEXT = re.compile(r"^@@ [^@]* @@ ?(.*)$")
+_SUBJECT = re.compile(r"^Subject:\s*(?:\[[^\]]*\]\s*)?(.*)$")
+
+
+@dataclass(frozen=True)
+class PatchInfo:
+    path: Path
+    title: str  # the subject, or the first line above the diff
+    files: tuple[str, ...]  # -p1 paths it changes
+    functions: dict[str, tuple[str, ...]]  # per file: the function of each hunk (from its @@ line)
+
+
+def read_patch(path: Path) -> PatchInfo:
+    """The files and hunk functions of a patch file (SpecError when it has no diff)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read the patch: {error.strerror}") from None
+    by_file = patchfiles.hunks(text)
+    if not by_file:
+        raise SpecError(f"{path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@' lines)")
+    functions = {name: tuple(_function(h) for h in heads if _function(h)) for name, heads in by_file.items()}
+    return PatchInfo(path, _title(text), tuple(patchfiles.touched(text)), functions)
+
+
+def _function(hunk_line: str) -> str:
+    """``@@ -1182,6 +1182,7 @@ int ext4_block_write_begin(handle_t *han`` -> ``ext4_block_write_begin``."""
+    match = _CONTEXT.match(hunk_line)
+    context = match.group(1) if match else ""
+    names = re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", context)
+    if names:
+        return names[0]
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", context)
+    return words[-1] if words else ""
+
+
+def _title(text: str) -> str:
+    for line in text.splitlines():
+        subject = _SUBJECT.match(line)
+        if subject:
+            return subject.group(1).strip()
+    for line in text.splitlines():
+        if line.strip() and not line.startswith(("From ", "Date:", "diff ", "--- ", "+++ ", "index ")):
+            return line.strip()
+    return ""
+
+
+# -- choosing ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chosen:
+    area: Area
+    workload: AreaWorkload
+    reason: str  # why: the hints a changed function matched, or "the area's workloads"
+
+
+@dataclass
+class Selection:
+    chosen: list[Chosen] = field(default_factory=list)
+    areas: dict[str, list[str]] = field(default_factory=dict)  # area -> the files of the patches in it
+    unknown: list[str] = field(default_factory=list)  # files in no area
+
+
+def select(infos: list[PatchInfo], areas: list[Area]) -> Selection:
+    """The workloads the patches' files and functions choose, area by area."""
+    selection = Selection()
+    functions: dict[str, list[str]] = {}
+    by_area: dict[str, Area] = {}
+    for info in infos:
+        for name in info.files:
+            best = max(areas, key=lambda area: area.covers(name))
+            if best.covers(name) == 0:
+                if name not in selection.unknown:
+                    selection.unknown.append(name)
+                continue
+            by_area[best.area] = best
+            files = selection.areas.setdefault(best.area, [])
+            if name not in files:
+                files.append(name)
+            functions.setdefault(best.area, []).extend(info.functions.get(name, ()))
+    for area in areas:  # in the library's order
+        if area.area not in by_area:
+            continue
+        changed = functions.get(area.area, [])
+        hits = []
+        for workload in area.workload:
+            matched = sorted({f"{fn} ~ {hint}" for fn in changed for hint in workload.hints if hint in fn.lower()})
+            if matched:
+                hits.append(Chosen(area, workload, "changed " + ", ".join(matched[:3])))
+        if not hits:
+            hits = [Chosen(area, w, f"{area.area}: no hint named a changed function, so all its workloads")
+                    for w in area.workload]
+        selection.chosen += hits
+    return selection
+
+
+def unknown_message(infos: list[PatchInfo], selection: Selection) -> str:
+    """What to say when no area covers a patch's files: the paths seen, and how to go on."""
+    seen = ", ".join(selection.unknown[:8]) + (f" and {len(selection.unknown) - 8} more"
+                                                if len(selection.unknown) > 8 else "")
+    names = " ".join(str(info.path) for info in infos)
+    return (f"no workload area of iolab's library covers the files these patches touch: {seen}.\n"
+            f"Write the experiment yourself: `iolab patch {names} --write exp.toml --dry-run` is not possible "
+            "without an area, so start from scenarios/kernel-ab.toml: [kernel] source = ..., [series] "
+            "patches = [...], and [[workload]] tables that exercise those files; or add an area file to "
+            f"{AREAS} (paths, fs, [[workload]] with kind, hints, why) and send it for review.")
