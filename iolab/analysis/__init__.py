@@ -39,6 +39,7 @@ from iolab.analysis import metrics
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
                                round_effect)
 from iolab.analysis.metrics import Metric
+from iolab.analysis.series import TOTAL, SeriesResult, attribute, series_progress, step_pairs
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
@@ -72,6 +73,9 @@ class Row:
     comparisons: dict[str, stats.Comparison]  # by candidate name
     view: str = "median"  # the view used for this row (hmean falls back per row)
     primary: bool = True  # in the corrected family; False: exploratory
+    # what each comparison is against, where not the baseline: a series step
+    # against the step measured before it (iolab.analysis.series)
+    against: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ class Analysis:
     disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
+    series: SeriesResult | None = None  # a [series]: its steps and which patch made which change
 
     @property
     def baseline(self) -> str:
@@ -216,20 +221,29 @@ Pending = list[tuple[int, str, stats.Comparison]]
 
 
 def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: str) -> Sequential | None:
-    """Verdicts: the primary family corrected together, exploratory rows each at alpha."""
+    """Verdicts: the primary family corrected together, exploratory rows each at alpha.
+    A series' totals (last step against the base) are a family of their own
+    beside its steps' deltas."""
     report = experiment.report
-    primary = [(i, cand, c) for i, cand, c in pending if rows[i].primary]
     explore = [(i, cand, c) for i, cand, c in pending if not rows[i].primary]
+    families = [[(i, cand, c) for i, cand, c in pending if rows[i].primary and (cand == TOTAL) == total]
+                for total in (False, True)]
+    primary = families[0]
     sequential = None
+    decided: list[stats.Comparison] = []
     if experiment.run.auto:
         sequential = sequential_level(experiment, len(primary), design)
         single = sequential_level(experiment, 1, design).look_alpha
-        decided = stats.decide([c for *_, c in primary], sequential.look_alpha, "none")
+        decided += stats.decide([c for *_, c in primary], sequential.look_alpha, "none")
+        if families[1]:
+            totals = sequential_level(experiment, len(families[1]), design).look_alpha
+            decided += stats.decide([c for *_, c in families[1]], totals, "none")
         decided += stats.decide([c for *_, c in explore], single, "none", family="exploratory")
     else:
-        decided = stats.decide([c for *_, c in primary], report.alpha, report.correction)
+        for family in families:
+            decided += stats.decide([c for *_, c in family], report.alpha, report.correction) if family else []
         decided += stats.decide([c for *_, c in explore], report.alpha, "none", family="exploratory")
-    for (row_index, candidate, _), comparison in zip(primary + explore, decided):
+    for (row_index, candidate, _), comparison in zip(families[0] + families[1] + explore, decided):
         rows[row_index].comparisons[candidate] = comparison
     return sequential
 
@@ -277,6 +291,8 @@ def _allowed(experiment: Experiment) -> list[str]:
 def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
+    if experiment.series is not None:
+        return series_progress(measured, experiment)
     pairs = len(experiment.variant) * len(experiment.workload)
     per_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
     for sample in measured:
@@ -318,16 +334,24 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
                 figures[variant] = _figure(values[variant], len(failed[(variant, workload)]), row_view,
                                            _merged_center(metric, group))
                 diagnostics += noise(workload, metric, variant, group)
-            rows.append(Row(workload, metric, figures, {}, row_view, name in primary))
-            base = ok[(variants[0], workload)]
-            for candidate in variants[1:]:
-                cand = ok[(candidate, workload)]
-                diagnostics += round_effect(workload, metric, candidate, base, cand)
-                comparison = compare_row(metric, row_view, base, cand, design, rounds)
+            against: dict[str, str] = {}
+            rows.append(Row(workload, metric, figures, {}, row_view, name in primary, against))
+            if experiment.series is None:
+                compared = [(variants[0], candidate, candidate) for candidate in variants[1:]]
+            else:
+                compared = step_pairs(variants, {v: ok[(v, workload)] for v in variants})
+            for reference, candidate, key in compared:
+                base, cand = ok[(reference, workload)], ok[(candidate, workload)]
+                if key != TOTAL:
+                    diagnostics += round_effect(workload, metric, candidate, base, cand)
+                if reference != variants[0] or key == TOTAL:
+                    against[key] = reference
+                comparison = compare_row(metric, row_view, base, cand, design,
+                                         _both(measured, workload, reference, candidate, rounds))
                 if comparison is not None:
-                    pending.append((len(rows) - 1, candidate, comparison))
+                    pending.append((len(rows) - 1, key, comparison))
     sequential = _decide(rows, pending, experiment, design)
-    return Analysis(
+    result = Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
         notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
@@ -335,3 +359,17 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
         target_place=_target_place(measured),
     )
+    if experiment.series is None:
+        return result
+    return replace(result, series=attribute(result, measured))
+
+
+def _both(measured: list[Sample], workload: str, reference: str, candidate: str, rounds: set[int]) -> set[int]:
+    """The rounds a comparison can pair: those in which both ran (all rounds, in a
+    run whose every round runs every variant)."""
+    ran: dict[str, set[int]] = defaultdict(set)
+    for sample in measured:
+        if sample.workload == workload:
+            ran[sample.variant].add(sample.round)
+    both = ran[reference] & ran[candidate]
+    return both if both != rounds else rounds

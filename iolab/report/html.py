@@ -14,11 +14,12 @@ or script, so even a mistake cannot reach the network.
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from iolab import histogram
 from iolab.analysis import Analysis
-from iolab.report import plots, table
+from iolab.report import plots, series, table
 from iolab.report.model import Report, ok_samples
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -81,13 +82,37 @@ def _summary(report: Report) -> list[str]:
     head = table.report_header(report)
     parts = [f"<h1>{escape(head[0])}</h1>", *(f'<p class="meta">{escape(line)}</p>' for line in head[1:])]
     parts.append("<h2>Comparison</h2>")
-    for block, candidate in zip(table.blocks(analysis), analysis.variants[1:]):
+    if analysis.series is not None:
+        parts += _series(analysis)
+    for block, candidate in zip([] if analysis.series is not None else table.blocks(analysis),
+                                analysis.variants[1:]):
         parts.append(table_html(block, _verdicts(analysis, candidate, block)))
     parts.append(_list(table.legend(analysis)))
     intervals = table.delta_intervals(analysis)
     if intervals:
         parts += ["<h3>delta 95% CI</h3>", _list(intervals)]
     return parts
+
+
+def _series(analysis: Analysis) -> list[str]:
+    """The series table (a column per step), the attribution, and per metric a line over the steps."""
+    lines = series.rows(analysis, list(range(len(analysis.variants))), True, True)
+    block = table.Block(lines[0], lines[1:])
+    head = "".join(f'<th{" class=num" if i >= 2 else ""}>{escape(c)}</th>' for i, c in enumerate(block.columns))
+    body = [_cells(line, 2) for line in block.rows]
+    attribution = series.attribution(analysis)
+    panels = [plots.StepLine(f"{row.workload} {row.metric.label}", row.metric.unit,
+                             [series.step_label(analysis, k) for k in range(len(analysis.variants))],
+                             [row.figures[v].center for v in analysis.variants],
+                             [row.figures[v].summary.low if row.figures[v].summary else math.nan
+                              for v in analysis.variants],
+                             [row.figures[v].summary.high if row.figures[v].summary else math.nan
+                              for v in analysis.variants])
+              for row in analysis.rows]
+    return [f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
+            f"<p>{escape(series.steps_line(analysis))}</p>", f"<h3>{escape(attribution[0])}</h3>",
+            _list([line.strip() for line in attribution[1:]]), f"<p>{escape(series.spent(analysis))}</p>",
+            "<h3>each metric over the steps (center and its 95% CI)</h3>", plots.steps_figure(panels)]
 
 
 def _intervals(analysis: Analysis, candidate: str) -> list[plots.Interval]:
@@ -195,7 +220,7 @@ def render(report: Report) -> str:
     if not report.samples:
         parts.append("<p>(no samples given: the plots need a report built from the store)</p>")
     else:
-        for candidate in analysis.variants[1:]:
+        for candidate in analysis.variants[1:] if analysis.series is None else []:
             parts += _candidate_section(report, candidate)
     parts += environment_html(report)
     notes = table.report_notes(report)

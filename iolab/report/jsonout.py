@@ -7,6 +7,7 @@ from typing import Any
 
 from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
+from iolab.analysis.series import TOTAL
 from iolab.report.model import Report
 from iolab.store import RunInfo
 from iolab.stats import TESTS
@@ -70,10 +71,10 @@ def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[st
         "metric": row.metric.name,
         "unit": row.metric.unit,
         "higher_is_better": row.metric.higher_is_better,
-        "baseline": analysis.baseline,
-        "variant": candidate,
-        "baseline_value": json_number(row.figures[analysis.baseline].center),
-        "candidate_value": json_number(row.figures[candidate].center),
+        "baseline": row.against.get(candidate, analysis.baseline),
+        "variant": candidate if candidate != TOTAL else _last(row),
+        "baseline_value": json_number(row.figures[row.against.get(candidate, analysis.baseline)].center),
+        "candidate_value": json_number(row.figures[candidate if candidate != TOTAL else _last(row)].center),
         "delta": json_number(c.delta),
         "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
         "p": json_number(c.p),
@@ -88,6 +89,29 @@ def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[st
         "family": c.family,
         "pairs": c.pairs,
         "dropped_rounds": c.dropped,
+    }
+
+
+def _last(row: Any) -> str:
+    """The step a series row's total ends at: the last step compared."""
+    return [key for key in row.comparisons if key != TOTAL][-1]
+
+
+def _series(analysis: Analysis) -> dict[str, Any] | None:
+    series = analysis.series
+    if series is None:
+        return None
+    return {
+        "patches": list(analysis.experiment.series.patches),
+        "strategy": series.strategy,
+        "builds": series.builds,
+        "rounds": series.rounds,
+        "steps": [{"step": s.step, "variant": s.name, "patch": s.patch, "cells": s.cells, "failed": s.failed}
+                  for s in series.steps],
+        "changes": [{"workload": c.workload, "metric": c.metric, "step": c.step, "patch": c.patch,
+                     "delta": json_number(c.delta), "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
+                     "verdict": c.verdict, "family": c.family, "placed": c.placed, "patches": [c.first, c.step]}
+                    for c in series.changes],
     }
 
 
@@ -130,6 +154,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "variants": analysis.variants,
         "rows": [_row(row) for row in analysis.rows],
         "comparisons": comparisons,
+        **({"series": _series(analysis)} if analysis.series is not None else {}),
         "failures": [
             {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}
             for f in analysis.failures

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.report import table
+from iolab.report import series, table
 from iolab.report.model import Report
 
 
@@ -10,11 +10,25 @@ def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
+def _series(analysis) -> list[str]:
+    """One column per step, each delta under its value; steps and attribution as a list."""
+    lines = series.rows(analysis, list(range(len(analysis.variants))), True, True)
+    head = ["workload", "metric", *lines[0][2:]]
+    out = ["", "| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
+    out += ["| " + " | ".join(_escape(c) for c in line) + " |" for line in lines[1:]]
+    attribution = series.attribution(analysis)
+    out += ["", series.steps_line(analysis), "", attribution[0], "",
+            *[f"- {line.strip()}" for line in attribution[1:]], "", series.spent(analysis)]
+    return out
+
+
 def render(report: Report) -> str:
     analysis = report.analysis
     head = table.report_header(report)
     lines = [f"### {head[0]}", "", *[f"{line}  " for line in head[1:]]]
-    for block in table.blocks(analysis):
+    if analysis.series is not None:
+        lines += _series(analysis)
+    for block in [] if analysis.series is not None else table.blocks(analysis):
         columns = ["workload", "metric", *block.columns[2:]]
         lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * 2 + "---:|" * 3]
         lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in block.rows]

@@ -62,6 +62,40 @@ class Interval:
     verdict: str
 
 
+@dataclass(frozen=True)
+class StepLine:
+    """One metric of a series over its steps (nan where a step has no value)."""
+
+    title: str
+    unit: str
+    steps: list[str]
+    centers: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def steps_figure(lines: Sequence[StepLine]) -> str:
+    """Per metric a line over the series' steps, each center with its 95% CI."""
+    columns = min(3, len(lines)) or 1
+    count = (len(lines) + columns - 1) // columns
+    figure = _figure(3.6 * columns, 2.4 * count)
+    axes = figure.subplots(count, columns, squeeze=False).ravel()
+    for ax, line in zip(axes, lines):
+        xs = [i for i, c in enumerate(line.centers) if math.isfinite(c)]
+        centers = [line.centers[i] for i in xs]
+        low = [line.centers[i] - line.low[i] if math.isfinite(line.low[i]) else 0 for i in xs]
+        high = [line.high[i] - line.centers[i] if math.isfinite(line.high[i]) else 0 for i in xs]
+        ax.errorbar(xs, centers, yerr=[low, high], marker="o", markersize=3, capsize=2, color=COLORS[0],
+                    linewidth=1)
+        ax.set_xticks(range(len(line.steps)), line.steps)
+        ax.set_xlabel("step")
+        ax.set_ylabel(line.unit)
+        ax.set_title(line.title)
+    for ax in axes[len(lines):]:
+        ax.set_visible(False)
+    return to_svg(figure)
+
+
 def _figure(width: float, height: float):
     from matplotlib.figure import Figure
 

@@ -280,10 +280,11 @@ TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, pair
              "mann-whitney": "Mann-Whitney U, exact"}
 
 
-def _primary_count(analysis: Analysis) -> int:
-    """Primary comparisons that were tested (the size of the corrected family)."""
-    return sum(1 for row in analysis.rows if row.primary for c in row.comparisons.values()
-               if c.verdict != "insufficient")
+def _primary_count(analysis: Analysis, totals: bool = False) -> int:
+    """Primary comparisons that were tested (the size of the corrected family;
+    a series' totals are a family of their own)."""
+    return sum(1 for row in analysis.rows if row.primary for key, c in row.comparisons.items()
+               if c.verdict != "insufficient" and (key == "total") == totals)
 
 
 def _legend_line(analysis: Analysis) -> str:
@@ -298,8 +299,11 @@ def _legend_line(analysis: Analysis) -> str:
         )
     correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
     family = _primary_count(analysis)
-    return (f"* significant ({_test_text(analysis)}, p<{report.alpha:g}, {correction}-corrected over "
-            f"{family} primary comparison{'s' if family != 1 else ''}); {keys}")
+    totals = _primary_count(analysis, totals=True) if analysis.series is not None else 0
+    over = f"{family} primary comparison{'s' if family != 1 else ''}"
+    if totals:
+        over = f"the {family} primary steps' deltas, and apart over the {totals} totals"
+    return f"* significant ({_test_text(analysis)}, p<{report.alpha:g}, {correction}-corrected over {over}); {keys}"
 
 
 def _exploratory_line(analysis: Analysis) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.report import table
+from iolab.report import series, table
 from iolab.report.model import Report
 
 WIDTH = table.WIDTH
@@ -43,8 +43,11 @@ def _layout(block: table.Block) -> list[str]:
 def render(report: Report) -> str:
     analysis = report.analysis
     lines = table.wrapped(table.report_header(report))
-    for block in table.blocks(analysis):
-        lines += ["", *_layout(block)]
+    if analysis.series is not None:
+        lines += series.text_lines(analysis)
+    else:
+        for block in table.blocks(analysis):
+            lines += ["", *_layout(block)]
     lines += [""] + table.wrapped(table.legend(analysis))
     intervals = table.delta_intervals(analysis)
     if intervals:

@@ -1,0 +1,118 @@
+"""A patch series, dissected: each step against the one before it, and which patch made which change.
+
+The variants of a [series] experiment are its steps (iolab.spec): step 0 the
+base, step k the base with patches 1..k. Each step that has values in a row
+is compared with the step measured before it, paired by the rounds in which
+both ran; the last measured step is also compared with the first (the
+total, a corrected family of its own). When every step ran, a change is
+placed on one patch: the step that first includes it. When some did not
+(a wall-clock bisection, iolab.run.series, runs the ends and the midpoints
+where they differ; a failed build leaves a step without values), a change
+between two measured steps k0 < k lies in patches k0+1..k: it is placed
+when k = k0 + 1, and otherwise reported with that interval.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from iolab.cell.sample import Sample
+    from iolab.spec import Experiment
+
+TOTAL = "total"  # the key of a row's comparison of the last measured step against the first
+
+
+@dataclass(frozen=True)
+class Step:
+    step: int  # 0: the base
+    name: str  # the variant
+    patch: str | None  # the patch this step adds (None for the base)
+    cells: int  # measured cells run
+    failed: int  # of them failed (a build that failed fails them all)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A row whose value changed between two measured steps."""
+
+    workload: str
+    metric: str
+    label: str
+    unit: str
+    step: int  # 1-based: the step that first includes the patch (the later step compared)
+    patch: str  # that step's patch
+    delta: float
+    delta_low: float
+    delta_high: float
+    verdict: str  # better | worse
+    family: str  # primary | exploratory
+    first: int  # the patches the change lies in: first..step (first == step: placed on one patch)
+
+    @property
+    def placed(self) -> bool:
+        return self.first == self.step
+
+
+@dataclass(frozen=True)
+class SeriesResult:
+    steps: list[Step]
+    changes: list[Change]
+    strategy: str  # every | bisect: how the steps were chosen (bisect when some were not measured)
+    builds: int  # steps with cells (a kernel built, or a build that failed)
+    rounds: int  # rounds run
+
+    @property
+    def unplaced(self) -> list[Change]:
+        return [c for c in self.changes if not c.placed]
+
+
+def step_pairs(variants: list[str], ok: dict[str, list[Sample]]) -> list[tuple[str, str, str]]:
+    """(reference, candidate, key) of a row: each measured step against the
+    step measured before it (key: the step), and with more than two measured
+    steps the last against the first (key: TOTAL)."""
+    measured = [v for v in variants if ok.get(v)]
+    pairs = [(measured[i - 1], measured[i], measured[i]) for i in range(1, len(measured))]
+    if len(measured) > 2:
+        pairs.append((measured[0], measured[-1], TOTAL))
+    return pairs
+
+
+def series_progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+    """Rounds in which every step that ran has a sample of every workload, and cells."""
+    workloads = len(experiment.workload)
+    per_round: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for sample in measured:
+        per_round[sample.round][sample.variant] += 1
+    complete = sum(1 for ran in per_round.values() if ran and all(n == workloads for n in ran.values()))
+    every = all(len(ran) == len(experiment.variant) for ran in per_round.values())
+    planned = experiment.run.max_rounds * len(experiment.variant) * workloads if every else len(measured)
+    return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": planned}
+
+
+def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
+    """The steps and the changes of an analysed series run (an iolab.analysis.Analysis)."""
+    experiment = analysis.experiment
+    patches = experiment.series.patches
+    number = {v.name: v.step for v in experiment.variant}
+    cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for sample in measured:
+        cells[sample.variant][0] += 1
+        cells[sample.variant][1] += sample.status != "ok"
+    steps = [Step(v.step, v.name, patches[v.step - 1] if v.step else None, *cells[v.name])
+             for v in experiment.variant]
+    changes = []
+    for row in analysis.rows:
+        for key, comparison in row.comparisons.items():
+            if key == TOTAL or comparison.verdict not in ("better", "worse"):
+                continue
+            step = number[key]
+            first = number[row.against.get(key, analysis.baseline)] + 1
+            changes.append(Change(row.workload, row.metric.name, row.metric.label, row.metric.unit, step,
+                                  patches[step - 1], comparison.delta, comparison.delta_low,
+                                  comparison.delta_high, comparison.verdict, comparison.family, first))
+    every = all(step.cells for step in steps)
+    return SeriesResult(steps, changes, "every" if every else "bisect", sum(1 for s in steps if s.cells),
+                        len({s.round for s in measured}))

@@ -1,0 +1,157 @@
+"""A series run's table and attribution, shared by the renderers.
+
+One column per step (0 is the base), a row's values on one line and under
+them each step's delta against the step measured before it, then the
+total (the last measured step against the first). Below: which step adds
+which patch, and the attribution: each change with the patch that made it,
+its size and verdict; changes a bisection could not place, with the
+patches they lie in; the builds and rounds spent.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from iolab.analysis import Analysis, Row
+from iolab.analysis.series import TOTAL, Change, SeriesResult
+from iolab.report import table
+
+WIDTH = table.WIDTH
+
+
+def _value(row: Row, variant: str, spread: bool) -> str:
+    figure = row.figures[variant]
+    if figure.n == 0:
+        return "FAILED" if figure.failed else "-"
+    return table.figure_cell(figure, row.view) if spread else table.number(figure.center)
+
+
+def step_label(analysis: Analysis, index: int) -> str:
+    """A step's column: "base", then its number."""
+    return str(analysis.experiment.variant[index].step) if index else "base"
+
+
+def _columns(analysis: Analysis, steps: list[int]) -> list[str]:
+    return ["", "", *(step_label(analysis, k) for k in steps), "total"]
+
+
+def rows(analysis: Analysis, steps: list[int], spread: bool, total: bool) -> list[list[str]]:
+    """The table's lines for these steps (indices into the variants)."""
+    names = [analysis.variants[k] for k in steps]
+    lines = [_columns(analysis, steps)[: len(steps) + 2 + total]]
+    previous = None
+    for row in analysis.rows:
+        first = row.workload if row.workload != previous else ""
+        previous = row.workload
+        lines.append([first, row.metric.label, *(_value(row, name, spread) for name in names)] + [""] * total)
+        deltas = ["" if name not in row.comparisons else table.delta_cell(row.comparisons[name]) for name in names]
+        if total:
+            whole = row.comparisons.get(TOTAL) or _only_step(row, analysis)
+            deltas.append(table.delta_cell(whole) if whole else "")
+        lines.append(["", "  delta", *deltas])
+    return lines
+
+
+def _only_step(row: Row, analysis: Analysis):
+    """With two measured steps the total is the one step's delta."""
+    steps = [c for key, c in row.comparisons.items() if key != TOTAL]
+    return steps[0] if len(steps) == 1 else None
+
+
+def aligned(lines: list[list[str]]) -> list[str]:
+    """Two label columns left-aligned, the figures right-aligned."""
+    count = max(len(line) for line in lines)
+    lines = [line + [""] * (count - len(line)) for line in lines]
+    widths = [max(len(line[i]) for line in lines) for i in range(count)]
+    out = []
+    for line in lines:
+        cells = [f"{cell:<{w}}" if i < 2 else f"{cell:>{w}}" for i, (cell, w) in enumerate(zip(line, widths))]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _stacked(lines: list[list[str]]) -> list[str]:
+    """The workload on a line of its own above its rows (saves the first column)."""
+    body = aligned([line[1:] for line in lines])
+    out = [f"  {body[0]}"]
+    for line, text in zip(lines[1:], body[1:]):
+        if line[0]:
+            out.append(line[0])
+        out.append(f"  {text}")
+    return out
+
+
+def text_table(analysis: Analysis, width: int = WIDTH) -> list[str]:
+    """The table as mail lines: with the spreads when they fit, else the
+    values alone, the workload above its rows, and steps in groups."""
+    count = len(analysis.variants)
+    for spread in (True, False):
+        for layout in (aligned, _stacked):
+            lines = layout(rows(analysis, list(range(count)), spread, True))
+            if max(len(line) for line in lines) <= width:
+                return lines
+    out: list[str] = []
+    group = 4
+    for start in range(0, count, group):
+        steps = list(range(start, min(start + group, count)))
+        last = steps[-1] == count - 1
+        out += ([""] if out else []) + _stacked(rows(analysis, steps, False, last))
+    return out
+
+
+def _patch(path: str | None) -> str:
+    return Path(path).name if path else "the base"
+
+
+def steps_line(analysis: Analysis) -> str:
+    series = analysis.series
+    assert series is not None
+    named = [f"{s.step} {_patch(s.patch)}" + ("" if s.cells else " (not run)") for s in series.steps]
+    return "steps: " + "; ".join([f"base ({analysis.variants[0]})", *named[1:]])
+
+
+def _change(change: Change) -> str:
+    ci = ""
+    if math.isfinite(change.delta_low) and math.isfinite(change.delta_high):
+        ci = f" [{table.percent(change.delta_low)}, {table.percent(change.delta_high)}]"
+    mark = "*" if change.family == "primary" else "(*)"
+    return f"{change.workload} {change.label}: {table.percent(change.delta)}{ci} {mark}"
+
+
+def attribution(analysis: Analysis) -> list[str]:
+    """The attribution lines: per step its patch and the changes it made."""
+    series: SeriesResult | None = analysis.series
+    assert series is not None
+    lines = ["attribution (each step's delta is against the step before it):"]
+    for step in series.steps[1:]:
+        made = [c for c in series.changes if c.placed and c.step == step.step]
+        if not step.cells:
+            text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" else "")
+        elif step.failed == step.cells:
+            text = "FAILED (see the notes)"
+        elif made:
+            text = "; ".join(_change(c) for c in made)
+        else:
+            text = "no change"
+        lines.append(f"  {step.step} {_patch(step.patch)}: {text}")
+    for change in series.unplaced:
+        patches = [s.patch for s in series.steps if change.first <= s.step <= change.step]
+        lines.append(f"  not placed within the budget: {_change(change)} in patches {change.first}..{change.step} "
+                     f"({', '.join(_patch(p) for p in patches)})")
+    return lines
+
+
+def spent(analysis: Analysis) -> str:
+    series = analysis.series
+    assert series is not None
+    total = len(series.steps)
+    how = ("every step run" if series.strategy == "every"
+           else "bisected: the ends, then midpoints where they differ")
+    return f"series: {how}; {series.builds} of {total} steps built and run, {series.rounds} rounds"
+
+
+def text_lines(analysis: Analysis) -> list[str]:
+    """The series part of a text report: table, steps, attribution, cost."""
+    return ["", *text_table(analysis), "", *table.wrapped([steps_line(analysis)]),
+            *table.wrapped(attribution(analysis), "      "), *table.wrapped([spent(analysis)])]

@@ -1,0 +1,144 @@
+"""Patch series: steps as variants, each step against the one before it,
+attribution to patches, the bad series refused, and the reply block.
+
+Runs go through the real runner and store with a test double for the host
+(StepHost: each step's value per workload is scripted, exact like
+instructions timing or noisy like wall time)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from iolab import analysis, load
+from iolab.cell import environment
+from iolab.cell.sample import Sample
+from iolab.hosts import CellByCell
+from iolab.run import runner
+from iolab.spec import SpecError
+from iolab.store import Store
+from tests.fakes import FIXED_HOST
+
+PATCHES = ["one.patch", "two.patch", "three.patch"]
+
+
+class StepHost(CellByCell):
+    """us_per_call of a cell: the workload's level times the factor of every
+    patch its step includes; `noise` is relative (0: exact, the same value
+    every round)."""
+
+    def __init__(self, factors: dict[str, dict[int, float]], noise: float = 0.0, fail: set[int] = frozenset(),
+                 seed: int = 1):
+        self.factors, self.noise, self.fail = factors, noise, fail
+        self.rng = random.Random(seed)
+        self.seen = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def run_cell(self, cell):
+        self.seen.append((cell.round, cell.variant.step, cell.workload.name))
+        base = dict(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
+                    variant=cell.variant.name, workload=cell.workload.name, env=dict(FIXED_HOST),
+                    started=1_700_000_000.0 + cell.seq)
+        step = cell.variant.step
+        if step in self.fail:
+            return Sample(status="failed", error=f"kernel build failed at step {step}", **base)
+        value = 10.0
+        for k, factor in self.factors.get(cell.workload.name, {}).items():
+            if step >= k:
+                value *= factor
+        value *= 1 + self.rng.uniform(-self.noise, self.noise)
+        return Sample(status="ok", metrics={"us_per_call": value}, **base)
+
+
+def series_raw(tmp_path: Path, patches=PATCHES, **extra):
+    for name in patches:
+        (tmp_path / name).write_text(f"{name}\n--- a/fs/x.c\n+++ b/fs/x.c\n@@ -1 +1 @@\n-a\n+b\n")
+    (tmp_path / "linux.tar.gz").write_bytes(b"")
+    raw = {
+        "name": "a series",
+        "kernel": {"source": "linux.tar.gz"},
+        "series": {"patches": list(patches)},
+        "workload": [{"name": name, "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}
+                     for name in ("w_a", "w_b")],
+        "report": {"metrics": ["us_per_call"]},
+        "run": {"iterations": 3, "seed": 7},
+    }
+    raw.update(extra)
+    return raw
+
+
+def run_series(tmp_path, monkeypatch, host, **extra):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    experiment = load.parse(series_raw(tmp_path, **extra), base_dir=str(tmp_path))
+    store = Store(tmp_path / "series.db")
+    run_id = runner.run(experiment, store, host=host)
+    return analysis.analyse(store.run(run_id), store.samples(run_id))
+
+
+def test_steps_are_variants_with_the_patches_added(tmp_path):
+    experiment = load.parse(series_raw(tmp_path, variant=[{"name": "nofix", "kernel": {"reverse": ["one.patch"]}}]),
+                            base_dir=str(tmp_path))
+    assert [v.name for v in experiment.variant] == ["nofix", "1 one", "2 two", "3 three"]
+    assert [v.step for v in experiment.variant] == [0, 1, 2, 3]
+    assert [v.kernel.patches for v in experiment.variant] == [[], PATCHES[:1], PATCHES[:2], PATCHES]
+    assert all(v.kernel.reverse == ["one.patch"] and v.kernel.source == "linux.tar.gz" for v in experiment.variant)
+    again = type(experiment).model_validate_json(experiment.model_dump_json())
+    assert again == experiment  # a stored experiment keeps its steps
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"series": {"patches": []}}, "series.patches: the series is empty"),
+    ({"series": {"patches": ["one.patch", "two.patch", "./one.patch"]}},
+     "series.patches: './one.patch' is listed twice (patches 1 and 3)"),
+    ({"variant": [{"name": "a"}, {"name": "b"}]}, "series: the base is [kernel] and at most one [[variant]]"),
+    ({"kernel": None, "variant": [{"name": "deb", "kernel": "debian:6.1.0-56-amd64"}]},
+     "variant[\"deb\"].kernel is a prebuilt image ('debian:6.1.0-56-amd64'): it has no source to patch"),
+    ({"kernel": None}, "series: the steps are kernels built from source"),
+    ({"kernel": {"source": "linux.tar.gz", "patches": ["two.patch"]}},
+     "series.patches: 'two.patch' is also in the base's kernel patches"),
+    ({"series": {"patches": ["one.patch", "gone.patch"]}}, "series.patches[1]: no such file"),
+])
+def test_bad_series_name_the_field(tmp_path, change, words):
+    raw = series_raw(tmp_path)
+    raw.update(change)
+    raw = {k: v for k, v in raw.items() if v is not None}
+    with pytest.raises(SpecError) as error:
+        load.parse(raw, base_dir=str(tmp_path))
+    assert words in str(error.value)
+
+
+def test_every_step_exact_attributes_each_change_to_its_patch(tmp_path, monkeypatch):
+    host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}})
+    result = run_series(tmp_path, monkeypatch, host)
+    series = result.series
+    assert [s.step for s in series.steps] == [0, 1, 2, 3] and series.strategy == "every"
+    assert series.builds == 4 and series.rounds == 3
+    found = {(c.workload, c.step, c.patch, c.verdict) for c in series.changes}
+    print(found)
+
+
+def test_every_step_noisy_attributes_each_change_to_its_patch(tmp_path, monkeypatch):
+    host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)
+    result = run_series(tmp_path, monkeypatch, host, run={"iterations": 8, "seed": 7})
+    found = {(c.workload, c.step, c.patch, c.verdict, c.placed) for c in result.series.changes}
+    assert found == {("w_a", 1, "one.patch", "better", True), ("w_b", 2, "two.patch", "worse", True)}
+    row = result.rows[0]
+    assert row.against == {"2 two": "1 one", "3 three": "2 two", "total": "base"}
+    assert row.comparisons["total"].verdict == "better"
+
+
+def test_series_reports(tmp_path, monkeypatch):
+    from iolab.report import renderer
+
+    host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)
+    result = run_series(tmp_path, monkeypatch, host, run={"iterations": 8, "seed": 7})
+    for fmt in ("text", "markdown", "json"):
+        print(renderer(fmt)(result))
+    assert "<svg" in renderer("html")(result)
