@@ -142,3 +142,17 @@ def test_series_reports(tmp_path, monkeypatch):
     for fmt in ("text", "markdown", "json"):
         print(renderer(fmt)(result))
     assert "<svg" in renderer("html")(result)
+
+
+def test_wall_bisection_places_changes_and_builds_only_what_it_tests(tmp_path, monkeypatch):
+    patches = [f"p{i}.patch" for i in range(1, 8)]  # 7 patches, 8 steps
+    host = StepHost({"w_a": {3: 0.6}, "w_b": {6: 1.5}}, noise=0.01)
+    result = run_series(tmp_path, monkeypatch, host, patches=patches,
+                        series={"patches": patches, "strategy": "bisect"},
+                        run={"iterations": "auto", "min_iterations": 8, "max_iterations": 10, "seed": 3})
+    series = result.series
+    found = {(c.workload, c.step, c.patch, c.placed) for c in series.changes}
+    assert found == {("w_a", 3, "p3.patch", True), ("w_b", 6, "p6.patch", True)}
+    ran = sorted({step for _, step, _ in host.seen})
+    assert series.strategy == "bisect" and series.builds == len(ran) < 8
+    print(ran, series.rounds, result.run.stop_reason)

@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, load, plan
-from iolab.run import adaptive, lock, recovery
+from iolab.run import adaptive, lock, recovery, series
 from iolab.cell import environment, interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
@@ -175,7 +175,12 @@ def _execute(
     progress.start(planned - len(done))
     try:
         with host:
-            if experiment.run.auto:
+            if experiment.series is not None and series.strategy(experiment) == "bisect":
+                stop_reason = series.bisect(
+                    experiment, lambda cells: _run_cells(store, run_id, cells, host, progress),
+                    lambda: analysis.analyse(store.run(run_id), store.samples(run_id)),
+                    lambda planned: cell_specs(experiment, planned), seed, done, clock)
+            elif experiment.run.auto:
                 stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done)
             else:
                 cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]

@@ -374,3 +374,21 @@ def build_log(kernel: Kernel) -> str | None:
     """The log of a built kernel's build (None for other kernels)."""
     path = kernel.directory / "build.log"
     return path.read_text(errors="replace") if kernel.manifest.get("kind") == "build" and path.exists() else None
+
+
+def check_steps(requests: list[BuildRequest], log: Log = lambda _: None) -> None:
+    """The patches of every step of a series apply to its source, step by step,
+    before anything is built: a patch that does not apply at step k is a
+    PatchError naming k, the patch, the file and the hunk."""
+    if not requests:
+        return
+    resolved = sources.resolve(requests[0].source, log)
+    root = sources.unpack(resolved, log)
+    with kernels.locked(sources.cache_root(), resolved.slug + "-tree"):
+        tree = patches.Tree(root)
+        for step, request in enumerate(requests):
+            try:
+                tree.apply(list(request.patches))
+            except patches.PatchError as error:
+                added = request.patches[-1].path.name if step else "the base's patches"
+                raise patches.PatchError(f"series step {step} ({added}): {error}") from None

@@ -518,8 +518,19 @@ class VMHosts:
         self.scratch_parent = scratch_parent
         self.show = (lambda text: print(text, file=sys.stderr)) if show_command else None
         self.kernels: dict[str, Kernel] = {}
+        self.build_reporter = build_reporter
+        # a series' steps are built when their first cell runs (a bisection
+        # builds only the steps it tests); a step whose build fails fails its cells
+        self.requests: dict[str, build.BuildRequest] = {}
+        self.build_errors: dict[str, str] = {}
+        if experiment.series is not None:
+            self.requests = {v.name: build.request_for(v.kernel, experiment.base_dir) for v in experiment.variant
+                             if isinstance(v.kernel, Build)}
+            build.check_steps(list(self.requests.values()), self.log)
         for variant in experiment.variant:
             assert variant.kernel is not None
+            if variant.name in self.requests:
+                continue
             if isinstance(variant.kernel, Build):
                 request = build.request_for(variant.kernel, experiment.base_dir)
                 self.kernels[variant.name] = build.ensure(request, self.log, build_reporter)
@@ -528,6 +539,7 @@ class VMHosts:
                                                             self.log)
         self.accel = choose_accel(self.settings.accel, self.settings.machine)
         self.hosts: dict[str, VMHost] = {}
+        self.by_image: dict[Path, VMHost] = {}
         self.scratch: Path | None = None
         self.logged: set[str] = set()
 
@@ -548,13 +560,33 @@ class VMHosts:
         self._entry = Journal(default_journal()).add(f"directory {self.scratch}",
                                                      {"kind": "path", "path": str(self.scratch)})
         self.scratch.mkdir(mode=0o700)
-        by_image: dict[Path, VMHost] = {}
         for variant, kernel in self.kernels.items():
-            if kernel.directory not in by_image:
-                by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
-                                                    accel=self.accel, show_command=self.show)
-            self.hosts[variant] = by_image[kernel.directory]
+            self._add_host(variant, kernel)
         return self
+
+    def _add_host(self, variant: str, kernel: Kernel) -> VMHost:
+        assert self.scratch is not None
+        if kernel.directory not in self.by_image:
+            self.by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
+                                                     accel=self.accel, show_command=self.show)
+        self.hosts[variant] = self.by_image[kernel.directory]
+        return self.hosts[variant]
+
+    def _host(self, variant: str) -> VMHost | None:
+        """The VM host of a variant; a series step's kernel is built now, on
+        its first cell (None when its build failed: its cells fail with the error)."""
+        if variant in self.hosts:
+            return self.hosts[variant]
+        if variant in self.build_errors:
+            return None
+        try:
+            kernel = build.ensure(self.requests[variant], self.log, self.build_reporter)
+        except kernels.KernelError as error:
+            self.build_errors[variant] = str(error)
+            self.log(f"the kernel of {variant} did not build; its cells fail: {str(error).splitlines()[0]}")
+            return None
+        self.kernels[variant] = kernel
+        return self._add_host(variant, kernel)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -567,17 +599,30 @@ class VMHosts:
         """Consecutive cells of one kernel, at most cells_per_boot per batch."""
         out: list[list[CellSpec]] = []
         for cell in cells:
-            host = self.hosts[cell.variant.name]
             last = out[-1] if out else None
-            if (last is not None and self.hosts[last[0].variant.name] is host
+            if (last is not None and self._same_kernel(last[0].variant.name, cell.variant.name)
                     and len(last) < self.settings.cells_per_boot):
                 last.append(cell)
             else:
                 out.append([cell])
         return out
 
+    def _same_kernel(self, one: str, other: str) -> bool:
+        if one in self.requests or other in self.requests:
+            return one == other
+        return self.hosts[one] is self.hosts[other]
+
     def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
-        for sample in self.hosts[cells[0].variant.name].run_batch(cells):
+        host = self._host(cells[0].variant.name)
+        if host is None:
+            error = self.build_errors[cells[0].variant.name]
+            for cell in cells:
+                yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
+                             variant=cell.variant.name, workload=cell.workload.name, status="failed",
+                             error=f"the kernel did not build: {error.splitlines()[0]}",
+                             artefacts={BUILD_LOG: error}, started=time.time())
+            return
+        for sample in host.run_batch(cells):
             self._attach_build_log(sample)
             yield sample
 

@@ -1,0 +1,107 @@
+"""Running a patch series: every step, or a bisection of it.
+
+Every step (``[series] strategy = "every"``, the default with instructions
+timing, where each step's value is exact): the ordinary plan, each round
+runs every step; iolab.analysis.series places each change on its patch.
+
+Bisection (``"bisect"``, the default with wall timing, as Pinpoint does for
+Chromium): compare the ends (the base and the last step), adding rounds
+while a primary comparison is open (iolab.run.adaptive.state: neither
+significant nor precisely unchanged), from ``[run] min_iterations`` up to
+``max_iterations`` rounds per stage (a fixed ``iterations`` is the rounds of
+each stage). Where two steps a < b measured side by side differ and b > a + 1,
+the next stage runs a, the midpoint m and b side by side, so a-m and m-b are
+compared paired by round. It ends when every change lies between adjacent
+steps, when no comparison is open, or before a stage would overrun ``[run]
+time_budget``; a change left between steps further apart is reported with
+that interval of patches. Only the steps a stage runs are built.
+
+Rounds are numbered across stages; a round's cells are the stage's steps x
+the workloads, shuffled with the run's seed and the round's number, and
+numbered so that a resumed run makes the same decisions from its stored
+samples and runs only what is missing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from iolab import analysis, plan
+from iolab.run import adaptive
+from iolab.spec import Experiment
+
+Runner = Callable[[list[Any]], None]  # runs cells (CellSpecs), storing each sample
+
+
+def strategy(experiment: Experiment) -> str:
+    """"every" or "bisect": the file's choice, else by the timing mode."""
+    assert experiment.series is not None
+    if experiment.series.strategy != "auto":
+        return experiment.series.strategy
+    return "every" if getattr(experiment.vm, "timing", "wall") == "instructions" else "bisect"
+
+
+def round_plan(experiment: Experiment, seed: int, round_index: int, steps: list[int]) -> list[plan.PlannedCell]:
+    """The cells of one bisection round: these steps x every workload, shuffled."""
+    names = [experiment.variant[k].name for k in steps]
+    pairs = [(v, w.name) for w in experiment.workload for v in names]
+    random.Random(f"{seed}:{round_index}").shuffle(pairs)
+    width = len(experiment.variant) * len(experiment.workload)
+    index = {v.name: i for i, v in enumerate(experiment.variant)}
+    workloads = {w.name: i for i, w in enumerate(experiment.workload)}
+    return [plan.PlannedCell(round_index * width + index[v] * len(experiment.workload) + workloads[w],
+                             round_index, round_index, False, v, w) for v, w in pairs]
+
+
+def _open(result: analysis.Analysis, steps: list[int], target: float) -> bool:
+    """Whether a primary comparison between neighbouring steps of this stage is still open."""
+    names = {result.experiment.variant[k].name for k in steps[1:]}
+    return any(adaptive.state(row.comparisons[name], target) == "open"
+               for row in result.rows if row.primary for name in names if name in row.comparisons)
+
+
+def _splits(result: analysis.Analysis) -> list[tuple[int, int]]:
+    """Intervals (a, b) of measured neighbours with a significant primary change and b > a + 1."""
+    step = {v.name: v.step for v in result.experiment.variant}
+    found = set()
+    for row in result.rows:
+        if not row.primary:
+            continue
+        for name, comparison in row.comparisons.items():
+            if name == analysis.series.TOTAL or comparison.verdict not in ("better", "worse"):
+                continue
+            b = step[name]
+            a = step[row.against.get(name, result.baseline)]
+            if b > a + 1:
+                found.add((a, b))
+    return sorted(found)
+
+
+def bisect(experiment: Experiment, run_cells: Runner, analyse: Callable[[], analysis.Analysis],
+           cell_specs: Callable[[list[plan.PlannedCell]], list[Any]], seed: int, done: set[int],
+           clock: Callable[[], float]) -> str:
+    """Run the stages of a bisection; why it stopped."""
+    settings = experiment.run
+    low, high = (settings.min_iterations, settings.max_iterations) if settings.auto else (
+        settings.max_rounds, settings.max_rounds)
+    stage = [0, len(experiment.variant) - 1]
+    tried = set(stage)
+    round_index, started = 0, clock()
+    while True:
+        for count in range(1, high + 1):
+            if settings.time_budget is not None and round_index:
+                elapsed = clock() - started
+                if elapsed + elapsed / round_index > settings.time_budget:
+                    return adaptive.budget_reached(settings.time_budget)
+            cells = [c for c in cell_specs(round_plan(experiment, seed, round_index, stage)) if c.seq not in done]
+            run_cells(cells)
+            round_index += 1
+            if count >= low and not _open(analyse(), stage, settings.target_ci):
+                break
+        splits = [(a, b) for a, b in _splits(analyse()) if (a + b) // 2 not in tried]  # a failed build stays tried
+        if not splits:
+            return f"bisection done after {round_index} rounds"
+        stage = sorted({k for a, b in splits for k in (a, (a + b) // 2, b)})
+        tried.update(stage)
