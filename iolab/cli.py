@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import textwrap
 
-from iolab import cli_kernel, doctor, load, progress, spec
+from iolab import cli_kernel, cli_patch, doctor, load, progress, spec
 from iolab.analysis import gate
 from iolab.analysis import reports
 from iolab.run import calibrate
@@ -47,6 +47,8 @@ workflow:
   iolab history read_bw             a metric across the runs of an experiment
   iolab run exp.toml --fail-on regression:5%
                                     exit 3 when a metric got worse by >5%
+  iolab patch 000*.patch --dry-run  workloads for the files a series
+                                    touches, base against each step
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).
@@ -109,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
     cli_kernel.add_parser(commands)
+    cli_patch.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
@@ -209,6 +212,13 @@ def _print_plan(experiment: spec.Experiment, seed: int) -> None:
     auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
             if run.auto else "")
     print(f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}")
+    if experiment.series is not None:
+        from iolab.run import series
+
+        how = {"every": "every step runs every round",
+               "bisect": "bisected: the ends first, then midpoints where they differ; the cells below are "
+                         "the most it could run"}[series.strategy(experiment)]
+        print(f"series of {len(experiment.series.patches)} patches: {how}")
     for cell in cells:
         kind = "warmup" if cell.warmup else f"iteration {cell.iteration}"
         print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
@@ -415,13 +425,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if all(c.ok for c in found if c.required) else EXIT_FAILED_CELLS
 
 
+def cmd_patch(args: argparse.Namespace) -> int:
+    def execute(experiment: spec.Experiment, path: str) -> int:
+        args.format, args.view, args.min_max = "text", None, None
+        store, run_id, interrupted = _execute(args, experiment, path, None)
+        status = _print_report(store, run_id, args)
+        sys.stdout.write("\n" + renderer("reply")(_report(store, run_id, args)))
+        return EXIT_INTERRUPTED if interrupted else status
+
+    return cli_patch.cmd_patch(args, execute)
+
+
 def cmd_kernel(args: argparse.Namespace) -> int:
     return cli_kernel.cmd_kernel(args, lambda: _store(args))
 
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
             "doctor": cmd_doctor, "kernel": cmd_kernel, "compare": cmd_compare, "baseline": cmd_baseline,
-            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup}
+            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup, "patch": cmd_patch}
 
 
 def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:

@@ -44,10 +44,11 @@ def strategy(experiment: Experiment) -> str:
 
 
 def round_plan(experiment: Experiment, seed: int, round_index: int, steps: list[int]) -> list[plan.PlannedCell]:
-    """The cells of one bisection round: these steps x every workload, shuffled."""
+    """The cells of one bisection round: these steps in a shuffled order, each
+    step's workloads in a row (one VM boot runs them)."""
     names = [experiment.variant[k].name for k in steps]
-    pairs = [(v, w.name) for w in experiment.workload for v in names]
-    random.Random(f"{seed}:{round_index}").shuffle(pairs)
+    random.Random(f"{seed}:{round_index}").shuffle(names)
+    pairs = [(v, w.name) for v in names for w in experiment.workload]
     width = len(experiment.variant) * len(experiment.workload)
     index = {v.name: i for i, v in enumerate(experiment.variant)}
     workloads = {w.name: i for i, w in enumerate(experiment.workload)}

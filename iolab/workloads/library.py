@@ -192,13 +192,12 @@ def select(infos: list[PatchInfo], areas: list[Area]) -> Selection:
     return selection
 
 
-def unknown_message(infos: list[PatchInfo], selection: Selection) -> str:
+def unknown_message(selection: Selection) -> str:
     """What to say when no area covers a patch's files: the paths seen, and how to go on."""
     seen = ", ".join(selection.unknown[:8]) + (f" and {len(selection.unknown) - 8} more"
                                                 if len(selection.unknown) > 8 else "")
-    names = " ".join(str(info.path) for info in infos)
-    return (f"no workload area of iolab's library covers the files these patches touch: {seen}.\n"
-            f"Write the experiment yourself: `iolab patch {names} --write exp.toml --dry-run` is not possible "
-            "without an area, so start from scenarios/kernel-ab.toml: [kernel] source = ..., [series] "
-            "patches = [...], and [[workload]] tables that exercise those files; or add an area file to "
-            f"{AREAS} (paths, fs, [[workload]] with kind, hints, why) and send it for review.")
+    return (f"no area of iolab's workload library covers the files these patches touch: {seen}\n"
+            "write the experiment for them yourself: [kernel] source = \"...\", [series] patches = "
+            "[\"your.patch\"] and [[workload]] tables that exercise those files (README.md, \"Patch "
+            "series\"; scenarios/kernel-ab.toml is a start), or add an area file for them to "
+            "iolab/workloads/areas/ (paths, fs, [[workload]] with kind, hints, why)")

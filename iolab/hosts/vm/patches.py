@@ -23,6 +23,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,3 +224,22 @@ class Tree:
         except BaseException:
             self.reset()
             raise
+
+
+def state_in(root: Path, patch: Patch) -> str:
+    """Whether a patch is in a source tree as it came (the saved originals of
+    files a build patched, else the tree's): "applies" (not in it, applies
+    forward), "applied" (in it: it applies reversed) or "neither"."""
+    text = read(patch)
+    tree = Tree(root)
+    with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
+        for name in touched(text):
+            original = tree.saved / name if (tree.saved / name).is_file() else root / name
+            if original.is_file():
+                (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(original, Path(scratch) / name)
+        if _patch(Path(scratch), patch, dry_run=True).returncode == 0:
+            return "applies"
+        if _patch(Path(scratch), Patch(patch.path, True), dry_run=True).returncode == 0:
+            return "applied"
+    return "neither"

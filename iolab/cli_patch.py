@@ -1,0 +1,100 @@
+"""``iolab patch FILE.patch ...``: choose workloads from the files the patches
+touch, write the experiment, and run the base against the patched kernel."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from iolab import load, spec
+
+DESCRIPTION = """\
+Read the files and functions the patches change, choose workloads for them
+from iolab's library (iolab/workloads/areas/: a file per area, e.g. fs/ext4,
+mm/filemap.c, io_uring/), and write the experiment that measures them: the
+source (--source) as the base, with any patch it already carries taken out,
+and the patches in order as a series (one step each). Without --dry-run the
+experiment runs and its report ends in a reply block for the mailing list.
+
+  iolab patch fix.patch --dry-run                  what it would run
+  iolab patch 000*.patch --write series.toml --dry-run   write it, to edit
+  iolab patch fix.patch                            run it"""
+
+DEFAULT_SOURCE = "debian:linux-source-7.2"
+
+
+def add_parser(commands: Any) -> None:
+    patch = commands.add_parser("patch", help="choose workloads for patches and run base against patched",
+                                description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    patch.add_argument("patches", nargs="+", metavar="FILE.patch", help="patch files (-p1), in series order")
+    patch.add_argument("--source", default=DEFAULT_SOURCE,
+                       help=f"the kernel source (default: {DEFAULT_SOURCE}; a tarball or a git tree too)")
+    patch.add_argument("--commit", help="with a git tree as --source: the commit")
+    patch.add_argument("--write", metavar="EXP.toml", help="write the experiment here (paths relative to it)")
+    patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
+    patch.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def _say(text: str) -> None:
+    print(f"iolab: {text}", file=sys.stderr)
+
+
+def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
+    """Whether each patch is in the source already (it applies reversed), from
+    the unpacked source (fetched and unpacked on first use)."""
+    from iolab.hosts.vm import patches, sources
+
+    resolved = sources.resolve(sources.parse(source, commit, "."), _say)
+    root = sources.unpack(resolved, _say)
+    found = []
+    for path in paths:
+        state = patches.state_in(root, patches.Patch(path))
+        if state == "neither":
+            raise spec.SpecError(f"{path}: neither applies to {source} nor is in it (it applies neither "
+                                 "forward nor reversed): give the source it was written for with --source")
+        found.append(state == "applied")
+    return found
+
+
+def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path]:
+    """The experiment's text and the directory its paths are relative to."""
+    from iolab.workloads import compose, library
+
+    paths = [Path(p) for p in args.patches]
+    infos = [library.read_patch(path) for path in paths]
+    selection = library.select(infos, library.load_areas())
+    if not selection.chosen:
+        raise spec.SpecError(library.unknown_message(selection))
+    placed = in_source(paths, args.source, args.commit)
+    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
+    command = shlex.join(["iolab", "patch", *args.patches,
+                          *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
+                          *(["--commit", args.commit] if args.commit else [])])
+    choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
+                             timing=timing, command=command)
+    return choice.text, base_dir
+
+
+def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
+    """Write or print the experiment; without --dry-run run it (``execute``:
+    the CLI's run-and-report of an experiment and its path)."""
+    text, base_dir = choose(args, "wall")
+    if args.write:
+        Path(args.write).write_text(text)
+        _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
+    if args.dry_run:
+        if not args.write:
+            sys.stdout.write(text)
+        return 0
+    path = args.write
+    if path is None:
+        with tempfile.NamedTemporaryFile("w", prefix="iolab-patch-", suffix=".toml", dir=base_dir,
+                                         delete=False) as handle:
+            handle.write(text)
+            path = handle.name
+    experiment = load.load(path)
+    return execute(experiment, path)

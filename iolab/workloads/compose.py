@@ -1,0 +1,106 @@
+"""The experiment `iolab patch` writes: the chosen workloads over a series of the patches.
+
+The base is the source with the patches it already carries taken out
+(``reverse``, last patch first); the steps add the patches in order
+(``[series]``). The text is TOML a user edits and runs with ``iolab run``;
+a comment at its top says why each workload was chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iolab.spec import MIN_SIZE
+from iolab.workloads.library import PatchInfo, Selection
+
+SIZE = 512 << 20  # the target image: room for every area's files, in the VM's memory
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What `iolab patch` decided, beside the experiment's text."""
+
+    text: str
+    reverse: list[Path]  # patches already in the source: the base takes them out
+    skipped: list[str]  # chosen workloads left out, and why
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {type(value).__name__}")
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _relative(path: Path, base_dir: Path) -> str:
+    return os.path.relpath(path.resolve(), base_dir.resolve())
+
+
+def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
+            base_dir: Path, timing: str, command: str) -> Choice:
+    """The experiment's TOML text (paths relative to ``base_dir``, where it is written)."""
+    chosen = selection.chosen
+    fs = chosen[0].area.fs
+    skipped = []
+    if fs != "erofs":
+        skipped = [f"{c.workload.name}: erofs workloads need an erofs target; run them in an experiment "
+                   "of their own" for c in chosen if c.area.fs == "erofs"]
+        chosen = [c for c in chosen if c.area.fs != "erofs"]
+    reverse = [info.path for info, inside in zip(infos, in_source) if inside][::-1]
+    lines = [f"# Written by: {command}",
+             "# The workloads iolab's library (iolab/workloads/areas/) chose for the files these",
+             "# patches touch. Edit freely, then: iolab run THIS-FILE",
+             "#"]
+    for info in infos:
+        files = ", ".join(f"{name} ({', '.join(dict.fromkeys(info.functions.get(name, ()))) or '-'})"
+                          for name in info.files)
+        lines.append(f"#   {info.path.name}: {files}")
+    for c in chosen:
+        lines.append(f"#   chose {c.workload.name!r} ({c.area.area}, {c.workload.kind}): {c.reason}")
+        lines.append(f"#     {c.workload.why}")
+    for name in selection.unknown:
+        lines.append(f"#   {name}: in no area of the library (no workload chosen for it)")
+    for note in skipped:
+        lines.append(f"#   left out {note}")
+    title = infos[0].title or infos[0].path.name
+    name = title if len(infos) == 1 else f"{title} (and {len(infos) - 1} more patches)"
+    lines += ["", f"name = {_toml(name[:180] + ': patch by patch')}", "", "[kernel]", f"source = {_toml(source)}"]
+    if reverse:
+        lines.append("# already in the source: the base is the source with them taken out")
+        lines.append(f"reverse = {_toml([_relative(p, base_dir) for p in reverse])}")
+    lines += ["", "[series]", f"patches = {_toml([_relative(i.path, base_dir) for i in infos])}"]
+    size = max([SIZE] + [MIN_SIZE[c.area.fs] for c in chosen])
+    lines += ["", "[target]", 'kind = "loop"', f"fs = {_toml(fs)}", f'size = "{size >> 20}MiB"']
+    for erofs_file in chosen[0].area.files if fs == "erofs" else []:
+        lines += ["", "[[target.files]]", *(f"{k} = {_toml(v)}" for k, v in
+                                            erofs_file.model_dump(exclude_defaults=False).items())]
+    for c in chosen:
+        lines += ["", "[[workload]]", *(f"{k} = {_toml(v)}" for k, v in c.workload.table(c.area.fs).items())]
+    lines += ["", "[run]"]
+    if timing == "instructions":
+        lines += ['iterations = 3          # instructions timing: each value exact, 3 rounds show it',
+                  'order = "alternate"']
+    else:
+        lines += ['iterations = "auto"     # wall timing: rounds added while a comparison is open',
+                  "min_iterations = 8", "max_iterations = 16"]
+    lines += ["", "[vm]"]
+    if timing == "instructions":
+        lines.append('timing = "instructions"')
+    lines += ["cpus = 1", 'memory = "2GiB"', 'disk = "ram"            # the image in the guest\'s memory',
+              "cells_per_boot = 8", 'timeout = "10m"', ""]
+    return Choice("\n".join(lines), reverse, skipped)
