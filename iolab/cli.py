@@ -426,11 +426,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_patch(args: argparse.Namespace) -> int:
-    def execute(experiment: spec.Experiment, path: str) -> int:
+    def execute(experiment: spec.Experiment, path: str, command: str) -> int:
         args.format, args.view, args.min_max = "text", None, None
         store, run_id, interrupted = _execute(args, experiment, path, None)
         status = _print_report(store, run_id, args)
-        sys.stdout.write("\n" + renderer("reply")(_report(store, run_id, args)))
+        from iolab.report import reply
+
+        sys.stdout.write("\n" + reply.render(_report(store, run_id, args), command))
         return EXIT_INTERRUPTED if interrupted else status
 
     return cli_patch.cmd_patch(args, execute)

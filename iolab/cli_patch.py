@@ -60,8 +60,8 @@ def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
     return found
 
 
-def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path]:
-    """The experiment's text and the directory its paths are relative to."""
+def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
+    """The experiment's text, the directory its paths are relative to, and the command that makes it."""
     from iolab.workloads import compose, library
 
     paths = [Path(p) for p in args.patches]
@@ -76,13 +76,13 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path]:
                           *(["--commit", args.commit] if args.commit else [])])
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
                              timing=timing, command=command)
-    return choice.text, base_dir
+    return choice.text, base_dir, command
 
 
 def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
     """Write or print the experiment; without --dry-run run it (``execute``:
     the CLI's run-and-report of an experiment and its path)."""
-    text, base_dir = choose(args, "wall")
+    text, base_dir, command = choose(args, "wall")
     if args.write:
         Path(args.write).write_text(text)
         _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
@@ -97,4 +97,4 @@ def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
             handle.write(text)
             path = handle.name
     experiment = load.load(path)
-    return execute(experiment, path)
+    return execute(experiment, path, command)

@@ -155,3 +155,20 @@ def test_wall_bisection_places_changes_and_builds_only_what_it_tests(tmp_path, m
     ran = sorted({step for _, step, _ in host.seen})
     assert series.strategy == "bisect" and series.builds == len(ran) < 8
     print(ran, series.rounds, result.run.stop_reason)
+
+
+def test_the_reply_block_fits_a_mail(tmp_path, monkeypatch):
+    """Golden: tests/golden/series-reply.txt (UPDATE_GOLDEN=1 to write it anew)."""
+    from iolab.report import reply
+    from iolab.report.model import Report
+    from tests.test_report_golden import check_golden
+
+    host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)
+    result = run_series(tmp_path, monkeypatch, host, series={"patches": PATCHES, "strategy": "every"},
+                        run={"iterations": 8, "seed": 7},
+                        kernel={"source": "linux.tar.gz", "config": "CONFIG_X=y\n"})
+    store = Store(tmp_path / "series.db")
+    text = reply.render(Report(result, tuple(store.samples(result.run.id))), "iolab patch one.patch two.patch")
+    assert max(len(line) for line in text.splitlines()) <= 72
+    assert "\t" not in text and all(line == line.rstrip() for line in text.splitlines())  # pastes unchanged
+    check_golden("series-reply.txt", text)

@@ -8,14 +8,14 @@ from typing import Callable
 from iolab.analysis import Analysis
 from iolab.report.model import Report, as_report
 
-FORMATS = ("text", "markdown", "json", "html", "csv", "benchstat")
+FORMATS = ("text", "markdown", "json", "html", "csv", "benchstat", "reply")
 # Formats that show samples, not only the table: they need a Report built from the store.
 SAMPLE_FORMATS = ("html", "csv", "benchstat")
 
 
 def renderer(fmt: str) -> Callable[[Report | Analysis], str]:
-    from iolab.report import benchstat, csvout, html, jsonout, markdown, text
+    from iolab.report import benchstat, csvout, html, jsonout, markdown, reply, text
 
     module = {"text": text, "markdown": markdown, "json": jsonout, "html": html, "csv": csvout,
-              "benchstat": benchstat}[fmt]
+              "benchstat": benchstat, "reply": reply}[fmt]
     return lambda report: module.render(as_report(report))

@@ -197,7 +197,7 @@ def unknown_message(selection: Selection) -> str:
     seen = ", ".join(selection.unknown[:8]) + (f" and {len(selection.unknown) - 8} more"
                                                 if len(selection.unknown) > 8 else "")
     return (f"no area of iolab's workload library covers the files these patches touch: {seen}\n"
-            "write the experiment for them yourself: [kernel] source = \"...\", [series] patches = "
-            "[\"your.patch\"] and [[workload]] tables that exercise those files (README.md, \"Patch "
-            "series\"; scenarios/kernel-ab.toml is a start), or add an area file for them to "
-            "iolab/workloads/areas/ (paths, fs, [[workload]] with kind, hints, why)")
+            "write the experiment for them yourself: [kernel] source = \"...\", [series] patches =\n"
+            "[\"your.patch\"] and [[workload]] tables that exercise those files (README.md, \"Patch\n"
+            "series\"); or add an area file for them to iolab/workloads/areas/ (paths, fs,\n"
+            "[[workload]] tables with kind, hints and why)")

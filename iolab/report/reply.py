@@ -1,0 +1,76 @@
+"""The reply block: what a mail to the list needs, in at most 72 columns.
+
+Kernel and config, timing mode, the table (for a series: one column per
+step and the attribution), the verdicts' legend, and the one command that
+reproduces it. Plain ASCII-safe text, nothing wider than a mail's line, so
+it pastes into a reply unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iolab.report import series, table
+from iolab.report.model import Report
+
+WIDTH = table.WIDTH
+RULE = "-" * 24
+
+
+def _kernel(report: Report) -> str:
+    experiment = report.analysis.experiment
+    releases = sorted({str(s.env.get("vm", {}).get("kver")) for s in report.samples
+                       if s.status == "ok" and s.env.get("vm", {}).get("kver")})
+    release = ", ".join(releases) or report.analysis.run.host.get("kernel", "?")
+    build = experiment.kernel
+    if build is None:
+        return f"kernel: {release}"
+    source = build.source + (f" at {build.commit}" if build.commit else "")
+    base = [f"-R {Path(p).name}" for p in build.reverse] + [f"+ {Path(p).name}" for p in build.patches]
+    config = "tinyconfig + iolab's base.config"
+    own = [line for line in build.config.splitlines() if line.strip() and not line.startswith("#")]
+    if build.config_file:
+        config += f" + {Path(build.config_file).name}"
+    if own:
+        config += f" + {len(own)} line{'s' if len(own) > 1 else ''} ({', '.join(own[:3])}{', ...' if len(own) > 3 else ''})"
+    return (f"kernel: {release}, built from {source}" + (f", base {' '.join(base)}" if base else "")
+            + f"; config: {config}")
+
+
+def _timing(report: Report) -> str:
+    experiment = report.analysis.experiment
+    mode = getattr(experiment.vm, "timing", "wall")
+    vm = report.analysis.run.host.get("vm")
+    if mode == "instructions":
+        return "timing: instructions (QEMU TCG icount): guest time counts instructions, not time"
+    where = f"in a VM ({vm.get('accel')})" if vm else "on this host"
+    return f"timing: wall clock, {where}"
+
+
+def _command(report: Report, command: str | None) -> str:
+    if command:
+        return command
+    path = report.analysis.run.experiment_path
+    return f"iolab run {path}" if path else f"iolab run --recheck {report.analysis.run.id}"
+
+
+def render(report: Report, command: str | None = None) -> str:
+    analysis = report.analysis
+    lines = [f"{RULE} iolab reply {RULE}", *table.wrapped([f"iolab: {analysis.experiment.name}"]),
+             *table.wrapped([_kernel(report), _timing(report)])]
+    rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {table.VIEW_TEXT[analysis.view]}"
+    lines += table.wrapped([rounds])
+    if analysis.series is not None:
+        lines += ["", *series.text_table(analysis), "", *table.wrapped([series.steps_line(analysis)]),
+                  *table.wrapped(series.attribution(analysis), "      "), *table.wrapped([series.spent(analysis)])]
+    else:
+        from iolab.report import text
+
+        for block in table.blocks(analysis):
+            lines += ["", *text._layout(block)]
+    lines += ["", *table.wrapped(table.legend(analysis))]
+    failures = [f"FAILED {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
+    lines += table.wrapped(failures)
+    lines += ["", "reproduce:", *table.wrapped([f"  {_command(report, command)}"], "    "),
+              f"{RULE}-------------{RULE}"]
+    return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -1,0 +1,91 @@
+"""The workload library: area files load, and real patches choose the workloads of their area."""
+
+from pathlib import Path
+
+import pytest
+
+from iolab import load
+from iolab.workloads import compose, library
+
+PATCHES = Path(__file__).parent.parent / "scenarios" / "patches"
+
+
+def diff(path: str, function: str) -> str:
+    return f"--- a/{path}\n+++ b/{path}\n@@ -10,6 +10,7 @@ {function}\n x\n+y\n x\n"
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(f"Subject: [PATCH] {name}\n\n{text}")
+    return path
+
+
+def test_every_area_file_loads_and_names_are_unique():
+    areas = library.load_areas()
+    names = [w.name for a in areas for w in a.workload]
+    assert {a.area for a in areas} >= {"fs/ext4", "fs/xfs", "fs/btrfs", "fs/f2fs", "fs/erofs", "fs/iomap", "block/",
+                                       "mm/filemap.c", "mm/readahead.c", "mm/page-writeback.c", "io_uring/",
+                                       "generic buffered/direct I/O"}
+    assert len(names) == len(set((a.area, w.name) for a in areas for w in a.workload))
+
+
+@pytest.mark.parametrize("patch, area, kind, workloads", [
+    ("ext4-write-begin-uptodate.patch", "fs/ext4", "buffered-overwrite", {"ext4 write_u1k", "ext4 pwrite_u1k"}),
+    ("f2fs-dio-iostat-skip.patch", "fs/f2fs", "direct", {"f2fs direct_read", "f2fs direct_write"}),
+    ("f2fs-nat-readahead.patch", "fs/f2fs", "metadata", {"f2fs churn"}),
+])
+def test_the_seed_patches_choose_their_filesystem_and_path(patch, area, kind, workloads):
+    info = library.read_patch(PATCHES / patch)
+    chosen = library.select([info], library.load_areas()).chosen
+    assert {c.workload.name for c in chosen} == workloads
+    assert {(c.area.area, c.workload.kind) for c in chosen} == {(area, kind)}
+
+
+@pytest.mark.parametrize("path, function, area", [
+    ("fs/iomap/buffered-io.c", "static int iomap_write_begin(struct iomap_iter *iter,", "fs/iomap"),
+    ("fs/xfs/xfs_iomap.c", "xfs_direct_write_iomap_begin(", "fs/xfs"),
+    ("fs/btrfs/inode.c", "static int btrfs_dio_iomap_begin(struct inode *inode,", "fs/btrfs"),
+    ("fs/erofs/zdata.c", "static int z_erofs_read_folio(struct file *file,", "fs/erofs"),
+    ("block/blk-mq.c", "void blk_mq_end_request(struct request *rq, blk_status_t error)", "block/"),
+    ("mm/filemap.c", "ssize_t filemap_read(struct kiocb *iocb,", "mm/filemap.c"),
+    ("mm/readahead.c", "void page_cache_ra_order(struct readahead_control *ractl,", "mm/readahead.c"),
+    ("mm/page-writeback.c", "static int balance_dirty_pages(struct bdi_writeback *wb,", "mm/page-writeback.c"),
+    ("io_uring/rw.c", "static int io_read(struct io_kiocb *req, unsigned int issue_flags)", "io_uring/"),
+    ("fs/buffer.c", "int __block_write_begin(struct folio *folio, loff_t pos,", "generic buffered/direct I/O"),
+])
+def test_paths_map_to_their_area(tmp_path, path, function, area):
+    info = library.read_patch(write(tmp_path, "x.patch", diff(path, function)))
+    selection = library.select([info], library.load_areas())
+    assert {c.area.area for c in selection.chosen} == {area} and selection.unknown == []
+
+
+def test_hints_narrow_an_area_and_no_hint_takes_all(tmp_path):
+    areas = library.load_areas()
+    dio = library.read_patch(write(tmp_path, "a.patch", diff("fs/ext4/file.c", "static ssize_t ext4_dio_read_iter(")))
+    assert {c.workload.name for c in library.select([dio], areas).chosen} == {"ext4 dio_read"}
+    other = library.read_patch(write(tmp_path, "b.patch", diff("fs/ext4/super.c", "static int qq(")))
+    assert len(library.select([other], areas).chosen) == len(next(a for a in areas if a.area == "fs/ext4").workload)
+
+
+def test_a_patch_of_no_known_area_names_its_paths(tmp_path):
+    info = library.read_patch(write(tmp_path, "gpu.patch", diff("drivers/gpu/drm/x.c", "int f(")))
+    selection = library.select([info], library.load_areas())
+    assert selection.chosen == [] and selection.unknown == ["drivers/gpu/drm/x.c"]
+    message = library.unknown_message(selection)
+    assert "drivers/gpu/drm/x.c" in message and "[series] patches" in message
+
+
+def test_the_written_experiment_loads_as_a_series(tmp_path):
+    infos = [library.read_patch(PATCHES / name) for name in ("f2fs-dio-iostat-skip.patch",
+                                                             "ext4-write-begin-uptodate.patch")]
+    selection = library.select(infos, library.load_areas())
+    choice = compose.compose(infos, selection, source="debian:linux-source-7.2", in_source=[True, True],
+                             base_dir=tmp_path, timing="wall", command="iolab patch a b")
+    path = tmp_path / "exp.toml"
+    path.write_text(choice.text)
+    experiment = load.load(path)
+    assert [Path(p).name for p in experiment.series.patches] == [i.path.name for i in infos]
+    assert [Path(p).name for p in experiment.kernel.reverse] == [infos[1].path.name, infos[0].path.name]
+    assert {w.name for w in experiment.workload} == {"f2fs direct_read", "f2fs direct_write", "ext4 write_u1k",
+                                                     "ext4 pwrite_u1k"}
+    assert len(experiment.variant) == 3
