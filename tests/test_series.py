@@ -172,3 +172,108 @@ def test_the_reply_block_fits_a_mail(tmp_path, monkeypatch):
     assert max(len(line) for line in text.splitlines()) <= 72
     assert "\t" not in text and all(line == line.rstrip() for line in text.splitlines())  # pastes unchanged
     check_golden("series-reply.txt", text)
+
+
+# -- the plumbing on the stand-in kernel tarball (real patch, real make) -----------------
+
+from tests.test_kernel_build import LINES, cache, diff, fake_source  # noqa: E402,F401  (fixtures)
+
+
+class KernelHost:
+    """Stands in for a VM booted with a kernel: a cell's value comes from the
+    patches the kernel was really built with (its manifest)."""
+
+    def __init__(self, kernel, factors, seen):
+        self.kernel, self.factors, self.seen = kernel, factors, seen
+
+    def run_batch(self, cells):
+        names = [Path(p).name for p in self.kernel.manifest["patches"]]
+        for cell in cells:
+            self.seen.append((cell.round, cell.variant.step, cell.workload.name))
+            value = 10.0
+            for patch, factor in self.factors.get(cell.workload.name, {}).items():
+                value *= factor if patch in names else 1.0
+            yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
+                         variant=cell.variant.name, workload=cell.workload.name, status="ok",
+                         metrics={"us_per_call": value * (1 + 0.002 * ((cell.round * 7 + cell.seq) % 5 - 2))},
+                         env=dict(FIXED_HOST), started=1_700_000_000.0 + cell.seq)
+
+
+def stand_in_hosts(factors):
+    from iolab.hosts.vm.host import VMHosts
+
+    class Hosts(VMHosts):
+        def _add_host(self, variant, kernel):
+            self.hosts[variant] = KernelHost(kernel, factors, self.seen)
+            return self.hosts[variant]
+
+        def __enter__(self):
+            for variant, kernel in self.kernels.items():
+                self._add_host(variant, kernel)
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    Hosts.seen = []
+    return Hosts
+
+
+def stand_in_series(tmp_path, fake_source, strategy, broken=None, stale=None):
+    patches = []
+    for i, line in enumerate((5, 12, 20, 27), 1):
+        before = LINES.replace(f"line {line - 1}\n", "not there\n") if i == stale else LINES
+        after = before.replace(f"line {line}\n", "BROKEN\n" if i == broken else f"line {line} changed\n")
+        patches.append(diff(tmp_path, f"p{i}", before, after, path="src/a.c").name)
+    raw = {"name": "stand-in series", "kernel": {"source": str(fake_source)},
+           "series": {"patches": patches, "strategy": strategy},
+           "workload": [{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+           "report": {"metrics": ["us_per_call"]},
+           "run": {"iterations": 8, "seed": 2, "order": "alternate"}}
+    return load.parse(raw, base_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize("strategy", ["every", "bisect"])
+def test_steps_build_incrementally_on_the_stand_in_tree(tmp_path, monkeypatch, fake_source, cache, strategy):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    experiment = stand_in_series(tmp_path, fake_source, strategy)
+    Hosts = stand_in_hosts({"w": {"p3.patch": 0.5}})
+    hosts = Hosts(experiment, log=lambda _: None, scratch_parent=str(tmp_path))
+    assert hosts.kernels == {}  # nothing built before a step's first cell
+    store = Store(tmp_path / "s.db")
+    run_id = runner.run(experiment, store, host=hosts)
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    assert [(c.step, c.patch, c.placed) for c in result.series.changes] == [(3, "p3.patch", True)]
+    built = {name: kernel.manifest for name, kernel in hosts.kernels.items()}
+    assert {m["tree_key"] for m in built.values()} and len({m["tree_key"] for m in built.values()}) == 1
+    assert sum(1 for m in built.values() if not m["incremental"]) <= 1  # one object tree, rebuilt in part
+    if strategy == "every":
+        assert len(built) == 5 and result.series.builds == 5
+    else:
+        assert len(built) == result.series.builds == 4  # the ends, 2, then 3: step 1 never built
+        assert "1 p1" not in built
+
+
+def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypatch, fake_source, cache):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    experiment = stand_in_series(tmp_path, fake_source, "every", broken=4)
+    hosts = stand_in_hosts({"w": {"p2.patch": 2.0}})(experiment, log=lambda _: None)
+    store = Store(tmp_path / "s.db")
+    result = analysis.analyse(store.run(run_id := runner.run(experiment, store, host=hosts)), store.samples(run_id))
+    assert [(s.step, s.cells, s.failed) for s in result.series.steps] == [(0, 8, 0), (1, 8, 0), (2, 8, 0),
+                                                                          (3, 8, 0), (4, 8, 8)]
+    assert [(c.step, c.patch) for c in result.series.changes] == [(2, "p2.patch")]
+    assert "the kernel did not build: make bzImage failed" in result.failures[0].error
+    from iolab.report import renderer
+    assert "4 p4.patch: FAILED" in renderer("text")(result)
+
+
+def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache):
+    experiment = stand_in_series(tmp_path, fake_source, "every", stale=3)
+    from iolab.hosts.vm.patches import PatchError
+
+    with pytest.raises(PatchError) as error:
+        stand_in_hosts({})(experiment, log=lambda _: None)
+    message = str(error.value)
+    assert message.startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply:")
+    assert "src/a.c: hunk #1 @@ -17,7 +17,7 @@ line 16 does not apply" in message
