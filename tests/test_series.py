@@ -277,3 +277,26 @@ def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache
     message = str(error.value)
     assert message.startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply:")
     assert "src/a.c: hunk #1 @@ -17,7 +17,7 @@ line 16 does not apply" in message
+
+
+def test_a_change_not_placed_within_the_budget_names_its_interval(tmp_path, monkeypatch):
+    from iolab.report import renderer
+
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    patches = [f"p{i}.patch" for i in range(1, 8)]
+    raw = series_raw(tmp_path, patches=patches, series={"patches": patches, "strategy": "bisect"},
+                     run={"iterations": "auto", "min_iterations": 8, "max_iterations": 10, "time_budget": "40s",
+                          "seed": 3})
+    experiment = load.parse(raw, base_dir=str(tmp_path))
+    store = Store(tmp_path / "s.db")
+    host = StepHost({"w_a": {3: 0.6}}, noise=0.01)
+    run_id = runner.run(experiment, store, host=host, clock=lambda: float(len(host.seen)))  # a cell: 1 s
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    assert result.run.stop_reason == "time budget reached (40s)"
+    [change] = result.series.changes
+    assert (change.workload, change.first, change.step, change.placed) == ("w_a", 1, 7, False)
+    assert result.series.builds == 2 and result.series.rounds == 8
+    text = renderer("text")(result)
+    assert "not placed within the budget: w_a us/call: -39" in text.replace("\n      ", " ")
+    assert "cells" not in text.splitlines()[2]  # a bisection's rounds differ in width: no "x of y cells"
+    assert "in patches 1..7" in text.replace("\n      ", " ")

@@ -137,6 +137,8 @@ def _rounds_text(analysis: Analysis) -> str:
         text = f"{analysis.rounds_done} of {run.max_rounds} rounds"
     per_round = analysis.cells_planned // run.max_rounds if run.max_rounds else 0
     partial = analysis.cells_done != analysis.rounds_done * per_round
+    if analysis.series is not None and analysis.series.strategy == "bisect":
+        partial = False  # its rounds run the steps of their stage only
     if analysis.cells_planned and (partial or analysis.run.status != "complete"):
         text += f" ({analysis.cells_done} of {analysis.cells_planned} cells)"  # a run cut short says how short
     return text

@@ -9,11 +9,11 @@ Chromium): compare the ends (the base and the last step), adding rounds
 while a primary comparison is open (iolab.run.adaptive.state: neither
 significant nor precisely unchanged), from ``[run] min_iterations`` up to
 ``max_iterations`` rounds per stage (a fixed ``iterations`` is the rounds of
-each stage). Where two steps a < b measured side by side differ and b > a + 1,
+each stage; a stage starts only when its first rounds fit ``[run] time_budget``).
+Where two steps a < b measured side by side differ and b > a + 1,
 the next stage runs a, the midpoint m and b side by side, so a-m and m-b are
 compared paired by round. It ends when every change lies between adjacent
-steps, when no comparison is open, or before a stage would overrun ``[run]
-time_budget``; a change left between steps further apart is reported with
+steps, when no comparison is open, or when the budget is spent; a change left between steps further apart is reported with
 that interval of patches. Only the steps a stage runs are built.
 
 Rounds are numbered across stages; a round's cells are the stage's steps x
@@ -92,9 +92,11 @@ def bisect(experiment: Experiment, run_cells: Runner, analyse: Callable[[], anal
     round_index, started = 0, clock()
     while True:
         for count in range(1, high + 1):
-            if settings.time_budget is not None and round_index:
+            # a stage starts only when its first `low` rounds fit the budget: a
+            # midpoint with too few rounds would hide the change it was to place
+            if settings.time_budget is not None and round_index and (count == 1 or count > low):
                 elapsed = clock() - started
-                if elapsed + elapsed / round_index > settings.time_budget:
+                if elapsed + (low if count == 1 else 1) * elapsed / round_index > settings.time_budget:
                     return adaptive.budget_reached(settings.time_budget)
             cells = [c for c in cell_specs(round_plan(experiment, seed, round_index, stage)) if c.seq not in done]
             run_cells(cells)
