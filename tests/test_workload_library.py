@@ -89,3 +89,52 @@ def test_the_written_experiment_loads_as_a_series(tmp_path):
     assert {w.name for w in experiment.workload} == {"f2fs direct_read", "f2fs direct_write", "ext4 write_u1k",
                                                      "ext4 pwrite_u1k"}
     assert len(experiment.variant) == 3
+
+
+def _post_image(patch: Path) -> str:
+    """A file that carries the patch already: its hunks' context and added lines, in order."""
+    lines = []
+    for line in patch.read_text().splitlines():
+        if line.startswith(("+++", "---", "@@")):
+            continue
+        if line.startswith(("+", " ")):
+            lines.append(line[1:])
+    return "\n".join(lines) + "\n"
+
+
+def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
+    """The command as a user runs it: the patch is in the source, so the base reverses it."""
+    import os
+    import subprocess
+    import sys
+    import tarfile
+
+    from tests.conftest import REPO
+
+    patch = PATCHES / "ext4-write-begin-uptodate.patch"
+    top = tmp_path / "linux-7.2.99"
+    (top / "fs" / "ext4").mkdir(parents=True)
+    (top / "fs" / "ext4" / "inode.c").write_text(_post_image(patch))
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    tarball = tmp_path / "linux.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    out = tmp_path / "exp.toml"
+    done = subprocess.run([sys.executable, "-m", "iolab.cli", "patch", str(patch), "--source", str(tarball),
+                           "--write", str(out), "--dry-run"], cwd=REPO, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "chose 'ext4 write_u1k' (fs/ext4, buffered-overwrite)" in text
+    assert f"reverse = [{os.path.relpath(patch, tmp_path)!r}]".replace("'", '"') in text
+    experiment = load.load(out)
+    assert experiment.kernel.source == os.path.relpath(tarball, tmp_path) or experiment.kernel.source == str(tarball)
+    # the same patch on a source without its file neither applies nor is in it
+    (top / "fs" / "ext4" / "inode.c").write_text("unrelated\n")
+    with tarfile.open(tmp_path / "other.tar.gz", "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    done = subprocess.run([sys.executable, "-m", "iolab.cli", "patch", str(patch), "--source",
+                           str(tmp_path / "other.tar.gz"), "--dry-run"], cwd=REPO, capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 2 and "neither applies to" in done.stderr and "Traceback" not in done.stderr

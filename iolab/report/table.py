@@ -163,7 +163,7 @@ def header(analysis: Analysis) -> list[str]:
     if "vm" in host:
         disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
         where["loop"] = f"{disk} ({format_size(target.size)})"
-        machine = _vm_text(host["vm"], analysis.variants)
+        machine = _vm_text(host["vm"], analysis.variants, experiment.series is not None)
     lines = [
         f"iolab: {experiment.name}",
         f"{fs} on {where[target.kind]}, {machine}",
@@ -215,11 +215,13 @@ def report_notes(report: Report) -> list[str]:
     return list(dict.fromkeys([*report.notes, *changed, *notes]))
 
 
-def _vm_text(vm: dict, variants: list[str]) -> str:
+def _vm_text(vm: dict, variants: list[str], series: bool = False) -> str:
     """The VM line of the header: kernels, shape, QEMU."""
     kernels = vm.get("kernels", {})
     names = [kernels.get(v, "?") for v in variants]
     which = f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
+    if series:  # its steps' kernels are built as they are first run
+        which = "a kernel per step (below)"
     return (f"{which}; VM: {vm.get('machine')}, {vm.get('cpus')} vCPUs, "
             f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
 
