@@ -44,10 +44,12 @@ def _say(text: str) -> None:
 
 
 def cmd_kernel(args: argparse.Namespace, store: Callable[[], Store]) -> int:
-    from iolab.hosts.vm import kernels
+    from iolab import kernels
+    from iolab.kernels import fetch
+    from iolab.kernels.cache import cache_root
 
     if args.kernel_command == "fetch":
-        kernel = kernels.ensure(kernels.parse(args.name), _say)
+        kernel = fetch.ensure(kernels.parse(args.name), _say)
         print(f"{kernel.name}: {kernel.kver} ({kernel.manifest.get('version') or 'local build'}) "
               f"in {kernel.directory}")
         return 0
@@ -55,25 +57,30 @@ def cmd_kernel(args: argparse.Namespace, store: Callable[[], Store]) -> int:
         return _build(args)
     if args.kernel_command == "log":
         return _log(args, store())
-    return _list(kernels.listing(), kernels.cache_root())
+    return _list(kernels.listing(), cache_root())
 
 
 def _build(args: argparse.Namespace) -> int:
-    from iolab.hosts.vm import build, host, kernels
+    from iolab import kernels
 
     experiment = load.load(args.experiment)
     if not any(variant.kernel is not None for variant in experiment.variant):
         raise spec.SpecError(f"{args.experiment}: no variant names a kernel: nothing to build")
     reporter = progress.build_reporter(args.quiet)
-    for variant in experiment.variant:
-        if isinstance(variant.kernel, spec.Build):
-            request = build.request_for(variant.kernel, experiment.base_dir)
-            kernel = build.ensure(request, _say, reporter)
-        else:
-            assert variant.kernel is not None
-            kernel = kernels.ensure(host._ref(experiment, variant.kernel, variant.modules), _say)
-        print(f"{variant.name:<24}  {host.kernel_label(kernel):<40}  {kernel.directory}")
-    return 0
+    built = kernels.ready(experiment, _say, reporter)
+    failed = 0
+    if experiment.series is not None:  # every step, ahead of a run that may need only some
+        steps = kernels.Steps(experiment, _say, reporter)
+        for variant in experiment.variant:
+            kernel = steps.get(variant.name)
+            if kernel is None:
+                failed += 1
+                print(f"{variant.name:<24}  FAILED: {steps.errors[variant.name].splitlines()[0]}")
+            else:
+                built[variant.name] = kernel
+    for name, kernel in built.items():
+        print(f"{name:<24}  {kernels.label(kernel):<40}  {kernel.directory}")
+    return 1 if failed else 0
 
 
 def _list(found: list[dict[str, Any]], root: Any) -> int:
@@ -95,7 +102,7 @@ def _list(found: list[dict[str, Any]], root: Any) -> int:
 
 
 def _log(args: argparse.Namespace, store: Store) -> int:
-    from iolab.hosts.vm.host import BUILD_LOG
+    from iolab.kernels.build import BUILD_LOG
 
     for sample in sorted(store.samples(args.run, with_histograms=False), key=lambda s: s.seq):
         if sample.variant == args.variant:

@@ -46,7 +46,7 @@ def _say(text: str) -> None:
 def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
     """Whether each patch is in the source already (it applies reversed), from
     the unpacked source (fetched and unpacked on first use)."""
-    from iolab.hosts.vm import patches, sources
+    from iolab.kernels import patches, sources
 
     resolved = sources.resolve(sources.parse(source, commit, "."), _say)
     root = sources.unpack(resolved, _say)

@@ -200,7 +200,10 @@ class KernelHost:
 
 
 def stand_in_hosts(factors):
-    from iolab.hosts.vm.host import VMHosts
+    """The runner's VM host with the stand-in VM above: kernels really built
+    (iolab.kernels.Steps, on the stand-in tarball), cells scripted."""
+    from iolab import kernels
+    from iolab.hosts.vm.variants import VMHosts
 
     class Hosts(VMHosts):
         def _add_host(self, variant, kernel):
@@ -216,7 +219,11 @@ def stand_in_hosts(factors):
             return None
 
     Hosts.seen = []
-    return Hosts
+
+    def make(experiment, log=lambda _: None, scratch_parent=None):
+        return Hosts({}, experiment.vm, steps=kernels.Steps(experiment, log), scratch_parent=scratch_parent)
+
+    return make
 
 
 def stand_in_series(tmp_path, fake_source, strategy, broken=None, stale=None):
@@ -270,7 +277,7 @@ def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypa
 
 def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache):
     experiment = stand_in_series(tmp_path, fake_source, "every", stale=3)
-    from iolab.hosts.vm.patches import PatchError
+    from iolab.kernels.patches import PatchError
 
     with pytest.raises(PatchError) as error:
         stand_in_hosts({})(experiment, log=lambda _: None)

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from iolab.hosts.vm import patches as patchfiles
+from iolab.kernels import patches as patchfiles
 from iolab.spec import FILESYSTEMS, ErofsFiles, SpecError
 
 AREAS = Path(__file__).parent / "areas"
