@@ -138,3 +138,18 @@ def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
                            str(tmp_path / "other.tar.gz"), "--dry-run"], cwd=REPO, capture_output=True, text=True,
                           env=env)
     assert done.returncode == 2 and "neither applies to" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("area", library.load_areas(), ids=lambda a: a.area)
+def test_every_area_writes_an_experiment_that_loads(tmp_path, area):
+    """Each area's workloads are valid experiment workloads (probe parameters, metrics, filesystems)."""
+    path = area.paths[0] + ("x.c" if area.paths[0].endswith("/") else "")
+    info = library.read_patch(write(tmp_path, "a.patch", diff(path, "static int no_hint_here(")))
+    selection = library.select([info], library.load_areas())
+    assert [c.workload.name for c in selection.chosen] == [w.name for w in area.workload]
+    choice = compose.compose([info], selection, source="debian:linux-source-7.2", in_source=[False],
+                             base_dir=tmp_path, timing="wall", command="iolab patch a.patch")
+    (tmp_path / "exp.toml").write_text(choice.text)
+    experiment = load.load(tmp_path / "exp.toml")
+    assert [w.name for w in experiment.workload] == [w.name for w in area.workload]
+    assert experiment.kernel.reverse == [] and len(experiment.variant) == 2
