@@ -307,3 +307,12 @@ def test_a_change_not_placed_within_the_budget_names_its_interval(tmp_path, monk
     assert "not placed within the budget: w_a us/call: -39" in text.replace("\n      ", " ")
     assert "cells" not in text.splitlines()[2]  # a bisection's rounds differ in width: no "x of y cells"
     assert "in patches 1..7" in text.replace("\n      ", " ")
+
+
+def test_calibrating_a_series_runs_its_base_against_itself(tmp_path):
+    from iolab.run import calibrate
+
+    experiment = load.parse(series_raw(tmp_path), base_dir=str(tmp_path))
+    aa = calibrate.aa_experiment(experiment, 6)
+    assert aa.series is None and [v.name for v in aa.variant] == ["base", calibrate.copy_name("base")]
+    assert all(v.kernel.patches == [] and v.step is None for v in aa.variant)

@@ -56,7 +56,9 @@ def aa_experiment(experiment: Experiment, iterations: int | None = None) -> Expe
     own = experiment.run.iterations
     rounds = iterations or (own if isinstance(own, int) else DEFAULT_ITERATIONS)
     data = experiment.model_dump()
-    data["variant"] = [base.model_dump(), {**base.model_dump(), "name": copy_name(base.name)}]
+    plain = {**base.model_dump(), "step": None}  # a series' base, calibrated as a plain variant
+    data["series"] = None
+    data["variant"] = [plain, {**plain, "name": copy_name(base.name)}]
     data["run"] = Run(iterations=rounds, order="interleaved", warmup=experiment.run.warmup,
                       seed=experiment.run.seed).model_dump()
     data["report"] = {**experiment.report.model_dump(), "kind": "calibration"}
