@@ -160,7 +160,7 @@ def test_wall_bisection_places_changes_and_builds_only_what_it_tests(tmp_path, m
 def test_the_reply_block_fits_a_mail(tmp_path, monkeypatch):
     """Golden: tests/golden/series-reply.txt (UPDATE_GOLDEN=1 to write it anew)."""
     from iolab.report import reply
-    from iolab.report.model import Report
+    from iolab.analysis.model import Report
     from tests.test_report_golden import check_golden
 
     host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)

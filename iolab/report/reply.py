@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from iolab.report import series, table
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 
 WIDTH = table.WIDTH
 RULE = "-" * 24

@@ -16,6 +16,7 @@ from pathlib import Path
 from iolab.analysis import Analysis, Row
 from iolab.analysis.series import TOTAL, Change, SeriesResult
 from iolab.report import table
+from iolab.units import percent
 
 WIDTH = table.WIDTH
 
@@ -114,9 +115,9 @@ def steps_line(analysis: Analysis) -> str:
 def _change(change: Change) -> str:
     ci = ""
     if math.isfinite(change.delta_low) and math.isfinite(change.delta_high):
-        ci = f" [{table.percent(change.delta_low)}, {table.percent(change.delta_high)}]"
+        ci = f" [{percent(change.delta_low)}, {percent(change.delta_high)}]"
     mark = "*" if change.family == "primary" else "(*)"
-    return f"{change.workload} {change.label}: {table.percent(change.delta)}{ci} {mark}"
+    return f"{change.workload} {change.label}: {percent(change.delta)}{ci} {mark}"
 
 
 def attribution(analysis: Analysis) -> list[str]:
