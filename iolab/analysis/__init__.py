@@ -346,8 +346,9 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
                     diagnostics += round_effect(workload, metric, candidate, base, cand)
                 if reference != variants[0] or key == TOTAL:
                     against[key] = reference
-                comparison = compare_row(metric, row_view, base, cand, design,
-                                         _both(measured, workload, reference, candidate, rounds))
+                paired_rounds = rounds if experiment.series is None else \
+                    _both(measured, workload, reference, candidate)
+                comparison = compare_row(metric, row_view, base, cand, design, paired_rounds)
                 if comparison is not None:
                     pending.append((len(rows) - 1, key, comparison))
     sequential = _decide(rows, pending, experiment, design)
@@ -364,12 +365,11 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     return replace(result, series=attribute(result, measured))
 
 
-def _both(measured: list[Sample], workload: str, reference: str, candidate: str, rounds: set[int]) -> set[int]:
-    """The rounds a comparison can pair: those in which both ran (all rounds, in a
-    run whose every round runs every variant)."""
+def _both(measured: list[Sample], workload: str, reference: str, candidate: str) -> set[int]:
+    """The rounds in which two steps of a series both ran (a bisection's rounds
+    run only the steps of their stage)."""
     ran: dict[str, set[int]] = defaultdict(set)
     for sample in measured:
         if sample.workload == workload:
             ran[sample.variant].add(sample.round)
-    both = ran[reference] & ran[candidate]
-    return both if both != rounds else rounds
+    return ran[reference] & ran[candidate]
