@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis.envdiff import differences
 from iolab.report.model import Report
-from iolab.stats import Comparison
+from iolab.stats import EXACTNESS, Comparison
 from iolab.store import RunInfo
 from iolab.units import format_size
 
@@ -122,6 +122,9 @@ def delta_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "-"
     mark = {"same": "~", "insufficient": "?"}.get(comparison.verdict, "*")
+    if comparison.exact is not None:  # no test: the delta as measured, 0 included
+        mark = "=" if comparison.family != "exploratory" else "(=)"
+        return f"{percent(comparison.delta)} {mark}" if math.isfinite(comparison.delta) else mark
     if comparison.family == "exploratory":
         mark = f"({mark})"
     if comparison.verdict == "same" or not math.isfinite(comparison.delta):
@@ -166,6 +169,7 @@ def header(analysis: Analysis) -> list[str]:
         f"iolab: {experiment.name}",
         f"{fs} on {where[target.kind]}, {machine}",
         *_vm_notes(host.get("vm")),
+        *timing_lines(experiment.timing),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
@@ -178,6 +182,15 @@ def header(analysis: Analysis) -> list[str]:
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
     return lines
+
+
+def timing_lines(timing: str) -> list[str]:
+    """What the figures count, said in the header of every format."""
+    if timing != "instructions":
+        return []
+    return ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
+            "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
+            "Ginsn = 10^9), and rates are per 10^9 instructions"]
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:
@@ -200,6 +213,7 @@ def report_header(report: Report) -> list[str]:
         f"iolab compare: {analysis.experiment.name}",
         _run_line("A", a, report),
         _run_line("B", b, report),
+        *timing_lines(analysis.experiment.timing),
         f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
     ]
 
@@ -283,7 +297,7 @@ TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, pair
 def _primary_count(analysis: Analysis) -> int:
     """Primary comparisons that were tested (the size of the corrected family)."""
     return sum(1 for row in analysis.rows if row.primary for c in row.comparisons.values()
-               if c.verdict != "insufficient")
+               if c.verdict != "insufficient" and c.exact is None)
 
 
 def _legend_line(analysis: Analysis) -> str:
@@ -311,10 +325,38 @@ def _exploratory_line(analysis: Analysis) -> list[str]:
             f"at p<{level:.2g} uncorrected, a lead to check, not a finding"]
 
 
+EXACT_TEXT = {
+    "identical": "every value of each variant identical",
+    "tolerance": "each variant's values within {tolerance} of each other",
+    "paired": "the candidate equal to the baseline in every round",
+}
+
+
+def exact_line(analysis: Analysis) -> list[str]:
+    """The legend of exact comparisons: how many rounds, which tolerance."""
+    found = [c for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
+    if not found:
+        return []
+    rounds = sorted({min(c.n_base, c.n_cand) for c in found})
+    over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+    tolerance = percent(max(c.tolerance for c in found), signed=False)
+    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=f"±{tolerance}")
+                         for kind in EXACTNESS if any(c.exact == kind for c in found))
+    return [f"= exact: deterministic over {over} rounds ({kinds}; tolerance ±{tolerance}): the delta as "
+            "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
+            "value and beyond the tolerance; (=) an exploratory row"]
+
+
+def _tested(analysis: Analysis) -> bool:
+    """Whether any comparison is a test's (not exact): the test legend is for those."""
+    return any(c.exact is None for row in analysis.rows for c in row.comparisons.values())
+
+
 def legend(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
-    lines = [_legend_line(primary), *_exploratory_line(primary)]
-    if analysis.original is not None and _legend_line(analysis) != lines[0]:
+    lines = [_legend_line(primary), *_exploratory_line(primary)] if _tested(primary) else []
+    lines += exact_line(primary)
+    if analysis.original is not None and _tested(analysis) and _legend_line(analysis) not in lines:
         lines.append("recheck: " + _legend_line(analysis))
     return lines
 

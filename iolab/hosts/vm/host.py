@@ -63,6 +63,11 @@ CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 ROOT_SHARE = "9p ro cache=loose"
 BUILD_LOG = "kernel-build.log"  # artefact: the build log of a kernel built from source
 DISK_CACHE = "none"
+ICOUNT_TSC_KHZ = 1_000_000  # the guest's TSC under -icount: QEMU's virtual clock, in ns
+# Instructions mode: the guest's own randomness off where a boot option can
+# do it (address-space layout of processes, the kernel stack's offset per
+# system call): instruction counts then repeat more closely from boot to boot
+DETERMINISTIC_GUEST = ["norandmaps", "randomize_kstack_offset=off"]
 
 
 @dataclass(frozen=True)
@@ -133,19 +138,44 @@ def kvm_usable(machine: str = "microvm") -> bool:
     return done.returncode == (0x21 << 1) | 1
 
 
-def choose_accel(setting: str, machine: str) -> str:
+def choose_accel(setting: str, machine: str, timing: str = "wall") -> str:
+    """KVM or TCG; instructions mode is always TCG (spec.VM refuses accel = "kvm" with it)."""
+    if timing == "instructions":
+        return "tcg"
     if setting == "auto":
         return "kvm" if kvm_usable(machine) else "tcg"
     return setting
 
 
-def tcg_threading(cpus: int) -> str:
+def tcg_threading(cpus: int, timing: str = "wall") -> str:
     """One host thread per vCPU ("multi") only when the host has a core to
     spare beside them; else one thread runs every vCPU in turn ("single").
     On this project's 2-core host, 2 vCPUs in 2 threads made the boot twice
     as slow (13.8 s against 6.5 s: the vCPU threads contend with QEMU's I/O
-    thread and each other), and Python in the guest 2-3 times slower."""
+    thread and each other), and Python in the guest 2-3 times slower.
+    Instructions mode is single: QEMU counts instructions in one thread only."""
+    if timing == "instructions":
+        return "single"
     return "multi" if (os.cpu_count() or 1) > cpus else "single"
+
+
+def guest_tsc_khz(timing: str) -> int | None:
+    """The TSC rate the guest is told (tsc_early_khz). Under TCG without
+    icount the guest's TSC is the host's; with icount QEMU makes it the
+    virtual clock in nanoseconds (1 GHz), which advances 2^shift ns per
+    instruction: told 1 GHz, the guest's nanosecond is 2^shift instructions'
+    worth of virtual time, and at shift 0 exactly one instruction."""
+    return ICOUNT_TSC_KHZ if timing == "instructions" else host_tsc_khz()
+
+
+def icount_option(shift: int) -> str:
+    """QEMU's -icount value: a fixed shift, and sleep=off (an idle vCPU jumps
+    the virtual clock to the next timer instead of waiting in real time).
+    Never shift=auto (adaptive: it follows the host's speed); align=on
+    (slowing the guest to real time) is refused by QEMU with sleep=off."""
+    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 10:
+        raise ValueError(f"icount shift must be a number from 0 to 10, got {shift!r}")
+    return f"shift={shift},sleep=off"
 
 
 # -- the command line ------------------------------------------------------------------
@@ -164,9 +194,18 @@ def qemu_argv(
     tsc_khz: int | None,
     tcg_thread: str = "single",
     qemu: str = QEMU,
+    timing: str = "wall",
+    icount_shift: int = 0,
 ) -> list[str]:
-    """QEMU's argument list for one boot (pure: the same inputs give the same list)."""
+    """QEMU's argument list for one boot (pure: the same inputs give the same list).
+
+    ``timing = "instructions"``: single-threaded TCG with -icount (fixed
+    shift, sleep=off); refused with KVM or multi-threaded TCG, where the
+    guest's clock is real time."""
     mmio = machine == "microvm"
+    if timing == "instructions" and (accel == "kvm" or tcg_thread != "single"):
+        raise ValueError(f"instructions timing needs single-threaded TCG, not accel {accel!r} "
+                         f"with thread {tcg_thread!r}")
 
     def device(kind: str) -> str:
         return f"virtio-{kind}-device" if mmio else f"virtio-{kind}-pci"
@@ -176,6 +215,8 @@ def qemu_argv(
         argv += ["-accel", "kvm", "-cpu", "host"]
     else:
         argv += ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"]
+    if timing == "instructions":
+        argv += ["-icount", icount_option(icount_shift)]
     argv += ["-smp", str(cpus), "-m", f"{memory_mib}M",
              "-nodefaults", "-no-user-config", "-nographic", "-no-reboot"]
     if mmio:
@@ -201,6 +242,8 @@ def qemu_argv(
         append.append("tsc=reliable")
         if tsc_khz:
             append.append(f"tsc_early_khz={tsc_khz}")
+    if timing == "instructions":
+        append += DETERMINISTIC_GUEST
     if kernel.moddir is not None:
         append.append(f"iolab.moddir={kernel.moddir}")
     argv += ["-append", " ".join(append)]
@@ -308,8 +351,8 @@ class VMHost:
         self.kernel = kernel
         self.settings = settings
         self.scratch = scratch
-        self.accel = accel or choose_accel(settings.accel, settings.machine)
-        self.tcg_thread = tcg_threading(settings.cpus)
+        self.accel = accel or choose_accel(settings.accel, settings.machine, settings.timing)
+        self.tcg_thread = tcg_threading(settings.cpus, settings.timing)
         self.show_command = show_command
         self.boots: list[Boot] = []
 
@@ -333,6 +376,7 @@ class VMHost:
             "root_share": ROOT_SHARE,
             "disk_cache": DISK_CACHE if self.settings.disk == "virtio" else None,
             "disk": self.settings.disk,
+            **timing_env(self.settings),
         }
 
     def run_cells(self, cells: list[CellSpec]) -> list[Sample]:
@@ -368,7 +412,8 @@ class VMHost:
         argv = qemu_argv(
             self.kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
-            disks=disks, tsc_khz=host_tsc_khz(), tcg_thread=self.tcg_thread,
+            disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
+            timing=self.settings.timing, icount_shift=self.settings.icount_shift,
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
@@ -526,7 +571,7 @@ class VMHosts:
             else:
                 self.kernels[variant.name] = kernels.ensure(_ref(experiment, variant.kernel, variant.modules),
                                                             self.log)
-        self.accel = choose_accel(self.settings.accel, self.settings.machine)
+        self.accel = choose_accel(self.settings.accel, self.settings.machine, self.settings.timing)
         self.hosts: dict[str, VMHost] = {}
         self.scratch: Path | None = None
         self.logged: set[str] = set()
@@ -535,9 +580,9 @@ class VMHosts:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
         return {"vm": {
             "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
-            "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
+            "tcg_thread": tcg_threading(self.settings.cpus, self.settings.timing) if self.accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
-            "cells_per_boot": self.settings.cells_per_boot,
+            "cells_per_boot": self.settings.cells_per_boot, **timing_env(self.settings),
             "kernels": {name: kernel_label(kernel) for name, kernel in self.kernels.items()},
         }}
 
@@ -594,6 +639,15 @@ class VMHosts:
 
     def run_cell(self, cell: CellSpec) -> Sample:
         return list(self.run_batch([cell]))[0]
+
+
+def timing_env(settings: VM) -> dict[str, Any]:
+    """The timing mode as recorded with every sample and run (checked keys:
+    iolab.cell.environment.CHECKED): the mode, and in instructions mode the
+    icount shift and the guest's TSC rate."""
+    if settings.timing != "instructions":
+        return {"timing": "wall"}
+    return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ}
 
 
 def kernel_label(kernel: Kernel) -> str:
