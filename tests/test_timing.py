@@ -8,16 +8,16 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
 
 import pytest
 
-from iolab import analysis, load, stats
-from iolab.analysis import compare, gate, history, metrics
-from iolab.analysis.reports import compare_report, run_report
+from iolab import cli_gate as gate
+from iolab import load, stats
+from iolab.analysis import history, metrics
+from iolab.analysis.reports import baseline_report, compare_report, run_report
 from iolab.cell import environment
-from iolab.hosts.vm import host as vm
-from iolab.hosts.vm.kernels import Kernel
+from iolab.hosts.vm import qemu as vm
+from iolab.kernels import Kernel
 from iolab.report import renderer
 from iolab.run import adaptive, runner
 from iolab.spec import SpecError
@@ -159,7 +159,7 @@ def test_qemu_argv_in_instructions_mode(tmp_path):
         vm.qemu_argv(kernel(tmp_path), **{**common, "accel": "kvm"}, timing="instructions")
     with pytest.raises(ValueError, match="single-threaded TCG"):
         vm.qemu_argv(kernel(tmp_path), **common, tcg_thread="multi", timing="instructions")
-    assert vm.choose_accel("auto", "microvm", "instructions") == "tcg"
+    assert vm_experiment({"timing": "instructions"}).vm.accel_setting == "tcg"
     assert vm.tcg_threading(1, "instructions") == "single"
 
 
@@ -271,7 +271,6 @@ def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch)
     with pytest.raises(StoreError, match="not comparable"):
         compare_report(store, wall, exact)
     store.save_baseline("main", wall)
-    from iolab.analysis.reports import baseline_report
     with pytest.raises(StoreError, match="run 1 wall, run 2 instructions"):
         baseline_report(store, "main", exact)
     found = history.history(store, "read_bw", experiment="exact")

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis.envdiff import differences
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.stats import EXACTNESS, Comparison
 from iolab.store import RunInfo
-from iolab.units import format_size
+from iolab.units import format_size, percent
 
 WIDTH = 72  # a mail's line
 
@@ -74,13 +74,6 @@ def number(value: float) -> str:
     if size >= 1:
         return f"{value:.2f}"
     return f"{value:.3g}"
-
-
-def percent(value: float, signed: bool = True) -> str:
-    if not math.isfinite(value):
-        return "-"
-    text = f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"
-    return text
 
 
 def mean_sd(center: float, stddev: float) -> str:
@@ -339,10 +332,13 @@ def exact_line(analysis: Analysis) -> list[str]:
         return []
     rounds = sorted({min(c.n_base, c.n_cand) for c in found})
     over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
-    tolerance = percent(max(c.tolerance for c in found), signed=False)
-    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=f"±{tolerance}")
+    widest = max(c.tolerance for c in found)
+    tolerance = f"±{percent(widest, signed=False)}"
+    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=tolerance)
                          for kind in EXACTNESS if any(c.exact == kind for c in found))
-    return [f"= exact: deterministic over {over} rounds ({kinds}; tolerance ±{tolerance}): the delta as "
+    if widest and "tolerance" not in kinds:
+        kinds += f"; tolerance {tolerance}"
+    return [f"= exact: deterministic over {over} rounds ({kinds}): the delta as "
             "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
             "value and beyond the tolerance; (=) an exploratory row"]
 
