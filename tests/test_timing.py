@@ -198,7 +198,7 @@ def scripted_run(tmp_path, monkeypatch, levels, *, timing="instructions", noise=
         "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
         "run": {"seed": 5, **({"iterations": iterations} if iterations else {})},
         "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
-        "vm": {"timing": timing, **({} if timing == "instructions" else {"cpus": 1})},
+        "vm": {"timing": timing, "disk": "ram", **({} if timing == "instructions" else {"cpus": 1})},
     })
     store = store or Store(tmp_path / "timing.db")
     run_id = runner.run(experiment, store, host=ScriptedHost(levels, noise=noise))

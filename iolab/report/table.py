@@ -21,6 +21,7 @@ from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
 from iolab.stats import EXACTNESS, Comparison
+from iolab.spec import Experiment
 from iolab.store import RunInfo
 from iolab.units import format_size, percent
 
@@ -162,7 +163,7 @@ def header(analysis: Analysis) -> list[str]:
         f"iolab: {experiment.name}",
         f"{fs} on {where[target.kind]}, {machine}",
         *_vm_notes(host.get("vm")),
-        *timing_lines(experiment.timing),
+        *timing_lines(experiment),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
@@ -177,13 +178,17 @@ def header(analysis: Analysis) -> list[str]:
     return lines
 
 
-def timing_lines(timing: str) -> list[str]:
+def timing_lines(experiment: Experiment) -> list[str]:
     """What the figures count, said in the header of every format."""
-    if timing != "instructions":
+    if experiment.timing != "instructions":
         return []
-    return ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
-            "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
-            "Ginsn = 10^9), and rates are per 10^9 instructions"]
+    lines = ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
+             "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
+             "Ginsn = 10^9), and rates are per 10^9 instructions"]
+    if experiment.vm.disk == "virtio":
+        lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
+                     "timer, not as instructions; disk = \"ram\" keeps the device out")
+    return lines
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:
@@ -206,7 +211,7 @@ def report_header(report: Report) -> list[str]:
         f"iolab compare: {analysis.experiment.name}",
         _run_line("A", a, report),
         _run_line("B", b, report),
-        *timing_lines(analysis.experiment.timing),
+        *timing_lines(analysis.experiment),
         f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
     ]
 
