@@ -342,7 +342,8 @@ def _fio_refuses(job: str) -> str | None:
 
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_timing, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+    _check_job_references, _check_timing, _check_kernels, _check_derived, _check_machine, _check_dir_target,
+    _check_fio_jobs,
     _check_fio_parses,
 )
 

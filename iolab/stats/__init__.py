@@ -28,7 +28,8 @@ from iolab.stats.verdict import (CORRECTIONS, EXACTNESS, FAMILIES, TESTS, VERDIC
 from iolab.stats.exact import compare_exact
 
 __all__ = [
-    "VIEWS", "VERDICTS", "EXACTNESS", "Exactness", "compare_exact", "CORRECTIONS", "FAMILIES", "TESTS", "BOUNDARIES", "MIN_PAIRS", "DEFAULT_RESAMPLES",
+    "VIEWS", "VERDICTS", "EXACTNESS", "Exactness", "compare_exact", "CORRECTIONS", "FAMILIES", "TESTS",
+    "BOUNDARIES", "MIN_PAIRS", "DEFAULT_RESAMPLES",
     "MIN_RESAMPLES", "Refusal", "Summary", "Comparison", "Sequential", "AARate", "Trend",
     "summarize", "median_ci_min_n", "median_ci_orders", "compare", "compare_paired", "mwu", "signed_rank",
     "min_possible_p", "decide", "adjust_pvalues", "sequential_alpha", "level", "aa_false_positive_rate",
