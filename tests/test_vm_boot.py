@@ -147,7 +147,7 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
     })
     store = Store(tmp_path / "icount.db")
     shown = []
-    host = vm.VMHosts(exp, show_command=False, scratch_parent=str(tmp_path))
+    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
     host.show = shown.append
     run_id = runner.run(exp, store, host=host)
     samples = store.samples(run_id)
