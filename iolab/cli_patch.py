@@ -35,6 +35,9 @@ def add_parser(commands: Any) -> None:
                        help=f"the kernel source (default: {DEFAULT_SOURCE}; a tarball or a git tree too)")
     patch.add_argument("--commit", help="with a git tree as --source: the commit")
     patch.add_argument("--write", metavar="EXP.toml", help="write the experiment here (paths relative to it)")
+    patch.add_argument("--timing", choices=("instructions", "wall"), default="instructions",
+                       help="instructions (default): each step's values exact instruction counts, every step "
+                       "runs; wall: real time, bisected with rounds added while undecided")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -73,7 +76,8 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
-                          *(["--commit", args.commit] if args.commit else [])])
+                          *(["--commit", args.commit] if args.commit else []),
+                          *(["--timing", args.timing] if args.timing != "instructions" else [])])
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
                              timing=timing, command=command)
     return choice.text, base_dir, command
@@ -82,7 +86,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
 def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
     """Write or print the experiment; without --dry-run run it (``execute``:
     the CLI's run-and-report of an experiment and its path)."""
-    text, base_dir, command = choose(args, "wall")
+    text, base_dir, command = choose(args, args.timing)
     if args.write:
         Path(args.write).write_text(text)
         _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
