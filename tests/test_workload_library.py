@@ -141,15 +141,16 @@ def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
 
 
 @pytest.mark.parametrize("area", library.load_areas(), ids=lambda a: a.area)
-def test_every_area_writes_an_experiment_that_loads(tmp_path, area):
+@pytest.mark.parametrize("timing", ["instructions", "wall"])
+def test_every_area_writes_an_experiment_that_loads(tmp_path, area, timing):
     """Each area's workloads are valid experiment workloads (probe parameters, metrics, filesystems)."""
     path = area.paths[0] + ("x.c" if area.paths[0].endswith("/") else "")
     info = library.read_patch(write(tmp_path, "a.patch", diff(path, "static int no_hint_here(")))
     selection = library.select([info], library.load_areas())
     assert [c.workload.name for c in selection.chosen] == [w.name for w in area.workload]
     choice = compose.compose([info], selection, source="debian:linux-source-7.2", in_source=[False],
-                             base_dir=tmp_path, timing="wall", command="iolab patch a.patch")
+                             base_dir=tmp_path, timing=timing, command="iolab patch a.patch")
     (tmp_path / "exp.toml").write_text(choice.text)
     experiment = load.load(tmp_path / "exp.toml")
     assert [w.name for w in experiment.workload] == [w.name for w in area.workload]
-    assert experiment.kernel.reverse == [] and len(experiment.variant) == 2
+    assert experiment.kernel.reverse == [] and len(experiment.variant) == 2 and experiment.timing == timing
