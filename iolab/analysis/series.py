@@ -50,6 +50,7 @@ class Change:
     verdict: str  # better | worse
     family: str  # primary | exploratory
     first: int  # the patches the change lies in: first..step (first == step: placed on one patch)
+    exact: bool = False  # deterministic values compared as measured (iolab.stats.exact), no test
 
     @property
     def placed(self) -> bool:
@@ -112,7 +113,8 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
             first = number[row.against.get(key, analysis.baseline)] + 1
             changes.append(Change(row.workload, row.metric.name, row.metric.label, row.metric.unit, step,
                                   patches[step - 1], comparison.delta, comparison.delta_low,
-                                  comparison.delta_high, comparison.verdict, comparison.family, first))
+                                  comparison.delta_high, comparison.verdict, comparison.family, first,
+                                  comparison.exact is not None))
     every = all(step.cells for step in steps)
     return SeriesResult(steps, changes, "every" if every else "bisect", sum(1 for s in steps if s.cells),
                         len({s.round for s in measured}))

@@ -113,7 +113,8 @@ def _series(analysis: Analysis) -> dict[str, Any] | None:
                   for s in series.steps],
         "changes": [{"workload": c.workload, "metric": c.metric, "step": c.step, "patch": c.patch,
                      "delta": json_number(c.delta), "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
-                     "verdict": c.verdict, "family": c.family, "placed": c.placed, "patches": [c.first, c.step]}
+                     "verdict": c.verdict, "exact": c.exact, "family": c.family, "placed": c.placed,
+                     "patches": [c.first, c.step]}
                     for c in series.changes],
     }
 
