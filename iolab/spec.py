@@ -586,11 +586,6 @@ class Experiment(Strict):
                              f"{len(self.variant)} variants")
         return self
 
-    @property
-    def steps(self) -> list[Variant]:
-        """The variants of a series, step 0 (the base) first; [] without one."""
-        return list(self.variant) if self.series is not None else []
-
     @model_validator(mode="after")
     def _unique_names(self) -> Experiment:
         for kind, items in (("variant", self.variant), ("workload", self.workload)):
