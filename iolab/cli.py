@@ -197,6 +197,14 @@ def _view_options(command: argparse.ArgumentParser) -> None:
                          help="show min..max under each row (JSON always has them)")
 
 
+def _experiment(path: str) -> spec.Experiment:
+    """An experiment file, parsed and checked against this machine."""
+    experiment = load.load(path)
+    with load.in_file(path):
+        load.check_here(experiment)
+    return experiment
+
+
 def _store(args: argparse.Namespace) -> Store:
     return Store(args.store or default_path())
 
@@ -259,7 +267,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = load.load(args.experiment)
+        experiment = _experiment(args.experiment)
     experiment = _with_iterations(experiment, args.iterations)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
@@ -307,7 +315,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(load.load(args.experiment), args.iterations)
+    experiment = calibrate.aa_experiment(_experiment(args.experiment), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status

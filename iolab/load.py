@@ -1,16 +1,24 @@
-"""Loading an experiment file: TOML -> checked `Experiment`.
+"""Loading an experiment file: TOML -> checked `Experiment`, in two steps.
 
-    load(path)  read, parse, validate (iolab.spec) and check
-    parse(raw)  the same from a TOML table
+    load(path)          read the file and parse it
+    parse(raw)          the same from a TOML table: the schema (iolab.spec)
+                        and the experiment's structure; pure: it reads the
+                        files the experiment names (job files, kernels,
+                        patches) and nothing of this machine, and runs no
+                        program (no fio on PATH needed)
+    check_here(exp)     what needs this machine: the CPUs and sysctls the
+                        knobs name, sysfs files, a `dir` target that is no
+                        system directory, and fio's own parse of every job
+                        (the command line calls it after load, the runner's
+                        preflight before a run)
 
-Beyond the schema, the checks here need other parts of iolab or this
-machine: probe parameters (iolab.engines.probe), kernel names
-(iolab.kernels), derived-metric expressions (iolab.cell.derived),
-job files and '@workload' references, and the knobs that name this host's
-CPUs and sysctls -- checked against this host only for cells that run on
-it (a variant with a kernel runs in a VM: its CPUs are the VM's and its
-sysctls the guest kernel's). Every error is a SpecError whose message names
-the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
+The structure is probe parameters (iolab.engines.probe), kernel names
+(iolab.kernels), derived-metric expressions (iolab.cell.derived), job
+files and '@workload' references, and fio's option table
+(iolab.engines.fio_options). The machine is checked only for cells that
+run on it (a variant with a kernel runs in a VM: its CPUs are the VM's and
+its sysctls the guest kernel's). Every error is a SpecError whose message
+names the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import shutil
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +55,37 @@ def load(path: str | os.PathLike[str]) -> Experiment:
         raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
     if "base_dir" in raw:
         raise SpecError(f"{path}: base_dir: unknown field")
-    try:
+    with in_file(path):
         return parse(raw, base_dir=str(path.resolve().parent))
+
+
+@contextmanager
+def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
+    """SpecErrors raised inside name the file on each of their lines."""
+    try:
+        yield
     except SpecError as error:
         raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
 
 
 def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
-    """The checked experiment of a TOML table (paths relative to ``base_dir``)."""
+    """The experiment of a TOML table, its schema and structure checked
+    (paths relative to ``base_dir``); nothing of this machine."""
     _check_depth(raw)
     prepared = _probe_tables(raw)
     try:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
     except ValidationError as error:
         raise SpecError(_explain(error, raw)) from None
-    for check in CHECKS:
+    for check in STRUCTURE:
         check(experiment)
     return experiment
+
+
+def check_here(experiment: Experiment) -> None:
+    """What the experiment needs of this machine (SpecError names the field)."""
+    for check in HERE:
+        check(experiment)
 
 
 def job_text(experiment: Experiment, workload: Workload) -> str:
@@ -333,10 +356,10 @@ def _fio_refuses(job: str) -> str | None:
     return fio_error(done.stderr, done.stdout)[:300]
 
 
-CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
-    _check_fio_parses,
+STRUCTURE: tuple[Callable[[Experiment], None], ...] = (
+    _check_job_references, _check_kernels, _check_derived, _check_fio_jobs,
 )
+HERE: tuple[Callable[[Experiment], None], ...] = (_check_machine, _check_dir_target, _check_fio_parses)
 
 
 # -- pydantic's errors, with the field's path -----------------------------------

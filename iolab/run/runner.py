@@ -40,7 +40,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 def preflight(experiment: Experiment) -> None:
-    """Refuse to start a run that cannot work: missing tools, not root."""
+    """Refuse to start a run that cannot work: what the experiment needs of
+    this machine (iolab.load.check_here), missing tools, not root."""
+    load.check_here(experiment)
     for workload in experiment.workload:
         engines.get(workload.engine).version()
     target = experiment.target
