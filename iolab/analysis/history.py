@@ -12,9 +12,10 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from iolab import analysis, stats
+from iolab import stats
 from iolab.analysis import metrics
 from iolab.analysis.metrics import Metric
+from iolab.analysis.table import figure, merged_center
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, Store, StoreError
 
@@ -73,10 +74,10 @@ def _point(run: RunInfo, metric: Metric, view: str, group: list[Sample]) -> Poin
         return Point(run.id, math.nan, math.nan, math.nan, math.nan, 0)
     if view == "hmean" and any(v <= 0 for v in values):
         view = "median"
-    figure = analysis._figure(values, 0, view, analysis._merged_center(metric, group))
-    summary = figure.summary
+    shown = figure(values, 0, view, merged_center(metric, group))
+    summary = shown.summary
     low, high = (summary.low, summary.high) if summary else (math.nan, math.nan)
-    return Point(run.id, figure.center, low, high, figure.rel_spread, figure.n)
+    return Point(run.id, shown.center, low, high, shown.rel_spread, shown.n)
 
 
 def _experiment_runs(store: Store, name: str | None) -> tuple[str, list[RunInfo]]:

@@ -1,0 +1,338 @@
+"""From stored samples to the comparison table a reviewer reads (re-exported
+by iolab.analysis).
+
+`analyse` takes a run's samples and returns plain data (`Analysis`): per
+workload x metric x variant the central value, its spread and n; per
+candidate the delta against the baseline with its CI, the test, and the
+verdict; noise diagnostics (iolab.analysis.diagnostics). Renderers in iolab.report
+only format this data.
+
+Design. A run whose order gives every variant a cell in every round
+(interleaved, alternate) is analysed **paired by round** (iolab.stats.paired:
+the signed-rank test of per-round ratios, Hodges-Lehmann delta and CI;
+for a percentile row the change of the merged histograms' percentile, with
+a bootstrap over the paired rounds):
+host noise that moves both variants of a round together stays out. Rounds
+in which the baseline or the candidate has no value (a failed cell) drop
+out of the pairing, and the comparison says how many. A sequential run,
+a row with fewer than MIN_PAIRS complete rounds, or values of 0 or below
+(no ratio) is compared unpaired (Mann-Whitney U, exact as benchstat), and
+the comparison's warnings say why.
+
+Family. The experiment's primary metrics (``[report] primary``,
+``[[workload]] primary``; default iolab.analysis.metrics.PRIMARY) form the family
+that Holm (or BH) corrects; the other rows are exploratory: each tested at
+alpha, uncorrected, and marked so in every report. An adaptive run tests
+each primary comparison at the per-look level of its stopping rule
+(iolab.stats.sequential.level: alpha split over the primary comparisons,
+then over the looks by the calibrated boundary), exploratory ones at the
+level of a single comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from iolab import histogram, stats
+from iolab.analysis import metrics
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
+                               round_effect)
+from iolab.analysis.metrics import Metric
+from iolab.spec import Experiment
+from iolab.cell.sample import Sample
+from iolab.stats import tails
+from iolab.stats.sequential import Sequential
+from iolab.store import RunInfo
+
+__all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "analyse", "sequential_level"]
+
+MIN_SAMPLES = 4  # per side, unpaired
+MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
+BOUNDARY = "calibrated"
+PAIRED_ORDERS = ("interleaved", "alternate")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One variant's figures in one row."""
+
+    n: int
+    failed: int
+    center: float  # nan when there is no successful sample
+    rel_spread: float
+    summary: stats.Summary | None
+
+
+@dataclass(frozen=True)
+class Row:
+    workload: str
+    metric: Metric
+    figures: dict[str, Figure]  # by variant name
+    comparisons: dict[str, stats.Comparison]  # by candidate name
+    view: str = "median"  # the view used for this row (hmean falls back per row)
+    primary: bool = True  # in the corrected family; False: exploratory
+
+
+@dataclass(frozen=True)
+class Failure:
+    variant: str
+    workload: str
+    error: str
+    cells: list[int]  # seq numbers of the failed cells
+
+
+@dataclass(frozen=True)
+class Analysis:
+    run: RunInfo
+    experiment: Experiment
+    variants: list[str]  # baseline first
+    rows: list[Row]
+    failures: list[Failure]
+    notes: list[str] = field(default_factory=list)
+    rounds_done: int = 0  # measured rounds with a sample (ok or failed) of every variant x workload
+    cells_done: int = 0  # measured cells with a sample
+    cells_planned: int = 0  # measured cells the plan has (for auto: up to max_iterations)
+    view: str = "median"  # requested view
+    min_max: bool = False  # show min..max lines
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sequential: Sequential | None = None  # set for iterations = "auto"
+    original: Analysis | None = None  # for a recheck run: the run it rechecks
+    design: str = "unpaired"  # "paired" (by round) or "unpaired": the run's default test
+    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
+    disturbance_rule: str = DISTURBANCE_RULE
+    target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
+
+    @property
+    def baseline(self) -> str:
+        return self.variants[0]
+
+    @property
+    def tests(self) -> list[str]:
+        """The tests the comparisons used, most used first."""
+        count: dict[str, int] = defaultdict(int)
+        for row in self.rows:
+            for c in row.comparisons.values():
+                if c.verdict != "insufficient":
+                    count[c.test] += 1
+        return sorted(count, key=lambda t: -count[t])
+
+
+def _row_metrics(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
+    chosen = experiment.workload_named(workload).metrics or experiment.report.metrics
+    rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
+    declared = experiment.workload_named(workload).primary or experiment.report.primary or []
+    return rows + [name for name in declared if name not in rows]
+
+
+def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> list[str]:
+    """The metrics of this workload whose comparisons form the corrected family."""
+    declared = experiment.workload_named(workload).primary or experiment.report.primary
+    if declared:
+        return [name for name in rows if name in declared]
+    chosen = [name for name in rows if name in metrics.PRIMARY]
+    return chosen or rows[:1]
+
+
+def figure(values: list[float], failed: int, view: str, center: float | None = None) -> Figure:
+    if not values:
+        return Figure(0, failed, math.nan, math.nan, None)
+    summary = stats.summarize(values, view)
+    return Figure(len(values), failed, summary.center if center is None else center, summary.rel_spread, summary)
+
+
+def _unpaired(metric: Metric, view: str, base: list[Sample], cand: list[Sample]) -> stats.Comparison | None:
+    base_values = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
+    cand_values = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
+    if not base_values or not cand_values:
+        return None
+    comparison = stats.compare(base_values, cand_values, higher_is_better=metric.higher_is_better, view=view,
+                               min_n=MIN_SAMPLES)
+    if metric.histogram is None or metric.quantile is None:
+        return comparison
+    base_h = [s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms]
+    cand_h = [s.histograms[metric.histogram] for s in cand if metric.histogram in s.histograms]
+    if not base_h or not cand_h:
+        return comparison
+    delta, low, high = tails.delta_ci(base_h, cand_h, metric.quantile)
+    if comparison.verdict == "insufficient":
+        low = high = math.nan
+    return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
+                   rounds: set[int]) -> tuple[list[float], list[float], int]:
+    """Values of the rounds in which both have the metric, and how many rounds dropped out."""
+    b = {s.round: s.metrics[metric.name] for s in base if metric.name in s.metrics}
+    c = {s.round: s.metrics[metric.name] for s in cand if metric.name in s.metrics}
+    common = sorted(set(b) & set(c))
+    return [b[r] for r in common], [c[r] for r in common], len(rounds) - len(common)
+
+
+def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
+                rounds: set[int]) -> stats.Comparison | None:
+    """The comparison of one row for one candidate: paired when the design
+    and the data allow, else unpaired with the reason among its warnings."""
+    if design != "paired":
+        return _unpaired(metric, view, base, cand)
+    b, c, dropped = _paired_values(metric, base, cand, rounds)
+    if not b:
+        return _unpaired(metric, view, base, cand)
+    why = stats.paired.pairable(stats.checks.values(b), stats.checks.values(c))
+    if not why and len(b) < MIN_PAIRS:
+        why = f"{len(b)} rounds with both variants, fewer than the {MIN_PAIRS} the paired test needs"
+    if why:
+        comparison = _unpaired(metric, view, base, cand)
+        return comparison and replace(comparison, dropped=dropped,
+                                      warnings=comparison.warnings + (f"unpaired test: {why}",))
+    comparison = stats.compare_paired(b, c, higher_is_better=metric.higher_is_better, view=view, dropped=dropped)
+    return _merged_tail_delta(metric, comparison, base, cand)
+
+
+def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[Sample],
+                       cand: list[Sample]) -> stats.Comparison:
+    """A percentile row's delta is the change of the merged histograms' percentile
+    (the centers the row shows), its CI a bootstrap over the paired rounds."""
+    if metric.histogram is None or metric.quantile is None or comparison.verdict == "insufficient":
+        return comparison
+    b = {s.round: s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms}
+    c = {s.round: s.histograms[metric.histogram] for s in cand if metric.histogram in s.histograms}
+    common = sorted(set(b) & set(c))
+    if len(common) < 2:
+        return comparison
+    delta, low, high = tails.delta_ci([b[r] for r in common], [c[r] for r in common], metric.quantile,
+                                      paired=True)
+    return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
+    """The per-look level of an adaptive run with this many primary comparisons."""
+    run = experiment.run
+    test = "signed-rank" if design == "paired" else "mann-whitney"
+    return stats.level(experiment.report.alpha, comparisons, run.min_iterations, run.max_iterations, test, BOUNDARY)
+
+
+Pending = list[tuple[int, str, stats.Comparison]]
+
+
+def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: str) -> Sequential | None:
+    """Verdicts: the primary family corrected together, exploratory rows each at alpha."""
+    report = experiment.report
+    primary = [(i, cand, c) for i, cand, c in pending if rows[i].primary]
+    explore = [(i, cand, c) for i, cand, c in pending if not rows[i].primary]
+    sequential = None
+    if experiment.run.auto:
+        sequential = sequential_level(experiment, len(primary), design)
+        single = sequential_level(experiment, 1, design).look_alpha
+        decided = stats.decide([c for *_, c in primary], sequential.look_alpha, "none")
+        decided += stats.decide([c for *_, c in explore], single, "none", family="exploratory")
+    else:
+        decided = stats.decide([c for *_, c in primary], report.alpha, report.correction)
+        decided += stats.decide([c for *_, c in explore], report.alpha, "none", family="exploratory")
+    for (row_index, candidate, _), comparison in zip(primary + explore, decided):
+        rows[row_index].comparisons[candidate] = comparison
+    return sequential
+
+
+def _failures(failed: dict[tuple[str, str], list[Sample]]) -> list[Failure]:
+    failures = []
+    for (variant, workload), group in sorted(failed.items()):
+        by_error: dict[str, list[int]] = defaultdict(list)
+        for sample in group:
+            by_error[sample.error or "unknown error"].append(sample.seq)
+        failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
+    return failures
+
+
+def _row_view(view: str, values: list[list[float]]) -> str:
+    """The requested view, or the median where the harmonic mean cannot be taken."""
+    if view == "hmean" and any(v <= 0 for group in values for v in group):
+        return "median"
+    return view
+
+
+def merged_center(metric: Metric, samples: list[Sample]) -> float | None:
+    if metric.histogram is None or metric.quantile is None:
+        return None
+    hists = [s.histograms[metric.histogram] for s in samples if metric.histogram in s.histograms]
+    if not hists:
+        return None
+    return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
+
+
+def _target_place(samples: list[Sample]) -> str:
+    places = sorted({str(s.env.get("image_place")) for s in samples if s.env.get("image_place")})
+    return " and ".join(places)
+
+
+def _allowed(experiment: Experiment) -> list[str]:
+    """A note naming the fio options the experiment let through (allow = [...]):
+    a reader sees that the job ran programs or wrote outside the target."""
+    named = [f"{kind} {item.name!r}: {', '.join(item.allow)}"
+             for kind, items in (("workload", experiment.workload), ("variant", experiment.variant))
+             for item in items if getattr(item, "allow", None)]
+    return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
+
+
+def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+    """How much of the plan ran: complete rounds (a sample, ok or failed, of
+    every variant x workload) and cells, so a run cut short says so."""
+    pairs = len(experiment.variant) * len(experiment.workload)
+    per_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for sample in measured:
+        per_round[sample.round].add((sample.variant, sample.workload))
+    complete = sum(1 for cells in per_round.values() if len(cells) == pairs)
+    return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": experiment.run.max_rounds * pairs}
+
+
+def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min_max: bool | None = None,
+            original: Analysis | None = None) -> Analysis:
+    """The table of one run. ``view`` and ``min_max`` override ``[report]``;
+    ``original`` is the analysis of the run this one rechecks, shown beside it."""
+    experiment = Experiment.model_validate_json(run.experiment_json)
+    view = stats.checks.view(view or experiment.report.view)
+    variants = [v.name for v in experiment.variant]
+    design = "paired" if experiment.run.order in PAIRED_ORDERS and len(variants) > 1 else "unpaired"
+    measured = [s for s in samples if not s.warmup]
+    ok: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    failed: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    for sample in measured:
+        (ok if sample.status == "ok" else failed)[(sample.variant, sample.workload)].append(sample)
+    rows: list[Row] = []
+    diagnostics: list[Diagnostic] = []
+    pending: Pending = []
+    for workload in (w.name for w in experiment.workload):
+        produced = {name for v in variants for s in ok[(v, workload)] for name in s.metrics}
+        rounds = {s.round for s in measured if s.workload == workload}
+        names = _row_metrics(experiment, workload, produced)
+        primary = primary_metrics(experiment, workload, names)
+        for name in names:
+            metric = metrics.lookup(name)
+            values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
+            row_view = _row_view(view, list(values.values()))
+            if row_view != view:
+                diagnostics.append(Diagnostic("view", workload, metric.label, "", detail=row_view))
+            figures = {}
+            for variant in variants:
+                group = ok[(variant, workload)]
+                figures[variant] = figure(values[variant], len(failed[(variant, workload)]), row_view,
+                                           merged_center(metric, group))
+                diagnostics += noise(workload, metric, variant, group)
+            rows.append(Row(workload, metric, figures, {}, row_view, name in primary))
+            base = ok[(variants[0], workload)]
+            for candidate in variants[1:]:
+                cand = ok[(candidate, workload)]
+                diagnostics += round_effect(workload, metric, candidate, base, cand)
+                comparison = compare_row(metric, row_view, base, cand, design, rounds)
+                if comparison is not None:
+                    pending.append((len(rows) - 1, candidate, comparison))
+    sequential = _decide(rows, pending, experiment, design)
+    return Analysis(
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
+        notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
+        min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
+        sequential=sequential, original=original, design=design,
+        disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
+        target_place=_target_place(measured),
+    )
