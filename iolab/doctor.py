@@ -66,7 +66,7 @@ def _kvm() -> Check:
 def _journal() -> Check:
     """Reclaim what a killed run left (iolab.run.recovery): knobs, loop devices,
     mounts, images, processes; runs left `running` are marked interrupted."""
-    from iolab.hosts.local import default_journal
+    from iolab.journal import default_journal
     from iolab.run import recovery
 
     found = recovery.reclaim()

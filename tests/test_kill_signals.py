@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.knobs.resources import descendants, users
+from iolab.journal.reclaim import descendants, users
 from tests.conftest import REPO, attached_loops, iolab_mounts
 
 SYSCTL = Path("/proc/sys/vm/dirty_expire_centisecs")  # a sysctl no other test changes

@@ -41,8 +41,9 @@ def test_guest_imports_only_the_cell_side():
 # From the bottom up; a name is a module or a package (its modules with it).
 STAGES = (
     ("iolab.units", "iolab.sysutil", "iolab.histogram"),  # leaves
-    ("iolab.knobs",),  # knobs, and the journal every stage that makes resources writes to
+    ("iolab.journal",),  # the crash journal every stage that makes resources writes to
     ("iolab.process",),  # the one runner of programs
+    ("iolab.knobs",),
     ("iolab.engines", "iolab.collectors"),
     ("iolab.cell",),  # the cell executor: the guest's top
     ("iolab.spec",),  # the experiment schema

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from iolab.cell import interrupts
-from iolab.knobs import journal, resources
-from iolab.knobs.journal import Journal, owner_alive, process_start, recover
+from iolab.journal import Journal, owner_alive, process_start
+from iolab.journal import reclaim
+from iolab.knobs import recover
 from iolab.load import check_here, parse
 from iolab.run import lock, recovery
 from iolab.store import Store
@@ -49,12 +50,8 @@ def test_recovery_undoes_newest_first_and_keeps_live_and_unknown(tmp_path):
     write_entry(path, gone, None, "second", {"kind": "path", "path": str(second)})
     write_entry(path, gone, None, "stored run", {"kind": "run", "store": "x", "run_id": 1})
     write_entry(path, os.getppid(), None, "live", {"kind": "path", "path": str(tmp_path / "live")})
-    journal.UNDO["probe"] = lambda undo, label: order.append(label) or "ok"
-    try:
-        write_entry(path, gone, None, "probe", {"kind": "probe"})
-        done = recover(path)
-    finally:
-        del journal.UNDO["probe"]
+    write_entry(path, gone, None, "probe", {"kind": "probe"})
+    done = recover(path, extra={"probe": lambda undo, label: order.append(label) or "ok"})
     assert [item.text.split(":")[0] for item in done if item.outcome == "restored"] == ["probe", "second", "first"]
     assert not first.exists() and not second.exists()
     kept = [entry["label"] for entry in Journal(path).entries()]
@@ -79,9 +76,9 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script])
     time.sleep(0.3)
-    below = resources.descendants(child.pid)
+    below = reclaim.descendants(child.pid)
     assert below
-    killed = resources.kill_tree(child.pid)
+    killed = reclaim.kill_tree(child.pid)
     assert set(killed) >= {child.pid, *below}
     child.wait(timeout=5)
     assert all(not owner_alive(pid, None) or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
@@ -93,8 +90,8 @@ def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
     by_file = subprocess.Popen(["sh", "-c", f"exec 3>{tmp_path}/held; sleep 60"])
     time.sleep(0.2)
     try:
-        assert {by_cwd.pid, by_file.pid} <= set(resources.users(str(tmp_path)))
-        resources.kill_users(str(tmp_path))
+        assert {by_cwd.pid, by_file.pid} <= set(reclaim.users(str(tmp_path)))
+        reclaim.kill_users(str(tmp_path))
         assert by_cwd.wait(timeout=5) == -9 and by_file.wait(timeout=5) == -9
     finally:
         by_cwd.kill()
@@ -107,9 +104,9 @@ def test_children_die_with_iolab(tmp_path):
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.monotonic() + 10
-    while not resources.descendants(parent.pid) and time.monotonic() < deadline:
+    while not reclaim.descendants(parent.pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    (sleeper,) = resources.descendants(parent.pid)
+    (sleeper,) = reclaim.descendants(parent.pid)
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 5

@@ -33,6 +33,7 @@ from iolab.cell.sample import Sample
 from iolab.cell.targets import TargetError
 from iolab.collectors import CollectorError
 from iolab.engines import EngineError, EngineResult, Prepared, WorkloadRun
+from iolab.journal import using
 from iolab.knobs import KnobError
 from iolab.sysutil import ToolError
 
@@ -154,7 +155,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
         engine = engines.get(cell.workload.engine)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
-            stack.enter_context(knobs.journal.using(journal))  # what the cell creates is journalled there
+            stack.enter_context(using(journal))  # what the cell creates is journalled there
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
             prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()

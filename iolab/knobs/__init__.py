@@ -24,29 +24,29 @@ A crash journal makes "everything is restored" hold even for a killed run:
 before a knob changes anything it appends a JSON line saying how to undo it
 to the journal file; a successful restore removes the line. The same
 journal holds what a cell creates (loop devices, images, mounts, child
-processes: iolab.knobs.resources). `recover(path)` undoes what a dead
-process left behind (the next run, `iolab doctor` and `iolab cleanup` call
-it).
+processes), kept by iolab.journal. `recover(path)` undoes what a dead
+process left behind with the cell side's undo actions, given explicitly
+(iolab.journal.reclaim.ACTIONS and UNDO here); the next run, `iolab doctor`
+and `iolab cleanup` call it.
 
 Modules: base (Knob, Placement, kernel files), registry (KNOBS, build_knobs,
-applied), journal, files (sysfs, sysctl), loop, cgroup, cpus, resources.
+applied, UNDO, recover), files (sysfs, sysctl), loop, cgroup, cpus.
 
 Knobs that decide how the workload is started (a memory cgroup, CPU
 pinning) also contribute to a `Placement`, whose `preexec()` is passed to
 `subprocess.Popen(preexec_fn=...)`.
 """
 
-from iolab.knobs import resources  # noqa: F401  (registers the undo actions of resources)
 from iolab.knobs.base import Knob, KnobError, Placement, format_cpus, normalise, placement_for
 from iolab.knobs.cgroup import MemoryCgroup, MemoryLimit, detect_memory_cgroup, memory_cgroup
 from iolab.knobs.cpus import CpuPin
 from iolab.knobs.files import SysctlKnob, SysfsKnob
-from iolab.knobs.journal import Journal, Recovered, as_journal, recover
+from iolab.journal import Journal, Recovered, as_journal
 from iolab.knobs.loop import LoopDirectIO
-from iolab.knobs.registry import KNOBS, applied, build_knobs
+from iolab.knobs.registry import KNOBS, UNDO, applied, build_knobs, recover
 
 __all__ = [
-    "KNOBS", "CpuPin", "Journal", "Knob", "KnobError", "LoopDirectIO", "MemoryCgroup", "MemoryLimit", "Placement",
+    "KNOBS", "UNDO", "CpuPin", "Journal", "Knob", "KnobError", "LoopDirectIO", "MemoryCgroup", "MemoryLimit", "Placement",
     "Recovered", "SysctlKnob", "SysfsKnob", "applied", "as_journal", "build_knobs", "detect_memory_cgroup",
-    "format_cpus", "memory_cgroup", "normalise", "placement_for", "recover", "resources",
+    "format_cpus", "memory_cgroup", "normalise", "placement_for", "recover",
 ]

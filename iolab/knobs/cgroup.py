@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from iolab.knobs.base import Knob, KnobError, Placement, errtext, read_raw, write_raw
-from iolab.knobs.journal import Journal, owner_alive, registers
+from iolab.journal import Journal, owner_alive
 
 @dataclass(frozen=True)
 class MemoryCgroup:
@@ -133,8 +133,7 @@ def _remove_cgroup(path: str, home: str, label: str) -> str:
     return f"removed cgroup {path}" + (f" after moving {moved} process(es) to {home}" if moved else "")
 
 
-@registers("cgroup")
-def _undo_cgroup(undo: dict[str, str], label: str) -> str:
+def undo_cgroup(undo: dict[str, str], label: str) -> str:
     return _remove_cgroup(undo["path"], undo["home"], label)
 
 

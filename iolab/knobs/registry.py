@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from iolab.knobs.base import Knob, KnobError
-from iolab.knobs.cgroup import MemoryLimit
+from iolab.journal import Journal, Recovered, Undo, as_journal, reclaim
+from iolab.journal import recover as recover_journal
+from iolab.knobs.cgroup import MemoryLimit, undo_cgroup
 from iolab.knobs.cpus import CpuPin
-from iolab.knobs.files import SysctlKnob, SysfsKnob
-from iolab.knobs.journal import Journal, as_journal
-from iolab.knobs.loop import LoopDirectIO
+from iolab.knobs.files import SysctlKnob, SysfsKnob, undo_write
+from iolab.knobs.loop import LoopDirectIO, undo_loop_dio
 
 
 
@@ -126,3 +127,15 @@ def build_knobs(config: Mapping[str, Any], dev: str | None = None, name: str = "
         elif kind == "cpus":
             knobs.append(CpuPin(value))
     return knobs
+
+
+# The undo action of each kind of journal entry a knob writes.
+UNDO: dict[str, Undo] = {"write": undo_write, "loop_dio": undo_loop_dio, "cgroup": undo_cgroup}
+
+
+def recover(journal_path: str | os.PathLike[str], extra: Mapping[str, Undo] | None = None,
+            only_pid: int | None = None) -> list[Recovered]:
+    """Undo what dead iolab processes left in a journal (iolab.journal.recover)
+    with the undo actions of the cell side: what cells create
+    (iolab.journal.reclaim.ACTIONS), knobs (UNDO), and `extra` ones."""
+    return recover_journal(journal_path, {**reclaim.ACTIONS, **UNDO, **(extra or {})}, only_pid)

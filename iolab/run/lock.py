@@ -21,8 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from iolab.hosts.local import state_dir
-from iolab.knobs.journal import owner_alive, process_start
+from iolab.journal import owner_alive, process_start, state_dir
 from iolab.spec import Experiment
 from iolab.sysutil import ToolError
 

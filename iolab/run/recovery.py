@@ -1,6 +1,6 @@
 """Reclaiming what a killed run left, and marking its stored run.
 
-The run journal (iolab.knobs.journal) holds, besides knobs and what cells
+The run journal (iolab.journal) holds, besides knobs and what cells
 create, one "run" entry per stored run in progress: {"store", "run_id"}. A
 run whose process died (SIGKILL, a crash, a power cut) is marked
 `interrupted` in its store by the next `iolab run`, `iolab doctor` or
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import knobs
-from iolab.hosts.local import default_journal, legacy_journal
+from iolab.journal import default_journal, legacy_journal, owner_alive
 from iolab.store import Store, StoreError
 from iolab.storedb import is_url
 
@@ -52,7 +52,7 @@ def live_runs(journal: Path | None = None) -> set[tuple[str, int]]:
     live = set()
     for item in knobs.Journal(journal or default_journal()).entries():
         undo = item.get("undo", {})
-        if undo.get("kind") == "run" and knobs.journal.owner_alive(int(item.get("pid", 0)), item.get("start")):
+        if undo.get("kind") == "run" and owner_alive(int(item.get("pid", 0)), item.get("start")):
             live.add((str(undo.get("store")), int(undo.get("run_id", 0))))
     return live
 

@@ -1,6 +1,7 @@
 """What a cell creates besides knobs, and how a dead run's leftovers are reclaimed.
 
-Journal kinds (iolab.knobs.journal), each written before the thing exists:
+Journal kinds (iolab.journal.journal), each written before the thing exists;
+their undo actions are ACTIONS:
 
     path     {"path"}                  a scratch directory or image: removed
     loop     {"image"}                 loop devices over that image: detached
@@ -24,8 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from iolab.knobs.base import KnobError
-from iolab.knobs.journal import owner_alive, registers
+from iolab.journal.journal import Undo, UndoError, owner_alive
 
 
 def _pids() -> list[int]:
@@ -135,7 +135,6 @@ def _mounted(mountpoint: str) -> bool:
     return mountpoint in _mountpoints()
 
 
-@registers("process")
 def _undo_process(undo: dict[str, Any], label: str) -> str:
     pid = int(undo["pid"])
     if not owner_alive(pid, undo.get("start")):
@@ -144,7 +143,6 @@ def _undo_process(undo: dict[str, Any], label: str) -> str:
     return f"killed {len(killed)} process(es): {', '.join(map(str, killed))}"
 
 
-@registers("mount")
 def _undo_mount(undo: dict[str, Any], label: str) -> str:
     mountpoint = undo["mountpoint"]
     if not _mounted(mountpoint):
@@ -152,7 +150,7 @@ def _undo_mount(undo: dict[str, Any], label: str) -> str:
     killed = kill_users(mountpoint)
     done = subprocess.run(["umount", mountpoint], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise KnobError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
+        raise UndoError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
     return "unmounted" + (f" after killing {len(killed)} process(es) using it" if killed else "")
 
 
@@ -171,7 +169,6 @@ def loops_over(image: str) -> list[str]:
     return found
 
 
-@registers("loop")
 def _undo_loop(undo: dict[str, Any], label: str) -> str:
     image = undo["image"]
     devices = loops_over(image)
@@ -179,17 +176,16 @@ def _undo_loop(undo: dict[str, Any], label: str) -> str:
         kill_users(device)
         done = subprocess.run(["losetup", "--detach", device], capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise KnobError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
+            raise UndoError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
     return f"detached {', '.join(devices)}" if devices else "none attached"
 
 
-@registers("path")
 def _undo_path(undo: dict[str, Any], label: str) -> str:
     path = undo["path"]
     if not os.path.lexists(path):
         return "gone already"
     if any(m == path or m.startswith(path.rstrip("/") + "/") for m in _mountpoints()):
-        raise KnobError(f"{label}: {path} still has a mount in it; not removed")
+        raise UndoError(f"{label}: {path} still has a mount in it; not removed")
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     else:
@@ -197,7 +193,6 @@ def _undo_path(undo: dict[str, Any], label: str) -> str:
     return "removed"
 
 
-@registers("tracefs_instance")
 def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
     instance = undo["path"]
     if not os.path.isdir(instance):
@@ -214,5 +209,14 @@ def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
             return "removed"
         except OSError as exc:
             if exc.errno != errno.EBUSY or time.monotonic() > deadline:
-                raise KnobError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
+                raise UndoError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
             time.sleep(0.05)
+
+
+ACTIONS: dict[str, Undo] = {
+    "process": _undo_process,
+    "mount": _undo_mount,
+    "loop": _undo_loop,
+    "path": _undo_path,
+    "tracefs_instance": _undo_tracefs_instance,
+}
