@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from iolab.units import format_size, parse_size
+from iolab.units import format_size, parse_duration, parse_size
 
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "f2fs", "none")
 # The smallest filesystem each mkfs accepts (mkfs.xfs refuses under 300MB).
@@ -282,6 +282,14 @@ class Workload(CellSettings, TargetOverrides):
         return self
 
 
+def _seconds(value: Any) -> Any:
+    """A duration: seconds, or "90s", "20m", "1h30m"."""
+    return parse_duration(value) if isinstance(value, str) else value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+
+
 class Run(Strict):
     """How many rounds, in which order. ``iterations = "auto"`` adds
     interleaved rounds until every headline delta is decided (iolab.run.adaptive),
@@ -295,7 +303,7 @@ class Run(Strict):
     seed: int | None = None
     min_iterations: int = Field(default=5, ge=4, le=100)
     max_iterations: int = Field(default=30, ge=4, le=100)
-    time_budget: float | None = Field(default=None, gt=0)  # seconds; "20m", "1h30m", "90s" in a file
+    time_budget: Seconds | None = None  # "20m", "1h30m", "90s" (or seconds) in a file
     target_ci: float = Field(default=0.01, ge=0, lt=1)  # relative half-width of the delta CI
 
     @field_validator("iterations", mode="before")
@@ -306,19 +314,6 @@ class Run(Strict):
         if isinstance(value, str) and value != "auto":
             raise ValueError(f"must be a number of rounds or \"auto\", got {value!r}")
         return value
-
-    @field_validator("time_budget", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        import re
-
-        if not isinstance(value, str):
-            return value
-        match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
-        if not value.strip() or not match or not any(match.groups()):
-            raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
-        hours, minutes, seconds = (int(g or 0) for g in match.groups())
-        return float(hours * 3600 + minutes * 60 + seconds)
 
     @model_validator(mode="after")
     def _auto(self) -> Run:
@@ -344,7 +339,10 @@ class Run(Strict):
         return self.max_iterations if self.iterations == "auto" else int(self.iterations)
 
 
-class Report(Strict):
+class ReportSettings(Strict):
+    """The experiment's [report] table: how its table is computed and shown
+    (the computed Report every renderer takes is iolab.analysis.model's)."""
+
     view: Literal["median", "mean", "hmean"] = "median"
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     correction: Literal["holm", "bh"] = "holm"
@@ -387,20 +385,6 @@ class Collect(Strict):
     phase: list[Phase] = []
 
 
-def _seconds(value: Any) -> Any:
-    """A duration: seconds, or "90s", "20m", "1h30m"."""
-    import re
-
-    if not isinstance(value, str):
-        return value
-    match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
-    if not value.strip() or not match or not any(match.groups()):
-        raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
-
-
-Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 
 
 class VM(Strict):
@@ -442,7 +426,7 @@ class Experiment(Strict):
     variant: list[Variant] = Field(min_length=2)
     workload: list[Workload] = Field(min_length=1)
     run: Run = Run()
-    report: Report = Report()
+    report: ReportSettings = ReportSettings()
     cell: CellSetup = CellSetup()
     collect: Collect = Collect()
     derived: dict[str, str] = {}
@@ -463,12 +447,14 @@ class Experiment(Strict):
                 seen.add(item.name)
         for variant in self.variant:
             for workload in self.workload:
-                both = set(variant.overrides()) & set(workload.overrides())
-                if both:
-                    raise ValueError(
-                        f"{', '.join(sorted(both))} set by variant {variant.name!r} and by workload "
-                        f"{workload.name!r}; set it in one place"
-                    )
+                clashes = [", ".join(sorted(set(variant.overrides()) & set(workload.overrides())))]
+                clashes += [name for name in ("memory_max", "cpus")
+                            if getattr(variant, name) is not None and getattr(workload, name) is not None]
+                clashes += [f"{table} {', '.join(sorted(both))}" for table in ("sysfs", "sysctl")
+                            if (both := set(getattr(variant, table)) & set(getattr(workload, table)))]
+                if any(clashes):
+                    raise ValueError(f"{next(c for c in clashes if c)} set by variant {variant.name!r} and by "
+                                     f"workload {workload.name!r}; set it in one place")
                 try:
                     self.target_for(variant, workload)
                 except ValidationError as error:
@@ -476,19 +462,6 @@ class Experiment(Strict):
                     raise ValueError(
                         f"variant {variant.name!r} with workload {workload.name!r} makes the target invalid: {reason}"
                     ) from None
-                for field_name in ("memory_max", "cpus"):
-                    if getattr(variant, field_name) is not None and getattr(workload, field_name) is not None:
-                        raise ValueError(
-                            f"{field_name} is set by variant {variant.name!r} and by workload "
-                            f"{workload.name!r}; set it in one place"
-                        )
-                for table in ("sysfs", "sysctl"):
-                    both = set(getattr(variant, table)) & set(getattr(workload, table))
-                    if both:
-                        raise ValueError(
-                            f"{table} {', '.join(sorted(both))} set by variant {variant.name!r} and by "
-                            f"workload {workload.name!r}; set it in one place"
-                        )
         return self
 
     @model_validator(mode="after")
