@@ -1,18 +1,8 @@
 """The command line as a user meets it: help, bad input, exit status."""
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import REPO
-
-
-def iolab(*args, env=None, store=None):
-    argv = [sys.executable, "-m", "iolab.cli"]
-    if store is not None:
-        argv += ["--store", str(store)]
-    return subprocess.run([*argv, *args], cwd=REPO, capture_output=True, text=True, env=env)
+from tests.helpers import REPO, iolab
 
 
 def test_help_teaches_the_workflow():

@@ -7,7 +7,7 @@ import pytest
 from iolab import histogram
 from iolab.engines import EngineError
 from iolab.engines.fio import fio_error, load_report, parse_report, place_job
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 FIO = FIXTURES / "fio"
 

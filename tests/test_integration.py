@@ -13,7 +13,7 @@ import pytest
 from iolab import analysis, load
 from iolab.run import runner
 from iolab.store import Store
-from tests.conftest import REPO, attached_loops, iolab_mounts
+from tests.helpers import REPO, attached_loops, iolab_mounts
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from iolab.journal.reclaim import descendants, users
-from tests.conftest import REPO, attached_loops, iolab_mounts
+from tests.helpers import REPO, attached_loops, iolab, iolab_mounts, wait_for
 
 SYSCTL = Path("/proc/sys/vm/dirty_expire_centisecs")  # a sysctl no other test changes
 
@@ -66,23 +66,9 @@ def lab(tmp_path):
     SYSCTL.write_text(original)  # whatever happened, the machine gets its value back
 
 
-def iolab(lab, *args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "iolab.cli", *args], env=lab["env"], capture_output=True,
-                          text=True, timeout=300, **kwargs)
-
-
 def start(lab):
     return subprocess.Popen([sys.executable, "-m", "iolab.cli", "run", "--quiet", str(lab["path"])],
                             env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(predicate, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting")
 
 
 def child_running(process, name):
@@ -117,11 +103,11 @@ def test_sigkill_during_mkfs_then_cleanup_reclaims_everything(lab):
     process.kill()
     process.wait()
     assert leftovers(lab)["loops"]  # the killed run left its loop device (and image) behind
-    done = iolab(lab, "cleanup")
+    done = iolab("cleanup", env=lab["env"])
     assert done.returncode == 0, done.stderr
     assert "detached /dev/loop" in done.stdout and "marked run 1 interrupted" in done.stdout
     assert leftovers(lab) == NOTHING
-    runs = iolab(lab, "runs").stdout
+    runs = iolab("runs", env=lab["env"]).stdout
     assert "interrupted" in runs
 
 
@@ -133,12 +119,12 @@ def test_sigkill_during_fio_with_a_knob_changed_then_resume_completes(lab):
     process.wait()
     left = leftovers(lab)
     assert left["knob"] and left["mounts"] and left["loops"]
-    resumed = iolab(lab, "resume", "--quiet", "1")
+    resumed = iolab("resume", "--quiet", "1", env=lab["env"])
     assert resumed.returncode == 0, resumed.stderr
     assert "restored" in resumed.stderr or "wrote" in resumed.stderr  # it said what it reclaimed
     assert "run 1: 2 of 2 rounds" in resumed.stdout
     assert leftovers(lab) == NOTHING
-    assert "complete           4/4" in iolab(lab, "runs").stdout
+    assert "complete           4/4" in iolab("runs", env=lab["env"]).stdout
 
 
 def test_sigterm_during_fio_is_a_clean_interrupt(lab):
@@ -151,13 +137,13 @@ def test_sigterm_during_fio_is_a_clean_interrupt(lab):
     assert leftovers(lab) == NOTHING  # no cleanup run needed
     assert "interrupted" in err and "(interrupted)" in out
     assert "0 of 2 rounds (0 of 4 cells)" in out
-    assert "interrupted" in iolab(lab, "runs").stdout
+    assert "interrupted" in iolab("runs", env=lab["env"]).stdout
 
 
 def test_two_runs_at_once_the_second_is_refused(lab):
     first = start(lab)
     wait_for(lambda: list((lab["tmp"] / "state" / "iolab" / "holders").glob("*.json")))
-    second = iolab(lab, "run", "--quiet", str(lab["path"]))
+    second = iolab("run", "--quiet", str(lab["path"]), env=lab["env"])
     assert second.returncode == 2
     assert f"pid {first.pid}" in second.stderr and "sysctl vm.dirty_expire_centisecs" in second.stderr
     out, err = first.communicate(timeout=300)

@@ -25,7 +25,7 @@ from iolab.cell.sample import Sample
 from iolab.store import RunInfo, Store
 from iolab.sysutil import ToolError
 from iolab.engines import Prepared
-from tests.conftest import FIXTURES, REPO
+from tests.helpers import FIXTURES, REPO
 
 PROBE_FIXTURES = FIXTURES / "probe"
 

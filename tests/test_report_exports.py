@@ -22,9 +22,9 @@ from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.helpers import check_golden, copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.test_report_golden import ShapedHost, check_golden, experiment
 
 CLOCK = 1_760_000_000.0  # the runs' start times in the golden files
 
@@ -196,7 +196,6 @@ def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.skipif(os.environ.get("IOLAB_SKIP_PG") == "1", reason="IOLAB_SKIP_PG=1")
 def test_postgres_store_gives_the_same_compare_and_history(two_runs, request):
-    from tests.test_store_postgres import copy_run
 
     pg_url = request.getfixturevalue("postgres_url")
     store, first, second = two_runs

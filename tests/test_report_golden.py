@@ -4,8 +4,6 @@ Regenerate after an intended change with: UPDATE_GOLDEN=1 pytest tests/test_repo
 """
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -14,33 +12,14 @@ from iolab.cell import environment
 from iolab.run import runner
 from iolab.report import renderer
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
-
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def experiment(variants, iterations=8):
-    return load.parse({
-        "name": "scripted comparison",
-        "variant": [{"name": name} for name in variants],
-        "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": iterations, "seed": 5},
-        "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
-    })
-
+from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.helpers import check_golden, experiment
 
 def run_scripted(tmp_path, monkeypatch, levels, fail=None, iterations=8):
     monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(experiment(list(levels), iterations), store, host=ScriptedHost(levels, fail))
     return analysis.analyse(store.run(run_id), store.samples(run_id))
-
-
-def check_golden(name, text):
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text()
 
 
 @pytest.mark.parametrize("fmt, suffix", [("text", "txt"), ("markdown", "md"), ("json", "json")])
@@ -93,20 +72,6 @@ def test_json_comparison_fields(tmp_path, monkeypatch):
 
 
 # --- views, recheck, adaptive runs, calibration, noise footnotes -------------------
-
-class ShapedHost(ScriptedHost):
-    """ScriptedHost whose samples a function may change: shape(cell, metrics)."""
-
-    def __init__(self, levels, shape, **kw):
-        super().__init__(levels, **kw)
-        self.shape = shape
-
-    def run_cell(self, cell):
-        sample = super().run_cell(cell)
-        if sample.status == "ok":
-            self.shape(cell, sample.metrics)
-        return sample
-
 
 def stored(tmp_path, monkeypatch, experiment_, host, **kw):
     monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))

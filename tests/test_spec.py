@@ -132,7 +132,7 @@ def test_erofs_needs_files(tmp_path):
 
 
 def test_shipped_scenarios_validate():
-    from tests.conftest import REPO
+    from tests.helpers import REPO
 
     for path in sorted((REPO / "scenarios").glob("*.toml")):
         load.load(path)

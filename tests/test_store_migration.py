@@ -7,7 +7,7 @@ import pytest
 
 from iolab import analysis
 from iolab.store import SCHEMA_VERSION, Store, StoreError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 2492f2f)
 V2 = FIXTURES / "store-v2.db"  # written by the version-2 store code (commit 30a5c48)

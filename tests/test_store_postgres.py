@@ -12,20 +12,9 @@ from iolab.run import runner
 from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import SCHEMA_VERSION, Store, StoreError
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.helpers import copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.test_report_golden import ShapedHost, experiment
-
-
-def copy_run(source: Store, run_id: int, target: Store) -> int:
-    run = source.run(run_id)
-    new = target.begin_run(name=run.name, experiment_path=run.experiment_path,
-                           experiment_json=run.experiment_json, seed=run.seed,
-                           planned_cells=run.planned_cells, host=run.host, recheck_of=run.recheck_of)
-    for sample in source.samples(run_id):
-        target.add_sample(new, sample)
-    target.end_run(new, run.status, run.stop_reason)
-    return new
 
 
 def report(store: Store, run_id: int, fmt: str) -> str:

@@ -25,16 +25,7 @@ from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
-
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text()
-
+from tests.helpers import check_golden
 
 def kernel(name: str = "debian:6.1.0-56-amd64", directory: str = "/cache/kernels/6.1.0-56-amd64") -> Kernel:
     root = Path(directory)
