@@ -30,6 +30,9 @@ class ScriptedHost(CellByCell):
     def __exit__(self, *exc):
         return None
 
+    def describe(self) -> dict:
+        return dict(FIXED_HOST)
+
     def run_cell(self, cell: CellSpec) -> Sample:
         self.seen.append(cell)
         base = dict(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,

@@ -7,10 +7,9 @@ import pytest
 
 from iolab import analysis, load, spec, stats
 from iolab.run import adaptive
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.store import RunInfo, Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost
 
 
 def comparison(base, cand):
@@ -57,7 +56,6 @@ def auto(**run):
 
 
 def run_auto(tmp_path, monkeypatch, experiment, levels, **kw):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "auto.db")
     host = ScriptedHost(levels)
     run_id = runner.run(experiment, store, host=host, **kw)
@@ -130,7 +128,6 @@ def test_run_info_has_no_stop_reason_by_default():
 
 
 def test_a_variant_that_always_fails_stops_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "fail.db")
     host = ScriptedHost({"base": 100.0, "patched": 1.0}, fail={"patched": "fio exit 1"})
     run_id = runner.run(auto(min_iterations=4), store, host=host)

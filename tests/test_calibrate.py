@@ -7,10 +7,9 @@ import pytest
 
 from iolab import analysis, load, stats
 from iolab.run import calibrate
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost
 
 BASE = {
     "name": "c",
@@ -32,7 +31,6 @@ def test_aa_experiment_copies_the_baseline():
 
 
 def test_calibration_figures_match_the_statistics(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     aa = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "a"}, {"name": "b"}]}), 8)
     store = Store(tmp_path / "c.db")
     run_id = runner.run(aa, store, host=ScriptedHost({"a": 100.0, "a'": 100.0}), seed=1)  # fixed order: an A/A may be a false alarm

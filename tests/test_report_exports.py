@@ -17,7 +17,6 @@ from iolab import cli
 from iolab import cli_gate as gate
 from iolab.analysis import history
 from iolab.analysis import reports
-from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
@@ -32,7 +31,6 @@ CLOCK = 1_760_000_000.0  # the runs' start times in the golden files
 @pytest.fixture
 def two_runs(tmp_path, monkeypatch):
     """Run 1 and run 2 of one experiment; in run 2 "patched" reads 10% slower."""
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     clock = iter(CLOCK + 3600 * i for i in range(1000))
@@ -64,6 +62,11 @@ def test_compare_text_and_json(two_runs):
 
 
 class OtherKernel(ScriptedHost):
+    """A machine with another kernel."""
+
+    def describe(self):
+        return {**FIXED_HOST, "kernel": "6.19.0-test"}
+
     def run_cell(self, cell):
         sample = super().run_cell(cell)
         sample.env["kernel"] = "6.19.0-test"
@@ -72,7 +75,6 @@ class OtherKernel(ScriptedHost):
 
 def test_compare_lists_environment_differences(two_runs, monkeypatch):
     store, first, _ = two_runs
-    monkeypatch.setattr(environment, "host", lambda: {**FIXED_HOST, "kernel": "6.19.0-test"})
     levels = {"base": 100.0, "patched": 120.0}
     third = runner.run(experiment(list(levels)), store, host=OtherKernel(levels, seed=4))
     report = reports.compare_report(store, first, third)
@@ -186,7 +188,6 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
 
 
 def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "few.db")
     levels = {"base": 100.0, "patched": 100.0}
     run_id = runner.run(experiment(list(levels), iterations=3), store, host=ScriptedHost(levels))

@@ -8,15 +8,13 @@ import json
 import pytest
 
 from iolab import analysis, load
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.report import renderer
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.fakes import ScriptedHost, ShapedHost
 from tests.helpers import check_golden, experiment
 
 def run_scripted(tmp_path, monkeypatch, levels, fail=None, iterations=8):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(experiment(list(levels), iterations), store, host=ScriptedHost(levels, fail))
     return analysis.analyse(store.run(run_id), store.samples(run_id))
@@ -74,7 +72,6 @@ def test_json_comparison_fields(tmp_path, monkeypatch):
 # --- views, recheck, adaptive runs, calibration, noise footnotes -------------------
 
 def stored(tmp_path, monkeypatch, experiment_, host, **kw):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(experiment_, store, host=host, **kw)
     return store, run_id
@@ -233,7 +230,6 @@ def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch
 
 
 def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     exp = load.parse({
         "name": "wide",
         "variant": [{"name": "rq_affinity=1"}, {"name": "rq_affinity=2"}],

@@ -10,13 +10,12 @@ import pytest
 from iolab import load
 from iolab.analysis import history
 from iolab.analysis import reports
-from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
 from iolab.store import Store
 from tests import chromium
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost
 
 HOSTILE_EXPERIMENT = "</title><script>document.title='pwned'</script>"
 HOSTILE_VARIANT = "<img src=x onerror=p()>"  # variant names are at most 24 characters
@@ -53,7 +52,6 @@ def hostile_experiment(iterations=6):
 
 @pytest.fixture
 def hostile_store(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "html.db")
     levels = {"base": 100.0, HOSTILE_VARIANT: 80.0}
     first = runner.run(hostile_experiment(), store, host=ScriptedHost(levels))

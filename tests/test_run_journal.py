@@ -221,13 +221,10 @@ class InterruptingHost:
 
 @pytest.mark.parametrize("iterations", [3, "auto"])
 def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_path, monkeypatch, iterations):
-    from iolab.cell import environment
     from iolab.analysis import reports
     from iolab.report import renderer
     from iolab.run import runner
-    from tests.fakes import FIXED_HOST
 
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     run = {"iterations": iterations, "seed": 5, **({"min_iterations": 4, "max_iterations": 5} if iterations == "auto" else {})}
     experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "run": run})
     store = Store(tmp_path / "s.db")
@@ -260,12 +257,10 @@ def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
 
 def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
     from iolab.analysis import reports
-    from iolab.cell import environment
     from iolab.report import renderer
     from iolab.run import runner
-    from tests.fakes import FIXED_HOST, ScriptedHost
+    from tests.fakes import ScriptedHost
 
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n", "allow": ["write_bw_log"]}
     experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "workload": [job],
                         "run": {"iterations": 2}})

@@ -7,12 +7,11 @@ import threading
 import pytest
 
 from iolab import analysis
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import SCHEMA_VERSION, Store, StoreError
-from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.fakes import ScriptedHost, ShapedHost
 from tests.helpers import copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
@@ -77,7 +76,6 @@ def test_unreachable_server_is_a_store_error_without_the_password():
 
 
 def test_same_runs_give_the_same_reports(tmp_path, monkeypatch, postgres_url):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
 
     def shape(cell, metrics):
         metrics["read_bw"] *= 1 + 0.013 * ((cell.seq * 7919) % 11)  # not round numbers
@@ -93,7 +91,6 @@ def test_same_runs_give_the_same_reports(tmp_path, monkeypatch, postgres_url):
 
 
 def test_a_run_stores_straight_into_postgres(monkeypatch, postgres_url):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(postgres_url)
     levels = {"base": 100.0, "patched": 120.0}
     run_id = runner.run(experiment(list(levels), iterations=5), store, host=ScriptedHost(levels))

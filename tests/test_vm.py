@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load, plan, spec
-from iolab.cell import environment
 from iolab.hosts.vm import guest
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
@@ -271,7 +270,7 @@ class ScriptedVMHosts:
         return None
 
     def describe(self):
-        return {"vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
+        return {**FIXED_HOST, "vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
                        "cells_per_boot": 2, "kernels": {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}}}
 
     def batches(self, cells):
@@ -288,7 +287,6 @@ class ScriptedVMHosts:
 
 
 def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     exp = experiment(run={"iterations": 6, "order": "alternate", "seed": 1},
                      report={"metrics": ["read_bw"]})
     store = Store(tmp_path / "vm.db")

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
 from iolab.run import adaptive, lock, recovery
-from iolab.cell import environment, interrupts
+from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
@@ -163,7 +163,7 @@ def _begin(
         experiment_json=experiment.model_dump_json(),
         seed=seed,
         planned_cells=plan.total_rounds(experiment) * len(plan.pairs(experiment)),
-        host={**environment.host(), **host.describe()},
+        host=host.describe(),
         recheck_of=recheck_of,
     )
     return run_id, seed

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm.host import VMHost, compile_iolab
@@ -45,7 +46,7 @@ class VMHosts:
 
     def describe(self) -> dict[str, Any]:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
-        return {"vm": {
+        return {**environment.host(), "vm": {
             "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
             "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
