@@ -57,6 +57,7 @@ def test_dry_run_prints_the_plan(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.root
 def test_doctor_reports_this_machine(needs_root_tools):
     done = iolab("doctor")
     assert done.returncode == 0, done.stdout

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -50,7 +49,7 @@ iterations = 2
 order = "sequential"
 """
 
-pytestmark = pytest.mark.usefixtures("needs_root_tools")
+pytestmark = [pytest.mark.root, pytest.mark.usefixtures("needs_root_tools")]
 
 
 @pytest.fixture
@@ -71,18 +70,19 @@ def start(lab):
                             env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def child_running(process, name):
-    """A child of the run: mkfs, or fio's measured run (not the load's fio --parse-only)."""
+def child_running(process, name, at_least=1):
+    """At least `at_least` processes below the run named `name`: mkfs, or
+    fio's measured run (not the load's fio --parse-only) and its job processes."""
     def running():
+        found = 0
         for pid in descendants(process.pid):
             try:
                 comm = Path(f"/proc/{pid}/comm").read_text().strip()
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if comm.startswith(name) and (name != "fio" or b"json+" in cmdline):
-                return True
-        return False
+            found += comm.startswith(name) and (name != "fio" or b"json+" in cmdline)
+        return found >= at_least
 
     return running
 
@@ -113,8 +113,8 @@ def test_sigkill_during_mkfs_then_cleanup_reclaims_everything(lab):
 
 def test_sigkill_during_fio_with_a_knob_changed_then_resume_completes(lab):
     process = start(lab)
-    wait_for(lambda: SYSCTL.read_text().strip() == lab["value"] and child_running(process, "fio")())
-    time.sleep(0.5)  # fio's job processes are up
+    # fio's measured run and its two job processes are up
+    wait_for(lambda: SYSCTL.read_text().strip() == lab["value"] and child_running(process, "fio", 3)())
     process.kill()
     process.wait()
     left = leftovers(lab)
@@ -129,8 +129,7 @@ def test_sigkill_during_fio_with_a_knob_changed_then_resume_completes(lab):
 
 def test_sigterm_during_fio_is_a_clean_interrupt(lab):
     process = start(lab)
-    wait_for(child_running(process, "fio"))
-    time.sleep(0.5)
+    wait_for(child_running(process, "fio", 3))  # the measured run and its two job processes
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err

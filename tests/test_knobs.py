@@ -34,7 +34,7 @@ needs_root = pytest.mark.skipif(
 
 
 def integration(test):
-    return pytest.mark.integration(needs_root(test))
+    return pytest.mark.integration(pytest.mark.root(needs_root(test)))
 
 
 def read(path):

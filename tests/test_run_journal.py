@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from iolab.knobs import recover
 from iolab.load import check_here, parse
 from iolab.run import lock, recovery
 from iolab.store import Store
+from tests.helpers import wait_for
 
 
 def dead_pid():
@@ -75,9 +75,7 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     # a child that starts a grandchild in a session of its own, as fio's job processes do
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script])
-    time.sleep(0.3)
-    below = reclaim.descendants(child.pid)
-    assert below
+    below = wait_for(lambda: reclaim.descendants(child.pid), 30, "the grandchild")
     killed = reclaim.kill_tree(child.pid)
     assert set(killed) >= {child.pid, *below}
     child.wait(timeout=5)
@@ -88,9 +86,8 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
 def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
     by_cwd = subprocess.Popen(["sleep", "60"], cwd=tmp_path)
     by_file = subprocess.Popen(["sh", "-c", f"exec 3>{tmp_path}/held; sleep 60"])
-    time.sleep(0.2)
     try:
-        assert {by_cwd.pid, by_file.pid} <= set(reclaim.users(str(tmp_path)))
+        wait_for(lambda: {by_cwd.pid, by_file.pid} <= set(reclaim.users(str(tmp_path))), 30, "both users")
         reclaim.kill_users(str(tmp_path))
         assert by_cwd.wait(timeout=5) == -9 and by_file.wait(timeout=5) == -9
     finally:
@@ -103,16 +100,10 @@ def test_children_die_with_iolab(tmp_path):
     script = ("import sys; sys.path.insert(0, %r); from iolab.process import run_tool; "
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.monotonic() + 10
-    while not reclaim.descendants(parent.pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    (sleeper,) = reclaim.descendants(parent.pid)
+    (sleeper,) = wait_for(lambda: reclaim.descendants(parent.pid), 30, "the tool")
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 5
-    while owner_alive(sleeper, None) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not owner_alive(sleeper, None)
+    wait_for(lambda: not owner_alive(sleeper, None), 10, "the tool's death")
 
 
 EXPERIMENT = {
