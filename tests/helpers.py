@@ -26,7 +26,8 @@ def experiment(variants: Sequence[str | dict[str, Any]] = ("base", "patched"), i
     """An experiment for tests, parsed as a file would be (iolab.load.parse:
     no fio, nothing of this machine): variants by name (or as tables), one
     fio workload, seed 5, the scripted hosts' metrics; any other top-level
-    table replaces the default one (``workload=[...]``, ``run={...}``)."""
+    table replaces the default one (``workload=[...]``, ``run={...}``), and
+    ``None`` leaves a table out (``report=None``: the default metrics)."""
     raw: dict[str, Any] = {
         "name": "scripted comparison",
         "variant": [v if isinstance(v, dict) else {"name": v} for v in variants],
@@ -35,7 +36,8 @@ def experiment(variants: Sequence[str | dict[str, Any]] = ("base", "patched"), i
         "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
     }
     base_dir = tables.pop("base_dir", ".")
-    return load.parse({**raw, **tables}, base_dir=base_dir)
+    merged = {key: value for key, value in {**raw, **tables}.items() if value is not None}
+    return load.parse(merged, base_dir=base_dir)
 
 
 def check_golden(name: str, text: str) -> None:

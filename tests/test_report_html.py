@@ -7,7 +7,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-from iolab import load
 from iolab.analysis import history
 from iolab.analysis import reports
 from iolab.report import renderer
@@ -16,6 +15,7 @@ from iolab.run import runner
 from iolab.store import Store
 from tests import chromium
 from tests.fakes import ScriptedHost
+from tests.helpers import experiment
 
 HOSTILE_EXPERIMENT = "</title><script>document.title='pwned'</script>"
 HOSTILE_VARIANT = "<img src=x onerror=p()>"  # variant names are at most 24 characters
@@ -41,13 +41,9 @@ class Dom(HTMLParser):
 
 
 def hostile_experiment(iterations=6):
-    return load.parse({
-        "name": HOSTILE_EXPERIMENT,
-        "variant": [{"name": "base"}, {"name": HOSTILE_VARIANT}],
-        "workload": [{"name": HOSTILE_WORKLOAD, "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": iterations, "seed": 5},
-        "report": {"metrics": ["read_bw", "read_p50", "read_p99"]},
-    })
+    return experiment(["base", HOSTILE_VARIANT], iterations, name=HOSTILE_EXPERIMENT,
+                      workload=[{"name": HOSTILE_WORKLOAD, "job": "[j]\nrw=randread\n"}],
+                      report={"metrics": ["read_bw", "read_p50", "read_p99"]})
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
+from tests import helpers
 from tests.helpers import check_golden
 
 def kernel(name: str = "debian:6.1.0-56-amd64", directory: str = "/cache/kernels/6.1.0-56-amd64") -> Kernel:
@@ -122,18 +123,13 @@ def test_console_tail(tmp_path):
 
 
 def experiment(**changes):
-    raw = {
-        "name": "kernels",
-        "target": {"fs": "f2fs", "size": "256MiB"},
-        "variant": [{"name": "old", "kernel": "debian:6.1.0-47-amd64"},
-                    {"name": "new", "kernel": "debian:6.1.0-56-amd64"}],
-        "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": 4},
-        "vm": {"cells_per_boot": 2},
-    }
-    for key, value in changes.items():
-        raw[key] = value
-    return load.parse(raw)
+    """Two variants, each in a VM of its Debian kernel (nothing is fetched: parse only)."""
+    tables = {"name": "kernels", "target": {"fs": "f2fs", "size": "256MiB"},
+              "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}], "run": {"iterations": 4},
+              "report": None, "vm": {"cells_per_boot": 2}, **changes}
+    variants = tables.pop("variant", [{"name": "old", "kernel": "debian:6.1.0-47-amd64"},
+                                      {"name": "new", "kernel": "debian:6.1.0-56-amd64"}])
+    return helpers.experiment(variants, **tables)
 
 
 def test_vm_table_defaults_and_durations():
