@@ -71,6 +71,20 @@ def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(tmp_path):
     assert not path.exists()
 
 
+def test_a_directory_is_reclaimed_with_the_processes_working_in_it(tmp_path):
+    """fio's job processes outlive a killed fio (they left its session) and
+    wait for it for ever in the cell's directory: reclaiming the directory
+    kills them."""
+    cell = tmp_path / "cell"
+    cell.mkdir()
+    orphan = subprocess.Popen(["sleep", "60"], cwd=cell, start_new_session=True)
+    path = tmp_path / "run.journal"
+    write_entry(path, dead_pid(), None, "cell", {"kind": "path", "path": str(cell)})
+    done = recover(path)
+    assert [item.outcome for item in done] == ["restored"] and "after killing 1 process" in done[0].text
+    assert orphan.wait(timeout=5) == -9 and not cell.exists()
+
+
 def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     # a child that starts a grandchild in a session of its own, as fio's job processes do
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"

@@ -3,7 +3,8 @@
 Journal kinds (iolab.journal.journal), each written before the thing exists;
 their undo actions are ACTIONS:
 
-    path     {"path"}                  a scratch directory or image: removed
+    path     {"path"}                  a scratch directory or image: the processes
+                                       using it killed, then removed
     loop     {"image"}                 loop devices over that image: detached
     mount    {"mountpoint"}            processes using it killed, then unmounted
     process  {"pid", "start"}          a child (fio, probe, mkfs) and its
@@ -186,11 +187,14 @@ def _undo_path(undo: dict[str, Any], label: str) -> str:
         return "gone already"
     if any(m == path or m.startswith(path.rstrip("/") + "/") for m in _mountpoints()):
         raise UndoError(f"{label}: {path} still has a mount in it; not removed")
+    # fio's job processes outlive a killed fio (they leave its session) and
+    # wait for it for ever, their working directory in the cell's directory
+    killed = kill_users(path)
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     else:
         os.unlink(path)
-    return "removed"
+    return "removed" + (f" after killing {len(killed)} process(es) using it" if killed else "")
 
 
 def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
