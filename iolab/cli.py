@@ -9,20 +9,19 @@ import sqlite3
 import sys
 import textwrap
 
-from iolab import cli_kernel, doctor, load, progress, spec
-from iolab import cli_gate as gate
+from iolab import cli_gate, cli_kernel, doctor, load, progress, spec
 from iolab.analysis import reports
+from iolab.analysis.model import Report
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
-from iolab.analysis.model import Report
 from iolab.store import Store, StoreError, default_path
 from iolab.sysutil import ToolError
 
 EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_REGRESSION = gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
+EXIT_REGRESSION = cli_gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
 
 DESCRIPTION = """\
 iolab runs a storage workload against a baseline and candidates, many
@@ -146,9 +145,9 @@ def _more_commands(commands) -> None:
                       help="central value (default: median)")
 
 
-def _gate(text: str) -> gate.Gate:
+def _gate(text: str) -> cli_gate.Gate:
     try:
-        return gate.parse(text)
+        return cli_gate.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -309,7 +308,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
     fail_on = getattr(args, "fail_on", None)
     if fail_on is None:
         return status
-    outcome = gate.check(report.analysis, fail_on)
+    outcome = cli_gate.check(report.analysis, fail_on)
     print(f"iolab: {outcome.message()}", file=sys.stderr)
     return status if outcome.passed else EXIT_REGRESSION
 

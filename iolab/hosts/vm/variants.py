@@ -17,9 +17,9 @@ from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm.host import VMHost, compile_iolab
 from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading
+from iolab.journal import Journal, default_journal
 from iolab.kernels import Kernel, label
 from iolab.kernels.build import BUILD_LOG, build_log
-from iolab.journal import Journal, default_journal
 from iolab.spec import VM
 
 
