@@ -113,8 +113,21 @@ def _state(pid: int) -> str | None:
 
 
 def kill_tree(pid: int) -> list[int]:
-    """Kill a process and everything below it; the pids killed."""
-    tree = [pid, *descendants(pid)]
+    """Kill a process and everything below it; the pids killed.
+
+    Each process is stopped before its children are looked for, so that
+    none forks a child unseen (fio starting its job processes as Ctrl-C
+    comes): a child made before the stop is found by the next look."""
+    tree: list[int] = []
+    todo = [pid]
+    while todo:
+        for stopping in todo:
+            try:
+                os.kill(stopping, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                continue
+        tree += todo
+        todo = [found for found in descendants(pid) if found not in tree]
     killed = kill(tree)
     _wait_gone(killed)
     return killed
