@@ -46,15 +46,21 @@ def detect_memory_cgroup(proc_cgroups: str, mountinfo: str, self_cgroup: str) ->
     The controller is on cgroup v1 when /proc/cgroups gives it a nonzero
     hierarchy id and a v1 cgroup mount carries the "memory" option; else on
     v2 when the cgroup2 mount lists "memory" in cgroup.controllers (checked
-    by the caller, as it needs the live file).
+    by the caller, as it needs the live file). /proc/cgroups lists only the
+    controllers that have v1 files: a kernel without CONFIG_MEMCG_V1 (7.x)
+    leaves "memory" out of it altogether, so its absence says nothing about
+    v2 (Documentation/admin-guide/cgroup-v2.rst: "/proc/cgroups is
+    meaningless for v2"). A listed "memory" with enabled 0 is a kernel
+    booted with cgroup_disable=memory.
     """
-    enabled, hierarchy = False, 0
+    listed, enabled, hierarchy = False, False, 0
     for line in proc_cgroups.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[0] == "memory":
-            hierarchy, enabled = int(parts[1]), parts[3] == "1"
-    if not enabled:
-        raise KnobError("cgroup memory limit: the memory controller is disabled (/proc/cgroups)")
+            listed, hierarchy, enabled = True, int(parts[1]), parts[3] == "1"
+    if listed and not enabled:
+        raise KnobError("cgroup memory limit: the memory controller is disabled (/proc/cgroups; "
+                        "cgroup_disable=memory on the kernel command line?)")
     paths: dict[str, str] = {}
     for line in self_cgroup.splitlines():
         hid, controllers, path = line.split(":", 2)
