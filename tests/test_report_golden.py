@@ -12,7 +12,7 @@ import pytest
 from iolab import analysis, load
 from iolab.cell import environment
 from iolab.run import runner
-from iolab.report import renderer
+from iolab.report import renderer, table
 from iolab.store import Store
 from tests.fakes import FIXED_HOST, ScriptedHost
 
@@ -283,3 +283,22 @@ def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
     table_lines = text.split("\n\n")[1].splitlines()
     assert table_lines[1] == "B seq 128k qd128 long name"
     assert table_lines[2].startswith("  rd BW MiB/s")
+
+
+def test_six_rounds_decide_with_the_planned_rank_test(tmp_path, monkeypatch):
+    """6 rounds and two primary rows: the signed-rank test could give no p
+    below Holm's 0.025, so the plan takes the exact Mann-Whitney U (2/924)."""
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 120.0}, iterations=6)
+    assert result.planned.test == "mann-whitney" and result.design == "unpaired"
+    primary = [c for row in result.rows if row.primary for c in row.comparisons.values()]
+    assert len(primary) == 2 and {c.verdict for c in primary} <= {"better", "worse"}
+    assert all(c.test == "mann-whitney" for c in primary)
+    legend = " ".join(table.legend(result))
+    assert "Mann-Whitney U, exact" in legend and "signed-rank" not in legend
+
+
+def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 200.0}, iterations=3)
+    legend = " ".join(table.legend(result))
+    assert "no comparison was tested" in legend
+    assert "over 0 primary" not in legend and "signed-rank" not in legend

@@ -6,8 +6,12 @@ candidate the delta against the baseline with its CI, the test, and the
 verdict; noise diagnostics (iolab.analysis.diagnostics). Renderers in iolab.report
 only format this data.
 
-Design. A run whose order gives every variant a cell in every round
-(interleaved, alternate) is analysed **paired by round** (iolab.stats.paired:
+Test. The plan fixes the test of a run before any data (iolab.plan.test_choice:
+the rounds, the order and the number of primary comparisons; never the values):
+the paired signed-rank test where its smallest p can pass the corrected level,
+else the exact Mann-Whitney U where that can. A run whose order gives every
+variant a cell in every round (interleaved, alternate) and whose plan can use
+the paired test is analysed **paired by round** (iolab.stats.paired:
 the signed-rank test of per-round ratios, Hodges-Lehmann delta and CI;
 for a percentile row the change of the merged histograms' percentile, with
 a bootstrap over the paired rounds):
@@ -34,7 +38,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from iolab import histogram, stats
+from iolab import histogram, plan, stats
 from iolab.analysis import metrics
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
                                round_effect)
@@ -42,6 +46,7 @@ from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
+from iolab.stats.choice import PAIRED, Choice
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -50,7 +55,6 @@ __all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "
 MIN_SAMPLES = 4  # per side, unpaired
 MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
 BOUNDARY = "calibrated"
-PAIRED_ORDERS = ("interleaved", "alternate")
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,8 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sequential: Sequential | None = None  # set for iterations = "auto"
     original: Analysis | None = None  # for a recheck run: the run it rechecks
-    design: str = "unpaired"  # "paired" (by round) or "unpaired": the run's default test
+    design: str = "unpaired"  # "paired" (by round) or "unpaired": the test the plan chose for the run
+    planned: Choice | None = None  # the plan's test choice (iolab.plan.test_choice)
     disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
@@ -171,8 +176,9 @@ def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
 
 def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
                 rounds: set[int]) -> stats.Comparison | None:
-    """The comparison of one row for one candidate: paired when the design
-    and the data allow, else unpaired with the reason among its warnings."""
+    """The comparison of one row for one candidate: paired when the plan
+    chose the paired test ("paired") and the data allow, else unpaired with
+    the reason among its warnings."""
     if design != "paired":
         return _unpaired(metric, view, base, cand)
     b, c, dropped = _paired_values(metric, base, cand, rounds)
@@ -203,6 +209,22 @@ def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[
     delta, low, high = tails.delta_ci([b[r] for r in common], [c[r] for r in common], metric.quantile,
                                       paired=True)
     return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def planned_comparisons(experiment: Experiment, rows: dict[str, list[str]]) -> int:
+    """The size of the primary family: primary rows x candidates, from each
+    workload's row names (what its engine reports, not the values)."""
+    candidates = len(experiment.variant) - 1
+    return candidates * sum(len(primary_metrics(experiment, w, names)) for w, names in rows.items())
+
+
+def planned_test(experiment: Experiment, comparisons: int) -> Choice:
+    """The plan's test for a family of ``comparisons`` primary comparisons."""
+    run = experiment.run
+    if not run.auto:
+        return plan.test_choice(experiment, comparisons)
+    design = "paired" if plan.paired(experiment) else "unpaired"
+    return plan.test_choice(experiment, comparisons, sequential_level(experiment, comparisons, design).look_alpha)
 
 
 def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
@@ -292,7 +314,6 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     experiment = Experiment.model_validate_json(run.experiment_json)
     view = stats.checks.view(view or experiment.report.view)
     variants = [v.name for v in experiment.variant]
-    design = "paired" if experiment.run.order in PAIRED_ORDERS and len(variants) > 1 else "unpaired"
     measured = [s for s in samples if not s.warmup]
     ok: dict[tuple[str, str], list[Sample]] = defaultdict(list)
     failed: dict[tuple[str, str], list[Sample]] = defaultdict(list)
@@ -301,10 +322,15 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     rows: list[Row] = []
     diagnostics: list[Diagnostic] = []
     pending: Pending = []
+    names_of = {w.name: _row_metrics(experiment, w.name, {name for v in variants for s in ok[(v, w.name)]
+                                                            for name in s.metrics})
+                for w in experiment.workload}
+    planned = planned_test(experiment, planned_comparisons(experiment, names_of))
+    paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
+    design = "paired" if paired_plan else "unpaired"
     for workload in (w.name for w in experiment.workload):
-        produced = {name for v in variants for s in ok[(v, workload)] for name in s.metrics}
         rounds = {s.round for s in measured if s.workload == workload}
-        names = _row_metrics(experiment, workload, produced)
+        names = names_of[workload]
         primary = primary_metrics(experiment, workload, names)
         for name in names:
             metric = metrics.lookup(name)
@@ -331,7 +357,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
         notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
-        sequential=sequential, original=original, design=design,
+        sequential=sequential, original=original, design=design, planned=planned,
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
         target_place=_target_place(measured),
     )

@@ -52,6 +52,11 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
         "primary_comparisons": sum(1 for r in analysis.rows if r.primary for c in r.comparisons.values()
                                    if c.verdict != "insufficient"),
     }
+    planned = analysis.planned
+    if planned is not None:  # the test the plan fixed before any data (iolab.plan.test_choice)
+        statistics["planned"] = {"test": planned.test or "none", "rounds": planned.rounds,
+                                 "comparisons": planned.comparisons, "level": planned.level,
+                                 "min_p": planned.min_p, "rounds_needed": planned.needed}
     sequential = analysis.sequential
     if sequential is not None:
         statistics.update(

@@ -271,9 +271,18 @@ def blocks(analysis: Analysis) -> list[Block]:
 
 
 def _test_text(analysis: Analysis) -> str:
-    names = [TEST_TEXT.get(t, t) for t in analysis.tests] or [TEST_TEXT[
-        "signed-rank" if analysis.design == "paired" else "mann-whitney"]]
-    return " and ".join(names)
+    """The test each tested row used: one name when all used the same, else
+    the most used one and the rows of each other one. "" when none ran."""
+    used: dict[str, list[str]] = defaultdict(list)
+    for row in analysis.rows:
+        for c in row.comparisons.values():
+            if c.verdict != "insufficient" and f"{row.workload} {row.metric.label}" not in used[c.test]:
+                used[c.test].append(f"{row.workload} {row.metric.label}")
+    order = sorted(used, key=lambda t: -len(used[t]))
+    if not order:
+        return ""
+    others = [f"{TEST_TEXT.get(t, t)} for {_listing(used[t], 3)}" for t in order[1:]]
+    return "; ".join([TEST_TEXT.get(order[0], order[0]) + (" for the other rows" if others else "")] + others)
 
 
 TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, paired by round",
@@ -289,16 +298,20 @@ def _primary_count(analysis: Analysis) -> int:
 def _legend_line(analysis: Analysis) -> str:
     report = analysis.experiment.report
     keys = "~ no significant change; ? no test (too few samples, or all values equal)"
+    tests = _test_text(analysis)
+    if not tests:
+        return (f"no comparison was tested: every row is ? (too few samples, all values equal, or a test "
+                f"whose smallest p cannot pass its level; the notes say which); ~ no significant change")
     sequential = analysis.sequential
     if sequential is not None:
         return (
-            f"* significant ({_test_text(analysis)}, p<{sequential.look_alpha:.2g}, the level of every "
+            f"* significant ({tests}, p<{sequential.look_alpha:.2g}, the level of every "
             f"look of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} primary "
             f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
         )
     correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
     family = _primary_count(analysis)
-    return (f"* significant ({_test_text(analysis)}, p<{report.alpha:g}, {correction}-corrected over "
+    return (f"* significant ({tests}, p<{report.alpha:g}, {correction}-corrected over "
             f"{family} primary comparison{'s' if family != 1 else ''}); {keys}")
 
 
