@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import random
 import sqlite3
 import sys
 import textwrap
+from pathlib import Path
 
 from iolab import cli_kernel, doctor, load, progress, spec
 from iolab.analysis import gate
@@ -19,9 +21,11 @@ from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
 from iolab.report.model import Report
 from iolab.store import Store, StoreError, default_path
+from iolab.storedb import is_url
 from iolab.sysutil import ToolError
 
 EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PIPE = 141  # stdout closed by its reader (`| head`): what a shell shows for SIGPIPE
 EXIT_REGRESSION = gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
 
 DESCRIPTION = """\
@@ -80,7 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--iterations", type=_iterations, metavar="N|auto", help="override [run].iterations")
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
-    run.add_argument("--dry-run", action="store_true", help="validate and print the plan, run nothing")
+    run.add_argument("--dry-run", action="store_true",
+                     help="validate and print the plan (the test it fixes, the time it takes, the cells), run nothing")
+    run.add_argument("--force", action="store_true",
+                     help="run a plan under which no primary comparison can be decided (too few rounds)")
     run.add_argument("--show-command", action="store_true",
                      help="print each VM's QEMU command line (variants with a kernel) as it starts")
     _view_options(run)
@@ -201,17 +208,19 @@ def _store(args: argparse.Namespace) -> Store:
     return Store(args.store or default_path())
 
 
-def _print_plan(experiment: spec.Experiment, seed: int) -> None:
-    from iolab.plan import plan
+def _existing_store(args: argparse.Namespace) -> Store | None:
+    """The store if it exists (a dry run reads earlier runs; it makes no store)."""
+    where = args.store or default_path()
+    if is_url(str(where)) or Path(where).exists():
+        return Store(where)
+    return None
 
-    cells = plan(experiment, seed)
-    run = experiment.run
-    auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
-            if run.auto else "")
-    print(f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}")
-    for cell in cells:
-        kind = "warmup" if cell.warmup else f"iteration {cell.iteration}"
-        print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
+
+def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:
+    from iolab.run import dryrun
+
+    for line in dryrun.lines(experiment, seed, store):
+        print(line)
 
 
 def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) -> spec.Experiment:
@@ -261,9 +270,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         experiment = load.load(args.experiment)
     experiment = _with_iterations(experiment, args.iterations)
+    from iolab.run import dryrun
+
+    why = dryrun.undecidable(experiment)
+    if why and not args.force:
+        raise spec.SpecError(why)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
-        _print_plan(experiment, fixed if fixed is not None else 0)
+        _print_plan(experiment, fixed if fixed is not None else 0, _existing_store(args))
         if fixed is None:
             print("(the order shown is seed 0's; a run draws a random seed and stores it: "
                   "give --seed N to run this very order)")
@@ -446,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before a run began (loading, a kernel download): nothing to keep
         print("iolab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `iolab ... | head`: the reader has what it wanted; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":

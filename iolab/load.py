@@ -272,6 +272,34 @@ def _fio_pairs(experiment: Experiment) -> Iterator[tuple[Workload, Variant, str,
             yield workload, variant, job, target.fs == "none" and target.kind != "dir"
 
 
+def _check_fio_room(experiment: Experiment) -> None:
+    """A fio job whose files cannot fit its loop target fails in every cell:
+    refuse it, with the numbers and how long the run would have taken
+    (iolab.engines.fio_jobs reads size, numjobs, filename, runtime)."""
+    from iolab.engines import fio_jobs
+    from iolab.plan import pairs, total_rounds
+    from iolab.units import format_duration
+
+    for workload, variant, job, _ in _fio_pairs(experiment):
+        target = experiment.target_for(variant, workload)
+        if target.kind != "loop" or target.fs == "erofs":  # erofs: an image made to fit its files
+            continue
+        found = fio_jobs.jobs(job, dict(variant.fio))
+        need, how = fio_jobs.room(found)
+        if need <= target.size:
+            continue
+        cells = total_rounds(experiment) * len(pairs(experiment))
+        seconds, exact = fio_jobs.duration(found)
+        runs = ""
+        if seconds is not None:
+            runs = (f"\nas it is, each cell would run {'' if exact else 'up to '}{format_duration(seconds)}, "
+                    f"{cells} cells: {format_duration(seconds * cells)} without setup")
+        raise SpecError(
+            f'workload["{workload.name}"] with variant["{variant.name}"]: fio\'s files need '
+            f"{fio_jobs.human(need)} ({'; '.join(how[:3])}), more than the target's {fio_jobs.human(target.size)} "
+            f"({target.fs} on a loop image): give [target] size more room, or the job a smaller size={runs}")
+
+
 # Directories a `dir` target may not be (nor be under, for the second set).
 SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
                         "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
@@ -337,7 +365,7 @@ def _fio_refuses(job: str) -> str | None:
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
     _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
-    _check_fio_parses,
+    _check_fio_room, _check_fio_parses,
 )
 
 

@@ -211,6 +211,21 @@ def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[
     return replace(comparison, delta=delta, delta_low=low, delta_high=high)
 
 
+def expected_rows(experiment: Experiment, workload: str, directions: frozenset[str] = frozenset()) -> list[str]:
+    """The rows a workload will have, before it ran: the chosen metrics, else
+    the default rows its engine reports (a fio job: per direction it reads or
+    writes, ``directions``; the probe: per mode)."""
+    item = experiment.workload_named(workload)
+    if item.metrics or experiment.report.metrics:
+        return _row_metrics(experiment, workload, set())
+    if item.engine == "fio":
+        produced = {f"{d}_{m}" for d in directions for m in ("bw", "p50", "p99")}
+    else:
+        mode = (item.probe or {}).get("mode")
+        produced = {"batch": {"us_per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
+    return _row_metrics(experiment, workload, produced)
+
+
 def planned_comparisons(experiment: Experiment, rows: dict[str, list[str]]) -> int:
     """The size of the primary family: primary rows x candidates, from each
     workload's row names (what its engine reports, not the values)."""

@@ -16,10 +16,10 @@ would not.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from iolab.stats import checks
-from iolab.stats.unpaired import min_possible_p
 
 PAIRED, UNPAIRED = "signed-rank", "mann-whitney"
 MOST_ROUNDS = 1000  # the search for the rounds a plan needs stops here
@@ -27,13 +27,15 @@ MOST_ROUNDS = 1000  # the search for the rounds a plan needs stops here
 
 def min_p(test: str, rounds: int) -> float:
     """The smallest two-sided exact p of ``test`` with ``rounds`` values a
-    side (untied): signed-rank 2 / 2^n, Mann-Whitney U 2 / C(2n, n)."""
+    side (untied): signed-rank 2 / 2^n, Mann-Whitney U 2 / C(2n, n)
+    (through logarithms: no overflow at any n)."""
     if rounds < 1:
         return 1.0
     if test == PAIRED:
-        return min(1.0, 2.0 / 2.0**rounds)
+        return min(1.0, 2.0 * 2.0**-rounds)
     if test == UNPAIRED:
-        return min_possible_p(rounds, rounds)
+        log_comb = math.lgamma(2 * rounds + 1) - 2 * math.lgamma(rounds + 1)
+        return min(1.0, math.exp(math.log(2.0) - log_comb))
     raise checks.Refusal(f"test must be {PAIRED!r} or {UNPAIRED!r}, got {test!r}")
 
 
