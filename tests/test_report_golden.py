@@ -302,3 +302,33 @@ def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
     legend = " ".join(table.legend(result))
     assert "no comparison was tested" in legend
     assert "over 0 primary" not in legend and "signed-rank" not in legend
+
+
+def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
+    from iolab import cli
+    from iolab.report.model import as_report
+
+    error = "fio exit 1: fio: first direct IO errored"
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0}, fail={"base": error, "broken": error})
+    assert result.run.status == "failed"
+    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}"
+    text = renderer("text")(result)
+    assert "run 1 (failed)" in text and "\nfailed: every cell failed; the first (cell 0)" in text
+    for fmt in ("text", "benchstat"):
+        assert cli._failure_status(as_report(result), fmt) == 1
+        assert f"run {result.run.id} failed: every cell failed" in capsys.readouterr().err
+
+
+def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, capsys):
+    from iolab import cli
+    from iolab.report.model import as_report
+
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
+                          fail={"broken": "fio exit 1: fio: first direct IO errored"})
+    assert result.run.status == "complete"
+    report = as_report(result)
+    for fmt, status in (("benchstat", 0), ("csv", 1), ("json", 1)):
+        assert cli._failure_status(report, fmt) == status
+        assert "8 of 16 cells failed (first: broken / randread: fio exit 1" in capsys.readouterr().err
+    assert cli._failure_status(report, "text") == 1 and capsys.readouterr().err == ""  # the report's footnote says it
+    assert "FAILED broken / randread: 8 cell(s)" in renderer("text")(result)

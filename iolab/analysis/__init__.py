@@ -46,7 +46,7 @@ from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
-from iolab.stats.choice import PAIRED, Choice
+from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -311,6 +311,16 @@ def _allowed(experiment: Experiment) -> list[str]:
     return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
 
 
+def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
+    """Why a paired run's rows use the unpaired test: the plan chose it before any data."""
+    if not plan.paired(experiment) or planned.test != UNPAIRED or experiment.run.auto:
+        return []  # undecidable plans: each row's warning says what its test could give
+    paired_p = min_p(PAIRED, planned.rounds)
+    return [f"the plan fixed the test before the run: with {planned.rounds} rounds the signed-rank test's "
+            f"smallest p is {paired_p:.3g}, not below {planned.level:.3g} ({planned.comparisons} primary "
+            f"comparisons), so every row uses the exact Mann-Whitney U"]
+
+
 def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
@@ -370,7 +380,8 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     sequential = _decide(rows, pending, experiment, design)
     return Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
-        notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
+        notes=env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned),
+        view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
         sequential=sequential, original=original, design=design, planned=planned,
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),

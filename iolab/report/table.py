@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis.envdiff import differences
 from iolab.report.model import Report
+from iolab.spec import Experiment
 from iolab.stats import Comparison
 from iolab.store import RunInfo
 from iolab.units import format_size
@@ -146,12 +147,30 @@ def _status(analysis: Analysis) -> str:
     return "" if analysis.run.status == "complete" else f" ({analysis.run.status})"
 
 
+def _fs_text(experiment: Experiment) -> str:
+    """The filesystem; where variants (or workloads) set their own, each one's."""
+    def name(fs: str) -> str:
+        return "raw" if fs == "none" else fs
+
+    of = {(v.name, w.name): name(experiment.target_for(v, w).fs) for v in experiment.variant
+          for w in experiment.workload}
+    if len(set(of.values())) == 1:
+        return next(iter(of.values()))
+    by_variant = {v.name: {of[(v.name, w.name)] for w in experiment.workload} for v in experiment.variant}
+    if all(len(found) == 1 for found in by_variant.values()):
+        return ", ".join(f"{next(iter(found))} ({v})" for v, found in by_variant.items())
+    by_workload = {w.name: {of[(v.name, w.name)] for v in experiment.variant} for w in experiment.workload}
+    common = name(experiment.target.fs)
+    other = [f"{w}: {'/'.join(sorted(found))}" for w, found in by_workload.items() if found != {common}]
+    return f"{common} ({'; '.join(other)})"
+
+
 def header(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
     run, experiment = primary.run, primary.experiment
     target = experiment.target
     where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
-    fs = "raw" if target.fs == "none" else target.fs
+    fs = _fs_text(experiment)
     if target.fs == "erofs":
         where["loop"] = "loop"
     host = run.host
@@ -170,7 +189,8 @@ def header(analysis: Analysis) -> list[str]:
         f"{VIEW_TEXT[analysis.view]}",
     ]
     if run.stop_reason:
-        lines.append(f"stopped after {primary.rounds_done} rounds: {run.stop_reason}")
+        stopped = "failed" if run.status == "failed" else f"stopped after {primary.rounds_done} rounds"
+        lines.append(f"{stopped}: {run.stop_reason}")
     if analysis.original is not None:
         stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
         lines.append(

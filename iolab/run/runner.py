@@ -168,7 +168,8 @@ def _execute(
     experiment: Experiment, store: Store, run_id: int, seed: int, host: Host, progress: Progress,
     clock: Callable[[], float],
 ) -> None:
-    """Run what is left of the run's plan; mark it complete, interrupted or failed."""
+    """Run what is left of the run's plan; mark it complete, interrupted or
+    failed (an exception, or no measured cell succeeded)."""
     done = {sample.seq for sample in store.samples(run_id)}
     status, stop_reason = "failed", None
     planned = plan.total_rounds(experiment) * len(plan.pairs(experiment))
@@ -180,13 +181,23 @@ def _execute(
             else:
                 cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
                 _run_cells(store, run_id, cells, host, progress)
-        status = "complete"
+        status, stop_reason = _outcome(store, run_id, stop_reason)
     except KeyboardInterrupt:
         status = "interrupted"
         raise Interrupted(run_id) from None
     finally:
         progress.stop()
         store.end_run(run_id, status, stop_reason)
+
+
+def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[str, str | None]:
+    """"complete", or "failed" with the first error when no measured cell succeeded."""
+    ok, failed = store.sample_counts(run_id)
+    if ok or not failed:
+        return "complete", stop_reason
+    first = min((s for s in store.samples(run_id, with_histograms=False) if s.status != "ok"),
+                key=lambda s: s.seq)
+    return "failed", f"every cell failed; the first (cell {first.seq}): {first.error or 'unknown error'}"
 
 
 def host_for(experiment: Experiment, show_command: bool = False, build_progress: Any = None) -> Host:
