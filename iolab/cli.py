@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import difflib
 import os
 import random
 import sqlite3
@@ -75,8 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG % {"store": default_path()},
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--store", metavar="FILE|URL",
-                        help="the store: an SQLite file, or a postgresql:// URL (a shared store)")
+    parser.add_argument("--store", metavar="FILE|URL", help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = commands.add_parser("run", help="run an experiment and print its comparison",
@@ -122,7 +122,21 @@ def _parser() -> argparse.ArgumentParser:
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
+    _store_option_everywhere(parser)
     return parser
+
+
+STORE_HELP = "the store: an SQLite file, or a postgresql:// URL (a shared store)"
+
+
+def _store_option_everywhere(parser: argparse.ArgumentParser) -> None:
+    """--store after the subcommand too (iolab runs --store FILE): every
+    subcommand takes it, and leaves it unset unless given there."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                sub.add_argument("--store", metavar="FILE|URL", default=argparse.SUPPRESS, help=STORE_HELP)
+                _store_option_everywhere(sub)
 
 
 def _more_commands(commands) -> None:
@@ -207,8 +221,31 @@ def _view_options(command: argparse.ArgumentParser) -> None:
                          help="show min..max under each row (JSON always has them)")
 
 
-def _store(args: argparse.Namespace) -> Store:
-    return Store(args.store or default_path())
+def _store(args: argparse.Namespace, exists: bool = False) -> Store:
+    """The store; with ``exists``, only one that is there already (a command
+    that reads runs never makes an empty store of a mistyped path)."""
+    where = args.store or default_path()
+    if exists and not is_url(str(where)) and not Path(where).exists():
+        raise StoreError(f"no store at {where}{_nearest_store(Path(where))}")
+    return Store(where)
+
+
+def _nearest_store(path: Path) -> str:
+    """"; did you mean ..." with the existing store whose name is nearest, or where stores are."""
+    places = {path.parent if str(path.parent) else Path(".")}
+    default = default_path()
+    if not is_url(str(default)):
+        places.add(Path(default).parent)
+    found = [p for place in places if place.is_dir() for p in place.iterdir()
+             if p.is_file() and p.suffix in (".db", ".sqlite", ".sqlite3")]
+    if Path(str(default)).exists():
+        found.append(Path(str(default)))
+    close = difflib.get_close_matches(str(path), [str(p) for p in found], n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]}?"
+    if found:
+        return f" (stores here: {', '.join(sorted({str(p) for p in found})[:4])})"
+    return " (a store is made by the first 'iolab run'; --store or $IOLAB_STORE name another)"
 
 
 def _existing_store(args: argparse.Namespace) -> Store | None:
@@ -350,7 +387,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     run_id = _run_id(store, args.run)
     status = _print_report(store, run_id, args)
     return EXIT_REGRESSION if status == EXIT_REGRESSION else EXIT_OK
@@ -365,14 +402,14 @@ def _run_id(store: Store, text: str) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     report = reports.compare_report(store, args.run_a, args.run_b, view=args.view, min_max=args.min_max)
     sys.stdout.write(renderer(args.format)(report))
     return _gated(report, args, EXIT_OK)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     if args.baseline_command == "save":
         run_id = _run_id(store, args.run)
         store.save_baseline(args.name, run_id)
@@ -393,7 +430,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     if args.last is not None and args.last < 1:
         raise spec.SpecError(f"--last must be at least 1, got {args.last}")
-    found = history.history(_store(args), args.metric, experiment=args.experiment, last=args.last,
+    found = history.history(_store(args, exists=True), args.metric, experiment=args.experiment, last=args.last,
                             view=args.view)
     sys.stdout.write(HISTORY_RENDERERS[args.format](found))
     return EXIT_OK
@@ -402,7 +439,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_runs(args: argparse.Namespace) -> int:
     from iolab.run import recovery
 
-    store = _store(args)
+    store = _store(args, exists=True)
     live = recovery.live_runs()
     print(f"{'id':>4}  {'started':<16}  {'status':<11}  {'cells':>9}  name")
     for run in store.runs():

@@ -46,8 +46,31 @@ def test_missing_experiment_file(tmp_path):
 
 
 def test_report_of_unknown_run(tmp_path):
+    from iolab.store import Store
+
+    Store(tmp_path / "s.db").close()
     done = iolab("report", "7", store=tmp_path / "s.db")
     assert done.returncode == 2 and "no run 7" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["report"], ["runs"], ["compare", "1", "2"], ["history", "read_bw"],
+                                     ["baseline", "list"]])
+def test_a_mistyped_store_is_refused_with_the_nearest_one(tmp_path, command):
+    from iolab.store import Store
+
+    Store(tmp_path / "runs.db").close()
+    done = iolab(*command, "--store", str(tmp_path / "rusn.db"))  # --store after the subcommand
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"no store at {tmp_path / 'rusn.db'}; did you mean {tmp_path / 'runs.db'}?" in done.stderr
+    assert not (tmp_path / "rusn.db").exists()
+
+
+def test_store_after_the_subcommand(tmp_path):
+    from iolab.store import Store
+
+    Store(tmp_path / "s.db").close()
+    done = iolab("runs", "--store", str(tmp_path / "s.db"))
+    assert done.returncode == 0 and done.stdout.startswith("  id  started")
 
 
 def test_missing_fio_says_what_to_install(tmp_path):
@@ -130,3 +153,4 @@ def test_doctor_reports_this_machine(needs_root_tools):
     done = iolab("doctor")
     assert done.returncode == 0, done.stdout
     assert "ok    fio" in done.stdout and "memory cgroup" in done.stdout
+    assert "mkfs.f2fs" in done.stdout and "iolab-probe" in done.stdout

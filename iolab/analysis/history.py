@@ -8,6 +8,7 @@ summary; a percentile from the merged histogram of the run's rounds).
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -115,7 +116,9 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
             if point.n:
                 points[key][run.id] = point
     if not points:
-        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; its metrics: "
+        close = difflib.get_close_matches(metric_name, sorted(seen_metrics), n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; {hint}its metrics: "
                          f"{_listing(sorted(seen_metrics))}")
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}
