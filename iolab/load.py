@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -331,7 +332,15 @@ def _check_fio_parses(experiment: Experiment) -> None:
     after the option check: parsing loads the I/O engine), so a value fio
     refuses fails here and not in every cell. Skipped where fio is missing
     (the run's preflight says so)."""
-    if shutil.which("fio") is None:
+    binary = "fio"
+    if experiment.fio != "fio":  # a fio built from source: parsed by it once it is built
+        from iolab.hosts.vm import fio_source
+
+        built = fio_source.cached_for(experiment.fio)
+        if built is None:
+            return
+        binary = str(built.path)
+    if shutil.which(binary) is None:
         return
     from iolab.engines import EngineError, fio
 
@@ -342,13 +351,25 @@ def _check_fio_parses(experiment: Experiment) -> None:
                                    "/dev/null" if raw else None, (*workload.allow, *variant.allow))
         except EngineError as error:
             raise SpecError(f"{where}: {error}") from None
-        refused = _fio_refuses(placed)
+        refused = _fio_refuses(placed, binary)
         if refused:
             raise SpecError(f"{where}: fio refuses the job: {refused}")
+        if re.search(r"^\s*uncached\s*=\s*[1-9]", placed, re.M) and not _fio_dontcache(binary):
+            raise SpecError(
+                f"{where}: uncached=1, but this fio ({binary}) sets RWF_UNCACHED, an old flag value that "
+                "today's kernels read as another flag (RWF_ATOMIC), not RWF_DONTCACHE: the I/O would not be "
+                "what the job says; use a fio that has RWF_DONTCACHE: fio = \"debian:fio\"")
+
+
+@functools.lru_cache(maxsize=8)
+def _fio_dontcache(binary: str) -> bool:
+    """Whether this fio's uncached option means RWF_DONTCACHE (fio's own help says so)."""
+    done = subprocess.run([binary, "--enghelp=io_uring"], capture_output=True, text=True, timeout=60, check=False)
+    return "RWF_DONTCACHE" in done.stdout
 
 
 @functools.lru_cache(maxsize=256)
-def _fio_refuses(job: str) -> str | None:
+def _fio_refuses(job: str, binary: str = "fio") -> str | None:
     """fio's own words if `fio --parse-only` refuses the job text, else None."""
     from iolab.engines.fio import fio_error
     from iolab.sysutil import die_with_parent
@@ -356,7 +377,7 @@ def _fio_refuses(job: str) -> str | None:
     with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
-        done = subprocess.run(["fio", "--parse-only", handle.name], capture_output=True, text=True,
+        done = subprocess.run([binary, "--parse-only", handle.name], capture_output=True, text=True,
                               timeout=60, check=False, preexec_fn=die_with_parent())
     if done.returncode == 0:
         return None

@@ -448,6 +448,9 @@ class Experiment(Strict):
     derived: dict[str, str] = {}
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
+    # The fio that runs the fio workloads: "fio" (the one on PATH), or "debian:fio[=VERSION]": built from
+    # Debian's source package (unstable) and cached (iolab.hosts.vm.fio_source), for options this fio lacks
+    fio: str = Field(default="fio", pattern=r"^(fio|debian:fio(=[0-9][0-9a-z.+~:-]*)?)$")
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 

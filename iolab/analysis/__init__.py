@@ -35,6 +35,7 @@ level of a single comparison.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
@@ -311,6 +312,25 @@ def _allowed(experiment: Experiment) -> list[str]:
     return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
 
 
+def _inline_job(experiment: Experiment, workload: str) -> str:
+    job = experiment.workload_named(workload).job or ""
+    return _inline_job(experiment, job[1:].strip()) if job.startswith("@") else job
+
+
+def _fio_note(experiment: Experiment, measured: list[Sample]) -> list[str]:
+    """The fio that ran and the uncached flag, where the experiment chose a
+    fio or its jobs ask for RWF_DONTCACHE (uncached=1)."""
+    uncached = [w.name for w in experiment.workload
+                if w.engine == "fio" and re.search(r"^\s*uncached\s*=\s*[1-9]", _inline_job(experiment, w.name), re.M)]
+    if experiment.fio == "fio" and not uncached:
+        return []
+    versions = sorted({str(s.env["fio"]) for s in measured if s.env.get("fio")}) or ["no cell ran fio"]
+    text = f"fio: {', '.join(versions)} ({experiment.fio})"
+    if uncached:
+        text += f"; uncached=1 (buffered I/O with RWF_DONTCACHE) in {', '.join(uncached)}"
+    return [text]
+
+
 def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
     """Why a paired run's rows use the unpaired test: the plan chose it before any data."""
     if not plan.paired(experiment) or planned.test != UNPAIRED or experiment.run.auto:
@@ -380,7 +400,8 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     sequential = _decide(rows, pending, experiment, design)
     return Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
-        notes=env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned),
+        notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
+               + _fio_note(experiment, measured)),
         view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
         sequential=sequential, original=original, design=design, planned=planned,

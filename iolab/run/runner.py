@@ -10,8 +10,10 @@ with the run (runs.stop_reason).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -37,10 +39,29 @@ class Interrupted(KeyboardInterrupt):
         self.run_id = run_id
 
 
-def preflight(experiment: Experiment) -> None:
+def fio_binary(experiment: Experiment, log: Callable[[str], None] = lambda _: None) -> str:
+    """The fio the experiment's fio workloads run: "fio" on PATH, or one built
+    from Debian's source package (cached; built on first use)."""
+    if experiment.fio == "fio" or not any(w.engine == "fio" for w in experiment.workload):
+        return "fio"
+    return _built_fio(experiment.fio, log)
+
+
+@functools.lru_cache(maxsize=8)
+def _built_fio(name: str, log: Callable[[str], None]) -> str:
+    from iolab.hosts.vm import fio_source
+
+    return str(fio_source.ensure(name, log).path)
+
+
+def _say(text: str) -> None:
+    print(f"iolab: {text}", file=sys.stderr)
+
+
+def preflight(experiment: Experiment, fio: str = "fio") -> None:
     """Refuse to start a run that cannot work: missing tools, not root."""
     for workload in experiment.workload:
-        engines.get(workload.engine).version()
+        engines.get(workload.engine, fio).version()
     target = experiment.target
     if target.kind != "dir":
         if os.geteuid() != 0:
@@ -94,6 +115,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             setup=experiment.cell,
             collect=experiment.collect,
             derived=experiment.derived,
+            fio=fio_binary(experiment, _say),
         )
         for cell in planned
     ]
@@ -128,7 +150,7 @@ def run(
     with ExitStack() as stack:
         holder = None
         if host is None:
-            preflight(experiment)
+            preflight(experiment, fio_binary(experiment, _say))
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
             host = host_for(experiment, show_command=show_command, build_progress=build_progress)
