@@ -58,8 +58,10 @@ def _say(text: str) -> None:
     print(f"iolab: {text}", file=sys.stderr)
 
 
-def preflight(experiment: Experiment, fio: str = "fio") -> None:
-    """Refuse to start a run that cannot work: missing tools, not root."""
+def preflight(experiment: Experiment) -> None:
+    """Refuse to start a run that cannot work: missing tools, not root (and
+    build the experiment's fio first where it names one from source)."""
+    fio = fio_binary(experiment, _say)
     for workload in experiment.workload:
         engines.get(workload.engine, fio).version()
     target = experiment.target
@@ -150,7 +152,7 @@ def run(
     with ExitStack() as stack:
         holder = None
         if host is None:
-            preflight(experiment, fio_binary(experiment, _say))
+            preflight(experiment)
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
             host = host_for(experiment, show_command=show_command, build_progress=build_progress)
