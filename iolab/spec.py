@@ -234,6 +234,9 @@ class Variant(CellSettings, TargetOverrides):
     kernel: KernelField = None
     modules: str | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
+    # Workloads whose cells of this variant the kernel refuses by design, and the short reason the
+    # table shows instead of FAILED ("needs the series"); the cells still run, their error is kept
+    fails: dict[str, Annotated[str, Field(min_length=1, max_length=20)]] = {}
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
@@ -464,6 +467,11 @@ class Experiment(Strict):
                 if item.name in seen:
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
+        names = {w.name for w in self.workload}
+        for variant in self.variant:
+            unknown = sorted(set(variant.fails) - names)
+            if unknown:
+                raise ValueError(f"variant {variant.name!r}: fails names no workload {unknown[0]!r}")
         for variant in self.variant:
             for workload in self.workload:
                 both = set(variant.overrides()) & set(workload.overrides())

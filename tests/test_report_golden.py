@@ -332,3 +332,17 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
         assert "8 of 16 cells failed (first: broken / randread: fio exit 1" in capsys.readouterr().err
     assert cli._failure_status(report, "text") == 1 and capsys.readouterr().err == ""  # the report's footnote says it
     assert "FAILED broken / randread: 8 cell(s)" in renderer("text")(result)
+
+
+def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path, monkeypatch):
+    levels = {"base": 100.0, "direct": 1.0}
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    exp = experiment(list(levels)).model_dump()
+    exp["variant"][1]["fails"] = {"randread": "needs the series"}
+    exp.pop("base_dir")
+    store = Store(tmp_path / "golden.db")
+    run_id = runner.run(load.parse(exp), store,
+                        host=ScriptedHost(levels, {"direct": "fio: destination does not support O_DIRECT"}))
+    text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
+    assert "needs the series" in text.splitlines()[5] and "FAILED" not in text
+    assert "needs the series (expected to fail): direct / randread: 8 cell(s)" in " ".join(text.split())

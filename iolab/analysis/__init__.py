@@ -67,6 +67,7 @@ class Figure:
     center: float  # nan when there is no successful sample
     rel_spread: float
     summary: stats.Summary | None
+    expected: str = ""  # why its cells fail by design ([[variant]] fails), shown instead of FAILED
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Failure:
     workload: str
     error: str
     cells: list[int]  # seq numbers of the failed cells
+    expected: str = ""  # the experiment's reason for it ([[variant]] fails), e.g. "needs the series"
 
 
 @dataclass(frozen=True)
@@ -272,13 +274,15 @@ def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: s
     return sequential
 
 
-def _failures(failed: dict[tuple[str, str], list[Sample]]) -> list[Failure]:
+def _failures(failed: dict[tuple[str, str], list[Sample]], experiment: Experiment) -> list[Failure]:
     failures = []
+    expected = {v.name: v.fails for v in experiment.variant}
     for (variant, workload), group in sorted(failed.items()):
         by_error: dict[str, list[int]] = defaultdict(list)
         for sample in group:
             by_error[sample.error or "unknown error"].append(sample.seq)
-        failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
+        why = expected.get(variant, {}).get(workload, "")
+        failures += [Failure(variant, workload, error, seqs, why) for error, seqs in by_error.items()]
     return failures
 
 
@@ -386,8 +390,9 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
             figures = {}
             for variant in variants:
                 group = ok[(variant, workload)]
-                figures[variant] = _figure(values[variant], len(failed[(variant, workload)]), row_view,
-                                           _merged_center(metric, group))
+                figures[variant] = replace(
+                    _figure(values[variant], len(failed[(variant, workload)]), row_view, _merged_center(metric, group)),
+                    expected=experiment.variant[variants.index(variant)].fails.get(workload, ""))
                 diagnostics += noise(workload, metric, variant, group)
             rows.append(Row(workload, metric, figures, {}, row_view, name in primary))
             base = ok[(variants[0], workload)]
@@ -399,7 +404,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
                     pending.append((len(rows) - 1, candidate, comparison))
     sequential = _decide(rows, pending, experiment, design)
     return Analysis(
-        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed, experiment),
         notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
                + _fio_note(experiment, measured)),
         view=view, **_progress(measured, experiment),

@@ -136,7 +136,8 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "rows": [_row(row) for row in analysis.rows],
         "comparisons": comparisons,
         "failures": [
-            {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}
+            {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells,
+             **({"expected": f.expected} if f.expected else {})}
             for f in analysis.failures
         ],
         "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],

@@ -102,7 +102,7 @@ def mean_sd(center: float, stddev: float) -> str:
 
 def figure_cell(figure: Figure, view: str = "median") -> str:
     if figure.n == 0:
-        return "FAILED" if figure.failed else "-"
+        return (figure.expected or "FAILED") if figure.failed else "-"
     if view == "mean":
         return mean_sd(figure.center, figure.summary.stddev if figure.summary else math.nan)
     spread = figure.rel_spread
@@ -434,8 +434,9 @@ def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     notes = []
     for failure in analysis.failures:
         cells = ", ".join(str(seq) for seq in failure.cells[:6]) + (" ..." if len(failure.cells) > 6 else "")
+        what = f"{failure.expected} (expected to fail):" if failure.expected else "FAILED"
         notes.append(
-            f"{prefix}FAILED {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
+            f"{prefix}{what} {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
             f"[{cells}]: {failure.error}"
         )
     seen: dict[str, list[str]] = {}
