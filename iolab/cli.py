@@ -251,9 +251,13 @@ def _nearest_store(path: Path) -> str:
 def _existing_store(args: argparse.Namespace) -> Store | None:
     """The store if it exists (a dry run reads earlier runs; it makes no store)."""
     where = args.store or default_path()
-    if is_url(str(where)) or Path(where).exists():
+    if not is_url(str(where)) and not Path(where).exists():
+        return None
+    try:
         return Store(where)
-    return None
+    except StoreError as error:  # a store this iolab cannot read: plan without its history
+        print(f"iolab: the dry run reads no history: {_few_lines(str(error), 1)}", file=sys.stderr)
+        return None
 
 
 def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:

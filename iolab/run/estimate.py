@@ -47,8 +47,8 @@ class Estimate:
     def lines(self) -> list[str]:
         out = []
         for w in self.workloads:
-            figure = format_duration(w.cell_s) if w.cell_s is not None else "unknown"
-            out.append(f"  {w.workload}: {figure} a cell ({w.how})")
+            figure = f"{format_duration(w.cell_s)} a cell" if w.cell_s is not None else "time unknown"
+            out.append(f"  {w.workload}: {figure} ({w.how})")
         if self.total_s is not None:
             out.append(f"  all {self.cells} cells: {'at least ' if self.at_least else 'about '}"
                        f"{format_duration(self.total_s)}")
