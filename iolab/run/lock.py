@@ -4,8 +4,8 @@ A run that changes what other runs would measure under (a sysctl, a sysfs
 value not of its own device, dropping the page cache, a memory cgroup, a
 device target, tracefs events) holds an exclusive flock on
 ``$XDG_STATE_HOME/iolab/machine.lock``; any other run holds it shared, so
-runs on loop images of their own (or in VMs) proceed side by side, but
-never beside a run that changes the machine. A run that cannot get the lock
+runs on loop images of their own (or in VMs, whose knobs are the guests')
+proceed side by side, but never beside a run that changes the machine. A run that cannot get the lock
 is refused at once with the holder named (pid, run, experiment, why). The
 kernel drops an flock when its process dies, even by SIGKILL: a killed run
 never blocks the next one.
@@ -32,7 +32,13 @@ class Busy(ToolError):
 
 
 def machine_wide(experiment: Experiment) -> str | None:
-    """What in the experiment changes machine-wide state, or None."""
+    """What in the experiment changes machine-wide state, or None. Cells
+    that all run in VMs change their guests' sysctls, cgroups, caches and
+    tracefs, not this machine's: only a device target is this machine's."""
+    if experiment.target.kind == "device":
+        return f"device {experiment.target.device}"
+    if all(variant.kernel is not None for variant in experiment.variant):
+        return None
     for item in [*experiment.variant, *experiment.workload]:
         if item.sysctl:
             return f"sysctl {', '.join(sorted(item.sysctl))}"
@@ -43,8 +49,6 @@ def machine_wide(experiment: Experiment) -> str | None:
             return "a memory cgroup"
     if experiment.cell.drop_caches:
         return "drop_caches"
-    if experiment.target.kind == "device":
-        return f"device {experiment.target.device}"
     if experiment.collect.perf or experiment.collect.phase:
         return "tracefs events"
     return None
