@@ -13,14 +13,14 @@ import textwrap
 from pathlib import Path
 
 from iolab import cli_kernel, doctor, load, progress, spec
-from iolab.analysis import gate
+from iolab import cli_gate as gate
 from iolab.analysis import reports
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.store import Store, StoreError, default_path
 from iolab.storedb import is_url
 from iolab.sysutil import ToolError

@@ -5,7 +5,7 @@
 
 Beyond the schema, the checks here need other parts of iolab or this
 machine: probe parameters (iolab.engines.probe), kernel names
-(iolab.hosts.vm.kernels), derived-metric expressions (iolab.cell.derived),
+(iolab.kernels), derived-metric expressions (iolab.cell.derived),
 job files and '@workload' references, and the knobs that name this host's
 CPUs and sysctls -- checked against this host only for cells that run on
 it (a variant with a kernel runs in a VM: its CPUs are the VM's and its
@@ -19,7 +19,6 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from iolab import process
 from iolab.spec import Build, CellSettings, Experiment, SpecError, Variant, Workload
 
 MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
@@ -169,7 +169,7 @@ def _check_kernels(experiment: Experiment) -> None:
     """Kernel names parse; a kernel of your own (a path, relative to the
     experiment file) exists here; a kernel built from source names a source,
     a fragment and patch files that can be read."""
-    from iolab.hosts.vm import kernels
+    from iolab import kernels
 
     for variant in experiment.variant:
         if variant.kernel is None:
@@ -191,7 +191,7 @@ def _check_kernels(experiment: Experiment) -> None:
 
 
 def _check_build(build: Build, where: str, base_dir: str) -> None:
-    from iolab.hosts.vm import kconfig, sources
+    from iolab.kernels import kconfig, sources
 
     try:
         sources.parse(build.source, build.commit)
@@ -334,7 +334,7 @@ def _check_fio_parses(experiment: Experiment) -> None:
     (the run's preflight says so)."""
     binary = "fio"
     if experiment.fio != "fio":  # a fio built from source: parsed by it once it is built
-        from iolab.hosts.vm import fio_source
+        from iolab.kernels import fio_source
 
         built = fio_source.cached_for(experiment.fio)
         if built is None:
@@ -364,7 +364,7 @@ def _check_fio_parses(experiment: Experiment) -> None:
 @functools.lru_cache(maxsize=8)
 def _fio_dontcache(binary: str) -> bool:
     """Whether this fio's uncached option means RWF_DONTCACHE (fio's own help says so)."""
-    done = subprocess.run([binary, "--enghelp=io_uring"], capture_output=True, text=True, timeout=60, check=False)
+    done = process.run([binary, "--enghelp=io_uring"], timeout=60)
     return "RWF_DONTCACHE" in done.stdout
 
 
@@ -372,13 +372,11 @@ def _fio_dontcache(binary: str) -> bool:
 def _fio_refuses(job: str, binary: str = "fio") -> str | None:
     """fio's own words if `fio --parse-only` refuses the job text, else None."""
     from iolab.engines.fio import fio_error
-    from iolab.sysutil import die_with_parent
 
     with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
-        done = subprocess.run([binary, "--parse-only", handle.name], capture_output=True, text=True,
-                              timeout=60, check=False, preexec_fn=die_with_parent())
+        done = process.run([binary, "--parse-only", handle.name], timeout=60)
     if done.returncode == 0:
         return None
     return fio_error(done.stderr, done.stdout)[:300]

@@ -119,7 +119,7 @@ def test_uncached_under_a_fio_without_rwf_dontcache_is_refused():
 
 
 def test_fio_from_source_names():
-    from iolab.hosts.vm import fio_source
+    from iolab.kernels import fio_source
 
     assert fio_source.parse("debian:fio") == "" and fio_source.parse("debian:fio=3.41-2") == "3.41-2"
     assert fio_source.parse("fio") is None and fio_source.parse("debian:fio=") is None

@@ -306,7 +306,7 @@ def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
 
 def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
     from iolab import cli
-    from iolab.report.model import as_report
+    from iolab.analysis.model import as_report
 
     error = "fio exit 1: fio: first direct IO errored"
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0}, fail={"base": error, "broken": error})
@@ -321,7 +321,7 @@ def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
 
 def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, capsys):
     from iolab import cli
-    from iolab.report.model import as_report
+    from iolab.analysis.model import as_report
 
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
                           fail={"broken": "fio exit 1: fio: first direct IO errored"})

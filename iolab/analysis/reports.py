@@ -10,7 +10,7 @@ from __future__ import annotations
 from iolab import analysis
 from iolab.analysis import compare
 from iolab.analysis import envdiff
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.store import Store
 
 

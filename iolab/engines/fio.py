@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Collection
 from typing import Any
 
-from iolab import histogram
+from iolab import histogram, process
 from iolab.engines import EngineError, EngineResult, WorkloadRun, fio_options
-from iolab.knobs.resources import run_child
 from iolab.sysutil import last_lines, require
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
@@ -31,8 +29,7 @@ class FioEngine:
         self.binary = binary  # "fio" on PATH, or the path of a fio built from source
 
     def version(self) -> str:
-        require(self.binary)
-        return subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        return process.run_tool([self.binary, "--version"]).strip()
 
     def run(self, work: WorkloadRun) -> EngineResult:
         require(self.binary)
@@ -41,7 +38,7 @@ class FioEngine:
         job_path.write_text(placed)
         output = work.workdir / "fio.json"
         argv = [self.binary, "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
-        done = run_child(argv, cwd=work.workdir, preexec=work.preexec)
+        done = process.run(argv, cwd=work.workdir, preexec=work.preexec)
         text = output.read_text() if output.exists() else ""
         if done.returncode != 0:
             raise EngineError(f"fio exit {done.returncode}: {fio_error(done.stderr, text)}")

@@ -11,7 +11,7 @@ Per cell, the best figure at hand, and where it comes from:
    own until it ran once.
 
 Plus the kernels the variants need: cached, or built (the last build of
-that object tree took, iolab.hosts.vm.build) or fetched. Nothing here is a
+that object tree took, iolab.kernels.build) or fetched. Nothing here is a
 constant: where nothing was measured the estimate says so.
 """
 
@@ -97,12 +97,11 @@ def _job_seconds(experiment: Experiment, name: str) -> tuple[float | None, bool]
 
 
 def _kernels(experiment: Experiment) -> list[str]:
+    from iolab.kernels import build, fetch
+    from iolab.kernels.kernel_ref import for_variant
+
     lines = []
     for variant in experiment.variant:
-        if variant.kernel is None:
-            continue
-        from iolab.hosts.vm import build, host, kernels
-
         if isinstance(variant.kernel, Build):
             resolved = build.plan(build.request_for(variant.kernel, experiment.base_dir))
             if build.cached(resolved) is not None:
@@ -111,9 +110,9 @@ def _kernels(experiment: Experiment) -> list[str]:
             last = build.last_build_seconds(resolved.tree_key)
             took = f"the last build of this tree took {format_duration(last)}" if last else "no build timed yet"
             lines.append(f"{variant.name}: to build from {resolved.source.label} ({took})")
-        else:
-            ref = host._ref(experiment, variant.kernel, variant.modules)
-            state = "cached" if ref.kind == "local" or kernels.cached(ref) else "to fetch"
+        elif variant.kernel is not None:
+            ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
+            state = "cached" if ref.kind == "local" or fetch.cached(ref) else "to fetch"
             lines.append(f"{variant.name}: {state} ({variant.kernel})")
     return lines
 

@@ -9,7 +9,7 @@ package instead:
     fio = "debian:fio=3.41-2"    that version
 
 The source comes through iolab's private apt configuration for source
-packages (iolab.hosts.vm.sources: its own lists and cache; the system's apt
+packages (iolab.kernels.sources: its own lists and cache; the system's apt
 sources are never touched; apt checks the file against the signed index):
 the package's upstream tarball (``apt-get source --tar-only``; Debian's
 packaging patches are not applied: the fio is upstream's release as
@@ -31,8 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.hosts.vm import kernels, sources
-from iolab.hosts.vm.kernels import KernelError, Log
+from iolab.kernels import cache, sources
+from iolab.kernels.apt import run as _run
+from iolab.kernels.kernel_ref import KernelError, Log
 
 _REF = re.compile(r"^debian:fio(?:=([0-9][0-9a-z.+~:-]*))?$")
 BUILD_TIMEOUT = 3600.0
@@ -53,7 +54,7 @@ def parse(text: str) -> str | None:
 
 
 def root() -> Path:
-    return kernels.cache_root().parent / "tools"
+    return cache.cache_root().parent / "tools"
 
 
 def _candidate(log: Log) -> str:
@@ -100,7 +101,7 @@ def ensure(text: str, log: Log = lambda _: None) -> Fio:
     found = cached(version)
     if found is not None:
         return found
-    with kernels.locked(root(), f"fio-{version}"):
+    with cache.locked(root(), f"fio-{version}"):
         found = cached(version)
         if found is not None:
             return found
@@ -109,12 +110,12 @@ def ensure(text: str, log: Log = lambda _: None) -> Fio:
 
 def _build(version: str, log: Log) -> Fio:
     started = time.monotonic()
-    with kernels.staging(root(), f".fio-{version}-") as work:
+    with cache.staging(root(), f".fio-{version}-") as work:
         log(f"fio {version}: downloading Debian's source package (its upstream tarball)")
         sources._apt(["apt-get", "source", "--tar-only", "--download-only", "-q", f"fio={version}"],
                      f"apt-get source --tar-only fio={version}", cwd=work, sources=True)
         tarball = next(work.glob("fio_*.orig.tar.*"))
-        kernels._run(["tar", "-xf", tarball.name], f"unpacking {tarball.name}", cwd=work)
+        _run(["tar", "-xf", tarball.name], f"unpacking {tarball.name}", cwd=work)
         tarball.unlink()
         tree = next(p for p in work.iterdir() if p.is_dir())
         log(f"fio {version}: configure and make (2 jobs); the log is {work / 'build.log'}")
@@ -128,13 +129,13 @@ def _build(version: str, log: Log) -> Fio:
         binary = work / "fio"
         (tree / "fio").rename(binary)
         reported = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True).stdout.strip()
-        kernels.write_manifest(work, {
+        cache.write_manifest(work, {
             "package": "fio", "version": version, "fio_version": reported,
             "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "build_seconds": round(time.monotonic() - started, 1),
         })
         subprocess.run(["rm", "-rf", str(tree)], check=False)
-        kernels.install(work, root() / f"fio-{version}")
+        cache.install(work, root() / f"fio-{version}")
     found = cached(version)
     assert found is not None
     log(f"fio {version}: built ({found.version}, {time.monotonic() - started:.0f} s)")
