@@ -115,7 +115,9 @@ def checks() -> list[Check]:
         _tool("qemu-system-x86_64", ["qemu-system-x86_64", "--version"], False, "kernels as variants"),
     ]
     kernel_fs = _filesystems()
-    base = (Path(__file__).parent / "hosts" / "vm" / "base.config").read_text()
+    from iolab.kernels.kconfig import BASE
+
+    base = BASE.read_text()
     for fs in ("ext4", "xfs", "btrfs", "erofs", "f2fs"):
         ok = fs in kernel_fs
         vm = (f'[kernel] source = "debian:linux-source-X": iolab\'s base config builds {fs} in'
