@@ -169,7 +169,7 @@ def test_sigint_to_the_pid_of_a_background_run_is_a_clean_interrupt(lab):
     # a script's `iolab run ... &` starts with SIGINT ignored; iolab listens anyway
     process = subprocess.Popen(
         [sys.executable, "-c", "import signal, runpy, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-         "sys.argv = ['iolab', 'run', '--quiet', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
+         "sys.argv = ['iolab', 'run', '--quiet', '--force', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
          str(lab["path"])],
         env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(child_running(process, "fio"))
