@@ -187,8 +187,17 @@ class MemoryLimit(Knob):
 
     def show(self) -> str:
         cg = self.cg or memory_cgroup()
-        where = self.path if self._applied and self.path else cg.own
-        return read_raw(os.path.join(where, cg.limit_file), self.label)
+        if self._applied and self.path:
+            return read_raw(os.path.join(self.path, cg.limit_file), self.label)
+        return self._own_limit(cg)
+
+    def _own_limit(self, cg: MemoryCgroup) -> str:
+        """The limit of the cgroup iolab runs in; the v2 root cgroup (a VM
+        guest's init runs there) has no memory.max: no limit."""
+        path = os.path.join(cg.own, cg.limit_file)
+        if cg.version == 2 and os.path.normpath(cg.own) == os.path.normpath(cg.mount) and not os.path.exists(path):
+            return "max"
+        return read_raw(path, self.label)
 
     def _parent(self, cg: MemoryCgroup) -> tuple[str, str | None]:
         """(directory to create the cgroup in, root subtree_control we enable memory in or None)."""
@@ -208,7 +217,7 @@ class MemoryLimit(Knob):
             raise KnobError(f"{self.label}: already applied")
         cg = self.cg = memory_cgroup()
         parent, enable = self._parent(cg)
-        self.old = read_raw(os.path.join(cg.own, cg.limit_file), self.label)
+        self.old = self._own_limit(cg)
         MemoryLimit._serial += 1
         path = os.path.join(parent, f"iolab-{self.name}-{os.getpid()}-{MemoryLimit._serial}")
         if enable:
