@@ -110,6 +110,20 @@ def test_header_names_each_variants_filesystem(tmp_path):
     assert _fs_text(raw) == "xfs (E: raw)"
 
 
+def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
+    from iolab import load
+    from iolab.report.table import _same_variants
+
+    kernel = "debian:6.1.0-56-amd64"
+    same = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}],
+                       "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(same) == ["A/A: series is base (same kernel, patches and settings): every delta is noise"]
+    other = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel},
+                                                 {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}],
+                        "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(other) == []
+
+
 def test_sparkline():
     assert history.sparkline([1, 2, 3, 4, 5, 6, 7, 8]) == "▁▂▃▄▅▆▇█"
     assert history.sparkline([5.0, float("nan"), 5.0]) == "▄ ▄"

@@ -158,6 +158,23 @@ def _fs_text(experiment: Experiment) -> str:
     return f"{common} ({'; '.join(other)})"
 
 
+def _same_variants(experiment: Experiment) -> list[str]:
+    """A line naming candidates that boot the baseline's kernel with its
+    patches and settings, under another name (a series not given yet): an
+    A/A run, whose deltas are noise."""
+    def settings(variant) -> dict:  # type: ignore[no-untyped-def]
+        return variant.model_dump(exclude={"name", "description", "fails"})
+
+    base = experiment.baseline
+    if base.kernel is None:  # host cells: variants by name only are the test fakes' way to differ
+        return []
+    same = [v.name for v in experiment.variant[1:] if settings(v) == settings(base)]
+    if not same:
+        return []
+    return [f"A/A: {', '.join(same)} {'is' if len(same) == 1 else 'are'} {base.name} (same kernel, patches "
+            f"and settings): every delta is noise"]
+
+
 def header(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
     run, experiment = primary.run, primary.experiment
@@ -181,6 +198,7 @@ def header(analysis: Analysis) -> list[str]:
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
+    lines += _same_variants(experiment)
     if run.stop_reason:
         stopped = "failed" if run.status == "failed" else f"stopped after {primary.rounds_done} rounds"
         lines.append(f"{stopped}: {run.stop_reason}")
