@@ -45,8 +45,8 @@ def choice(experiment: Experiment) -> tuple[Choice, dict[str, list[str]]]:
 
 def undecidable(experiment: Experiment) -> str:
     """Why no primary comparison of this plan can ever be decided ("" when one can)."""
-    if len(experiment.variant) < 2:
-        return ""
+    if len(experiment.variant) < 2 or experiment.timing == "instructions":
+        return ""  # instructions mode: values that repeat are decided exactly, at any number of rounds
     found, _ = choice(experiment)
     if found.decidable:
         return ""
@@ -74,7 +74,10 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         yield "test: none (one variant: nothing to compare)"
         return
     found, primary = choice(experiment)
-    if found.decidable:
+    if experiment.timing == "instructions":
+        yield ("test: exact where the instruction counts repeat (at any number of rounds); where they vary, "
+               + (TEST_NAMES[found.test] if found.decidable else f"none can decide at {found.rounds} rounds"))
+    elif found.decidable:
         sizes = f"{found.rounds} pairs" if found.test == "signed-rank" else f"{found.rounds} + {found.rounds} values"
         yield (f"test: {TEST_NAMES[found.test]}, {sizes} a row: smallest p {found.min_p:.3g}, below "
                f"{found.level:.3g} (alpha {experiment.report.alpha:g} over {found.comparisons} primary "
