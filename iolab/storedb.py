@@ -85,6 +85,10 @@ class SQLite:
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         return self.db.execute(sql + " RETURNING id", params).fetchone()[0]
 
+    def update(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run an UPDATE; how many rows it changed."""
+        return self.db.execute(sql, params).rowcount
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self.db:
@@ -166,6 +170,9 @@ class PostgreSQL:
 
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         return self.db.execute(self._sql(sql) + " RETURNING id", params).fetchone()[0]
+
+    def update(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.db.execute(self._sql(sql), params).rowcount
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
