@@ -145,6 +145,7 @@ class PostgreSQL:
         except ImportError:
             raise StoreError("a postgresql:// store needs the psycopg package (pip install psycopg)") from None
         self.where = shown(url)
+        self.url = url  # with its password, for the queue's own connections (iolab.run.queue)
         try:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.Error as error:
