@@ -25,8 +25,16 @@ attempt, superseded (a round counts its latest attempt: iolab.store), and
 its journal entry marks it killed when its host reclaims. SIGTERM (or
 Ctrl-C) lets the current cell finish, then gives the round back and exits.
 A round that raised goes back to the queue while it has had fewer than
-MAX_TRIES tries (perhaps on another host); every try shows in the report. If the store's server goes away, the
-worker is started again until it answers (samples are retried).
+MAX_TRIES tries (perhaps on another host); every try shows in the report.
+
+The store's server restarted. A round's writes are retried on a new
+connection for up to RECONNECT_S (a sample whose commit was cut off is not
+written twice: its row is unique); procrastinate stops a worker whose
+heartbeat or listener fails, so the agent starts its worker again. The
+agent keeps its worker's heartbeat up itself (procrastinate's public
+update_heartbeat) while a round runs, and gives back another agent's round
+only after its own connection has been up for 3 heartbeats: after a
+restart every live agent has sent one by then.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +138,7 @@ class Agent:
         self.stopping = threading.Event()
         self.worker: Any = None
         self.rounds = 0
+        self.connected_since: float | None = None  # monotonic time our connection to the store came up
 
     # -- the worker
 
@@ -159,6 +169,7 @@ class Agent:
         labels = ",".join(self.settings.labels) or "none"
         say(self.settings.name, f"taking rounds for labels {labels} from {shown(self.settings.url)}")
         async with app.open_async():
+            self.connected_since = time.monotonic()
             while not self.stopping.is_set():
                 self.worker = workers.Worker(
                     app, queues=self.queues, name=self.settings.name, concurrency=1,
@@ -200,22 +211,33 @@ class Agent:
             self.worker.stop()
 
     async def _sweep(self, app: Any) -> None:
-        """While the worker runs: name its worker id, and give back stalled rounds."""
+        """While the worker runs: name its worker id, keep its heartbeat up
+        (procrastinate's own stops at the first failure), give back stalled rounds."""
         named = None
         while True:
-            if self.worker.worker_id is not None and self.worker.worker_id != named:
-                named = self.worker.worker_id
-                await asyncio.to_thread(self._update, worker_id=named)
-            await self._give_back_stalled(app)
+            worker_id = self.worker.worker_id
+            try:
+                if worker_id is not None:
+                    await app.job_manager.update_heartbeat(worker_id)
+                if worker_id is not None and worker_id != named:
+                    named = worker_id
+                    await asyncio.to_thread(self._update, worker_id=named)
+                self.connected_since = self.connected_since or time.monotonic()
+                await self._give_back_stalled(app)
+            except Exception:  # the server is away: the round goes on, its writes are retried
+                self.connected_since = None
             await asyncio.sleep(self.settings.heartbeat)
 
     async def _give_back_stalled(self, app: Any) -> int:
         """Rounds of our queues held by workers silent for too long go back to the queue."""
+        if self.connected_since is None or time.monotonic() - self.connected_since < self.settings.stalled_after:
+            return 0  # just (re)connected: live agents may not have sent a heartbeat since the server came back
         given = 0
         for job in await app.job_manager.get_stalled_jobs(task_name=queue.TASK,
                                                           seconds_since_heartbeat=self.settings.stalled_after):
-            if job.queue not in self.queues:  # another agent's labels
-                continue
+            ours = job.worker_id is not None and job.worker_id == self.worker.worker_id
+            if job.queue not in self.queues or ours:
+                continue  # another agent's labels; or our own round, running here
             try:
                 await app.job_manager.retry_job(job)
             except Exception:  # another agent gave it back first
@@ -250,13 +272,13 @@ class Agent:
 
     def _round_job(self, context: Any, run_id: int, round: int) -> str:
         job = context.job
-        store = Store(self.settings.url)
+        store = Reconnecting(self.settings.url, self.settings.name, min(5.0, self.settings.heartbeat))
         try:
             return self._round(store, job, run_id, round)
         finally:
             store.close()
 
-    def _round(self, store: Store, job: Any, run_id: int, round_index: int) -> str:
+    def _round(self, store: Any, job: Any, run_id: int, round_index: int) -> str:
         name, attempt = self.settings.name, int(job.attempts)
         what = f"run {run_id} round {round_index}" + (f" (attempt {attempt + 1})" if attempt else "")
         run = store.run(run_id)
@@ -281,7 +303,7 @@ class Agent:
             store.set_run_host(run_id, facts)
             entry = knobs.Journal(self.journal).add(
                 f"{what} on agent {name}",
-                {"kind": "attempt", "store": recovery.store_name(store), "attempt_id": attempt_id})
+                {"kind": "attempt", "store": recovery.store_name(store.store), "attempt_id": attempt_id})
             self._update(job=what)
             say(name, f"{what}: started")
             try:
@@ -303,7 +325,7 @@ class Agent:
         say(name, f"{what}: done")
         return "done"
 
-    def _refuse(self, store: Store, job: Any, run_id: int, round_index: int, attempt: int,
+    def _refuse(self, store: Any, job: Any, run_id: int, round_index: int, attempt: int,
                 facts: dict[str, Any], why: str) -> None:
         attempt_id = store.begin_attempt(run_id, round_index, attempt, self.settings.name, job.id, facts)
         store.end_attempt(attempt_id, "refused", why)
@@ -313,7 +335,7 @@ class Agent:
             f"{cancelled} queued rounds cancelled)")
         raise Refused(why)
 
-    def _cells(self, store: Store, experiment: Experiment, run: Any, round_index: int, attempt: int,
+    def _cells(self, store: Any, experiment: Experiment, run: Any, round_index: int, attempt: int,
                job: Any) -> None:
         cells = [cell for cell in runner.cell_specs(experiment, plan.plan(experiment, run.seed))
                  if cell.round == round_index]
@@ -326,38 +348,66 @@ class Agent:
                 self._still_mine(store, job, attempt)
                 for sample in host.run_batch(batch):
                     stamped = dataclasses.replace(sample, attempt=attempt, host=self.settings.name)
-                    store = self._store_sample(store, run.id, stamped)
+                    store.add_sample(run.id, stamped)
                     say(self.settings.name, f"run {run.id} round {round_index}: {sample.variant} / "
                         f"{sample.workload}: {sample.status}" + (f" ({sample.error[:80]})" if sample.error else ""))
 
-    def _still_mine(self, store: Store, job: Any, attempt: int) -> None:
+    def _still_mine(self, store: Any, job: Any, attempt: int) -> None:
         """Exit at once when the queue gave this round to another agent (our
         heartbeats stopped reaching the store for too long): nothing more of
         this try may be written, nor may procrastinate finish a job another
         worker now holds."""
-        owner = queue.job_owner(store, job.id)
+        owner = store.call(queue.job_owner, job.id)
         if owner and owner["status"] == "doing" and owner["worker_id"] == job.worker_id \
                 and owner["attempts"] == attempt:
             return
         say(self.settings.name, f"job {job.id}: the queue gave this round to another agent; exiting")
         os._exit(EXIT_LOST)
 
-    def _store_sample(self, store: Store, run_id: int, sample: Sample) -> Store:
-        """Write a sample; while the store's server is away, reconnect and try again."""
+
+class Reconnecting:
+    """The shared store for one round: every call is tried again on a new
+    connection while the server is away (at most RECONNECT_S)."""
+
+    def __init__(self, url: str, name: str, pause: float):
+        self.url, self.name, self.pause = url, name, pause
+        self.store = Store(url)
+
+    def call(self, action: Callable[..., Any], *args: Any) -> Any:
+        """action(store, *args), reconnecting while the server is away."""
         deadline = time.monotonic() + RECONNECT_S
+        retried = False
         while True:
             try:
-                store.add_sample(run_id, sample)
-                return store
+                return action(self.store, *args)
             except Exception as error:
+                if retried and action is Store.add_sample and _duplicate(error):
+                    return None  # the first try's commit went through before the connection broke
                 if time.monotonic() > deadline or not _connection_error(error):
                     raise
-                say(self.settings.name, f"the store is away ({str(error)[:80]}); trying again")
-                time.sleep(min(5.0, self.settings.heartbeat))
+                say(self.name, f"the store is away ({str(error).strip()[:80]}); trying again")
+                time.sleep(self.pause)
+                retried = True
                 try:
-                    store = Store(self.settings.url)
+                    self.store = Store(self.url)
                 except StoreError:
                     continue
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(Store, name)
+        return lambda *args: self.call(method, *args)
+
+    def close(self) -> None:
+        try:
+            self.store.close()
+        except Exception:  # a connection the server dropped
+            pass
+
+
+def _duplicate(error: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(error, psycopg.errors.UniqueViolation)
 
 
 def _connection_error(error: BaseException) -> bool:
