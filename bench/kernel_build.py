@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernels built from source: build, rebuild and boot times (iolab.hosts.vm.build).
+"""Kernels built from source: build, rebuild and boot times (iolab.kernels.build).
 
     full        a fresh object tree: make tinyconfig, iolab's base.config and
                 this bench's fragment, olddefconfig, make bzImage (the source
@@ -33,9 +33,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from iolab import spec  # noqa: E402
-from iolab.hosts.vm import build, sources  # noqa: E402
+from iolab.kernels import build, cache, sources  # noqa: E402
 from iolab.hosts.vm import host as vm  # noqa: E402
-from iolab.hosts.vm.patches import Patch  # noqa: E402
+from iolab.kernels.patches import Patch  # noqa: E402
 
 FRAGMENT = (("bench", 'CONFIG_LOCALVERSION="-bench"\n'),)
 
@@ -54,7 +54,7 @@ def fresh(request: build.BuildRequest) -> None:
     """Remove the bench's object tree and kernels: the next build is a full one."""
     resolved = build.plan(request, say)
     shutil.rmtree(build.builds_root() / resolved.tree_key, ignore_errors=True)
-    for kernel_dir in build.kernels.cache_root().glob("build-*"):
+    for kernel_dir in cache.cache_root().glob("build-*"):
         manifest = kernel_dir / "manifest.json"
         if manifest.exists() and json.loads(manifest.read_text()).get("tree_key") == resolved.tree_key:
             shutil.rmtree(kernel_dir)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What does running a cell in a VM add? (iolab/hosts/vm.py, under TCG here)
+"""What does running a cell in a VM add? (iolab/hosts/vm/, under TCG here)
 
 Default mode: boots `--boots` VMs one after another, each running one tiny
 cell (iolab-probe lat, 200 reads from the raw virtio disk) through the real
@@ -54,9 +54,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from iolab import load, plan, spec  # noqa: E402
-from iolab.hosts.vm import kernels  # noqa: E402
+from iolab.kernels import fetch  # noqa: E402
 from iolab.run import runner  # noqa: E402
 from iolab.hosts.vm import host as vm  # noqa: E402
+from iolab.hosts.vm import qemu  # noqa: E402
 
 COLUMNS = ("prep", "kernel", "init", "python", "imports", "ready", "boot", "shutdown", "overhead")
 
@@ -104,7 +105,7 @@ def one_boot(host: vm.VMHost, cell: object) -> dict[str, float]:
 
 def boots(args: argparse.Namespace) -> list[dict[str, float]]:
     exp = experiment(args.kernel, args.cpus)
-    kernel = kernels.ensure(args.kernel, lambda text: print(f"vm_overhead: {text}", file=sys.stderr))
+    kernel = fetch.ensure(args.kernel, lambda text: print(f"vm_overhead: {text}", file=sys.stderr))
     cell = runner.cell_specs(exp, plan.plan(exp, 1))[0]
     vm.compile_iolab()
     rows = []
@@ -127,7 +128,7 @@ echo "$t0 $t1"
 
 
 def imports(args: argparse.Namespace) -> dict[str, list[float]]:
-    kernel = kernels.ensure(args.kernel)
+    kernel = fetch.ensure(args.kernel)
     vm.compile_iolab()
     settings = spec.VM(cpus=args.cpus)
     path = ":".join(vm.guest_python_path())
@@ -169,7 +170,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    accel = vm.choose_accel("auto", "microvm")
+    accel = qemu.choose_accel("auto", "microvm")
     if args.imports:
         found = imports(args)
         if args.json:

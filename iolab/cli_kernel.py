@@ -44,10 +44,12 @@ def _say(text: str) -> None:
 
 
 def cmd_kernel(args: argparse.Namespace, store: Callable[[], Store]) -> int:
-    from iolab.hosts.vm import kernels
+    from iolab import kernels
+    from iolab.kernels import fetch
+    from iolab.kernels.cache import cache_root
 
     if args.kernel_command == "fetch":
-        kernel = kernels.ensure(kernels.parse(args.name), _say)
+        kernel = fetch.ensure(kernels.parse(args.name), _say)
         print(f"{kernel.name}: {kernel.kver} ({kernel.manifest.get('version') or 'local build'}) "
               f"in {kernel.directory}")
         return 0
@@ -55,24 +57,17 @@ def cmd_kernel(args: argparse.Namespace, store: Callable[[], Store]) -> int:
         return _build(args)
     if args.kernel_command == "log":
         return _log(args, store())
-    return _list(kernels.listing(), kernels.cache_root())
+    return _list(kernels.listing(), cache_root())
 
 
 def _build(args: argparse.Namespace) -> int:
-    from iolab.hosts.vm import build, host, kernels
+    from iolab import kernels
 
     experiment = load.load(args.experiment)
     if not any(variant.kernel is not None for variant in experiment.variant):
         raise spec.SpecError(f"{args.experiment}: no variant names a kernel: nothing to build")
-    reporter = progress.build_reporter(args.quiet)
-    for variant in experiment.variant:
-        if isinstance(variant.kernel, spec.Build):
-            request = build.request_for(variant.kernel, experiment.base_dir)
-            kernel = build.ensure(request, _say, reporter)
-        else:
-            assert variant.kernel is not None
-            kernel = kernels.ensure(host._ref(experiment, variant.kernel, variant.modules), _say)
-        print(f"{variant.name:<24}  {host.kernel_label(kernel):<40}  {kernel.directory}")
+    for name, kernel in kernels.ready(experiment, _say, progress.build_reporter(args.quiet)).items():
+        print(f"{name:<24}  {kernels.label(kernel):<40}  {kernel.directory}")
     return 0
 
 
@@ -95,7 +90,7 @@ def _list(found: list[dict[str, Any]], root: Any) -> int:
 
 
 def _log(args: argparse.Namespace, store: Store) -> int:
-    from iolab.hosts.vm.host import BUILD_LOG
+    from iolab.kernels.build import BUILD_LOG
 
     for sample in sorted(store.samples(args.run, with_histograms=False), key=lambda s: s.seq):
         if sample.variant == args.variant:

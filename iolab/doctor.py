@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab import process
 from iolab.sysutil import PACKAGE_OF
 
 
@@ -21,7 +21,7 @@ class Check:
 
 
 def _version(argv: list[str]) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    done = process.run(argv)
     return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else ""
 
 
@@ -51,7 +51,7 @@ def memory_cgroup() -> str:
 
 def _kvm() -> Check:
     """Whether QEMU can run a guest under KVM here (a tiny probe guest)."""
-    from iolab.hosts.vm.host import kvm_usable
+    from iolab.hosts.vm.qemu import kvm_usable
 
     if not os.path.exists("/dev/kvm"):
         return Check("kvm", False, "no /dev/kvm: VMs run under QEMU's TCG (slow, emulated)", required=False)
@@ -119,7 +119,7 @@ def checks() -> list[Check]:
 
 def _kernel_build() -> Check:
     """Can this machine build a kernel from source (variants with a [kernel] source)?"""
-    from iolab.hosts.vm.build import BUILD_NEEDS, missing_packages
+    from iolab.kernels.build import BUILD_NEEDS, missing_packages
 
     missing = missing_packages()
     if missing:

@@ -5,7 +5,7 @@
 
 Beyond the schema, the checks here need other parts of iolab or this
 machine: probe parameters (iolab.engines.probe), kernel names
-(iolab.hosts.vm.kernels), derived-metric expressions (iolab.cell.derived),
+(iolab.kernels), derived-metric expressions (iolab.cell.derived),
 job files and '@workload' references, and the knobs that name this host's
 CPUs and sysctls -- checked against this host only for cells that run on
 it (a variant with a kernel runs in a VM: its CPUs are the VM's and its
@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from iolab import process
 from iolab.spec import Build, CellSettings, Experiment, SpecError, Variant, Workload
 
 MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
@@ -168,7 +168,7 @@ def _check_kernels(experiment: Experiment) -> None:
     """Kernel names parse; a kernel of your own (a path, relative to the
     experiment file) exists here; a kernel built from source names a source,
     a fragment and patch files that can be read."""
-    from iolab.hosts.vm import kernels
+    from iolab import kernels
 
     for variant in experiment.variant:
         if variant.kernel is None:
@@ -190,7 +190,7 @@ def _check_kernels(experiment: Experiment) -> None:
 
 
 def _check_build(build: Build, where: str, base_dir: str) -> None:
-    from iolab.hosts.vm import kconfig, sources
+    from iolab.kernels import kconfig, sources
 
     try:
         sources.parse(build.source, build.commit)
@@ -323,13 +323,11 @@ def _check_fio_parses(experiment: Experiment) -> None:
 def _fio_refuses(job: str) -> str | None:
     """fio's own words if `fio --parse-only` refuses the job text, else None."""
     from iolab.engines.fio import fio_error
-    from iolab.sysutil import die_with_parent
 
     with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
-        done = subprocess.run(["fio", "--parse-only", handle.name], capture_output=True, text=True,
-                              timeout=60, check=False, preexec_fn=die_with_parent())
+        done = process.run(["fio", "--parse-only", handle.name], timeout=60)
     if done.returncode == 0:
         return None
     return fio_error(done.stderr, done.stdout)[:300]

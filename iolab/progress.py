@@ -57,7 +57,7 @@ def for_terminal(quiet: bool = False) -> TerminalProgress | NoProgress:
 
 class BuildProgress:
     """A kernel build's phase, files compiled and ETA on the terminal
-    (iolab.hosts.vm.build.Reporter)."""
+    (iolab.kernels.build.Reporter)."""
 
     def __init__(self, console: Console):
         self.console = console

@@ -181,7 +181,7 @@ class TargetOverrides(Strict):
 
 
 class Build(Strict):
-    """A kernel built from source (iolab.hosts.vm.build): the file's [kernel]
+    """A kernel built from source (iolab.kernels.build): the file's [kernel]
     table (every variant's kernel) or a variant's ``kernel = { ... }``."""
 
     source: str = Field(min_length=1)  # debian:linux-source-7.2[=version] | a tarball | a git tree
@@ -228,7 +228,7 @@ class Variant(CellSettings, TargetOverrides):
     description: str = ""
     fio: dict[str, FioValue] = {}
     probe: dict[str, str | int | float | bool | list[str]] = {}  # iolab-probe parameter overrides
-    # The kernel its cells boot in a VM (iolab.hosts.vm.kernels): "debian:6.1.0-56-amd64",
+    # The kernel its cells boot in a VM (iolab.kernels): "debian:6.1.0-56-amd64",
     # a path to a bzImage of your own with its module tree in `modules`, or a
     # kernel built from source (a table: Build).
     kernel: KernelField = None
@@ -404,7 +404,7 @@ Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 
 
 class VM(Strict):
-    """The VM that cells of variants with a kernel run in (iolab.hosts.vm.host);
+    """The VM that cells of variants with a kernel run in (iolab.hosts.vm);
     recorded with every sample."""
 
     memory: Size = parse_size("2GiB")

@@ -1,4 +1,5 @@
-"""Running system tools with errors that say what to do."""
+"""System tools: where they are, which package has them, children that die
+with iolab, and their errors in a few lines (iolab.process runs them)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import ctypes
 import os
 import shutil
 import signal
-import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 # Which Debian package provides each tool iolab runs.
 PACKAGE_OF = {
@@ -22,6 +22,11 @@ PACKAGE_OF = {
     "mkfs.f2fs": "f2fs-tools",
     "perf": "linux-perf",
     "qemu-system-x86_64": "qemu-system-x86",
+    "apt-get": "apt",
+    "apt-cache": "apt",
+    "dpkg-deb": "dpkg",
+    "depmod": "kmod",
+    "zstd": "zstd",
 }
 
 
@@ -29,11 +34,11 @@ class ToolError(Exception):
     """A system tool is missing or failed; the message says which and why."""
 
 
-def require(tool: str) -> str:
+def require(tool: str, error: type[ToolError] = ToolError) -> str:
     path = shutil.which(tool)
     if path is None:
         package = PACKAGE_OF.get(tool, tool)
-        raise ToolError(f"{tool} not found: install it with 'apt-get install {package}'")
+        raise error(f"{tool} not found: install it with 'apt-get install {package}'")
     return path
 
 
@@ -55,21 +60,6 @@ def die_with_parent(then: Callable[[], None] | None = None) -> Callable[[], None
             then()
 
     return preexec
-
-
-def run_tool(argv: Sequence[str], *, what: str | None = None, timeout: float | None = 600) -> str:
-    """Run a tool to completion; its stdout, or ToolError with the end of its stderr."""
-    require(argv[0])
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, check=False, preexec_fn=die_with_parent()
-        )
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"{what or argv[0]} did not finish in {timeout:.0f} s: {' '.join(argv)}") from None
-    if done.returncode != 0:
-        detail = error_lines(done.stderr or done.stdout)
-        raise ToolError(f"{what or argv[0]} failed (exit {done.returncode}): {detail}")
-    return done.stdout
 
 
 def error_lines(text: str) -> str:

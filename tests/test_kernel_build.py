@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from iolab import load, spec
-from iolab.hosts.vm import build, kconfig, kernels, patches, sources
-from iolab.hosts.vm.build import BuildError, BuildRequest
-from iolab.hosts.vm.kconfig import ConfigError, Option
-from iolab.hosts.vm.patches import Patch, PatchError
-from iolab.hosts.vm.sources import SourceRef
+from iolab import kernels
+from iolab.kernels import build, kconfig, patches, sources
+from iolab.kernels.build import BuildError, BuildRequest
+from iolab.kernels.kconfig import ConfigError, Option
+from iolab.kernels.patches import Patch, PatchError
+from iolab.kernels.sources import SourceRef
 from tests.test_kernels import bzimage, elf64
 
 

@@ -1,6 +1,6 @@
 """Kernel names, the kernel cache and its manifest, kernel images, the initramfs.
 
-No network and no real kernel: apt is scripted (kernels._run), the Debian
+No network and no real kernel: apt is scripted (iolab.kernels.apt.run), the Debian
 package is a tiny .deb built here with dpkg-deb, and the kernel image a
 fake bzImage around a 64-bit ELF with a PVH note.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab.hosts.vm import initramfs
-from iolab.hosts.vm import kernels
-from iolab.hosts.vm.kernels import KernelError, KernelRef
+from iolab import kernels
+from iolab.kernels import apt, cache as kcache, fetch, images, initramfs
+from iolab.kernels.kernel_ref import KernelError, KernelRef
 
 
 @pytest.fixture(autouse=True)
@@ -68,9 +68,9 @@ def test_modules_only_with_a_path():
 
 
 def test_cache_root_honours_xdg(cache, monkeypatch):
-    assert kernels.cache_root() == cache
+    assert kcache.cache_root() == cache
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert kernels.cache_root() == Path.home() / ".cache" / "iolab" / "kernels"
+    assert kcache.cache_root() == Path.home() / ".cache" / "iolab" / "kernels"
 
 
 # -- apt ---------------------------------------------------------------------------
@@ -87,20 +87,20 @@ def scripted_apt(monkeypatch, policy: str, pkgnames: str):
             return pkgnames
         raise AssertionError(argv)
 
-    monkeypatch.setattr(kernels, "_run", run)
+    monkeypatch.setattr(apt, "run", run)
     return calls
 
 
 def test_candidate_version(monkeypatch):
     scripted_apt(monkeypatch, "linux-image-6.1.0-56-amd64:\n  Installed: (none)\n  Candidate: 6.1.192-2\n", "")
-    assert kernels.candidate("linux-image-6.1.0-56-amd64") == "6.1.192-2"
+    assert apt.candidate("linux-image-6.1.0-56-amd64") == "6.1.192-2"
 
 
 def test_unknown_package_lists_close_names(monkeypatch):
     names = "\n".join(f"linux-image-6.1.0-{n}-amd64" for n in (47, 48, 55, 56)) + "\nlinux-image-6.1.0-56-amd64-dbg\n"
     scripted_apt(monkeypatch, "", names)
     with pytest.raises(KernelError) as error:
-        kernels.candidate("linux-image-6.1.0-57-amd64")
+        apt.candidate("linux-image-6.1.0-57-amd64")
     message = str(error.value)
     assert "no package linux-image-6.1.0-57-amd64" in message
     assert "close names: 6.1.0-56-amd64" in message and "-dbg" not in message
@@ -109,7 +109,7 @@ def test_unknown_package_lists_close_names(monkeypatch):
 def test_missing_apt_index_says_apt_get_update(monkeypatch):
     scripted_apt(monkeypatch, "", "")
     with pytest.raises(KernelError, match="run apt-get update"):
-        kernels.candidate("linux-image-6.1.0-56-amd64")
+        apt.candidate("linux-image-6.1.0-56-amd64")
 
 
 # -- kernel images --------------------------------------------------------------------
@@ -144,19 +144,19 @@ def bzimage(payload: bytes, compress=lzma.compress, version: str = "6.1.0-test")
 @pytest.mark.parametrize("compress", [lzma.compress, gzip.compress])
 def test_vmlinux_extracted_from_a_bzimage(compress):
     elf = elf64(pvh=True)
-    assert kernels.extract_vmlinux(bzimage(elf, compress)) == elf
-    assert kernels.has_pvh_note(elf)
-    assert not kernels.has_pvh_note(elf64(pvh=False))
+    assert images.extract_vmlinux(bzimage(elf, compress)) == elf
+    assert images.has_pvh_note(elf)
+    assert not images.has_pvh_note(elf64(pvh=False))
 
 
 def test_no_elf_inside():
     with pytest.raises(KernelError, match="no ELF vmlinux"):
-        kernels.extract_vmlinux(b"MZ" + bytes(4096))
+        images.extract_vmlinux(b"MZ" + bytes(4096))
 
 
 def test_image_version():
-    assert kernels.image_version(bzimage(elf64(True), version="6.18.0-rc1+")) == "6.18.0-rc1+"
-    assert kernels.image_version(elf64(True)) == "6.1.0-test"
+    assert images.image_version(bzimage(elf64(True), version="6.18.0-rc1+")) == "6.18.0-rc1+"
+    assert images.image_version(elf64(True)) == "6.1.0-test"
 
 
 # -- the initramfs ----------------------------------------------------------------------
@@ -274,22 +274,22 @@ def fake_apt(tmp_path, monkeypatch):
     if shutil.which("dpkg-deb") is None or shutil.which("depmod") is None:
         pytest.skip("needs dpkg-deb and depmod (a Debian host)")
     deb = fake_deb(tmp_path, "linux-image-6.1.0-test-amd64", "6.1.1-1", "6.1.0-test-amd64")
-    busybox_dir = kernels.cache_root() / "tools" / "busybox-1_1.35"
+    busybox_dir = kcache.cache_root() / "tools" / "busybox-1_1.35"
     busybox_dir.mkdir(parents=True)
     (busybox_dir / "busybox").write_bytes(b"\x7fELF busybox")
-    monkeypatch.setattr(kernels, "candidate", lambda package: "6.1.1-1")
+    monkeypatch.setattr(apt, "candidate", lambda package: "6.1.1-1")
 
     def download(package, version, into):
         into.mkdir(parents=True, exist_ok=True)
         return Path(shutil.copy(deb, into))
 
-    monkeypatch.setattr(kernels, "apt_download", download)
+    monkeypatch.setattr(apt, "apt_download", download)
     return deb
 
 
 def test_fetch_unpacks_indexes_extracts_and_writes_the_manifest(fake_apt, cache):
     logged = []
-    kernel = kernels.ensure("debian:6.1.0-test-amd64", logged.append)
+    kernel = fetch.ensure("debian:6.1.0-test-amd64", logged.append)
     assert kernel.directory == cache / "6.1.0-test-amd64"
     assert kernel.kver == "6.1.0-test-amd64" and kernel.pvh
     assert kernel.image.name == "vmlinux" and kernel.image.read_bytes() == elf64(pvh=True)
@@ -297,13 +297,13 @@ def test_fetch_unpacks_indexes_extracts_and_writes_the_manifest(fake_apt, cache)
     manifest = json.loads((kernel.directory / "manifest.json").read_text())
     assert manifest["package"] == "linux-image-6.1.0-test-amd64" and manifest["version"] == "6.1.1-1"
     assert manifest["kind"] == "debian" and manifest["pvh"] is True
-    assert manifest["format"] == kernels.MANIFEST_FORMAT and manifest["initramfs_format"] == initramfs.FORMAT
+    assert manifest["format"] == kcache.MANIFEST_FORMAT and manifest["initramfs_format"] == initramfs.FORMAT
     assert len(manifest["deb_sha256"]) == 64
     assert not list(cache.glob(".fetch-*")), "the temporary directory was renamed into place"
     assert not (kernel.directory / "deb").exists()
     assert any("depmod" in line for line in logged)
     # cached: a second ensure does not fetch
-    again = kernels.ensure("6.1.0-test-amd64", lambda text: pytest.fail(f"fetched again: {text}"))
+    again = fetch.ensure("6.1.0-test-amd64", lambda text: pytest.fail(f"fetched again: {text}"))
     assert again.directory == kernel.directory
     assert [item["name"] for item in kernels.listing()] == ["debian:6.1.0-test-amd64"]
 
@@ -314,37 +314,37 @@ def test_a_failed_fetch_leaves_nothing(fake_apt, cache, monkeypatch):
 
     monkeypatch.setattr(initramfs, "build", broken)
     with pytest.raises(initramfs.InitramfsError):
-        kernels.ensure("debian:6.1.0-test-amd64")
+        fetch.ensure("debian:6.1.0-test-amd64")
     assert not (cache / "6.1.0-test-amd64").exists()
     assert not list(cache.glob(".fetch-*"))
 
 
 def test_an_outdated_initramfs_is_rebuilt_in_place(fake_apt, cache):
-    kernel = kernels.ensure("debian:6.1.0-test-amd64")
+    kernel = fetch.ensure("debian:6.1.0-test-amd64")
     manifest = json.loads((kernel.directory / "manifest.json").read_text())
     manifest["initramfs_format"] = initramfs.FORMAT - 1
     (kernel.directory / "manifest.json").write_text(json.dumps(manifest))
     (kernel.directory / "initramfs.cpio").write_bytes(b"old")
     assert not kernels.listing()[0]["current"]
-    again = kernels.ensure("debian:6.1.0-test-amd64", lambda text: pytest.fail(f"fetched again: {text}"))
+    again = fetch.ensure("debian:6.1.0-test-amd64", lambda text: pytest.fail(f"fetched again: {text}"))
     assert again.manifest["initramfs_format"] == initramfs.FORMAT
     assert read_cpio(again.initramfs.read_bytes())["init"][1].decode() == initramfs.INIT
 
 
 def test_a_build_of_your_own(tmp_path, cache):
-    busybox_dir = kernels.cache_root() / "tools" / "busybox-1_1.35"
+    busybox_dir = kcache.cache_root() / "tools" / "busybox-1_1.35"
     busybox_dir.mkdir(parents=True)
     (busybox_dir / "busybox").write_bytes(b"\x7fELF busybox")
     image = tmp_path / "bzImage"
     image.write_bytes(bzimage(elf64(pvh=True), version="6.18.0-mine"))
     moddir = fake_module_tree(tmp_path / "mods", ["overlay"], TREE)
     moddir = moddir.rename(moddir.with_name("6.18.0-mine"))
-    kernel = kernels.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
+    kernel = fetch.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
     assert kernel.kver == "6.18.0-mine" and kernel.pvh and kernel.moddir == moddir
     assert kernel.directory.name.startswith("local-")
     # a rebuilt image is another cache entry
     image.write_bytes(bzimage(elf64(pvh=True, banner=b"x"), version="6.18.0-mine"))
-    other = kernels.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
+    other = fetch.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
     assert other.directory != kernel.directory
 
 
@@ -352,11 +352,11 @@ def test_a_build_of_your_own_without_modules_dep(tmp_path):
     image = tmp_path / "bzImage"
     image.write_bytes(bzimage(elf64(pvh=True), version="6.18.0-mine"))
     (tmp_path / "mods" / "lib" / "modules" / "6.18.0-mine").mkdir(parents=True)
-    busybox_dir = kernels.cache_root() / "tools" / "busybox-1"
+    busybox_dir = kcache.cache_root() / "tools" / "busybox-1"
     busybox_dir.mkdir(parents=True)
     (busybox_dir / "busybox").write_bytes(b"x")
     with pytest.raises(KernelError, match="run depmod"):
-        kernels.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
+        fetch.ensure(KernelRef("local", str(image), str(tmp_path / "mods")))
 
 
 # -- the command line -------------------------------------------------------------------

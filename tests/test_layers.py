@@ -15,7 +15,8 @@ import iolab
 ROOT = Path(iolab.__file__).parent
 GUEST_FORBIDDEN = ("pydantic", "scipy", "numpy", "sqlite3", "rich", "matplotlib",
                    "iolab.spec", "iolab.stats", "iolab.store", "iolab.run", "iolab.report",
-                   "iolab.analysis", "iolab.cli", "iolab.hosts.vm.host", "iolab.hosts.vm.kernels")
+                   "iolab.analysis", "iolab.cli", "iolab.hosts.vm.host", "iolab.hosts.vm.qemu",
+                   "iolab.hosts.vm.variants", "iolab.kernels")
 
 
 def test_guest_imports_only_the_cell_side():

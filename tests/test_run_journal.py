@@ -103,7 +103,7 @@ def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
 
 def test_children_die_with_iolab(tmp_path):
     # a python "iolab" runs a tool through run_tool and is SIGKILLed: the tool dies too
-    script = ("import sys; sys.path.insert(0, %r); from iolab.sysutil import run_tool; "
+    script = ("import sys; sys.path.insert(0, %r); from iolab.process import run_tool; "
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.monotonic() + 10

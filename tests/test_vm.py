@@ -19,7 +19,8 @@ from iolab.cell import environment
 from iolab.hosts.vm import guest
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
-from iolab.hosts.vm.kernels import Kernel
+from iolab.hosts.vm import qemu, variants
+from iolab.kernels import Kernel, kernel_ref
 from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import Store
@@ -48,9 +49,9 @@ def kernel(name: str = "debian:6.1.0-56-amd64", directory: str = "/cache/kernels
 
 
 def test_qemu_argv_microvm_tcg():
-    argv = vm.qemu_argv(
+    argv = qemu.qemu_argv(
         kernel(), memory_mib=2048, cpus=2, machine="microvm", accel="tcg", xchg=Path("/run/x/xchg"),
-        console=Path("/run/x/xchg/console.log"), disks=[vm.Disk("/run/x/disk.img", "iolab0")],
+        console=Path("/run/x/xchg/console.log"), disks=[qemu.Disk("/run/x/disk.img", "iolab0")],
         tsc_khz=2596124, tcg_thread="single",
     )
     assert argv[0] == "qemu-system-x86_64" and all(isinstance(a, str) for a in argv)
@@ -58,17 +59,17 @@ def test_qemu_argv_microvm_tcg():
 
 
 def test_qemu_argv_q35_kvm():
-    argv = vm.qemu_argv(
+    argv = qemu.qemu_argv(
         kernel(), memory_mib=1024, cpus=4, machine="q35", accel="kvm", xchg=Path("/run/x/xchg"),
-        console=Path("/run/x/xchg/console.log"), disks=[vm.Disk("/dev/sdz", "iolab0")], tsc_khz=2596124,
+        console=Path("/run/x/xchg/console.log"), disks=[qemu.Disk("/dev/sdz", "iolab0")], tsc_khz=2596124,
     )
     check_golden("qemu-q35-kvm.txt", shlex.join(argv) + "\n")
 
 
 def test_qemu_argv_essentials():
-    argv = vm.qemu_argv(
+    argv = qemu.qemu_argv(
         kernel(), memory_mib=512, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),
-        console=Path("/x/c.log"), disks=[vm.Disk("/d.img", "iolab0")], tsc_khz=None, tcg_thread="multi",
+        console=Path("/x/c.log"), disks=[qemu.Disk("/d.img", "iolab0")], tsc_khz=None, tcg_thread="multi",
     )
     joined = shlex.join(argv)
     assert "-accel tcg,thread=multi" in joined and "-m 512M" in joined and "-smp 1" in joined
@@ -82,15 +83,15 @@ def test_qemu_argv_essentials():
 
 def test_tcg_threading_follows_the_host(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert vm.tcg_threading(2) == "single" and vm.tcg_threading(1) == "multi"
+    assert qemu.tcg_threading(2) == "single" and qemu.tcg_threading(1) == "multi"
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
-    assert vm.tcg_threading(4) == "multi"
+    assert qemu.tcg_threading(4) == "multi"
 
 
 def test_the_kvm_probe_guest_is_a_pvh_elf():
-    from iolab.hosts.vm.kernels import has_pvh_note
+    from iolab.kernels.images import has_pvh_note
 
-    elf = vm._probe_elf()
+    elf = qemu._probe_elf()
     assert elf[:4] == b"\x7fELF" and len(elf) < 200
     assert b"Xen\0" in elf
     assert not has_pvh_note(elf)  # a 32-bit ELF: the 64-bit reader does not apply, QEMU's does
@@ -182,7 +183,7 @@ def test_kernel_paths_are_checked_relative_to_the_file(tmp_path):
         load.load(tmp_path / "exp.toml")
     (tmp_path / "mods").mkdir()
     loaded = load.load(tmp_path / "exp.toml")
-    ref = vm._ref(loaded, loaded.variant[1].kernel, loaded.variant[1].modules)
+    ref = kernel_ref.for_variant(loaded.variant[1].kernel, loaded.variant[1].modules, loaded.base_dir)
     assert ref.name == str(tmp_path / "bzImage") and ref.modules == str(tmp_path / "mods")
 
 
@@ -195,10 +196,10 @@ def test_alternate_order_runs_each_kernel_a_boot_at_a_time():
 
 
 def fake_vm_hosts(monkeypatch, exp):
-    monkeypatch.setattr(vm.kernels, "ensure", lambda ref, log=None: kernel(str(ref), f"/cache/{ref.name}"))
-    monkeypatch.setattr(vm, "choose_accel", lambda setting, machine: "tcg")
-    monkeypatch.setattr(vm, "compile_iolab", lambda: None)
-    return vm.VMHosts(exp)
+    monkeypatch.setattr(variants, "choose_accel", lambda setting, machine: "tcg")
+    monkeypatch.setattr(variants, "compile_iolab", lambda: None)
+    refs = {v.name: kernel_ref.parse(v.kernel) for v in exp.variant}
+    return variants.VMHosts({name: kernel(str(ref), f"/cache/{ref.name}") for name, ref in refs.items()}, exp.vm)
 
 
 def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):

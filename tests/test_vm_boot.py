@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load, plan, spec
-from iolab.hosts.vm import kernels
+from iolab import kernels
+from iolab.kernels import fetch
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
+from iolab.hosts.vm import variants
 from iolab.report import renderer
 from iolab.store import Store
 
@@ -28,7 +30,7 @@ TEST_KERNEL = "debian:6.1.0-56-amd64"
 def test_kernel():
     if os.geteuid() != 0:
         pytest.skip("needs root (mkfs and mount in the guest, the host root shared read-only)")
-    return kernels.ensure(TEST_KERNEL, lambda text: print(f"test kernel: {text}"))
+    return fetch.ensure(TEST_KERNEL, lambda text: print(f"test kernel: {text}"))
 
 
 def qemu_pids(marker: str) -> list[int]:
@@ -70,7 +72,7 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
     exp = experiment(tmp_path)
     store = Store(tmp_path / "vm.db")
     shown = []
-    host = vm.VMHosts(exp, show_command=False, scratch_parent=str(tmp_path))
+    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
     host.show = shown.append
     run_id = runner.run(exp, store, host=host)
     samples = store.samples(run_id)

@@ -25,7 +25,8 @@ from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab.knobs import journal
 from iolab.knobs.resources import kill_users
-from iolab.sysutil import ToolError, run_tool
+from iolab.process import run_tool
+from iolab.sysutil import ToolError
 
 
 class TargetError(Exception):

@@ -9,8 +9,8 @@ unmounts it again, but only if iolab mounted it and nothing holds it busy.
 from __future__ import annotations
 
 import os
-import subprocess
 
+from iolab import process
 from iolab.collectors.base import CollectorError
 
 TRACEFS = "/sys/kernel/tracing"
@@ -39,7 +39,7 @@ def tracefs_acquire() -> str:
         if debugfs and os.path.isdir(os.path.join(debugfs, "tracing", "instances")):
             root = os.path.join(debugfs, "tracing")
     if root is None:
-        done = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS], capture_output=True, text=True)
+        done = process.run(["mount", "-t", "tracefs", "tracefs", TRACEFS])
         if done.returncode != 0:
             raise CollectorError(f"cannot mount tracefs at {TRACEFS}: {done.stderr.strip()}")
         _we_mounted = True
@@ -52,6 +52,6 @@ def tracefs_release() -> None:
     global _users, _we_mounted
     _users = max(0, _users - 1)
     if _users == 0 and _we_mounted:
-        done = subprocess.run(["umount", TRACEFS], capture_output=True, text=True)
+        done = process.run(["umount", TRACEFS])
         if done.returncode == 0:  # busy (another process uses it): leave it mounted
             _we_mounted = False

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Collection
 from typing import Any
 
-from iolab import histogram
+from iolab import histogram, process
 from iolab.engines import EngineError, EngineResult, WorkloadRun, fio_options
-from iolab.knobs.resources import run_child
 from iolab.sysutil import last_lines, require
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
@@ -28,8 +26,7 @@ class FioEngine:
     name = "fio"
 
     def version(self) -> str:
-        require("fio")
-        return subprocess.run(["fio", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        return process.run_tool(["fio", "--version"]).strip()
 
     def run(self, work: WorkloadRun) -> EngineResult:
         require("fio")
@@ -38,7 +35,7 @@ class FioEngine:
         job_path.write_text(placed)
         output = work.workdir / "fio.json"
         argv = ["fio", "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
-        done = run_child(argv, cwd=work.workdir, preexec=work.preexec)
+        done = process.run(argv, cwd=work.workdir, preexec=work.preexec)
         text = output.read_text() if output.exists() else ""
         if done.returncode != 0:
             raise EngineError(f"fio exit {done.returncode}: {fio_error(done.stderr, text)}")

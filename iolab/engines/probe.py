@@ -34,14 +34,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iolab import histogram
+from iolab import histogram, process
 from iolab.engines import EngineError, EngineResult, WorkloadRun
-from iolab.knobs.resources import run_child
 from iolab.sysutil import ToolError
 from iolab.units import parse_size
 
@@ -297,7 +295,7 @@ class ProbeEngine:
         """'iolab-probe 1 (sha256 1a2b3c4d5e6f)': the output version and which
         build, stored with every sample (env["probe"])."""
         path = binary()
-        done = subprocess.run([str(path), "--version"], capture_output=True, text=True, check=False)
+        done = process.run([str(path), "--version"])
         if done.returncode != 0:
             raise ToolError(f"{path} --version failed: {probe_error(done.returncode, done.stderr)}")
         build = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
@@ -307,7 +305,7 @@ class ProbeEngine:
         mode, params = merged(work.job, work.options)
         where = placement(mode, work.target.mountpoint, work.target.device)
         argv = command(binary(), mode, params, where)
-        done = run_child(argv, cwd=work.workdir, preexec=work.preexec)
+        done = process.run(argv, cwd=work.workdir, preexec=work.preexec)
         if done.returncode != 0:
             raise EngineError(f"iolab-probe {mode} exit {done.returncode}: {probe_error(done.returncode, done.stderr)}")
         result = parse_output(load_output(done.stdout))

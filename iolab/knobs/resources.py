@@ -21,12 +21,11 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from iolab.knobs.base import KnobError
-from iolab.knobs.journal import current, owner_alive, process_start, registers
-from iolab.sysutil import die_with_parent
+from iolab.knobs.journal import owner_alive, registers
 
 
 def _pids() -> list[int]:
@@ -125,37 +124,6 @@ def kill_users(path: str) -> list[int]:
     killed = kill(users(path))
     _wait_gone(killed)
     return killed
-
-
-def run_child(
-    argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, preexec: Callable[[], None] | None = None,
-    timeout: float | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run a workload process to completion, its output captured.
-
-    It dies with iolab (PR_SET_PDEATHSIG), is journalled while it runs, and
-    on any exception here (Ctrl-C, SIGTERM, a timeout) it is killed with
-    every process below it before the exception goes on, so nothing of it
-    keeps the target busy.
-    """
-    process = subprocess.Popen(
-        list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=die_with_parent(preexec),
-    )
-    journal = current()
-    undo = {"kind": "process", "pid": process.pid, "start": process_start(process.pid)}
-    entry = journal.add(f"{os.path.basename(argv[0])} (pid {process.pid})", undo) if journal else None
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except BaseException:
-        kill_tree(process.pid)
-        process.wait()
-        if journal and entry:
-            journal.discard(entry)
-        raise
-    if journal and entry:
-        journal.discard(entry)
-    return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
 
 
 def _mountpoints() -> list[str]:

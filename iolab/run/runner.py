@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any, Protocol
 
-from iolab import analysis, engines, load, plan
+from iolab import analysis, engines, kernels, load, plan
 from iolab.run import adaptive, lock, recovery
 from iolab.cell import environment, interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
+from iolab.kernels import Kernel
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.store import Store
@@ -123,7 +125,8 @@ def run(
     Without a host given, this machine's leftovers of killed runs are
     reclaimed first and the machine lock is held (iolab.run.lock).
     ``build_progress`` shows the build of a kernel built from source
-    (iolab.hosts.vm.build.Reporter; None: log lines).
+    (iolab.kernels.build.Reporter; None: log lines): every kernel the
+    variants boot is made ready before the host exists.
     """
     with ExitStack() as stack:
         holder = None
@@ -131,7 +134,7 @@ def run(
             preflight(experiment)
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
-            host = host_for(experiment, show_command=show_command, build_progress=build_progress)
+            host = host_for(experiment, kernels.ready(experiment, _say, build_progress), show_command=show_command)
         with interrupts.deferred():  # a stored run always has its journal entry
             if resume is None:
                 run_id, seed = _begin(experiment, store, host, experiment_path, seed, recheck_of)
@@ -189,14 +192,17 @@ def _execute(
         store.end_run(run_id, status, stop_reason)
 
 
-def host_for(experiment: Experiment, show_command: bool = False, build_progress: Any = None) -> Host:
-    """This machine, or VMs when the variants name kernels (iolab.hosts.vm.host:
-    kernels are fetched or built here, before the run is stored)."""
-    if any(variant.kernel is not None for variant in experiment.variant):
-        from iolab.hosts.vm.host import VMHosts
+def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_command: bool = False) -> Host:
+    """This machine, or VMs booting the variants' kernels (made ready by iolab.kernels.ready)."""
+    if variant_kernels:
+        from iolab.hosts.vm.variants import VMHosts
 
-        return VMHosts(experiment, show_command=show_command, build_reporter=build_progress)
+        return VMHosts(variant_kernels, experiment.vm, show_command=show_command)
     return LocalHost()
+
+
+def _say(text: str) -> None:
+    print(f"iolab: {text}", file=sys.stderr)
 
 
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:

@@ -7,7 +7,7 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
          microvm, the kernel's uncompressed vmlinux (PVH entry), our initramfs,
          the host's / read-only over 9p (cache=loose), the exchange dir
          read-write over 9p, the disk as virtio-blk with cache=none
-    guest: init (iolab.hosts.vm.initramfs) chroots into the host root and runs
+    guest: init (iolab.kernels.initramfs) chroots into the host root and runs
          python -m iolab.hosts.vm.guest /run/iolab: the same cell executor, the
          target rewritten to the virtio disk, one sample per line in
          samples.jsonl (fsynced), the command's exit status in rc
@@ -19,23 +19,19 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
 The guest's exit status (rc) is kept apart from QEMU's: QEMU exits 0 on
 poweroff, on a guest panic (-no-reboot, panic=-1) and on SIGTERM alike.
 
-Accelerator: KVM where a probe shows it works (a 150-byte PVH guest that
-writes to an isa-debug-exit port, run with ``-accel kvm -cpu host``), else
-TCG. Under TCG the guest kernel is emulated: its numbers compare only with
-other numbers from the same host, accelerator and VM shape; every sample
-records them (env["vm"]).
+The accelerator and QEMU's command line are iolab.hosts.vm.qemu's; the
+kernel comes ready from iolab.kernels. Every variant in its VM, one VMHost
+per kernel: iolab.hosts.vm.variants.
 """
 
 from __future__ import annotations
 
 import compileall
-import functools
 import json
 import os
 import shlex
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -43,168 +39,20 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import iolab
-from iolab.hosts.vm import build, kernels
-from iolab.hosts.vm.build import Reporter
 from iolab.cell.cellspec import CellSpec
-from iolab.hosts.vm.kernels import Kernel
 from iolab.cell.sample import Sample
-from iolab.spec import VM, Build, Experiment
-from iolab.hosts.local import default_journal
-from iolab.knobs.journal import Journal
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, choose_accel, host_tsc_khz, qemu_argv, qemu_version,
+                                 tcg_threading)
+from iolab.kernels import Kernel
+from iolab.spec import VM
 from iolab.sysutil import ToolError, die_with_parent, require
 
-QEMU = "qemu-system-x86_64"
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 ROOT_SHARE = "9p ro cache=loose"
-BUILD_LOG = "kernel-build.log"  # artefact: the build log of a kernel built from source
-DISK_CACHE = "none"
-
-
-@dataclass(frozen=True)
-class Disk:
-    path: str  # an image file or a host block device
-    serial: str
-    image: bool = False  # an image made for this boot (removed after it)
-
-
-# -- facts about this host ----------------------------------------------------------
-
-
-def host_tsc_khz() -> int | None:
-    """The host's TSC rate in kHz, when it is constant (TCG's guest TSC is the
-    host's). Passed as tsc_early_khz: microvm has no HPET or ACPI PM timer,
-    and on a busy host the guest's calibration against the PIT fails and the
-    boot hangs after 'APIC: Switch to symmetric I/O mode setup'."""
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    lines = info.splitlines()
-    flags = next((line for line in lines if line.startswith("flags")), "").split()
-    mhz = next((line for line in lines if line.startswith("cpu MHz")), None)
-    if "constant_tsc" not in flags or mhz is None:
-        return None
-    return round(float(mhz.split(":")[1]) * 1000)
-
-
-@functools.cache
-def qemu_version(qemu: str = QEMU) -> str:
-    out = subprocess.run([require(qemu), "--version"], capture_output=True, text=True, check=False).stdout
-    first = out.splitlines()[0] if out else ""
-    return first.split("version", 1)[1].split()[0] if "version" in first else first.strip()
-
-
-def _probe_elf() -> bytes:
-    """A 32-bit PVH guest: 'K' to COM1, then 0x21 to isa-debug-exit (QEMU exits 67)."""
-    load = 0x100000
-    code = bytes([0xB0, 0x4B, 0x66, 0xBA, 0xF8, 0x03, 0xEE, 0xB0, 0x21, 0xE6, 0xF4, 0xF4, 0xEB, 0xFD])
-    note = struct.pack("<III", 4, 4, 18) + b"Xen\0" + struct.pack("<I", load)
-    code_off = 52 + 2 * 32
-    note_off = code_off + len(code) + (-(code_off + len(code)) % 4)
-    header = b"\x7fELF\x01\x01\x01\x00" + bytes(8) + struct.pack(
-        "<HHIIIIIHHHHHH", 2, 3, 1, load, 52, 0, 0, 52, 32, 2, 40, 0, 0)
-    program = struct.pack("<8I", 1, code_off, load, load, len(code), len(code), 5, 0x1000)
-    program += struct.pack("<8I", 4, note_off, 0, 0, len(note), len(note), 4, 4)
-    image = header + program + code
-    return image + bytes(note_off - len(image)) + note
-
-
-@functools.cache
-def kvm_usable(machine: str = "microvm") -> bool:
-    """Whether QEMU runs a guest with -accel kvm -cpu host here (a probe of
-    about 0.1 s; nested hypervisors such as kvm-pvm refuse it)."""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(QEMU) is None:
-        return False
-    with tempfile.NamedTemporaryFile(prefix="iolab-kvm-probe-", suffix=".elf") as elf:
-        elf.write(_probe_elf())
-        elf.flush()
-        argv = [QEMU, "-accel", "kvm", "-cpu", "host", "-M", machine, "-m", "16M", "-nodefaults",
-                "-no-user-config", "-display", "none", "-serial", "none",
-                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", elf.name]
-        try:
-            done = subprocess.run(argv, capture_output=True, timeout=10, check=False, start_new_session=True)
-        except subprocess.TimeoutExpired:
-            return False
-    return done.returncode == (0x21 << 1) | 1
-
-
-def choose_accel(setting: str, machine: str) -> str:
-    if setting == "auto":
-        return "kvm" if kvm_usable(machine) else "tcg"
-    return setting
-
-
-def tcg_threading(cpus: int) -> str:
-    """One host thread per vCPU ("multi") only when the host has a core to
-    spare beside them; else one thread runs every vCPU in turn ("single").
-    On this project's 2-core host, 2 vCPUs in 2 threads made the boot twice
-    as slow (13.8 s against 6.5 s: the vCPU threads contend with QEMU's I/O
-    thread and each other), and Python in the guest 2-3 times slower."""
-    return "multi" if (os.cpu_count() or 1) > cpus else "single"
-
-
-# -- the command line ------------------------------------------------------------------
-
-
-def qemu_argv(
-    kernel: Kernel,
-    *,
-    memory_mib: int,
-    cpus: int,
-    machine: str,
-    accel: str,
-    xchg: Path,
-    console: Path,
-    disks: Sequence[Disk],
-    tsc_khz: int | None,
-    tcg_thread: str = "single",
-    qemu: str = QEMU,
-) -> list[str]:
-    """QEMU's argument list for one boot (pure: the same inputs give the same list)."""
-    mmio = machine == "microvm"
-
-    def device(kind: str) -> str:
-        return f"virtio-{kind}-device" if mmio else f"virtio-{kind}-pci"
-
-    argv = [qemu]
-    if accel == "kvm":
-        argv += ["-accel", "kvm", "-cpu", "host"]
-    else:
-        argv += ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"]
-    argv += ["-smp", str(cpus), "-m", f"{memory_mib}M",
-             "-nodefaults", "-no-user-config", "-nographic", "-no-reboot"]
-    if mmio:
-        argv += ["-M", "microvm,acpi=on,pit=on,pic=on,rtc=on,isa-serial=on",
-                 "-global", "virtio-mmio.force-legacy=false"]
-    else:
-        argv += ["-M", machine]
-    argv += ["-serial", f"file:{console}",
-             "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs),
-             "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
-             "-device", f"{device('9p')},fsdev=root,mount_tag=hostroot",
-             "-fsdev", f"local,id=xchg,path={xchg},security_model=none",
-             "-device", f"{device('9p')},fsdev=xchg,mount_tag=xchg"]
-    for index, disk in enumerate(disks):
-        argv += ["-drive", f"file={disk.path},if=none,id=disk{index},format=raw,cache={DISK_CACHE},aio=native",
-                 "-device", f"{device('blk')},drive=disk{index},serial={disk.serial}"]
-    append = ["console=ttyS0", "panic=-1", "reboot=t", "quiet", "loglevel=4", "rdinit=/init",
-              "8250.nr_uarts=1", f"iolab.bus={'mmio' if mmio else 'pci'}"]
-    if accel != "kvm":
-        # TCG's guest TSC is one host-wide counter, but the guest's sync check
-        # sees warps between vCPU threads, marks it unstable and falls back to
-        # jiffies (4 ms clock): every latency would read 0 or 4 ms
-        append.append("tsc=reliable")
-        if tsc_khz:
-            append.append(f"tsc_early_khz={tsc_khz}")
-    if kernel.moddir is not None:
-        append.append(f"iolab.moddir={kernel.moddir}")
-    argv += ["-append", " ".join(append)]
-    return argv
 
 
 def guest_command(python: str, path: Sequence[str]) -> str:
@@ -495,123 +343,3 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def _request(cells: Sequence[CellSpec], disk: str = "virtio") -> str:
     return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "cells": [cell.to_dict() for cell in cells]})
-
-
-# -- every variant in its VM ------------------------------------------------------------
-
-
-class VMHosts:
-    """The runner's host for an experiment whose variants name kernels: each
-    cell runs in a VM booted with its variant's kernel; consecutive cells of
-    one kernel share a boot, up to [vm] cells_per_boot.
-
-    Kernels are made ready when this is built (fetched on first use), before
-    the run is stored."""
-
-    name = "vm"
-
-    def __init__(self, experiment: Experiment, *, show_command: bool = False,
-                 log: Callable[[str], None] | None = None, scratch_parent: str | None = None,
-                 build_reporter: Reporter | None = None):
-        self.settings = experiment.vm
-        self.log = log or (lambda text: print(f"iolab: {text}", file=sys.stderr))
-        self.scratch_parent = scratch_parent
-        self.show = (lambda text: print(text, file=sys.stderr)) if show_command else None
-        self.kernels: dict[str, Kernel] = {}
-        for variant in experiment.variant:
-            assert variant.kernel is not None
-            if isinstance(variant.kernel, Build):
-                request = build.request_for(variant.kernel, experiment.base_dir)
-                self.kernels[variant.name] = build.ensure(request, self.log, build_reporter)
-            else:
-                self.kernels[variant.name] = kernels.ensure(_ref(experiment, variant.kernel, variant.modules),
-                                                            self.log)
-        self.accel = choose_accel(self.settings.accel, self.settings.machine)
-        self.hosts: dict[str, VMHost] = {}
-        self.scratch: Path | None = None
-        self.logged: set[str] = set()
-
-    def describe(self) -> dict[str, Any]:
-        """Stored with the run (its host record): the VM shape and each variant's kernel."""
-        return {"vm": {
-            "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
-            "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
-            "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
-            "cells_per_boot": self.settings.cells_per_boot,
-            "kernels": {name: kernel_label(kernel) for name, kernel in self.kernels.items()},
-        }}
-
-    def __enter__(self) -> VMHosts:
-        compile_iolab()
-        # journalled before it exists: a killed run's images and exchange dirs are reclaimed
-        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-vmrun-{os.urandom(6).hex()}")
-        self._entry = Journal(default_journal()).add(f"directory {self.scratch}",
-                                                     {"kind": "path", "path": str(self.scratch)})
-        self.scratch.mkdir(mode=0o700)
-        by_image: dict[Path, VMHost] = {}
-        for variant, kernel in self.kernels.items():
-            if kernel.directory not in by_image:
-                by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
-                                                    accel=self.accel, show_command=self.show)
-            self.hosts[variant] = by_image[kernel.directory]
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self.scratch is not None:
-            if not os.environ.get("IOLAB_KEEP_VM"):
-                shutil.rmtree(self.scratch, ignore_errors=True)
-            Journal(default_journal()).discard(self._entry)
-
-    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
-        """Consecutive cells of one kernel, at most cells_per_boot per batch."""
-        out: list[list[CellSpec]] = []
-        for cell in cells:
-            host = self.hosts[cell.variant.name]
-            last = out[-1] if out else None
-            if (last is not None and self.hosts[last[0].variant.name] is host
-                    and len(last) < self.settings.cells_per_boot):
-                last.append(cell)
-            else:
-                out.append([cell])
-        return out
-
-    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
-        for sample in self.hosts[cells[0].variant.name].run_batch(cells):
-            self._attach_build_log(sample)
-            yield sample
-
-    def _attach_build_log(self, sample: Sample) -> None:
-        """The run's first sample of a variant whose kernel was built from
-        source carries that build's log (artefact BUILD_LOG): the log is
-        stored with the run (iolab kernel log RUN VARIANT prints it)."""
-        if sample.variant in self.logged:
-            return
-        self.logged.add(sample.variant)
-        text = build.build_log(self.kernels[sample.variant])
-        if text is not None:
-            sample.artefacts[BUILD_LOG] = text
-
-    def run_cell(self, cell: CellSpec) -> Sample:
-        return list(self.run_batch([cell]))[0]
-
-
-def kernel_label(kernel: Kernel) -> str:
-    """A kernel as the report's header names it: its release, and for a
-    kernel built from source the patches on it (-R: reversed)."""
-    patched = kernel.manifest.get("patches") or []
-    if kernel.manifest.get("kind") != "build" or not patched:
-        return kernel.kver
-    names = [("-R " if name.endswith(" (reversed)") else "+") + Path(name.removesuffix(" (reversed)")).name
-             for name in patched]
-    return f"{kernel.kver} {' '.join(names)}"
-
-
-def _ref(experiment: Experiment, name: str, modules: str | None) -> kernels.KernelRef:
-    """A variant's kernel, its paths taken relative to the experiment file."""
-    ref = kernels.parse(name, modules)
-    if ref.kind == "local":
-        image = Path(experiment.base_dir, ref.name).resolve()
-        mods = str(Path(experiment.base_dir, modules).resolve()) if modules else None
-        return kernels.KernelRef("local", str(image), mods)
-    return ref

@@ -1,8 +1,8 @@
 """Kernels built from source: a source, patches, a configuration -> a bzImage.
 
-A build request (``BuildRequest``) names a source (iolab.hosts.vm.sources),
-patches to apply and to apply reversed (iolab.hosts.vm.patches) and the
-experiment's config fragment (merged over iolab's base, iolab.hosts.vm.kconfig).
+A build request (``BuildRequest``) names a source (iolab.kernels.sources),
+patches to apply and to apply reversed (iolab.kernels.patches) and the
+experiment's config fragment (merged over iolab's base, iolab.kernels.kconfig).
 The kernel is cached by content: its key covers the source's identity, each
 patch's direction and content, the merged configuration and the compiler and
 linker versions, so a second run, or another experiment asking for the same
@@ -37,13 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab.hosts.vm import initramfs, kconfig, kernels, patches, sources
-from iolab.hosts.vm.kernels import Kernel, KernelError, Log
-from iolab.hosts.vm.patches import Patch
+from iolab.kernels import apt, cache, images, initramfs, kconfig, patches, sources
+from iolab.kernels.entry import Kernel, load
+from iolab.kernels.kernel_ref import KernelError, Log
+from iolab.kernels.patches import Patch
 from iolab.spec import Build
 
 BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
 TAIL_LINES = 20  # lines of a failed build's log shown in the error
+BUILD_LOG = "kernel-build.log"  # the artefact of a run's sample that carries its kernel's build log
 _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
 
@@ -131,7 +133,7 @@ class _Plan:
 
 
 def builds_root() -> Path:
-    return kernels.cache_root().parent / "builds"
+    return cache.cache_root().parent / "builds"
 
 
 def _digest(*parts: str) -> str:
@@ -178,11 +180,11 @@ def plan(request: BuildRequest, log: Log = lambda _: None) -> _Plan:
 
 
 def kernel_dir(key: str) -> Path:
-    return kernels.cache_root() / f"build-{key}"
+    return cache.cache_root() / f"build-{key}"
 
 
 def cached(resolved: _Plan) -> Kernel | None:
-    return kernels.load(kernel_dir(resolved.key), f"build-{resolved.key}")
+    return load(kernel_dir(resolved.key), f"build-{resolved.key}")
 
 
 def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None) -> Kernel:
@@ -192,7 +194,7 @@ def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter 
     if kernel is not None:
         return kernel
     reporter = reporter or LogReporter(log)
-    with kernels.locked(sources.cache_root(), resolved.source.slug + "-tree"):
+    with cache.locked(sources.cache_root(), resolved.source.slug + "-tree"):
         kernel = cached(resolved)
         if kernel is not None:
             return kernel
@@ -326,20 +328,20 @@ def _record_files(tree_key: str, files: int, seconds: float) -> None:
 
 def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]) -> Kernel:
     """The built kernel into the kernel cache: boot image, initramfs, config, log, manifest."""
-    root = kernels.cache_root()
+    root = cache.cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with kernels.staging(root, f".build-{resolved.key}-") as work:
+    with cache.staging(root, f".build-{resolved.key}-") as work:
         vmlinux = obj / "vmlinux"
-        image, pvh = kernels.boot_image(vmlinux if vmlinux.exists() else obj / "arch/x86/boot/bzImage", work)
+        image, pvh = images.boot_image(vmlinux if vmlinux.exists() else obj / "arch/x86/boot/bzImage", work)
         bzimage = obj / "arch" / "x86" / "boot" / "bzImage"
-        kver = kernels.image_version(bzimage.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
-        tools_busybox = kernels.busybox()
+        kver = images.image_version(bzimage.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
+        tools_busybox = apt.busybox()
         packed = initramfs.build(None, tools_busybox, work / "initramfs.cpio")
         shutil.copyfile(obj / ".config", work / "config")
         shutil.copyfile(log_path, work / "build.log")
         request = resolved.request
         manifest = {
-            "format": kernels.MANIFEST_FORMAT,
+            "format": cache.MANIFEST_FORMAT,
             "initramfs_format": initramfs.FORMAT,
             "name": f"build-{resolved.key}",
             "kind": "build",
@@ -350,12 +352,12 @@ def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]
             "patches": [f"{p}" for p in request.patches],
             "patch_ids": resolved.patch_ids,
             "config_fragments": [{"origin": origin, "text": text} for origin, text in request.config],
-            "config_sha256": kernels.sha256(work / "config"),
+            "config_sha256": cache.sha256(work / "config"),
             "toolchain": resolved.toolchain,
             "tree_key": resolved.tree_key,
             "kver": kver,
             "image": image.name,
-            "image_sha256": kernels.sha256(image),
+            "image_sha256": cache.sha256(image),
             "pvh": pvh,
             "moddir": None,
             "boot_modules": packed,
@@ -363,8 +365,8 @@ def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]
             "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             **figures,
         }
-        kernels.write_manifest(work, manifest)
-        kernels.install(work, kernel_dir(resolved.key))
+        cache.write_manifest(work, manifest)
+        cache.install(work, kernel_dir(resolved.key))
     kernel = cached(resolved)
     assert kernel is not None
     return kernel

@@ -26,13 +26,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.hosts.vm import kernels
-from iolab.hosts.vm.kernels import KernelError, Log
+from iolab import process
+from iolab.kernels import cache
+from iolab.kernels.apt import run as _run
+from iolab.kernels.kernel_ref import KernelError, Log
 
 SUITE = "unstable"
 ARCHIVE = "http://deb.debian.org/debian"
@@ -89,14 +90,14 @@ def parse(text: str, commit: str | None = None, base_dir: str = ".") -> SourceRe
 
 
 def cache_root() -> Path:
-    return kernels.cache_root().parent / "sources"
+    return cache.cache_root().parent / "sources"
 
 
 # -- the private apt configuration -------------------------------------------------
 
 
 def apt_dir() -> Path:
-    return kernels.cache_root().parent / "apt"
+    return cache.cache_root().parent / "apt"
 
 
 def apt_config() -> Path:
@@ -138,7 +139,7 @@ _NO_EXTRAS = [f"-oAcquire::IndexTargets::deb::{target}::DefaultEnabled=false"
 def _apt(argv: list[str], what: str, cwd: Path | None = None) -> str:
     env_conf = str(apt_config())
     command = ["env", f"APT_CONFIG={env_conf}", *argv]
-    return kernels._run(command, what, cwd=cwd)
+    return _run(command, what, cwd=cwd)
 
 
 def apt_update(log: Log) -> None:
@@ -175,12 +176,12 @@ def resolve(ref: SourceRef, log: Log = lambda _: None) -> Source:
     if ref.kind == "tarball":
         if not path.is_file():
             raise KernelError(f"source: no such tarball: {path}")
-        return Source(ref, f"tarball:{kernels.sha256(path)}", path.name)
+        return Source(ref, f"tarball:{cache.sha256(path)}", path.name)
     if not (path / ".git").exists() and not (path / "HEAD").exists():
         raise KernelError(f"source: {path} is not a git tree (give a tarball, a git tree with commit, "
                           "or debian:linux-source-X)")
     try:
-        sha = kernels._run(["git", "-C", str(path), "rev-parse", "--verify", "-q", f"{ref.version}^{{commit}}"],
+        sha = _run(["git", "-C", str(path), "rev-parse", "--verify", "-q", f"{ref.version}^{{commit}}"],
                            f"git rev-parse {ref.version}").strip()
     except KernelError:
         raise KernelError(f"source: {path} has no commit {ref.version!r}") from None
@@ -210,14 +211,14 @@ def _unpack_debian(source: Source, work: Path, log: Log) -> Path:
     debs = sorted(work.glob(f"{package}_*.deb"))
     if len(debs) != 1:
         raise KernelError(f"apt-get download {package} left {len(debs)} .deb files in {work}")
-    kernels._run(["dpkg-deb", "-x", str(debs[0]), str(work / "pkg")], "dpkg-deb -x")
+    _run(["dpkg-deb", "-x", str(debs[0]), str(work / "pkg")], "dpkg-deb -x")
     debs[0].unlink()
     archives = sorted((work / "pkg" / "usr" / "src").glob("linux-source-*.tar*"))
     if len(archives) != 1:
         raise KernelError(f"{package} {version} holds {len(archives)} source tarballs in /usr/src, not one")
     log(f"unpacking {archives[0].name}")
     (work / "tree").mkdir()
-    kernels._run(["tar", "-xf", str(archives[0]), "-C", str(work / "tree")], f"tar -xf {archives[0].name}")
+    _run(["tar", "-xf", str(archives[0]), "-C", str(work / "tree")], f"tar -xf {archives[0].name}")
     shutil.rmtree(work / "pkg")
     return _single_top(work / "tree")
 
@@ -227,9 +228,9 @@ def _unpack_git(source: Source, work: Path, log: Log) -> Path:
     log(f"exporting {source.label}")
     (work / "tree").mkdir()
     archive = work / "tree.tar"
-    kernels._run(["git", "-C", source.ref.name, "archive", "--format=tar", "-o", str(archive), sha],
+    _run(["git", "-C", source.ref.name, "archive", "--format=tar", "-o", str(archive), sha],
                  "git archive")
-    kernels._run(["tar", "-xf", str(archive), "-C", str(work / "tree")], "tar -xf (git archive)")
+    _run(["tar", "-xf", str(archive), "-C", str(work / "tree")], "tar -xf (git archive)")
     archive.unlink()
     return work / "tree"
 
@@ -237,7 +238,7 @@ def _unpack_git(source: Source, work: Path, log: Log) -> Path:
 def _unpack_tarball(source: Source, work: Path, log: Log) -> Path:
     log(f"unpacking {source.label}")
     (work / "tree").mkdir()
-    kernels._run(["tar", "-xf", source.ref.name, "-C", str(work / "tree")], f"tar -xf {source.label}")
+    _run(["tar", "-xf", source.ref.name, "-C", str(work / "tree")], f"tar -xf {source.label}")
     return _single_top(work / "tree")
 
 
@@ -246,7 +247,7 @@ def unpack(source: Source, log: Log = lambda _: None) -> Path:
     final = tree(source)
     if (final.parent / "source.json").exists():
         return final
-    with kernels.locked(cache_root(), source.slug):
+    with cache.locked(cache_root(), source.slug):
         if (final.parent / "source.json").exists():
             return final
         work = Path(tempfile.mkdtemp(prefix=f".unpack-{source.slug}-", dir=cache_root()))
@@ -280,6 +281,6 @@ def toolchain() -> str:
         if shutil.which(tool) is None:
             raise KernelError(f"{tool} not found: a kernel build needs gcc and binutils "
                               "(scripts/setup installs them; iolab doctor lists what is missing)")
-        out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+        out = process.run([tool, "--version"]).stdout
         lines.append(out.splitlines()[0] if out else tool)
     return " / ".join(lines)

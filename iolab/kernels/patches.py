@@ -1,6 +1,6 @@
 """Patches applied to a kernel source tree, and taken off again.
 
-A source tree (iolab.hosts.vm.sources) is shared by every build of that
+A source tree (iolab.kernels.sources) is shared by every build of that
 source: before a build, the tree is put back to its pristine state (each
 file a patch touched is restored from the copy saved before the first
 patch touched it; files a patch created are removed), then the build's
@@ -26,7 +26,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.hosts.vm.kernels import KernelError
+from iolab import process
+from iolab.kernels.kernel_ref import KernelError
 
 JOURNAL = ".iolab-patches.json"
 SAVED = ".iolab-pristine"
@@ -144,7 +145,7 @@ def _patch(tree: Path, patch: Patch, *, dry_run: bool) -> subprocess.CompletedPr
         argv.append("--dry-run")
     if shutil.which("patch") is None:
         raise PatchError("patch not found: install it with 'apt-get install patch'")
-    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+    return process.run(argv, timeout=300)
 
 
 def _entry(patch: Patch, text: str) -> str:

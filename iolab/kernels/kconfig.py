@@ -1,4 +1,4 @@
-"""The configuration of a kernel built from source (iolab.hosts.vm.build).
+"""The configuration of a kernel built from source (iolab.kernels.build).
 
 A build starts from ``make tinyconfig``; iolab's base fragment (base.config,
 beside this file: what the guest needs to boot, reach the host over 9p and
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.hosts.vm.kernels import KernelError
+from iolab.kernels.kernel_ref import KernelError
 
 BASE = Path(__file__).with_name("base.config")
 

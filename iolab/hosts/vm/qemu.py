@@ -1,0 +1,173 @@
+"""QEMU: what this machine's QEMU can do, and the command line of one boot.
+
+Accelerator: KVM where a probe shows it works (a 150-byte PVH guest that
+writes to an isa-debug-exit port, run with ``-accel kvm -cpu host``), else
+TCG. Under TCG the guest kernel is emulated: its numbers compare only with
+other numbers from the same host, accelerator and VM shape; every sample
+records them (env["vm"]).
+
+The command line is an argument list, never a shell string (``qemu_argv``
+is pure: the same inputs give the same list; ``--show-command`` prints it
+with shlex.join).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab import process
+from iolab.kernels import Kernel
+from iolab.sysutil import require
+
+QEMU = "qemu-system-x86_64"
+DISK_CACHE = "none"
+
+
+@dataclass(frozen=True)
+class Disk:
+    path: str  # an image file or a host block device
+    serial: str
+    image: bool = False  # an image made for this boot (removed after it)
+
+
+# -- facts about this host ----------------------------------------------------------
+
+
+def host_tsc_khz() -> int | None:
+    """The host's TSC rate in kHz, when it is constant (TCG's guest TSC is the
+    host's). Passed as tsc_early_khz: microvm has no HPET or ACPI PM timer,
+    and on a busy host the guest's calibration against the PIT fails and the
+    boot hangs after 'APIC: Switch to symmetric I/O mode setup'."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    lines = info.splitlines()
+    flags = next((line for line in lines if line.startswith("flags")), "").split()
+    mhz = next((line for line in lines if line.startswith("cpu MHz")), None)
+    if "constant_tsc" not in flags or mhz is None:
+        return None
+    return round(float(mhz.split(":")[1]) * 1000)
+
+
+@functools.cache
+def qemu_version(qemu: str = QEMU) -> str:
+    out = process.run([require(qemu), "--version"]).stdout
+    first = out.splitlines()[0] if out else ""
+    return first.split("version", 1)[1].split()[0] if "version" in first else first.strip()
+
+
+def _probe_elf() -> bytes:
+    """A 32-bit PVH guest: 'K' to COM1, then 0x21 to isa-debug-exit (QEMU exits 67)."""
+    load = 0x100000
+    code = bytes([0xB0, 0x4B, 0x66, 0xBA, 0xF8, 0x03, 0xEE, 0xB0, 0x21, 0xE6, 0xF4, 0xF4, 0xEB, 0xFD])
+    note = struct.pack("<III", 4, 4, 18) + b"Xen\0" + struct.pack("<I", load)
+    code_off = 52 + 2 * 32
+    note_off = code_off + len(code) + (-(code_off + len(code)) % 4)
+    header = b"\x7fELF\x01\x01\x01\x00" + bytes(8) + struct.pack(
+        "<HHIIIIIHHHHHH", 2, 3, 1, load, 52, 0, 0, 52, 32, 2, 40, 0, 0)
+    program = struct.pack("<8I", 1, code_off, load, load, len(code), len(code), 5, 0x1000)
+    program += struct.pack("<8I", 4, note_off, 0, 0, len(note), len(note), 4, 4)
+    image = header + program + code
+    return image + bytes(note_off - len(image)) + note
+
+
+@functools.cache
+def kvm_usable(machine: str = "microvm") -> bool:
+    """Whether QEMU runs a guest with -accel kvm -cpu host here (a probe of
+    about 0.1 s; nested hypervisors such as kvm-pvm refuse it)."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(QEMU) is None:
+        return False
+    with tempfile.NamedTemporaryFile(prefix="iolab-kvm-probe-", suffix=".elf") as elf:
+        elf.write(_probe_elf())
+        elf.flush()
+        argv = [QEMU, "-accel", "kvm", "-cpu", "host", "-M", machine, "-m", "16M", "-nodefaults",
+                "-no-user-config", "-display", "none", "-serial", "none",
+                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", elf.name]
+        try:
+            done = process.run(argv, timeout=10)
+        except subprocess.TimeoutExpired:
+            return False
+    return done.returncode == (0x21 << 1) | 1
+
+
+def choose_accel(setting: str, machine: str) -> str:
+    if setting == "auto":
+        return "kvm" if kvm_usable(machine) else "tcg"
+    return setting
+
+
+def tcg_threading(cpus: int) -> str:
+    """One host thread per vCPU ("multi") only when the host has a core to
+    spare beside them; else one thread runs every vCPU in turn ("single").
+    On this project's 2-core host, 2 vCPUs in 2 threads made the boot twice
+    as slow (13.8 s against 6.5 s: the vCPU threads contend with QEMU's I/O
+    thread and each other), and Python in the guest 2-3 times slower."""
+    return "multi" if (os.cpu_count() or 1) > cpus else "single"
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def qemu_argv(
+    kernel: Kernel,
+    *,
+    memory_mib: int,
+    cpus: int,
+    machine: str,
+    accel: str,
+    xchg: Path,
+    console: Path,
+    disks: Sequence[Disk],
+    tsc_khz: int | None,
+    tcg_thread: str = "single",
+    qemu: str = QEMU,
+) -> list[str]:
+    """QEMU's argument list for one boot (pure: the same inputs give the same list)."""
+    mmio = machine == "microvm"
+
+    def device(kind: str) -> str:
+        return f"virtio-{kind}-device" if mmio else f"virtio-{kind}-pci"
+
+    argv = [qemu]
+    if accel == "kvm":
+        argv += ["-accel", "kvm", "-cpu", "host"]
+    else:
+        argv += ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"]
+    argv += ["-smp", str(cpus), "-m", f"{memory_mib}M",
+             "-nodefaults", "-no-user-config", "-nographic", "-no-reboot"]
+    if mmio:
+        argv += ["-M", "microvm,acpi=on,pit=on,pic=on,rtc=on,isa-serial=on",
+                 "-global", "virtio-mmio.force-legacy=false"]
+    else:
+        argv += ["-M", machine]
+    argv += ["-serial", f"file:{console}",
+             "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs),
+             "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+             "-device", f"{device('9p')},fsdev=root,mount_tag=hostroot",
+             "-fsdev", f"local,id=xchg,path={xchg},security_model=none",
+             "-device", f"{device('9p')},fsdev=xchg,mount_tag=xchg"]
+    for index, disk in enumerate(disks):
+        argv += ["-drive", f"file={disk.path},if=none,id=disk{index},format=raw,cache={DISK_CACHE},aio=native",
+                 "-device", f"{device('blk')},drive=disk{index},serial={disk.serial}"]
+    append = ["console=ttyS0", "panic=-1", "reboot=t", "quiet", "loglevel=4", "rdinit=/init",
+              "8250.nr_uarts=1", f"iolab.bus={'mmio' if mmio else 'pci'}"]
+    if accel != "kvm":
+        # TCG's guest TSC is one host-wide counter, but the guest's sync check
+        # sees warps between vCPU threads, marks it unstable and falls back to
+        # jiffies (4 ms clock): every latency would read 0 or 4 ms
+        append.append("tsc=reliable")
+        if tsc_khz:
+            append.append(f"tsc_early_khz={tsc_khz}")
+    if kernel.moddir is not None:
+        append.append(f"iolab.moddir={kernel.moddir}")
+    argv += ["-append", " ".join(append)]
+    return argv

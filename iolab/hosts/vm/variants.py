@@ -1,0 +1,109 @@
+"""Every variant in its VM: the runner's host for an experiment whose
+variants name kernels (one VMHost per kernel, iolab.hosts.vm.host)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from iolab.cell.cellspec import CellSpec
+from iolab.cell.sample import Sample
+from iolab.hosts.local import default_journal
+from iolab.hosts.vm.host import VMHost, compile_iolab
+from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading
+from iolab.kernels import Kernel, label
+from iolab.kernels.build import BUILD_LOG, build_log
+from iolab.knobs.journal import Journal
+from iolab.spec import VM
+
+
+class VMHosts:
+    """The runner's host for an experiment whose variants name kernels: each
+    cell runs in a VM booted with its variant's kernel; consecutive cells of
+    one kernel share a boot, up to [vm] cells_per_boot.
+
+    The kernels come ready (iolab.kernels.ready, by variant name): this host
+    only boots them."""
+
+    name = "vm"
+
+    def __init__(self, kernels: dict[str, Kernel], settings: VM, *, show_command: bool = False,
+                 scratch_parent: str | None = None):
+        self.settings = settings
+        self.kernels = dict(kernels)
+        self.scratch_parent = scratch_parent
+        self.show = (lambda text: print(text, file=sys.stderr)) if show_command else None
+        self.accel = choose_accel(self.settings.accel, self.settings.machine)
+        self.hosts: dict[str, VMHost] = {}
+        self.scratch: Path | None = None
+        self.logged: set[str] = set()
+
+    def describe(self) -> dict[str, Any]:
+        """Stored with the run (its host record): the VM shape and each variant's kernel."""
+        return {"vm": {
+            "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
+            "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
+            "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
+            "cells_per_boot": self.settings.cells_per_boot,
+            "kernels": {name: label(kernel) for name, kernel in self.kernels.items()},
+        }}
+
+    def __enter__(self) -> VMHosts:
+        compile_iolab()
+        # journalled before it exists: a killed run's images and exchange dirs are reclaimed
+        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-vmrun-{os.urandom(6).hex()}")
+        self._entry = Journal(default_journal()).add(f"directory {self.scratch}",
+                                                     {"kind": "path", "path": str(self.scratch)})
+        self.scratch.mkdir(mode=0o700)
+        by_image: dict[Path, VMHost] = {}
+        for variant, kernel in self.kernels.items():
+            if kernel.directory not in by_image:
+                by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
+                                                    accel=self.accel, show_command=self.show)
+            self.hosts[variant] = by_image[kernel.directory]
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.scratch is not None:
+            if not os.environ.get("IOLAB_KEEP_VM"):
+                shutil.rmtree(self.scratch, ignore_errors=True)
+            Journal(default_journal()).discard(self._entry)
+
+    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
+        """Consecutive cells of one kernel, at most cells_per_boot per batch."""
+        out: list[list[CellSpec]] = []
+        for cell in cells:
+            host = self.hosts[cell.variant.name]
+            last = out[-1] if out else None
+            if (last is not None and self.hosts[last[0].variant.name] is host
+                    and len(last) < self.settings.cells_per_boot):
+                last.append(cell)
+            else:
+                out.append([cell])
+        return out
+
+    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
+        for sample in self.hosts[cells[0].variant.name].run_batch(cells):
+            self._attach_build_log(sample)
+            yield sample
+
+    def _attach_build_log(self, sample: Sample) -> None:
+        """The run's first sample of a variant whose kernel was built from
+        source carries that build's log (artefact BUILD_LOG): the log is
+        stored with the run (iolab kernel log RUN VARIANT prints it)."""
+        if sample.variant in self.logged:
+            return
+        self.logged.add(sample.variant)
+        text = build_log(self.kernels[sample.variant])
+        if text is not None:
+            sample.artefacts[BUILD_LOG] = text
+
+    def run_cell(self, cell: CellSpec) -> Sample:
+        return list(self.run_batch([cell]))[0]
