@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from iolab import knobs, load, plan
+from iolab import kernels, knobs, load, plan
 from iolab.cell import environment
 from iolab.hosts.local import default_journal
 from iolab.run import lock, queue, recovery, runner
@@ -339,7 +339,8 @@ class Agent:
                job: Any) -> None:
         cells = [cell for cell in runner.cell_specs(experiment, plan.plan(experiment, run.seed))
                  if cell.round == round_index]
-        host = runner.host_for(experiment)
+        variant_kernels = kernels.ready(experiment, lambda text: say(self.settings.name, text))
+        host = runner.host_for(experiment, variant_kernels)
         with host:
             batches = host.batches(cells)
             for index, batch in enumerate(batches):
