@@ -61,7 +61,7 @@ from iolab.run import lock, queue, recovery, runner
 from iolab.spec import Experiment, SpecError
 from iolab.store import Sample, Store, StoreError
 from iolab.storedb import shown
-from iolab.sysutil import ToolError
+from iolab.sysutil import ToolError, require
 
 MAX_TRIES = 3  # a round that raised goes back to the queue while it has had fewer tries (of any kind)
 STALLED_HEARTBEATS = 3  # a worker silent for this many heartbeats is taken for dead
@@ -125,6 +125,10 @@ def refusal(experiment: Experiment, settings: Settings) -> str | None:
                 f"started with --allow {' --allow '.join(missing)}")
     try:
         runner.preflight(experiment)
+        if any(variant.kernel is not None for variant in experiment.variant):
+            from iolab.hosts.vm.qemu import QEMU
+
+            require(QEMU)
     except ToolError as error:
         return str(error)
     return None
