@@ -162,7 +162,6 @@ class Agent:
         return 0
 
     async def _serve(self) -> None:
-        import procrastinate
         from procrastinate import worker as workers
 
         app = queue.app(self.settings.url)
@@ -195,7 +194,7 @@ class Agent:
                     if failed is None and self.settings.until_idle:
                         if await self._give_back_stalled(app):
                             continue
-                        if not await self._held_by_the_silent(app):
+                        if not await self._anything_left(app):
                             say(self.settings.name, f"nothing left for labels {labels}: {self.rounds} rounds run")
                             break
                         await asyncio.sleep(self.settings.heartbeat)
@@ -251,8 +250,13 @@ class Agent:
                 f"its agent has been silent for {self.settings.stalled_after:.0f} s; back to the queue")
         return given
 
-    async def _held_by_the_silent(self, app: Any) -> bool:
-        """Is a round of our queues held by a worker that missed a heartbeat (perhaps dead)?"""
+    async def _anything_left(self, app: Any) -> bool:
+        """Is a round of our queues still queued (our worker stopped for another
+        reason than idleness), or held by a worker that missed a heartbeat
+        (perhaps dead: its round comes back once it is stalled)?"""
+        waiting = await app.job_manager.list_jobs_async(task=queue.TASK, status="todo")
+        if any(job.queue in self.queues for job in waiting):
+            return True
         jobs = await app.job_manager.list_jobs_async(task=queue.TASK, status="doing")
         if not any(job.queue in self.queues for job in jobs):
             return False
@@ -274,15 +278,15 @@ class Agent:
 
     # -- a job: one round
 
-    def _round_job(self, context: Any, run_id: int, round: int) -> str:
+    def _round_job(self, context: Any, run_id: int, round: int, kernels: dict[str, str] | None = None) -> str:
         job = context.job
         store = Reconnecting(self.settings.url, self.settings.name, min(5.0, self.settings.heartbeat))
         try:
-            return self._round(store, job, run_id, round)
+            return self._round(store, job, run_id, round, kernels or {})
         finally:
             store.close()
 
-    def _round(self, store: Any, job: Any, run_id: int, round_index: int) -> str:
+    def _round(self, store: Any, job: Any, run_id: int, round_index: int, keys: dict[str, str]) -> str:
         name, attempt = self.settings.name, int(job.attempts)
         what = f"run {run_id} round {round_index}" + (f" (attempt {attempt + 1})" if attempt else "")
         run = store.run(run_id)
@@ -295,6 +299,8 @@ class Agent:
         except SpecError as error:
             experiment, why = None, f"the experiment does not pass iolab's check here: {error}"
         facts = {**environment.host(), "agent": name}
+        if why is None and experiment is not None and keys:
+            facts["kernel_keys"] = self._kernel_keys(experiment, keys, what)
         if why is not None:
             self._refuse(store, job, run_id, round_index, attempt, facts, why)
         assert experiment is not None
@@ -328,6 +334,22 @@ class Agent:
                 say(name, f"run {run_id}: every round is done; the run is complete")
         say(name, f"{what}: done")
         return "done"
+
+    def _kernel_keys(self, experiment: Experiment, submitted: dict[str, str], what: str) -> dict[str, str]:
+        """This host's build key of each variant's kernel; says where it is not the submitter's."""
+        from iolab.run.submit import build_keys
+
+        try:
+            mine = build_keys(experiment)
+        except SpecError as error:
+            say(self.settings.name, f"{what}: cannot compute the kernels' build keys here: {error}")
+            return {}
+        for variant, key in sorted(mine.items()):
+            if submitted.get(variant) not in (None, key):
+                say(self.settings.name, f"{what}: variant {variant}: this host's toolchain or sources give build "
+                    f"key {key}, the submitter's {submitted[variant]}: the kernel here is built by its own key "
+                    "(the report's environment rows show where the kernels differ)")
+        return mine
 
     def _refuse(self, store: Any, job: Any, run_id: int, round_index: int, attempt: int,
                 facts: dict[str, Any], why: str) -> None:
