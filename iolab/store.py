@@ -120,6 +120,7 @@ CREATE TABLE agents (
     allow     TEXT NOT NULL,
     hostname  TEXT NOT NULL,
     pid       INTEGER NOT NULL,
+    heartbeat REAL NOT NULL,
     worker_id INTEGER,
     started   REAL NOT NULL,
     stopped   REAL,
@@ -207,6 +208,7 @@ class Agent:
     allow: str
     hostname: str
     pid: int
+    heartbeat: float  # seconds between its heartbeats
     worker_id: int | None
     started: float
     stopped: float | None
@@ -489,12 +491,12 @@ class Store:
             self.sql.execute("UPDATE runs SET host_json = ? WHERE id = ? AND host_json = '{}'",
                              (json.dumps(host), run_id))
 
-    def agent_started(self, name: str, labels: str, allow: str, hostname: str, pid: int) -> None:
+    def agent_started(self, name: str, labels: str, allow: str, hostname: str, pid: int, heartbeat: float) -> None:
         with self.sql.transaction():
             self.sql.execute("DELETE FROM agents WHERE name = ?", (name,))
             self.sql.execute(
-                "INSERT INTO agents (name, labels, allow, hostname, pid, started) VALUES (?, ?, ?, ?, ?, ?)",
-                (name, labels, allow, hostname, pid, time.time()))
+                "INSERT INTO agents (name, labels, allow, hostname, pid, heartbeat, started)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)", (name, labels, allow, hostname, pid, heartbeat, time.time()))
 
     def agent_update(self, name: str, **fields: Any) -> None:
         """Set an agent's worker_id, job (what it runs now, or None) or stopped."""
@@ -505,4 +507,5 @@ class Store:
 
     def agents(self) -> list[Agent]:
         return [Agent(*row) for row in self.sql.query(
-            "SELECT name, labels, allow, hostname, pid, worker_id, started, stopped, job FROM agents ORDER BY name")]
+            "SELECT name, labels, allow, hostname, pid, heartbeat, worker_id, started, stopped, job FROM agents"
+            " ORDER BY name")]

@@ -152,7 +152,7 @@ class Agent:
         queue.ensure_schema(store)
         recovery.report(recovery.reclaim(), "a killed iolab process")
         store.agent_started(self.settings.name, ",".join(self.settings.labels), ",".join(self.settings.allow),
-                            platform.node(), os.getpid())
+                            platform.node(), os.getpid(), self.settings.heartbeat)
         store.close()
         logging.getLogger("procrastinate").setLevel(logging.WARNING)
         try:

@@ -72,8 +72,8 @@ def agent_lines(store: Store) -> list[str]:
             state = f"running {agent.job}"
         else:
             state = "idle"
-        if beat is not None and agent.stopped is None and beat > 3 * 10:
-            state += " (silent: killed or cut off?)"
+        if beat is not None and agent.stopped is None and beat > 3 * agent.heartbeat:
+            state += " (silent for 3 heartbeats: killed or cut off; its round goes back to the queue)"
         allow = f", allows {agent.allow}" if agent.allow else ""
         rows.append([agent.name, agent.labels or "-", state, _ago(beat) if agent.stopped is None else "-",
                      f"pid {agent.pid} on {agent.hostname}{allow}"])

@@ -78,7 +78,8 @@ class Comparison:
     dropped: int = 0
     min_p: float = math.nan
     family: str = "primary"
-    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen)
+    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
+    # "hosts" (a queued run whose rounds came from hosts that differ in a checked environment key)
 
     @property
     def test_name(self) -> str:
