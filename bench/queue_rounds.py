@@ -4,7 +4,7 @@
 Needs root (loop devices) and a PostgreSQL database to use up (a throwaway
 one: the benchmark queues its own runs in it):
 
-    .venv/bin/python bench/queue.py --store postgresql:///scratch?host=/run/postgresql \\
+    .venv/bin/python bench/queue_rounds.py --store postgresql:///scratch?host=/run/postgresql \\
         [--rounds 8] [--heartbeat 2]
 
 1. Overhead per round: `iolab submit` an experiment of 2 variants x 1 fio
