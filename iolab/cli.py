@@ -10,14 +10,14 @@ import sys
 import textwrap
 
 from iolab import cli_kernel, doctor, load, progress, spec
-from iolab.analysis import gate
+from iolab import cli_gate as gate
 from iolab.analysis import reports
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.store import Store, StoreError, default_path
 from iolab.sysutil import ToolError
 

@@ -1,5 +1,7 @@
-"""Parsing of human-written sizes ("4GiB", "512M", "64k")."""
+"""Units as people write and read them: sizes ("4GiB", "512M", "64k") and
+relative changes ("+38.7%")."""
 
+import math
 import re
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
@@ -36,3 +38,10 @@ def format_size(nbytes: int) -> str:
         if nbytes >= unit and nbytes % unit == 0:
             return f"{nbytes // unit}{suffix}"
     return f"{nbytes}B"
+
+
+def percent(value: float, signed: bool = True) -> str:
+    """A ratio as a percentage with one decimal (``+38.7%``; ``-`` when not finite)."""
+    if not math.isfinite(value):
+        return "-"
+    return f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"

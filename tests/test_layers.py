@@ -1,4 +1,11 @@
-"""The tree's layers: what the VM guest imports, and no import loops.
+"""The tree's layers: the order of the stages, what the VM guest imports,
+and no import loops.
+
+STAGES lists iolab's stages from the bottom up; a module imports only
+modules of its own stage or of stages below it (at the top of the file or
+inside a function alike), so that `cli` is the only top and no stage
+reaches up into a later one (the analysis into its renderers, the cell
+side into the runner).
 
 The guest (python -m iolab.hosts.vm.guest) runs the cell executor under
 emulation, where every imported module costs boot time: it must load the
@@ -29,6 +36,65 @@ def test_guest_imports_only_the_cell_side():
     loaded = __import__("json").loads(out)
     bad = [m for m in loaded if any(m == f or m.startswith(f + ".") for f in GUEST_FORBIDDEN)]
     assert bad == []
+
+
+# From the bottom up; a name is a module or a package (its modules with it).
+STAGES = (
+    ("iolab.units", "iolab.sysutil", "iolab.histogram"),  # leaves
+    ("iolab.knobs",),  # knobs, and the journal every stage that makes resources writes to
+    ("iolab.process",),  # the one runner of programs
+    ("iolab.engines", "iolab.collectors"),
+    ("iolab.cell",),  # the cell executor: the guest's top
+    ("iolab.spec",),  # the experiment schema
+    ("iolab.plan", "iolab.kernels"),
+    ("iolab.load",),
+    ("iolab.stats",),  # pure statistics
+    ("iolab.store", "iolab.storedb"),
+    ("iolab.analysis",),  # samples -> a Report
+    ("iolab.hosts",),
+    ("iolab.run",),  # the runner drives hosts, stores samples, asks the analysis when to stop
+    ("iolab.report",),  # renderers of a Report
+    ("iolab.progress", "iolab.doctor", "iolab.cli_kernel", "iolab.cli_gate"),
+    ("iolab.cli",),
+)
+
+
+def stage_of(module: str) -> int:
+    """The index in STAGES of a module (the longest name that covers it)."""
+    found = [(len(name), index) for index, names in enumerate(STAGES) for name in names
+             if module == name or module.startswith(name + ".")]
+    assert found, f"{module} is in no stage: add it to STAGES in tests/test_layers.py"
+    return max(found)[1]
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every iolab module a module imports, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab."):
+            found.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.module == "iolab":
+            found.update(f"iolab.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("iolab."))
+    return found
+
+
+def later_stage_imports(root: Path = ROOT) -> list[str]:
+    """'module -> module' for every import of a later stage."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        name = _module_name(path)
+        if name == "iolab":
+            continue
+        for imported in sorted(_all_imports(path)):
+            if stage_of(imported) > stage_of(name):
+                bad.append(f"{name} -> {imported}")
+    return bad
+
+
+def test_no_module_imports_a_later_stage():
+    assert later_stage_imports() == []
 
 
 def _imports(path: Path) -> set[str]:

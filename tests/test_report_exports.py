@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from iolab import cli
-from iolab.analysis import gate
+from iolab import cli_gate as gate
 from iolab.analysis import history
 from iolab.analysis import reports
 from iolab.cell import environment

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from iolab import analysis
 from iolab.analysis import diagnostics, envdiff
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, StoreError
 

@@ -11,7 +11,7 @@ from iolab import analysis
 from iolab.analysis import compare
 from iolab.analysis import envdiff
 from iolab.analysis.hosts import hosts
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.store import Store
 
 

@@ -1,12 +1,12 @@
 """Renderers: each module's ``render(report)`` takes a Report (computed data,
-iolab.report.model) and returns text; none sees CLI arguments or the store."""
+iolab.analysis.model) and returns text; none sees CLI arguments or the store."""
 
 from __future__ import annotations
 
 from typing import Callable
 
 from iolab.analysis import Analysis
-from iolab.report.model import Report, as_report
+from iolab.analysis.model import Report, as_report
 
 FORMATS = ("text", "markdown", "json", "html", "csv", "benchstat")
 # Formats that show samples, not only the table: they need a Report built from the store.

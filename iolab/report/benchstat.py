@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
 

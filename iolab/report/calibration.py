@@ -9,6 +9,7 @@ from typing import Any
 from iolab.run.calibrate import Calibration, CalibrationRow
 from iolab.report import table
 from iolab.report.jsonout import JSON_VERSION
+from iolab.units import percent
 
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
 
@@ -16,14 +17,14 @@ COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (nu
 def _detectable(row: CalibrationRow) -> str:
     if math.isinf(row.detectable):
         return "none"
-    return table.percent(row.detectable, signed=False)
+    return percent(row.detectable, signed=False)
 
 
 def _false_positive(row: CalibrationRow) -> str:
     rate = row.false_positive
     if rate is None or not math.isfinite(rate.observed):
         return "-"
-    return f"{table.percent(rate.observed, signed=False)} ({table.percent(rate.expected, signed=False)})"
+    return f"{percent(rate.observed, signed=False)} ({percent(rate.expected, signed=False)})"
 
 
 def cells(calibration: Calibration) -> list[list[str]]:
@@ -33,9 +34,9 @@ def cells(calibration: Calibration) -> list[list[str]]:
         lines.append([
             row.workload if row.workload != previous else "",
             row.label,
-            table.percent(row.noise, signed=False),
+            percent(row.noise, signed=False),
             table.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" else
-            f"{table.percent(row.aa.delta)} ~",
+            f"{percent(row.aa.delta)} ~",
             _detectable(row),
             _false_positive(row),
         ])

@@ -8,7 +8,7 @@ import csv
 import io
 
 from iolab.analysis import metrics
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 
 COLUMNS = ["run", "seq", "round", "iteration", "variant", "workload", "status", "metric", "value", "unit",
            "higher_is_better", "error"]

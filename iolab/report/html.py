@@ -19,7 +19,7 @@ from html import escape
 from iolab import histogram
 from iolab.analysis import Analysis
 from iolab.report import plots, table
-from iolab.report.model import Report, ok_samples
+from iolab.analysis.model import Report, ok_samples
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """

@@ -7,7 +7,7 @@ from typing import Any
 
 from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.store import RunInfo, Sample
 from iolab.stats import TESTS
 

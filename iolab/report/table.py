@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis.envdiff import differences
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 from iolab.stats import Comparison
 from iolab.store import RunInfo
-from iolab.units import format_size
+from iolab.units import format_size, percent
 
 WIDTH = 72  # a mail's line
 
@@ -75,13 +75,6 @@ def number(value: float) -> str:
     if size >= 1:
         return f"{value:.2f}"
     return f"{value:.3g}"
-
-
-def percent(value: float, signed: bool = True) -> str:
-    if not math.isfinite(value):
-        return "-"
-    text = f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"
-    return text
 
 
 def mean_sd(center: float, stddev: float) -> str:

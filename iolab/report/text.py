@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from iolab.report import table
-from iolab.report.model import Report
+from iolab.analysis.model import Report
 
 WIDTH = table.WIDTH
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis
-from iolab.report.table import percent
+from iolab.units import percent
 
 EXIT_REGRESSION = 3
 PATTERN = re.compile(r"regression(?::(\d+(?:\.\d+)?)%?)?")
