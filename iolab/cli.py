@@ -175,7 +175,8 @@ def _queue_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParse
     agent.add_argument("--labels", metavar="A,B", default="",
                        help="what this host is (e.g. nvme,x86): it takes rounds queued for a subset of these")
     agent.add_argument("--until-idle", action="store_true",
-                       help="exit when the queue has nothing left for these labels (tests, cron)")
+                       help="exit when no round for these labels is queued or running on another agent "
+                       "(tests, cron)")
     agent.add_argument("--allow", action="append", default=[], metavar="NAME",
                        help="run experiments that allow this fio option (allow = [...]); refused otherwise")
     agent.add_argument("--heartbeat", type=float, default=10.0, metavar="S",

@@ -252,21 +252,13 @@ class Agent:
 
     async def _anything_left(self, app: Any) -> bool:
         """Is a round of our queues still queued (our worker stopped for another
-        reason than idleness), or held by a worker that missed a heartbeat
-        (perhaps dead: its round comes back once it is stalled)?"""
-        waiting = await app.job_manager.list_jobs_async(task=queue.TASK, status="todo")
-        if any(job.queue in self.queues for job in waiting):
-            return True
-        jobs = await app.job_manager.list_jobs_async(task=queue.TASK, status="doing")
-        if not any(job.queue in self.queues for job in jobs):
-            return False
-        store = Store(self.settings.url)
-        try:
-            ages = queue.heartbeats(store)
-        finally:
-            store.close()
-        return any(job.queue in self.queues and ages.get(job.worker_id or -1, 1e9) > 1.5 * self.settings.heartbeat
-                   for job in jobs)
+        reason than idleness) or running on another agent (which may die: its
+        round then comes back to the queue once it is stalled)?"""
+        for status in ("todo", "doing"):
+            jobs = await app.job_manager.list_jobs_async(task=queue.TASK, status=status)
+            if any(job.queue in self.queues for job in jobs):
+                return True
+        return False
 
     def _update(self, **fields: Any) -> None:
         try:
