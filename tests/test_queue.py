@@ -124,7 +124,13 @@ def lab(tmp_path, postgres_url):
     images.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
            "IOLAB_STORE": postgres_url, "PYTHONPATH": str(REPO)}
-    return {"tmp": tmp_path, "images": images, "env": env, "url": postgres_url}
+    started: list[subprocess.Popen] = []
+    yield {"tmp": tmp_path, "images": images, "env": env, "url": postgres_url, "agents": started}
+    for process in started:  # a test that failed may leave an agent running, or a killed one's mount
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    subprocess.run([sys.executable, "-m", "iolab.cli", "cleanup"], env=env, capture_output=True, timeout=120)
 
 
 def write_experiment(lab, rounds=3, runtime=1, allow=""):
@@ -140,8 +146,10 @@ def iolab(lab, *args):
 
 def start_agent(lab, name, *extra):
     log = open(lab["tmp"] / f"{name}.log", "w")
-    return subprocess.Popen([sys.executable, "-m", "iolab.cli", "agent", "--until-idle", "--name", name,
-                             "--heartbeat", "1", *extra], env=lab["env"], stdout=log, stderr=log, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "iolab.cli", "agent", "--until-idle", "--name", name,
+                                "--heartbeat", "1", *extra], env=lab["env"], stdout=log, stderr=log, text=True)
+    lab["agents"].append(process)
+    return process
 
 
 def submit(lab, path):
