@@ -260,3 +260,43 @@ def test_a_job_that_needs_allow_is_refused_by_an_agent_without_it(lab):
     listed = iolab(lab, "runs").stdout
     assert "refused" in listed and "1 cancelled" in listed
     assert leftovers(lab) == NOTHING
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("needs_root_tools")
+def test_postgres_restarted_mid_round_the_agent_reconnects_and_no_sample_is_lost(tmp_path):
+    import psycopg
+
+    from tests.postgres import Server, url
+
+    server = Server()
+    try:
+        server.start()
+        with psycopg.connect(url(server.address, "postgres"), autocommit=True) as admin:
+            admin.execute("CREATE DATABASE restart")
+        images = tmp_path / "images"
+        images.mkdir()
+        env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+               "IOLAB_STORE": url(server.address, "restart"), "PYTHONPATH": str(REPO)}
+        lab = {"tmp": tmp_path, "images": images, "env": env, "url": env["IOLAB_STORE"], "agents": []}
+        run_id = submit(lab, write_experiment(lab, rounds=2))
+        process = start_agent(lab, "steady")
+        deadline = time.monotonic() + 180
+        while not list(tmp_path.glob("iolab-run-*/cell*")):  # the agent's first cell is under way
+            assert time.monotonic() < deadline and process.poll() is None, "the agent never started a cell"
+            time.sleep(0.05)
+        server.restart()  # every connection is cut; the round goes on
+        finish(process, lab, "steady")
+        store = Store(lab["url"])
+        assert store.run(run_id).status == "complete"
+        counted_once(store, run_id, 2)
+        assert store.samples(run_id, superseded=True) == []  # no sample lost, none written twice, no retry
+        assert [a.status for a in store.attempts(run_id)] == ["done", "done"]
+        assert "the store is away" in (tmp_path / "steady.log").read_text() or \
+            "lost the store" in (tmp_path / "steady.log").read_text()
+        store.close()
+        assert leftovers(lab) == NOTHING
+    finally:
+        subprocess.run([sys.executable, "-m", "iolab.cli", "cleanup"], env={**os.environ,
+                       "XDG_STATE_HOME": str(tmp_path / "state")}, capture_output=True, timeout=120)
+        server.remove()
