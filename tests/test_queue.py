@@ -3,7 +3,8 @@ the queue (procrastinate in the suite's real PostgreSQL), on real loop
 devices and fio. Two agents on this machine take turns on the machine lock;
 one killed by SIGKILL mid-round leaves nothing behind and its round is
 retried by the other and counted once; an `allow` job is refused by an
-agent without it. Labels map to procrastinate queues (unit tests)."""
+agent without it; a PostgreSQL server restarted mid-round (a server of the
+test's own) loses no sample. Labels map to procrastinate queues (unit tests)."""
 
 import dataclasses
 import json
@@ -279,7 +280,7 @@ def test_postgres_restarted_mid_round_the_agent_reconnects_and_no_sample_is_lost
         env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
                "IOLAB_STORE": url(server.address, "restart"), "PYTHONPATH": str(REPO)}
         lab = {"tmp": tmp_path, "images": images, "env": env, "url": env["IOLAB_STORE"], "agents": []}
-        run_id = submit(lab, write_experiment(lab, rounds=2))
+        run_id = submit(lab, write_experiment(lab, rounds=1))
         process = start_agent(lab, "steady")
         deadline = time.monotonic() + 180
         while not list(tmp_path.glob("iolab-run-*/cell*")):  # the agent's first cell is under way
@@ -289,9 +290,9 @@ def test_postgres_restarted_mid_round_the_agent_reconnects_and_no_sample_is_lost
         finish(process, lab, "steady")
         store = Store(lab["url"])
         assert store.run(run_id).status == "complete"
-        counted_once(store, run_id, 2)
+        counted_once(store, run_id, 1)
         assert store.samples(run_id, superseded=True) == []  # no sample lost, none written twice, no retry
-        assert [a.status for a in store.attempts(run_id)] == ["done", "done"]
+        assert [a.status for a in store.attempts(run_id)] == ["done"]
         assert "the store is away" in (tmp_path / "steady.log").read_text() or \
             "lost the store" in (tmp_path / "steady.log").read_text()
         store.close()
