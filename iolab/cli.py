@@ -470,6 +470,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = _store(args)
     recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
     original = store.run(args.run)
+    if original.queued:
+        raise StoreError(f"run {args.run} was queued for agents (iolab submit): its rounds are theirs to run; "
+                         "iolab runs shows them (submit the experiment again for a new run)")
     if original.status == "complete":
         raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
     if original.status == "running":
