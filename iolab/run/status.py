@@ -31,8 +31,8 @@ def round_lines(store: Store, run: RunInfo) -> list[str]:
     done: dict[str, list[int]] = defaultdict(list)
     running: dict[str, list[int]] = defaultdict(list)
     for item in current.values():
-        (done if item.status == "done" else running if item.status == "running" else defaultdict(list))[
-            item.host].append(item.round)
+        if item.status in ("done", "running"):
+            (done if item.status == "done" else running)[item.host].append(item.round)
     labels = run.labels or "any"
     lines = [f"queued for labels {labels}: {jobs.get('todo', 0)} queued, "
              f"{sum(len(v) for v in running.values())} running, {sum(len(v) for v in done.values())} done"
