@@ -42,10 +42,12 @@ def round_lines(store: Store, run: RunInfo) -> list[str]:
         parts += [f"running {_rounds(running[host])}"] if running[host] else []
         lines.append(f"  {host}: {'; '.join(parts)}")
     for item in attempts:
-        if current.get(item.round) is not item:
-            why = f": {item.error}" if item.error else ""
-            lines.append(f"  round {item.round} try {item.attempt + 1} on {item.host}: {item.status}{why}"
-                         + ("" if item.status == "refused" else " (superseded)"))
+        counts = current.get(item.round) is item
+        if counts and item.status in ("done", "running"):
+            continue
+        why = f": {item.error}" if item.error else ""
+        lines.append(f"  round {item.round} try {item.attempt + 1} on {item.host}: {item.status}{why}"
+                     + ("" if counts or item.status == "refused" else " (superseded)"))
     return lines
 
 
