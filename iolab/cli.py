@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--recheck", type=int, metavar="RUN",
                      help="run the stored experiment of RUN again (new seed) and show both")
     run.add_argument("--iterations", type=_iterations, metavar="N|auto", help="override [run].iterations")
+    _timing_option(run)
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.add_argument("--dry-run", action="store_true", help="validate and print the plan, run nothing")
@@ -106,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--iterations", type=int, metavar="N",
                      help="rounds (default: [run].iterations, or 10 when it is auto)")
     cal.add_argument("--seed", type=int, help="seed of the interleaving order")
+    _timing_option(cal)
     cal.add_argument("--format", choices=tuple(CALIBRATION_RENDERERS), default="text",
                      help="report format (default: text)")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
@@ -148,6 +150,8 @@ def _more_commands(commands) -> None:
     hist.add_argument("--last", type=int, metavar="N", help="only the last N runs")
     hist.add_argument("--format", choices=("text", "json", "html"), default="text",
                       help="report format (default: text)")
+    hist.add_argument("--timing", choices=("wall", "instructions"),
+                      help="the runs of this timing mode (default: the latest run's mode)")
     hist.add_argument("--view", choices=("median", "mean", "hmean"), default="median",
                       help="central value (default: median)")
 
@@ -228,6 +232,14 @@ def _iterations(text: str) -> int | str:
     return value
 
 
+def _timing_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--timing", choices=("wall", "instructions"),
+        help="override [vm] timing: 'instructions' runs the VMs under QEMU's TCG with a fixed instruction "
+        "count (-icount shift=0,sleep=off), so the guest's durations are exact instruction counts, "
+        "not times (default then: 3 rounds, 1 vCPU, unless the file sets them)")
+
+
 def _view_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
     command.add_argument("--view", choices=("median", "mean", "hmean"),
@@ -252,6 +264,20 @@ def _print_plan(experiment: spec.Experiment, seed: int) -> None:
     for cell in cells:
         kind = "warmup" if cell.warmup else f"iteration {cell.iteration}"
         print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
+
+
+def _with_timing(experiment: spec.Experiment, timing: str | None) -> spec.Experiment:
+    """The experiment in another timing mode; rounds and vCPUs the file did
+    not set take that mode's defaults (spec.with_timing_defaults)."""
+    if timing is None or timing == experiment.timing:
+        return experiment
+    data = experiment.model_dump(exclude_unset=True)
+    data.setdefault("vm", {})["timing"] = timing
+    base_dir = data.pop("base_dir", experiment.base_dir)
+    try:
+        return load.parse(data, base_dir=base_dir)
+    except spec.SpecError as error:
+        raise spec.SpecError(f"--timing {timing}: {error}") from None
 
 
 def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) -> spec.Experiment:
@@ -300,7 +326,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             seed = random.randrange(2**31)
     else:
         experiment = load.load(args.experiment)
-    experiment = _with_iterations(experiment, args.iterations)
+    experiment = _with_iterations(_with_timing(experiment, args.timing), args.iterations)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
         _print_plan(experiment, fixed if fixed is not None else 0)
@@ -347,7 +373,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(load.load(args.experiment), args.iterations)
+    experiment = calibrate.aa_experiment(_with_timing(load.load(args.experiment), args.timing), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
@@ -398,7 +424,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise spec.SpecError(f"--last must be at least 1, got {args.last}")
     found = history.history(_store(args), args.metric, experiment=args.experiment, last=args.last,
-                            view=args.view)
+                            view=args.view, timing=args.timing)
     sys.stdout.write(HISTORY_RENDERERS[args.format](found))
     return EXIT_OK
 

@@ -8,7 +8,8 @@ could not be decided (too few samples, a variant that failed) is listed, and
 does not pass silently: it fails the gate too, as "undecided", because a gate
 that passes when nothing was measured guards nothing. A metric whose every
 value was equal on both sides (a quantized percentile that did not move) is
-no regression: it counts as checked.
+no regression: it counts as checked. An exact comparison (values that do not
+vary, iolab.stats.exact) is gated on its delta as measured.
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ def check(analysis: Analysis, gate: Gate) -> Outcome:
                 undecided.append(f"{where}: too few samples for a verdict")
             elif (comparison.verdict == "worse" and math.isfinite(comparison.delta)
                   and abs(comparison.delta) > gate.threshold):
+                if comparison.exact is not None:
+                    rounds = min(comparison.n_base, comparison.n_cand)
+                    regressions.append(f"{where}: {percent(comparison.delta)}, exact (deterministic over "
+                                       f"{rounds} rounds)")
+                    continue
                 ci = ""
                 if math.isfinite(comparison.delta_low):
                     ci = f" [{percent(comparison.delta_low)}, {percent(comparison.delta_high)}]"

@@ -164,6 +164,14 @@ def _check_job_references(experiment: Experiment) -> None:
                 )
 
 
+def _check_timing(experiment: Experiment) -> None:
+    """Instructions mode counts a VM's instructions: cells on this host have none."""
+    if experiment.timing == "instructions" and any(v.kernel is None for v in experiment.variant):
+        raise SpecError("vm.timing: \"instructions\" counts the instructions of a VM's guest: every variant "
+                        "needs a kernel (kernel = ... or a [kernel] table); cells on this host are timed by "
+                        "the wall clock")
+
+
 def _check_kernels(experiment: Experiment) -> None:
     """Kernel names parse; a kernel of your own (a path, relative to the
     experiment file) exists here; a kernel built from source names a source,
@@ -334,7 +342,8 @@ def _fio_refuses(job: str) -> str | None:
 
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_kernels, _check_derived, _check_machine, _check_dir_target, _check_fio_jobs,
+    _check_job_references, _check_timing, _check_kernels, _check_derived, _check_machine, _check_dir_target,
+    _check_fio_jobs,
     _check_fio_parses,
 )
 

@@ -215,6 +215,21 @@ def with_default_kernel(data: Any) -> Any:
     return {**data, "variant": variants}
 
 
+def with_timing_defaults(data: Any) -> Any:
+    """In instructions mode a file that sets no [run] iterations runs
+    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more), and
+    one that sets no [vm] cpus one vCPU (VM._instructions says why)."""
+    if not isinstance(data, dict) or not isinstance(data.get("vm"), dict):
+        return data
+    if data["vm"].get("timing") != "instructions":
+        return data
+    vm = data["vm"] if "cpus" in data["vm"] else {**data["vm"], "cpus": 1}
+    run = data.get("run", {})
+    if isinstance(run, dict) and "iterations" not in run:
+        run = {**run, "iterations": INSTRUCTIONS_ITERATIONS}
+    return {**data, "vm": vm, "run": run}
+
+
 # A kernel's name (a string) or a build (a table): one or the other, so an
 # error speaks of the one that was given
 KernelField = Annotated[
@@ -354,6 +369,11 @@ class Report(Strict):
     primary: list[str] | None = None
     min_max: bool = False  # a min..max line under each row (JSON always has them)
     kind: Literal["comparison", "calibration"] = "comparison"  # "calibration": set by iolab calibrate
+    # Exact comparisons (iolab.stats.exact): a variant whose values over at
+    # least 2 rounds lie within this relative width ((max - min) / |median|)
+    # is deterministic, and its delta is taken as measured, with no test.
+    # Default: EXACT_TOLERANCE (0, identical values, in wall mode)
+    tolerance: float | None = Field(default=None, ge=0, lt=0.1)
 
 
 class Phase(Strict):
@@ -403,6 +423,15 @@ def _seconds(value: Any) -> Any:
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 
 
+Timing = Literal["wall", "instructions"]
+ICOUNT_SHIFT = 0  # the one shift iolab runs: a guest nanosecond is one instruction
+INSTRUCTIONS_ITERATIONS = 3  # default rounds in instructions mode: 2 prove determinism, a third confirms it
+# [report] tolerance by default in instructions mode: a variant's values within
+# 1% of each other are deterministic (README "Instructions mode": measured
+# spreads); in wall mode only identical values are
+EXACT_TOLERANCE = {"wall": 0.0, "instructions": 0.01}
+
+
 class VM(Strict):
     """The VM that cells of variants with a kernel run in (iolab.hosts.vm);
     recorded with every sample."""
@@ -419,6 +448,13 @@ class VM(Strict):
     # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
     # the guest kernel's own work is what is timed (needs memory for the image)
     disk: Literal["virtio", "ram"] = "virtio"
+    # What the guest's clock counts: "wall", real time (the default); or
+    # "instructions", QEMU's TCG with a fixed instruction count (single
+    # thread, -icount shift=N,sleep=off): the guest's clock advances 2^N ns
+    # per executed instruction, so every duration the guest measures is an
+    # instruction count (exact and repeatable), never a time
+    timing: Timing = "wall"
+    icount_shift: int = ICOUNT_SHIFT  # with timing = "instructions": guest ns per instruction = 2^shift
 
     @field_validator("memory")
     @classmethod
@@ -426,6 +462,35 @@ class VM(Strict):
         if memory < 256 << 20 or memory % (1 << 20):
             raise ValueError("must be at least 256MiB and a whole number of MiB")
         return memory
+
+    @field_validator("icount_shift", mode="before")
+    @classmethod
+    def _shift(cls, value: Any) -> Any:
+        if value == "auto":
+            raise ValueError("\"auto\" is QEMU's adaptive shift: the guest's clock would follow the host's "
+                             "speed, so counts would change from run to run; give a number (0: one "
+                             "instruction per guest nanosecond)")
+        if isinstance(value, bool) or value != ICOUNT_SHIFT:
+            raise ValueError(f"must be {ICOUNT_SHIFT}, got {value!r}: at shift 0 one guest nanosecond is one "
+                             "instruction, which is what the reports' instruction units count")
+        return value
+
+    @property
+    def accel_setting(self) -> str:
+        """The accelerator asked for: always TCG in instructions mode ("auto" would pick KVM)."""
+        return "tcg" if self.timing == "instructions" else self.accel
+
+    @model_validator(mode="after")
+    def _instructions(self) -> VM:
+        if self.timing == "instructions" and self.accel == "kvm":
+            raise ValueError("timing = \"instructions\" needs QEMU's TCG (it counts the instructions it "
+                             "emulates); KVM runs the guest on the CPU, whose clock is real time: "
+                             "set accel = \"tcg\" or \"auto\", or timing = \"wall\"")
+        if self.timing == "instructions" and self.cpus > 1:
+            raise ValueError(f"timing = \"instructions\" runs 1 vCPU, not {self.cpus}: under -icount QEMU "
+                             "7.2 never brings up the guest's second CPU (the boot hangs at 'Booting SMP "
+                             "configuration', with sleep=off and sleep=on alike); set cpus = 1 or leave it out")
+        return self
 
 
 class CellSetup(Strict):
@@ -452,6 +517,7 @@ class Experiment(Strict):
     base_dir: str = "."
 
     _default_kernel = model_validator(mode="before")(with_default_kernel)
+    _default_rounds = model_validator(mode="before")(with_timing_defaults)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Experiment:
@@ -506,6 +572,16 @@ class Experiment(Strict):
         if self.target.kind == "dir":
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
         return self
+
+    @property
+    def timing(self) -> Timing:
+        """What the guest's durations count: "instructions" or "wall" (real time)."""
+        return self.vm.timing
+
+    @property
+    def tolerance(self) -> float:
+        """The relative width within which a variant's values count as deterministic."""
+        return self.report.tolerance if self.report.tolerance is not None else EXACT_TOLERANCE[self.timing]
 
     def target_for(self, variant: Variant, workload: Workload) -> Target:
         """The target a cell of this variant and workload runs on."""

@@ -15,8 +15,10 @@ FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio"
 class ScriptedHost(CellByCell):
     """Each variant's metrics are `level * (1 + noise)`; a variant may fail."""
 
-    def __init__(self, levels: dict[str, float], fail: dict[str, str] | None = None, seed: int = 1):
+    def __init__(self, levels: dict[str, float], fail: dict[str, str] | None = None, seed: int = 1,
+                 noise: float = 0.01):
         self.levels = levels
+        self.noise = noise  # relative: 0 gives the same values in every round (deterministic)
         self.fail = fail or {}
         self.rng = random.Random(seed)
         self.seen: list[CellSpec] = []
@@ -35,7 +37,7 @@ class ScriptedHost(CellByCell):
         if cell.variant.name in self.fail:
             return Sample(status="failed", error=self.fail[cell.variant.name], **base)
         level = self.levels[cell.variant.name]
-        noise = 1 + self.rng.uniform(-0.01, 0.01)
+        noise = 1 + self.rng.uniform(-self.noise, self.noise)
         latency_ns = int(1e9 / (level * 256))  # 4 KiB I/Os at `level` MiB/s
         hist = {latency_ns: 90, latency_ns * 2: 9, latency_ns * 5: 1}
         return Sample(

@@ -76,8 +76,13 @@ def test_failed_variant_shows_failure_not_number(tmp_path, monkeypatch):
 def test_too_few_samples_gives_no_verdict(tmp_path, monkeypatch):
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 200.0}, iterations=3)
     document = json.loads(renderer("json")(result))
-    assert {c["verdict"] for c in document["comparisons"]} == {"insufficient"}
-    assert "need >= 4 samples per side" in renderer("text")(result)
+    varying = [c for c in document["comparisons"] if c["metric"] in ("read_bw", "ctx")]
+    assert {c["verdict"] for c in varying} == {"insufficient"}
+    assert all("need >= 4 samples per side, have 3 and 3" in c["warnings"] for c in varying)
+    assert "need >= 4 samples" in " ".join(renderer("text")(result).split())
+    # the scripted p50 and p99 do not vary: an exact change, whatever the rounds
+    assert {c.get("exact") for c in document["comparisons"] if c["metric"] in ("read_p50", "read_p99")} == \
+        {"identical"}
 
 
 def test_json_comparison_fields(tmp_path, monkeypatch):

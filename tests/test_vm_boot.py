@@ -130,3 +130,35 @@ def test_a_sleeping_guest_command_is_killed_at_the_timeout(test_kernel, tmp_path
     assert qemu_pids(str(tmp_path)) == []
     assert "going to sleep" in "\n".join(boot.console_tail())
     assert "killed" in boot.outcome()
+
+
+def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test_kernel, tmp_path, monkeypatch):
+    """Under -icount a probe cell's guest-timed value is an instruction count:
+    two rounds of each of two identical variants (one boot, the target in the
+    guest's memory) give one value, so the A/A is an exact "same" of 0."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exp = load.parse({
+        "name": "icount a/a",
+        "target": {"fs": "ext4", "size": "64MiB"},
+        "variant": [{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
+        "workload": [{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+        "run": {"iterations": 2, "seed": 1},
+        "vm": {"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4},
+    })
+    store = Store(tmp_path / "icount.db")
+    shown = []
+    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
+    host.show = shown.append
+    run_id = runner.run(exp, store, host=host)
+    samples = store.samples(run_id)
+    assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
+    assert "-icount shift=0,sleep=off" in shown[0] and len(shown) == 1
+    assert {s.env["vm"]["timing"] for s in samples} == {"instructions"}
+    values = {s.metrics["us_per_call"] for s in samples}
+    assert len(values) == 1, values  # the same instruction count in every cell
+    result = analysis.analyse(store.run(run_id), samples)
+    (row,) = result.rows
+    assert row.metric.label == "kinsn/call"
+    comparison = row.comparisons["a2"]
+    assert comparison.exact == "identical" and comparison.verdict == "same" and comparison.delta == 0.0
+    assert "+0.0% =" in renderer("text")(result)

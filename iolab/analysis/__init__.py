@@ -113,7 +113,7 @@ class Analysis:
         count: dict[str, int] = defaultdict(int)
         for row in self.rows:
             for c in row.comparisons.values():
-                if c.verdict != "insufficient":
+                if c.verdict != "insufficient" and c.exact is None:
                     count[c.test] += 1
         return sorted(count, key=lambda t: -count[t])
 
@@ -169,10 +169,36 @@ def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
     return [b[r] for r in common], [c[r] for r in common], len(rounds) - len(common)
 
 
+def _exact(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str, rounds: set[int],
+           tolerance: float) -> stats.Comparison | None:
+    """The exact comparison when neither variant's values vary (iolab.stats.exact);
+    a percentile row's delta is then that of its merged histograms' percentiles."""
+    if design == "paired":
+        b, c, dropped = _paired_values(metric, base, cand, rounds)
+    else:
+        b = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
+        c = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
+        dropped = 0
+    if not b or not c:
+        return None
+    comparison = stats.compare_exact(b, c, higher_is_better=metric.higher_is_better, view=view,
+                                     tolerance=tolerance, paired=design == "paired")
+    if comparison is None:
+        return None
+    base_center, cand_center = _merged_center(metric, base), _merged_center(metric, cand)
+    if comparison.exact != "paired" and base_center and cand_center is not None:
+        comparison = replace(comparison, delta=cand_center / base_center - 1.0)
+    return replace(comparison, dropped=dropped)
+
+
 def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
-                rounds: set[int]) -> stats.Comparison | None:
-    """The comparison of one row for one candidate: paired when the design
-    and the data allow, else unpaired with the reason among its warnings."""
+                rounds: set[int], tolerance: float = 0.0) -> stats.Comparison | None:
+    """The comparison of one row for one candidate: exact when the values do
+    not vary (beyond ``tolerance``); else paired when the design and the
+    data allow, else unpaired with the reason among its warnings."""
+    exact = _exact(metric, view, base, cand, design, rounds, tolerance)
+    if exact is not None:
+        return exact
     if design != "paired":
         return _unpaired(metric, view, base, cand)
     b, c, dropped = _paired_values(metric, base, cand, rounds)
@@ -315,7 +341,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
         names = _row_metrics(experiment, workload, produced)
         primary = primary_metrics(experiment, workload, names)
         for name in names:
-            metric = metrics.lookup(name)
+            metric = metrics.lookup(name, experiment.timing)
             values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
             row_view = _row_view(view, list(values.values()))
             if row_view != view:
@@ -331,7 +357,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
             for candidate in variants[1:]:
                 cand = ok[(candidate, workload)]
                 diagnostics += round_effect(workload, metric, candidate, base, cand)
-                comparison = compare_row(metric, row_view, base, cand, design, rounds)
+                comparison = compare_row(metric, row_view, base, cand, design, rounds, experiment.tolerance)
                 if comparison is not None:
                     pending.append((len(rows) - 1, candidate, comparison))
     sequential = _decide(rows, pending, experiment, design)

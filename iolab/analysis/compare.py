@@ -12,6 +12,7 @@ merged histograms of each run, as in a run's own report.
 
 Variants or workloads that only one run has are left out, with a note; the
 environment rows (iolab.analysis.envdiff) list what differs between the two runs.
+Runs of different timing modes (wall, instructions) are refused.
 """
 
 from __future__ import annotations
@@ -63,7 +64,18 @@ def _experiment(a: RunInfo, b: RunInfo, exp_a: Experiment, variants: list[str], 
         ],
         "run": {"iterations": max(1, rounds), "order": "sequential", "seed": 0},
         "report": report,
+        "vm": {"timing": exp_a.timing, "disk": exp_a.vm.disk},  # what the runs' figures count
     })
+
+
+def refuse_mixed_timing(runs: list[tuple[RunInfo, Experiment]]) -> None:
+    """Runs whose durations count different things (time, instructions) are
+    never set against each other: a StoreError naming each run's mode."""
+    modes = {exp.timing for _, exp in runs}
+    if len(modes) > 1:
+        which = ", ".join(f"run {run.id} {exp.timing}" for run, exp in runs)
+        raise StoreError(f"{which}: an instruction count and a time are not comparable; compare runs of "
+                         "one timing mode (iolab run --timing wall|instructions)")
 
 
 def _relabel(samples: list[Sample], run: RunInfo, variants: list[str], workloads: list[str],
@@ -84,6 +96,7 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     for run, exp in ((a, exp_a), (b, exp_b)):
         if exp.report.kind == "calibration":
             raise StoreError(f"run {run.id} is a calibration (A/A); compare runs of an experiment")
+    refuse_mixed_timing([(a, exp_a), (b, exp_b)])
     variants, workloads, notes = _shared(exp_a, exp_b)
     if not variants or not workloads:
         raise StoreError(f"runs {a.id} and {b.id} share no variant and workload: not the same experiment")

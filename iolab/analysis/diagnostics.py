@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iolab import stats
-from iolab.cell.environment import CHECKED
+from iolab.cell.environment import CHECKED, lookup
 from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
@@ -133,7 +133,7 @@ def env_differences(samples: list[Sample], experiment: Experiment) -> list[str]:
         else:
             groups = [ok]
         for group in groups:
-            values = {json.dumps(s.env.get(key)) for s in group}
+            values = {json.dumps(lookup(s.env, key)) for s in group}
             if len(values) > 1:
                 notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
     return notes

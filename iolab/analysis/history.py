@@ -3,7 +3,9 @@
 For each stored run of the experiment (same name; calibrations left out),
 each workload x variant gets the central value of the metric with its
 spread and 95% CI, computed as a run's own report computes them (the view's
-summary; a percentile from the merged histogram of the run's rounds).
+summary; a percentile from the merged histogram of the run's rounds). Runs
+of one timing mode only (the latest run's, or the one asked for): the others
+are left out with a note.
 """
 
 from __future__ import annotations
@@ -94,15 +96,30 @@ def _experiment_runs(store: Store, name: str | None) -> tuple[str, list[RunInfo]
     return name, runs
 
 
+def _of_timing(runs: list[RunInfo], timing: str | None) -> tuple[str, list[RunInfo], list[str]]:
+    """The runs of one timing mode (default: the latest run's), and a note
+    naming those left out: a time and an instruction count share no axis."""
+    modes = {r.id: Experiment.model_validate_json(r.experiment_json).timing for r in runs}
+    timing = timing or modes[runs[-1].id]
+    kept = [r for r in runs if modes[r.id] == timing]
+    if not kept:
+        raise StoreError(f"no {timing}-mode runs of this experiment (its runs: "
+                         f"{', '.join(f'{i} {m}' for i, m in modes.items())})")
+    left = [str(r.id) for r in runs if modes[r.id] != timing]
+    notes = [f"runs {', '.join(left)} left out: not {timing}-mode runs (--timing chooses)"] if left else []
+    return timing, kept, notes
+
+
 def history(store: Store, metric_name: str, *, experiment: str | None = None, last: int | None = None,
-            view: str = "median") -> History:
+            view: str = "median", timing: str | None = None) -> History:
     if view not in stats.VIEWS:
         raise StoreError(f"view must be one of {', '.join(stats.VIEWS)}, got {view!r}")
     name, runs = _experiment_runs(store, experiment)
+    timing, runs, timing_notes = _of_timing(runs, timing)
     if last is not None:
         runs = runs[-last:]
     points: dict[tuple[str, str], dict[int, Point]] = defaultdict(dict)
-    metric = metrics.lookup(metric_name)
+    metric = metrics.lookup(metric_name, timing)
     seen_metrics: set[str] = set()
     for run in runs:
         groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
@@ -123,7 +140,7 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
                                          order[1].get(k[1], len(order[1])), k[1]))
     empty = {r.id: Point(r.id, math.nan, math.nan, math.nan, math.nan, 0) for r in runs}
     series = [Series(w, v, [points[(w, v)].get(r.id, empty[r.id]) for r in runs]) for w, v in keys]
-    notes = []
+    notes = list(timing_notes)
     missing = [r.id for i, r in enumerate(runs) if all(math.isnan(s.points[i].center) for s in series)]
     if missing:
         notes.append(f"runs without this metric: {', '.join(map(str, missing))}")

@@ -8,7 +8,7 @@ from an average of per-iteration percentiles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -83,13 +83,42 @@ DEFAULT_ROWS = (
 PRIMARY = ("read_bw", "read_p50", "write_bw", "write_p50", "lat_p50", "us_per_call", "phase_ns")
 
 
-def lookup(name: str) -> Metric:
-    """The metric's description; an unknown name (a collector's counter, a
-    derived metric) is shown under its own name and counted lower-is-better.
-    A churn phase of the probe (phase.<name>_ns) is labelled by its name."""
-    known = KNOWN.get(name)
-    if known is not None:
-        return known
+# Instructions mode (spec.VM.timing): the guest's clock counts instructions,
+# one per guest nanosecond (icount shift 0). A duration keeps its stored value
+# under the instruction unit of the same scale; a rate per guest second is a
+# rate per 10^9 instructions (Ginsn, an "instruction-second").
+INSTRUCTION_UNITS = {"ns": "insn", "us": "kinsn", "ms": "Minsn", "s": "Ginsn", "MiB/s": "MiB/Ginsn",
+                     "IOPS": "ops/Ginsn"}
+# Suffixes of metrics outside the catalogue that are guest durations (a
+# collector's CPU seconds, a derived time), with their unit
+TIME_SUFFIXES = (("_ns", "ns"), ("_us", "us"), ("_ms", "ms"), ("_s", "s"))
+HOST_TIMED = ("vm.",)  # measured by the host, in real time, in either mode (vm.boot_s)
+
+
+def in_instructions(metric: Metric) -> Metric:
+    """The metric as instructions mode shows it: no time unit anywhere."""
+    unit = INSTRUCTION_UNITS.get(metric.unit)
+    if unit is None:
+        return metric
+    words = [INSTRUCTION_UNITS.get(word, word) for word in metric.label.split(" ")]
+    words = [word.replace(f"{metric.unit}/", f"{unit}/") for word in words]  # us/call, ns/op
+    return replace(metric, label=" ".join(words), unit=unit)
+
+
+def _outside_catalogue(name: str, timing: str) -> Metric:
     if name.startswith("phase.") and name.endswith("_ns"):
         return Metric(name, f"{name[6:-3]} ns"[:14], "ns", False)
+    if timing == "instructions":  # a guest duration by its suffix gets its instruction unit
+        for suffix, unit in TIME_SUFFIXES:
+            if name.endswith(suffix) and not name.startswith(HOST_TIMED):
+                return Metric(name, f"{name[:-len(suffix)]} {unit}", unit, False)
     return Metric(name, name[:14], "", False)
+
+
+def lookup(name: str, timing: str = "wall") -> Metric:
+    """The metric's description; an unknown name (a collector's counter, a
+    derived metric) is shown under its own name and counted lower-is-better.
+    A churn phase of the probe (phase.<name>_ns) is labelled by its name.
+    ``timing = "instructions"``: in the units of instructions mode."""
+    known = KNOWN.get(name) or _outside_catalogue(name, timing)
+    return in_instructions(known) if timing == "instructions" else known

@@ -15,7 +15,20 @@ from typing import Any
 
 import iolab
 
-CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model")
+# Dotted keys name a value in a table of the environment (env["vm"]["timing"]):
+# the timing mode, its icount shift and QEMU's version decide what a VM's
+# numbers measure (iolab.hosts.vm.host.timing_env).
+CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model", "vm.timing", "vm.icount_shift", "vm.qemu")
+
+
+def lookup(env: dict[str, Any], key: str) -> Any:
+    """The value of a (dotted) key of an environment, None where it is missing."""
+    value: Any = env
+    for part in key.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
 
 
 def _cpu_model() -> str:

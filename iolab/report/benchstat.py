@@ -62,6 +62,9 @@ def _header(report: Report) -> list[str]:
     if report.compared is not None:
         a, b = report.compared
         lines[1] = f"iolab-runs: {a.id} {b.id}"
+    if analysis.experiment.timing != "wall":  # the units say insn; this says why
+        lines.append(f"timing: {analysis.experiment.timing} (QEMU icount, "
+                     f"shift={analysis.experiment.vm.icount_shift}): guest durations are instruction counts")
     return lines
 
 

@@ -35,7 +35,7 @@ def cells(calibration: Calibration) -> list[list[str]]:
             row.workload if row.workload != previous else "",
             row.label,
             percent(row.noise, signed=False),
-            table.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" else
+            table.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" or row.aa.exact else
             f"{percent(row.aa.delta)} ~",
             _detectable(row),
             _false_positive(row),

@@ -25,6 +25,7 @@ def render(report: Report) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
+    timing = report.analysis.experiment.timing
     for sample in report.samples:
         where = [_run_of(report, sample.variant), sample.seq, sample.round, sample.iteration, sample.variant,
                  sample.workload, sample.status]
@@ -32,6 +33,6 @@ def render(report: Report) -> str:
             writer.writerow([*where, "", "", "", "", sample.error or ""])
             continue
         for name, value in sorted(sample.metrics.items()):
-            metric = metrics.lookup(name)
+            metric = metrics.lookup(name, timing)
             writer.writerow([*where, name, repr(float(value)), metric.unit, int(metric.higher_is_better), ""])
     return out.getvalue()

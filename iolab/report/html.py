@@ -95,7 +95,8 @@ def _intervals(analysis: Analysis, candidate: str) -> list[plots.Interval]:
     for row in analysis.rows:
         c = row.comparisons.get(candidate)
         if c is not None:
-            found.append(plots.Interval(f"{row.workload} {row.metric.label}", c.delta, c.delta_low,
+            exact = " (exact)" if c.exact else ""
+            found.append(plots.Interval(f"{row.workload} {row.metric.label}{exact}", c.delta, c.delta_low,
                                         c.delta_high, c.verdict))
     return found
 
@@ -140,7 +141,10 @@ def _workload_section(report: Report, candidate: str, workload: str) -> list[str
     parts = [f"<h3>{escape(workload)}: samples per variant" + (", and paired by round" if paired else "")
              + "</h3>", plots.samples_figure(strips, (analysis.baseline, candidate) if paired else None)]
     cdfs = _cdfs(report, [analysis.baseline, candidate], workload)
-    if cdfs:
+    if cdfs and analysis.experiment.timing == "instructions":
+        parts += [f"<h3>{escape(workload)}: CDF of instructions per I/O</h3>",
+                  plots.cdf_figure(cdfs, "instructions per I/O, kinsn")]
+    elif cdfs:
         parts += [f"<h3>{escape(workload)}: latency CDF</h3>", plots.cdf_figure(cdfs)]
     return parts
 

@@ -50,8 +50,10 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
         "test": " and ".join(TESTS[t] for t in analysis.tests) or "none",
         "design": analysis.design,
         "primary_comparisons": sum(1 for r in analysis.rows if r.primary for c in r.comparisons.values()
-                                   if c.verdict != "insufficient"),
+                                   if c.verdict != "insufficient" and c.exact is None),
     }
+    if any(c.exact for r in analysis.rows for c in r.comparisons.values()):
+        statistics["tolerance"] = analysis.experiment.tolerance
     sequential = analysis.sequential
     if sequential is not None:
         statistics.update(
@@ -88,7 +90,15 @@ def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[st
         "family": c.family,
         "pairs": c.pairs,
         "dropped_rounds": c.dropped,
+        **({"exact": c.exact, "tolerance": c.tolerance} if c.exact else {}),
     }
+
+
+def _timing(analysis: Analysis) -> dict[str, Any]:
+    """What the durations count in instructions mode (the units say insn, never a time);
+    a wall-mode document has no "timing"."""
+    return {"mode": analysis.experiment.timing, "icount_shift": analysis.experiment.vm.icount_shift,
+            "sleep": "off"}
 
 
 def _run_of(analysis: Analysis) -> dict[str, Any]:
@@ -125,6 +135,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
                    for row in analysis.rows for candidate, c in row.comparisons.items()]
     doc = {
         "iolab_json_version": JSON_VERSION,
+        **({"timing": _timing(analysis)} if analysis.experiment.timing != "wall" else {}),
         "run": _run_of(analysis),
         "statistics": _statistics(analysis),
         "variants": analysis.variants,

@@ -158,8 +158,9 @@ def forest_figure(intervals: Sequence[Interval], title: str) -> str:
     return to_svg(figure)
 
 
-def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]]) -> str:
-    """Per histogram (read_clat, ...): each variant's merged latency CDF, log x."""
+def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]], xlabel: str = "latency, us") -> str:
+    """Per histogram (read_clat, ...): each variant's merged latency CDF, log x
+    (histograms in ns, drawn in thousands: us, or kinsn in instructions mode)."""
     figure = _figure(min(3.6 * len(panels), 11), 2.8)
     axes = figure.subplots(1, len(panels), squeeze=False)[0]
     for ax, (name, by_variant) in zip(axes, panels.items()):
@@ -174,7 +175,7 @@ def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]]) -> str:
         ax.set_xscale("log")
         _plain_ticks(ax.xaxis)
         ax.set_ylim(0, 1.01)
-        ax.set_xlabel("latency, us")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of I/Os")
         ax.set_title(f"{name}: merged over all rounds")
         ax.legend(loc="lower right")

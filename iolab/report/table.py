@@ -21,7 +21,8 @@ from iolab.analysis import Analysis, Diagnostic, Figure, Row
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
-from iolab.stats import Comparison
+from iolab.stats import EXACTNESS, Comparison
+from iolab.spec import Experiment
 from iolab.store import RunInfo
 from iolab.units import format_size, percent
 
@@ -116,6 +117,9 @@ def delta_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "-"
     mark = {"same": "~", "insufficient": "?"}.get(comparison.verdict, "*")
+    if comparison.exact is not None:  # no test: the delta as measured, 0 included
+        mark = "=" if comparison.family != "exploratory" else "(=)"
+        return f"{percent(comparison.delta)} {mark}" if math.isfinite(comparison.delta) else mark
     if comparison.family == "exploratory":
         mark = f"({mark})"
     if comparison.verdict == "same" or not math.isfinite(comparison.delta):
@@ -160,6 +164,7 @@ def header(analysis: Analysis) -> list[str]:
         f"iolab: {experiment.name}",
         f"{fs} on {where[target.kind]}, {machine}",
         *_vm_notes(host.get("vm")),
+        *timing_lines(experiment),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
@@ -171,6 +176,19 @@ def header(analysis: Analysis) -> list[str]:
             f"recheck: run {analysis.run.id}{_status(analysis)}: {_rounds_text(analysis)}, "
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
+    return lines
+
+
+def timing_lines(experiment: Experiment) -> list[str]:
+    """What the figures count, said in the header of every format."""
+    if experiment.timing != "instructions":
+        return []
+    lines = ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
+             "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
+             "Ginsn = 10^9), and rates are per 10^9 instructions"]
+    if experiment.vm.disk == "virtio":
+        lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
+                     "timer, not as instructions; disk = \"ram\" keeps the device out")
     return lines
 
 
@@ -194,6 +212,7 @@ def report_header(report: Report) -> list[str]:
         f"iolab compare: {analysis.experiment.name}",
         _run_line("A", a, report),
         _run_line("B", b, report),
+        *timing_lines(analysis.experiment),
         f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
     ]
 
@@ -285,7 +304,7 @@ TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, pair
 def _primary_count(analysis: Analysis) -> int:
     """Primary comparisons that were tested (the size of the corrected family)."""
     return sum(1 for row in analysis.rows if row.primary for c in row.comparisons.values()
-               if c.verdict != "insufficient")
+               if c.verdict != "insufficient" and c.exact is None)
 
 
 def _legend_line(analysis: Analysis) -> str:
@@ -313,10 +332,41 @@ def _exploratory_line(analysis: Analysis) -> list[str]:
             f"at p<{level:.2g} uncorrected, a lead to check, not a finding"]
 
 
+EXACT_TEXT = {
+    "identical": "every value of each variant identical",
+    "tolerance": "each variant's values within {tolerance} of each other",
+    "paired": "the candidate equal to the baseline in every round",
+}
+
+
+def exact_line(analysis: Analysis) -> list[str]:
+    """The legend of exact comparisons: how many rounds, which tolerance."""
+    found = [c for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
+    if not found:
+        return []
+    rounds = sorted({min(c.n_base, c.n_cand) for c in found})
+    over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+    widest = max(c.tolerance for c in found)
+    tolerance = f"±{percent(widest, signed=False)}"
+    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=tolerance)
+                         for kind in EXACTNESS if any(c.exact == kind for c in found))
+    if widest and "tolerance" not in kinds:
+        kinds += f"; tolerance {tolerance}"
+    return [f"= exact: deterministic over {over} rounds ({kinds}): the delta as "
+            "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
+            "value and beyond the tolerance; (=) an exploratory row"]
+
+
+def _tested(analysis: Analysis) -> bool:
+    """Whether any comparison is a test's (not exact): the test legend is for those."""
+    return any(c.exact is None for row in analysis.rows for c in row.comparisons.values())
+
+
 def legend(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
-    lines = [_legend_line(primary), *_exploratory_line(primary)]
-    if analysis.original is not None and _legend_line(analysis) != lines[0]:
+    lines = [_legend_line(primary), *_exploratory_line(primary)] if _tested(primary) else []
+    lines += exact_line(primary)
+    if analysis.original is not None and _tested(analysis) and _legend_line(analysis) not in lines:
         lines.append("recheck: " + _legend_line(analysis))
     return lines
 

@@ -59,7 +59,10 @@ def precise(comparison: Comparison, target: float) -> bool:
 
 
 def state(comparison: Comparison, target: float) -> str:
-    """"significant", "precise" or "open"."""
+    """"significant", "precise", "exact" (values that do not vary: decided
+    as they are) or "open"."""
+    if comparison.exact is not None:
+        return "exact"
     if comparison.verdict in ("better", "worse"):
         return "significant"
     if comparison.verdict == "same" and precise(comparison, target):

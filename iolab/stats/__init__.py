@@ -12,7 +12,8 @@ exact as benchstat; bootstrap delta), ``paired`` (signed-rank of per-round
 ratios, Hodges-Lehmann CI), ``verdict`` (Comparison, corrections,
 verdicts), ``sequential`` (per-look levels of adaptive runs), ``noise``
 (drift, outliers, A/A rate), ``power`` (detectable change), ``tails``
-(percentile deltas from merged histograms).
+(percentile deltas from merged histograms), ``exact`` (values that do not
+vary: the delta as measured, no test).
 """
 
 from iolab.stats.checks import VIEWS, Refusal
@@ -22,10 +23,13 @@ from iolab.stats.power import detectable_change, detectable_change_paired
 from iolab.stats.sequential import BOUNDARIES, Sequential, level, sequential_alpha
 from iolab.stats.summary import Summary, median_ci_min_n, median_ci_orders, summarize
 from iolab.stats.unpaired import DEFAULT_RESAMPLES, MIN_RESAMPLES, compare, min_possible_p, mwu
-from iolab.stats.verdict import CORRECTIONS, FAMILIES, TESTS, VERDICTS, Comparison, adjust_pvalues, decide
+from iolab.stats.verdict import (CORRECTIONS, EXACTNESS, FAMILIES, TESTS, VERDICTS, Comparison, Exactness,
+                                 adjust_pvalues, decide)
+from iolab.stats.exact import compare_exact
 
 __all__ = [
-    "VIEWS", "VERDICTS", "CORRECTIONS", "FAMILIES", "TESTS", "BOUNDARIES", "MIN_PAIRS", "DEFAULT_RESAMPLES",
+    "VIEWS", "VERDICTS", "EXACTNESS", "Exactness", "compare_exact", "CORRECTIONS", "FAMILIES", "TESTS",
+    "BOUNDARIES", "MIN_PAIRS", "DEFAULT_RESAMPLES",
     "MIN_RESAMPLES", "Refusal", "Summary", "Comparison", "Sequential", "AARate", "Trend",
     "summarize", "median_ci_min_n", "median_ci_orders", "compare", "compare_paired", "mwu", "signed_rank",
     "min_possible_p", "decide", "adjust_pvalues", "sequential_alpha", "level", "aa_false_positive_rate",

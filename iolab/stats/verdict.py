@@ -12,6 +12,8 @@ for exploratory rows, which are tested each at alpha and marked so.
 ``p_adjusted < alpha`` is a change, "better" or "worse" by its direction
 and ``higher_is_better``; otherwise "same". "insufficient" (too few
 samples, every value equal) stays out of the family: no test, no guess.
+An exact comparison (iolab.stats.exact: values that do not vary) comes with
+its final verdict and no p-value; it stays out of the family too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 from scipy import stats as sps
@@ -27,6 +30,11 @@ from iolab.stats import checks
 from iolab.stats.summary import Summary
 
 VERDICTS = ("better", "worse", "same", "insufficient")
+# How an exact comparison (iolab.stats.exact) knows its values do not vary:
+# each variant's values identical, or within the stated tolerance; or the
+# candidate equal to the baseline in every round
+Exactness = Literal["identical", "tolerance", "paired"]
+EXACTNESS: tuple[Exactness, ...] = ("identical", "tolerance", "paired")
 CORRECTIONS = ("holm", "bh", "none")
 FAMILIES = ("primary", "exploratory")
 TESTS = {
@@ -80,6 +88,8 @@ class Comparison:
     family: str = "primary"
     refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
     # "hosts" (a queued run whose rounds came from hosts that differ in a checked environment key)
+    exact: Exactness | None = None  # an exact comparison: no test, the delta as measured (iolab.stats.exact)
+    tolerance: float = 0.0  # the relative width within which an exact comparison's values counted as equal
 
     @property
     def test_name(self) -> str:
@@ -158,7 +168,7 @@ def decide(comparisons: Sequence[Comparison], alpha: float = 0.05, method: str =
     for c in comparisons:
         if c.correction or not math.isnan(c.alpha):
             raise checks.Refusal("comparison already decided; decide() takes the output of compare()")
-    idx = [i for i, c in enumerate(comparisons) if c.verdict != "insufficient"]
+    idx = [i for i, c in enumerate(comparisons) if c.verdict != "insufficient" and c.exact is None]
     adjusted = adjust_pvalues([comparisons[i].p for i in idx], method)
     m = len(idx)
     out = [replace(c, alpha=alpha, correction=method, family=family) for c in comparisons]

@@ -44,8 +44,8 @@ from typing import Any
 import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, choose_accel, host_tsc_khz, qemu_argv, qemu_version,
-                                 tcg_threading)
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, choose_accel, guest_tsc_khz, qemu_argv, qemu_version,
+                                 tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.sysutil import ToolError, die_with_parent, require
@@ -156,8 +156,8 @@ class VMHost:
         self.kernel = kernel
         self.settings = settings
         self.scratch = scratch
-        self.accel = accel or choose_accel(settings.accel, settings.machine)
-        self.tcg_thread = tcg_threading(settings.cpus)
+        self.accel = accel or choose_accel(settings.accel_setting, settings.machine)
+        self.tcg_thread = tcg_threading(settings.cpus, settings.timing)
         self.show_command = show_command
         self.boots: list[Boot] = []
 
@@ -181,6 +181,7 @@ class VMHost:
             "root_share": ROOT_SHARE,
             "disk_cache": DISK_CACHE if self.settings.disk == "virtio" else None,
             "disk": self.settings.disk,
+            **timing_env(self.settings),
         }
 
     def run_cells(self, cells: list[CellSpec]) -> list[Sample]:
@@ -216,7 +217,8 @@ class VMHost:
         argv = qemu_argv(
             self.kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
-            disks=disks, tsc_khz=host_tsc_khz(), tcg_thread=self.tcg_thread,
+            disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
+            timing=self.settings.timing, icount_shift=self.settings.icount_shift,
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))

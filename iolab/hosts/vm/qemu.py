@@ -6,6 +6,10 @@ TCG. Under TCG the guest kernel is emulated: its numbers compare only with
 other numbers from the same host, accelerator and VM shape; every sample
 records them (env["vm"]).
 
+Timing: "wall" (real time), or "instructions": single-threaded TCG with
+``-icount shift=0,sleep=off``, the guest told that its TSC runs at 1 GHz, so
+every duration the guest measures is a count of executed instructions.
+
 The command line is an argument list, never a shell string (``qemu_argv``
 is pure: the same inputs give the same list; ``--show-command`` prints it
 with shlex.join).
@@ -22,13 +26,20 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iolab import process
 from iolab.kernels import Kernel
+from iolab.spec import VM
 from iolab.sysutil import require
 
 QEMU = "qemu-system-x86_64"
 DISK_CACHE = "none"
+ICOUNT_TSC_KHZ = 1_000_000  # the guest's TSC under -icount: QEMU's virtual clock, in ns
+# Instructions mode: the guest's own randomness off where a boot option can
+# do it (address-space layout of processes, the kernel stack's offset per
+# system call): instruction counts then repeat more closely from boot to boot
+DETERMINISTIC_GUEST = ["norandmaps", "randomize_kstack_offset=off"]
 
 
 @dataclass(frozen=True)
@@ -100,18 +111,51 @@ def kvm_usable(machine: str = "microvm") -> bool:
 
 
 def choose_accel(setting: str, machine: str) -> str:
+    """KVM or TCG (instructions mode asks for "tcg": VM.accel_setting)."""
     if setting == "auto":
         return "kvm" if kvm_usable(machine) else "tcg"
     return setting
 
 
-def tcg_threading(cpus: int) -> str:
+def tcg_threading(cpus: int, timing: str = "wall") -> str:
     """One host thread per vCPU ("multi") only when the host has a core to
     spare beside them; else one thread runs every vCPU in turn ("single").
     On this project's 2-core host, 2 vCPUs in 2 threads made the boot twice
     as slow (13.8 s against 6.5 s: the vCPU threads contend with QEMU's I/O
-    thread and each other), and Python in the guest 2-3 times slower."""
+    thread and each other), and Python in the guest 2-3 times slower.
+    Instructions mode is single: QEMU counts instructions in one thread only."""
+    if timing == "instructions":
+        return "single"
     return "multi" if (os.cpu_count() or 1) > cpus else "single"
+
+
+def guest_tsc_khz(timing: str) -> int | None:
+    """The TSC rate the guest is told (tsc_early_khz). Under TCG without
+    icount the guest's TSC is the host's; with icount QEMU makes it the
+    virtual clock in nanoseconds (1 GHz), which advances 2^shift ns per
+    instruction: told 1 GHz, the guest's nanosecond is 2^shift instructions'
+    worth of virtual time, and at shift 0 exactly one instruction (the
+    guest's own PIT calibration agrees: 'Detected 999.993 MHz processor')."""
+    return ICOUNT_TSC_KHZ if timing == "instructions" else host_tsc_khz()
+
+
+def icount_option(shift: int) -> str:
+    """QEMU's -icount value: a fixed shift, and sleep=off (an idle vCPU jumps
+    the virtual clock to the next timer instead of waiting in real time).
+    Never shift=auto (adaptive: it follows the host's speed); align=on
+    (slowing the guest to real time) is refused by QEMU with sleep=off."""
+    if not isinstance(shift, int) or isinstance(shift, bool) or not 0 <= shift <= 10:
+        raise ValueError(f"icount shift must be a number from 0 to 10, got {shift!r}")
+    return f"shift={shift},sleep=off"
+
+
+def timing_env(settings: VM) -> dict[str, Any]:
+    """The timing mode as recorded with every sample and run (checked keys:
+    iolab.cell.environment.CHECKED): the mode, and in instructions mode the
+    icount shift and the guest's TSC rate."""
+    if settings.timing != "instructions":
+        return {"timing": "wall"}
+    return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ}
 
 
 # -- the command line ------------------------------------------------------------------
@@ -130,9 +174,18 @@ def qemu_argv(
     tsc_khz: int | None,
     tcg_thread: str = "single",
     qemu: str = QEMU,
+    timing: str = "wall",
+    icount_shift: int = 0,
 ) -> list[str]:
-    """QEMU's argument list for one boot (pure: the same inputs give the same list)."""
+    """QEMU's argument list for one boot (pure: the same inputs give the same list).
+
+    ``timing = "instructions"``: single-threaded TCG with -icount (fixed
+    shift, sleep=off); refused with KVM or multi-threaded TCG, where the
+    guest's clock is real time."""
     mmio = machine == "microvm"
+    if timing == "instructions" and (accel == "kvm" or tcg_thread != "single"):
+        raise ValueError(f"instructions timing needs single-threaded TCG, not accel {accel!r} "
+                         f"with thread {tcg_thread!r}")
 
     def device(kind: str) -> str:
         return f"virtio-{kind}-device" if mmio else f"virtio-{kind}-pci"
@@ -142,6 +195,8 @@ def qemu_argv(
         argv += ["-accel", "kvm", "-cpu", "host"]
     else:
         argv += ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"]
+    if timing == "instructions":
+        argv += ["-icount", icount_option(icount_shift)]
     argv += ["-smp", str(cpus), "-m", f"{memory_mib}M",
              "-nodefaults", "-no-user-config", "-nographic", "-no-reboot"]
     if mmio:
@@ -167,6 +222,8 @@ def qemu_argv(
         append.append("tsc=reliable")
         if tsc_khz:
             append.append(f"tsc_early_khz={tsc_khz}")
+    if timing == "instructions":
+        append += DETERMINISTIC_GUEST
     if kernel.moddir is not None:
         append.append(f"iolab.moddir={kernel.moddir}")
     argv += ["-append", " ".join(append)]

@@ -16,7 +16,7 @@ from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.local import default_journal
 from iolab.hosts.vm.host import VMHost, compile_iolab
-from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading
+from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading, timing_env
 from iolab.kernels import Kernel, label
 from iolab.kernels.build import BUILD_LOG, build_log
 from iolab.knobs.journal import Journal
@@ -39,7 +39,7 @@ class VMHosts:
         self.kernels = dict(kernels)
         self.scratch_parent = scratch_parent
         self.show = (lambda text: print(text, file=sys.stderr)) if show_command else None
-        self.accel = choose_accel(self.settings.accel, self.settings.machine)
+        self.accel = choose_accel(self.settings.accel_setting, self.settings.machine)
         self.hosts: dict[str, VMHost] = {}
         self.scratch: Path | None = None
         self.logged: set[str] = set()
@@ -48,9 +48,9 @@ class VMHosts:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
         return {"vm": {
             "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
-            "tcg_thread": tcg_threading(self.settings.cpus) if self.accel == "tcg" else None,
+            "tcg_thread": tcg_threading(self.settings.cpus, self.settings.timing) if self.accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
-            "cells_per_boot": self.settings.cells_per_boot,
+            "cells_per_boot": self.settings.cells_per_boot, **timing_env(self.settings),
             "kernels": {name: label(kernel) for name, kernel in self.kernels.items()},
         }}
 

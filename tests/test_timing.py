@@ -1,0 +1,283 @@
+"""Instructions mode and exact verdicts: the switch and its refusals, the
+units every format prints, exact comparisons of values that do not vary.
+
+The real boot under -icount is in tests/test_vm_boot.py.
+"""
+
+import csv
+import io
+import json
+import math
+
+import pytest
+
+from iolab import cli_gate as gate
+from iolab import load, stats
+from iolab.analysis import history, metrics
+from iolab.analysis.reports import baseline_report, compare_report, run_report
+from iolab.cell import environment
+from iolab.hosts.vm import qemu as vm
+from iolab.kernels import Kernel
+from iolab.report import renderer
+from iolab.run import adaptive, runner
+from iolab.spec import SpecError
+from iolab.store import Store, StoreError
+from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.test_report_golden import check_golden
+
+KERNEL = "debian:6.1.0-56-amd64"
+TIME_UNITS = ("us", "ns", "ms", "MiB/s", "IOPS", "µs", "usecs", "latency")
+
+
+# -- exact comparisons (iolab.stats.exact) ---------------------------------------------
+
+
+def test_identical_values_are_an_exact_same_with_a_delta_of_zero():
+    c = stats.compare_exact([8.66] * 3, [8.66] * 3, higher_is_better=False, paired=True)
+    assert c.exact == "identical" and c.verdict == "same" and c.delta == 0.0
+    assert math.isnan(c.p) and math.isnan(c.delta_low) and math.isnan(c.delta_high)
+
+
+def test_identical_but_different_values_are_an_exact_change_in_its_direction():
+    c = stats.compare_exact([8.660] * 3, [1.347] * 3, higher_is_better=False)
+    assert c.exact == "identical" and c.verdict == "better"
+    assert c.delta == pytest.approx(1.347 / 8.660 - 1)
+    worse = stats.compare_exact([100.0, 100.0], [90.0, 90.0], higher_is_better=True)
+    assert worse.verdict == "worse"
+
+
+def test_values_within_the_tolerance():
+    base, cand = [1000.0, 1004.0, 1002.0], [1500.0, 1503.0, 1501.0]
+    assert stats.compare_exact(base, cand, higher_is_better=False) is None  # not identical: tests judge
+    c = stats.compare_exact(base, cand, higher_is_better=False, tolerance=0.01)
+    assert c.exact == "tolerance" and c.verdict == "worse" and c.tolerance == 0.01
+    # a delta within the tolerance is "same": the resolution of these values
+    near = stats.compare_exact(base, [1003.0, 1005.0, 1006.0], higher_is_better=False, tolerance=0.01)
+    assert near.verdict == "same" and 0 < near.delta < 0.01
+    # beyond the tolerance with overlapping values: not exact
+    assert stats.compare_exact([100.0, 100.9], [100.5, 102.0], higher_is_better=False, tolerance=0.01) is None
+
+
+def test_the_candidate_equal_to_the_baseline_in_every_round_is_an_exact_same():
+    values = [5.0, 6.0, 5.0, 7.0]
+    c = stats.compare_exact(values, values, higher_is_better=False, paired=True)
+    assert c.exact == "paired" and c.verdict == "same" and c.delta == 0.0
+    assert stats.compare_exact(values, values, higher_is_better=False, paired=False) is None
+
+
+def test_one_round_or_varying_values_are_not_exact():
+    assert stats.compare_exact([1.0], [1.0], higher_is_better=True) is None
+    assert stats.compare_exact([1.0, 1.1, 0.9], [1.0, 1.0, 1.0], higher_is_better=True) is None
+    with pytest.raises(stats.Refusal):
+        stats.compare_exact([1.0, 1.0], [1.0, 1.0], higher_is_better=True, tolerance=-0.1)
+
+
+def test_decide_keeps_exact_verdicts_out_of_the_family():
+    exact = stats.compare_exact([2.0] * 6, [1.0] * 6, higher_is_better=False, paired=True)
+    tested = stats.compare_paired([1, 2, 3, 4, 5, 6], [1.1, 2.2, 3.3, 4.4, 5.5, 6.6], higher_is_better=False)
+    decided = stats.decide([exact, tested], 0.05, "holm")
+    assert decided[0].verdict == "better" and decided[0].exact == "identical"
+    assert decided[1].p_adjusted == tested.p  # a family of one: Holm multiplies by 1
+    assert adaptive.state(decided[0], 0.01) == "exact"
+
+
+# -- the switch and its refusals ---------------------------------------------------------
+
+
+def vm_experiment(vm_table=None, run=None, kernel=KERNEL, **extra):
+    return load.parse({
+        "name": "icount",
+        "target": {"fs": "ext4", "size": "64MiB"},
+        "variant": [{"name": "nofix", "kernel": kernel}, {"name": "fix", "kernel": kernel}],
+        "workload": [{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+        "vm": {"memory": "1GiB", **(vm_table or {})},
+        **({"run": run} if run else {}),
+        **extra,
+    })
+
+
+def test_instructions_mode_defaults_to_3_rounds_and_1_vcpu():
+    wall = vm_experiment()
+    assert wall.timing == "wall" and wall.run.iterations == 8 and wall.vm.cpus == 2 and wall.tolerance == 0
+    exact = vm_experiment({"timing": "instructions"})
+    assert exact.timing == "instructions" and exact.run.iterations == 3 and exact.vm.cpus == 1
+    assert exact.tolerance == 0.01
+    assert vm_experiment({"timing": "instructions"}, {"iterations": 5}).run.iterations == 5
+
+
+@pytest.mark.parametrize("vm_table, words", [
+    ({"timing": "instructions", "accel": "kvm"}, ["vm", "KVM", "TCG"]),
+    ({"timing": "instructions", "icount_shift": "auto"}, ["icount_shift", "adaptive"]),
+    ({"timing": "instructions", "icount_shift": 3}, ["icount_shift", "must be 0"]),
+    ({"timing": "instructions", "cpus": 2}, ["1 vCPU", "second CPU"]),
+    ({"timing": "cycles"}, ["vm.timing"]),
+])
+def test_refusals_say_why(vm_table, words):
+    with pytest.raises(SpecError) as error:
+        vm_experiment(vm_table)
+    for word in words:
+        assert word in str(error.value)
+
+
+def test_instructions_mode_needs_a_vm():
+    with pytest.raises(SpecError, match="every variant needs a kernel"):
+        load.parse({"name": "host", "variant": [{"name": "a"}, {"name": "b"}],
+                    "workload": [{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+                    "vm": {"timing": "instructions"}})
+
+
+def test_the_cli_switch_keeps_what_the_file_set(tmp_path, capsys):
+    from iolab import cli
+
+    path = tmp_path / "exp.toml"
+    path.write_text(f'name = "x"\n[[variant]]\nname = "a"\nkernel = "{KERNEL}"\n[[variant]]\nname = "b"\n'
+                    f'kernel = "{KERNEL}"\n[[workload]]\nname = "w"\nengine = "probe"\n'
+                    'probe = { mode = "batch", case = "write_u1k" }\n[vm]\nmemory = "1GiB"\n')
+    assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("x: 6 cells")  # 3 rounds x 2 variants
+    path.write_text(path.read_text() + "cpus = 2\n")
+    assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 2
+    assert "--timing instructions: vm: timing" in capsys.readouterr().err
+
+
+def kernel(tmp_path) -> Kernel:
+    return Kernel(name=KERNEL, kver="6.1.0-56-amd64", directory=tmp_path, image=tmp_path / "vmlinux", pvh=True,
+                  initramfs=tmp_path / "initramfs.cpio", moddir=None, manifest={})
+
+
+def test_qemu_argv_in_instructions_mode(tmp_path):
+    common = dict(memory_mib=1024, cpus=1, machine="microvm", accel="tcg", xchg=tmp_path, console=tmp_path / "c",
+                  disks=[], tsc_khz=vm.guest_tsc_khz("instructions"))
+    argv = vm.qemu_argv(kernel(tmp_path), **common, timing="instructions")
+    assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
+    assert argv[argv.index("-icount") + 1] == "shift=0,sleep=off"
+    append = argv[argv.index("-append") + 1].split()
+    assert "tsc_early_khz=1000000" in append and "norandmaps" in append
+    wall = vm.qemu_argv(kernel(tmp_path), **{**common, "tsc_khz": 2_000_000})
+    assert "-icount" not in wall and "norandmaps" not in wall[wall.index("-append") + 1]
+    with pytest.raises(ValueError, match="single-threaded TCG"):
+        vm.qemu_argv(kernel(tmp_path), **{**common, "accel": "kvm"}, timing="instructions")
+    with pytest.raises(ValueError, match="single-threaded TCG"):
+        vm.qemu_argv(kernel(tmp_path), **common, tcg_thread="multi", timing="instructions")
+    assert vm_experiment({"timing": "instructions"}).vm.accel_setting == "tcg"
+    assert vm.tcg_threading(1, "instructions") == "single"
+
+
+def test_the_timing_mode_is_a_checked_key_of_the_environment():
+    for key in ("vm.timing", "vm.icount_shift", "vm.qemu"):
+        assert key in environment.CHECKED
+    assert environment.lookup({"vm": {"timing": "instructions"}}, "vm.timing") == "instructions"
+    assert environment.lookup({"vm": None}, "vm.timing") is None
+    settings = vm_experiment({"timing": "instructions"}).vm
+    assert vm.timing_env(settings) == {"timing": "instructions", "icount_shift": 0, "guest_tsc_khz": 1_000_000}
+
+
+# -- units -----------------------------------------------------------------------------
+
+
+def test_no_instruction_count_is_called_a_time():
+    names = [*metrics.KNOWN, "phase.flush_last_ns", "sys_cpu.user_s", "rusage.utime_us", "x_ms"]
+    for name in names:
+        metric = metrics.lookup(name, "instructions")
+        words = metric.label.replace("/", " ").split() + [metric.unit]
+        assert not set(words) & {"us", "ns", "ms", "s", "MiB/s", "IOPS"}, (name, metric)
+    assert metrics.lookup("us_per_call", "instructions").label == "kinsn/call"
+    assert metrics.lookup("lat_p50", "instructions").label == "median insn/op"
+    assert metrics.lookup("read_bw", "instructions").unit == "MiB/Ginsn"
+    assert metrics.lookup("phase.flush_last_ns", "instructions").label == "flush_last insn"
+    assert metrics.lookup("vm.boot_s", "instructions").unit == ""  # the host's clock: a real time
+    assert metrics.lookup("us_per_call") == metrics.KNOWN["us_per_call"]  # wall mode unchanged
+
+
+def scripted_run(tmp_path, monkeypatch, levels, *, timing="instructions", noise=0.0, iterations=None,
+                 store=None, name="exact"):
+    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
+    experiment = load.parse({
+        "name": name,
+        "variant": [{"name": v, "kernel": KERNEL} for v in levels],
+        "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
+        "run": {"seed": 5, **({"iterations": iterations} if iterations else {})},
+        "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
+        "vm": {"timing": timing, "disk": "ram", **({} if timing == "instructions" else {"cpus": 1})},
+    })
+    store = store or Store(tmp_path / "timing.db")
+    run_id = runner.run(experiment, store, host=ScriptedHost(levels, noise=noise))
+    return store, run_id
+
+
+def test_every_format_says_instructions(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0})
+    report = run_report(store, run_id)
+    text = renderer("text")(report)
+    check_golden("instructions.txt", text)
+    assert "instructions mode" in text and "rd p50 kinsn" in text and "rd BW MiB/Ginsn" in text
+    assert "= exact: deterministic over 3 rounds" in text
+    for fmt in ("text", "markdown", "html"):
+        output = renderer(fmt)(report)
+        assert " us " not in output and "p50 us" not in output and "MiB/s" not in output, fmt
+        assert "instructions mode" in output
+    document = json.loads(renderer("json")(report))
+    assert document["timing"] == {"mode": "instructions", "icount_shift": 0, "sleep": "off"}
+    assert {c["unit"] for c in document["comparisons"]} == {"MiB/Ginsn", "kinsn", "count"}
+    assert {c["exact"] for c in document["comparisons"]} == {"identical"}
+    assert all(c["p"] is None and c["delta_ci"] == [None, None] for c in document["comparisons"])
+    rows = list(csv.DictReader(io.StringIO(renderer("csv")(report))))
+    assert {r["unit"] for r in rows if r["metric"] in ("read_bw", "read_p50")} == {"MiB/Ginsn", "kinsn"}
+    bench = renderer("benchstat")(report)
+    assert "timing: instructions" in bench and "kinsn-read_p50" in bench and "us-" not in bench
+    assert "CDF of instructions per I/O" in renderer("html")(report)
+
+
+def test_an_exact_change_and_an_exact_aa(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0, "fix2": 100.0})
+    result = run_report(store, run_id).analysis
+    rows = {row.metric.name: row for row in result.rows}
+    assert rows["read_bw"].comparisons["fix"].verdict == "better"
+    assert rows["read_bw"].comparisons["fix"].delta == pytest.approx(0.25)
+    aa = rows["read_bw"].comparisons["fix2"]
+    assert aa.verdict == "same" and aa.delta == 0.0 and aa.exact == "identical"
+    assert "+0.0% =" in renderer("text")(result)
+    outcome = gate.check(result, gate.parse("regression"))
+    assert outcome.passed and outcome.checked == 4
+
+
+def test_an_exact_regression_fails_the_gate(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 125.0, "fix": 100.0})
+    outcome = gate.check(run_report(store, run_id).analysis, gate.parse("regression:5%"))
+    assert not outcome.passed
+    assert any("exact (deterministic over 3 rounds)" in line for line in outcome.regressions)
+
+
+def test_values_that_vary_get_the_usual_test(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0}, noise=0.05,
+                                 iterations=8)
+    row = next(r for r in run_report(store, run_id).analysis.rows if r.metric.name == "read_bw")
+    assert row.comparisons["fix"].exact is None and row.comparisons["fix"].test == "signed-rank"
+
+
+def test_wall_mode_identical_values_are_exact_too(tmp_path, monkeypatch):
+    """An A/A whose every value is equal is an exact "same" in wall mode, no refusal."""
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 100.0}, timing="wall", iterations=8)
+    result = run_report(store, run_id).analysis
+    assert all(c.exact == "identical" and c.verdict == "same" and c.delta == 0
+               for row in result.rows for c in row.comparisons.values())
+    assert gate.check(result, gate.parse("regression")).passed
+    assert "instructions" not in renderer("text")(result)
+
+
+def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch):
+    store, wall = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 110.0}, timing="wall", iterations=4)
+    _, exact = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 110.0}, store=store)
+    with pytest.raises(StoreError, match="not comparable"):
+        compare_report(store, wall, exact)
+    store.save_baseline("main", wall)
+    with pytest.raises(StoreError, match="run 1 wall, run 2 instructions"):
+        baseline_report(store, "main", exact)
+    found = history.history(store, "read_bw", experiment="exact")
+    assert [r.id for r in found.runs] == [exact] and found.metric.unit == "MiB/Ginsn"
+    assert "runs 1 left out" in found.notes[0]
+    assert [r.id for r in history.history(store, "read_bw", experiment="exact", timing="wall").runs] == [wall]
+    _, again = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 110.0}, store=store)
+    both = compare_report(store, exact, again)
+    assert "instructions mode" in renderer("text")(both)
+    assert both.analysis.experiment.timing == "instructions"
