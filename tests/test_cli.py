@@ -1,5 +1,8 @@
 """The command line as a user meets it: help, bad input, exit status."""
 
+import subprocess
+import sys
+
 import pytest
 
 from tests.helpers import REPO, iolab

@@ -19,11 +19,11 @@ import pytest
 
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis import analyse
-from iolab.knobs.resources import users
+from iolab.journal.reclaim import users
 from iolab.run import agent, queue, status
 from iolab.spec import SpecError
 from iolab.store import Sample, Store
-from tests.conftest import REPO, attached_loops, iolab_mounts
+from tests.helpers import REPO, attached_loops, iolab_mounts
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
 EXPERIMENT = """\

@@ -300,9 +300,8 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
     assert "FAILED broken / randread: 8 cell(s)" in renderer("text")(result)
 
 
-def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path, monkeypatch):
+def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
     levels = {"base": 100.0, "direct": 1.0}
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     exp = experiment(list(levels)).model_dump()
     exp["variant"][1]["fails"] = {"randread": "needs the series"}
     exp.pop("base_dir")

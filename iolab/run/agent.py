@@ -56,7 +56,7 @@ from typing import Any
 
 from iolab import kernels, knobs, load, plan
 from iolab.cell import environment
-from iolab.hosts.local import default_journal
+from iolab.journal import default_journal
 from iolab.run import lock, queue, recovery, runner
 from iolab.spec import Experiment, SpecError
 from iolab.store import Sample, Store, StoreError
