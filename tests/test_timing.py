@@ -281,3 +281,12 @@ def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch)
     both = compare_report(store, exact, again)
     assert "instructions mode" in renderer("text")(both)
     assert both.analysis.experiment.timing == "instructions"
+
+
+def test_values_within_the_tolerance_are_exact_and_the_legend_names_them(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0}, noise=0.001)
+    result = run_report(store, run_id).analysis
+    bw = next(r for r in result.rows if r.metric.name == "read_bw").comparisons["fix"]
+    assert bw.exact == "tolerance" and bw.verdict == "better" and bw.tolerance == 0.01
+    text = " ".join(renderer("text")(result).split())
+    assert "within ±1.0% of each other: randread rd BW MiB/Ginsn" in text
