@@ -226,17 +226,13 @@ def _print_plan(experiment: spec.Experiment, seed: int) -> None:
         print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
 
 
-def _with_timing(experiment: spec.Experiment, timing: str | None) -> spec.Experiment:
-    """The experiment in another timing mode; rounds and vCPUs the file did
-    not set take that mode's defaults (spec.with_timing_defaults)."""
-    if timing is None or timing == experiment.timing:
-        return experiment
-    data = experiment.model_dump(exclude_unset=True)
-    data.setdefault("vm", {})["timing"] = timing
-    base_dir = data.pop("base_dir", experiment.base_dir)
+def _load(path: str, timing: str | None) -> spec.Experiment:
+    """The experiment file, in the timing mode --timing asks for (an error then says so)."""
     try:
-        return load.parse(data, base_dir=base_dir)
+        return load.load(path, timing)
     except spec.SpecError as error:
+        if timing is None:
+            raise
         raise spec.SpecError(f"--timing {timing}: {error}") from None
 
 
@@ -279,14 +275,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = args.seed
     path = args.experiment
     if args.recheck is not None:
+        if args.timing is not None:
+            raise spec.SpecError("--timing with --recheck: a recheck runs the stored experiment as it ran")
         original = _store(args).run(args.recheck)
         experiment = spec.Experiment.model_validate_json(original.experiment_json)
         path = original.experiment_path
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = load.load(args.experiment)
-    experiment = _with_iterations(_with_timing(experiment, args.timing), args.iterations)
+        experiment = _load(args.experiment, args.timing)
+    experiment = _with_iterations(experiment, args.iterations)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
         _print_plan(experiment, fixed if fixed is not None else 0)
@@ -333,7 +331,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(_with_timing(load.load(args.experiment), args.timing), args.iterations)
+    experiment = calibrate.aa_experiment(_load(args.experiment, args.timing), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
