@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import tomllib
@@ -285,6 +286,34 @@ def _fio_pairs(experiment: Experiment) -> Iterator[tuple[Workload, Variant, str,
             yield workload, variant, job, target.fs == "none" and target.kind != "dir"
 
 
+def _check_fio_room(experiment: Experiment) -> None:
+    """A fio job whose files cannot fit its loop target fails in every cell:
+    refuse it, with the numbers and how long the run would have taken
+    (iolab.engines.fio_jobs reads size, numjobs, filename, runtime)."""
+    from iolab.engines import fio_jobs
+    from iolab.plan import pairs, total_rounds
+    from iolab.units import format_duration
+
+    for workload, variant, job, _ in _fio_pairs(experiment):
+        target = experiment.target_for(variant, workload)
+        if target.kind != "loop" or target.fs == "erofs":  # erofs: an image made to fit its files
+            continue
+        found = fio_jobs.jobs(job, dict(variant.fio))
+        need, how = fio_jobs.room(found)
+        if need <= target.size:
+            continue
+        cells = total_rounds(experiment) * len(pairs(experiment))
+        seconds, exact = fio_jobs.duration(found)
+        runs = ""
+        if seconds is not None:
+            runs = (f"\nas it is, each cell would run {'' if exact else 'up to '}{format_duration(seconds)}, "
+                    f"{cells} cells: {format_duration(seconds * cells)} without setup")
+        raise SpecError(
+            f'workload["{workload.name}"] with variant["{variant.name}"]: fio\'s files need '
+            f"{fio_jobs.human(need)} ({'; '.join(how[:3])}), more than the target's {fio_jobs.human(target.size)} "
+            f"({target.fs} on a loop image): give [target] size more room, or the job a smaller size={runs}")
+
+
 # Directories a `dir` target may not be (nor be under, for the second set).
 SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
                         "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
@@ -316,7 +345,15 @@ def _check_fio_parses(experiment: Experiment) -> None:
     after the option check: parsing loads the I/O engine), so a value fio
     refuses fails here and not in every cell. Skipped where fio is missing
     (the run's preflight says so)."""
-    if shutil.which("fio") is None:
+    binary = "fio"
+    if experiment.fio != "fio":  # a fio built from source: parsed by it once it is built
+        from iolab.kernels import fio_source
+
+        built = fio_source.cached_for(experiment.fio)
+        if built is None:
+            return
+        binary = str(built.path)
+    if shutil.which(binary) is None:
         return
     from iolab.engines import EngineError, fio
 
@@ -327,20 +364,32 @@ def _check_fio_parses(experiment: Experiment) -> None:
                                    "/dev/null" if raw else None, (*workload.allow, *variant.allow))
         except EngineError as error:
             raise SpecError(f"{where}: {error}") from None
-        refused = _fio_refuses(placed)
+        refused = _fio_refuses(placed, binary)
         if refused:
             raise SpecError(f"{where}: fio refuses the job: {refused}")
+        if re.search(r"^\s*uncached\s*=\s*[1-9]", placed, re.M) and not _fio_dontcache(binary):
+            raise SpecError(
+                f"{where}: uncached=1, but this fio ({binary}) sets RWF_UNCACHED, an old flag value that "
+                "today's kernels read as another flag (RWF_ATOMIC), not RWF_DONTCACHE: the I/O would not be "
+                "what the job says; use a fio that has RWF_DONTCACHE: fio = \"debian:fio\"")
+
+
+@functools.lru_cache(maxsize=8)
+def _fio_dontcache(binary: str) -> bool:
+    """Whether this fio's uncached option means RWF_DONTCACHE (fio's own help says so)."""
+    done = process.run([binary, "--enghelp=io_uring"], timeout=60)
+    return "RWF_DONTCACHE" in done.stdout
 
 
 @functools.lru_cache(maxsize=256)
-def _fio_refuses(job: str) -> str | None:
+def _fio_refuses(job: str, binary: str = "fio") -> str | None:
     """fio's own words if `fio --parse-only` refuses the job text, else None."""
     from iolab.engines.fio import fio_error
 
     with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
-        done = process.run(["fio", "--parse-only", handle.name], timeout=60)
+        done = process.run([binary, "--parse-only", handle.name], timeout=60)
     if done.returncode == 0:
         return None
     return fio_error(done.stderr, done.stdout)[:300]
@@ -348,8 +397,7 @@ def _fio_refuses(job: str) -> str | None:
 
 CHECKS: tuple[Callable[[Experiment], None], ...] = (
     _check_job_references, _check_timing, _check_kernels, _check_derived, _check_machine, _check_dir_target,
-    _check_fio_jobs,
-    _check_fio_parses,
+    _check_fio_jobs, _check_fio_room, _check_fio_parses,
 )
 
 

@@ -251,6 +251,9 @@ class Variant(CellSettings, TargetOverrides):
     kernel: KernelField = None
     modules: str | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
+    # Workloads whose cells of this variant the kernel refuses by design, and the short reason the
+    # table shows instead of FAILED ("needs the series"); the cells still run, their error is kept
+    fails: dict[str, Annotated[str, Field(min_length=1, max_length=20)]] = {}
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
@@ -511,6 +514,9 @@ class Experiment(Strict):
     derived: dict[str, str] = {}
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
+    # The fio that runs the fio workloads: "fio" (the one on PATH), or "debian:fio[=VERSION]": built from
+    # Debian's source package (unstable) and cached (iolab.kernels.fio_source), for options this fio lacks
+    fio: str = Field(default="fio", pattern=r"^(fio|debian:fio(=[0-9][0-9a-z.+~:-]*)?)$")
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 
@@ -525,6 +531,11 @@ class Experiment(Strict):
                 if item.name in seen:
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
+        names = {w.name for w in self.workload}
+        for variant in self.variant:
+            unknown = sorted(set(variant.fails) - names)
+            if unknown:
+                raise ValueError(f"variant {variant.name!r}: fails names no workload {unknown[0]!r}")
         for variant in self.variant:
             for workload in self.workload:
                 both = set(variant.overrides()) & set(workload.overrides())

@@ -40,6 +40,15 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes}B"
 
 
+def format_duration(seconds: float) -> str:
+    """1h30m, 20m, 1m30s, 0s: whole seconds."""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
+    return "".join(parts) or "0s"
+
+
 def percent(value: float, signed: bool = True) -> str:
     """A ratio as a percentage with one decimal (``+38.7%``; ``-`` when not finite)."""
     if not math.isfinite(value):

@@ -72,7 +72,7 @@ def iolab(lab, *args, **kwargs):
 
 
 def start(lab):
-    return subprocess.Popen([sys.executable, "-m", "iolab.cli", "run", "--quiet", str(lab["path"])],
+    return subprocess.Popen([sys.executable, "-m", "iolab.cli", "run", "--quiet", "--force", str(lab["path"])],
                             env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -157,7 +157,7 @@ def test_sigterm_during_fio_is_a_clean_interrupt(lab):
 def test_two_runs_at_once_the_second_is_refused(lab):
     first = start(lab)
     wait_for(lambda: list((lab["tmp"] / "state" / "iolab" / "holders").glob("*.json")))
-    second = iolab(lab, "run", "--quiet", str(lab["path"]))
+    second = iolab(lab, "run", "--quiet", "--force", str(lab["path"]))
     assert second.returncode == 2
     assert f"pid {first.pid}" in second.stderr and "sysctl vm.dirty_expire_centisecs" in second.stderr
     out, err = first.communicate(timeout=300)
@@ -169,7 +169,7 @@ def test_sigint_to_the_pid_of_a_background_run_is_a_clean_interrupt(lab):
     # a script's `iolab run ... &` starts with SIGINT ignored; iolab listens anyway
     process = subprocess.Popen(
         [sys.executable, "-c", "import signal, runpy, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-         "sys.argv = ['iolab', 'run', '--quiet', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
+         "sys.argv = ['iolab', 'run', '--quiet', '--force', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
          str(lab["path"])],
         env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(child_running(process, "fio"))

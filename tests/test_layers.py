@@ -46,9 +46,9 @@ STAGES = (
     ("iolab.engines", "iolab.collectors"),
     ("iolab.cell",),  # the cell executor: the guest's top
     ("iolab.spec",),  # the experiment schema
+    ("iolab.stats",),  # pure statistics (the plan fixes each comparison's test with them)
     ("iolab.plan", "iolab.kernels"),
     ("iolab.load",),
-    ("iolab.stats",),  # pure statistics
     ("iolab.store", "iolab.storedb"),
     ("iolab.analysis",),  # samples -> a Report
     ("iolab.hosts",),

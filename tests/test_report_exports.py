@@ -21,7 +21,7 @@ from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
-from iolab.store import Store
+from iolab.store import Store, StoreError
 from tests.fakes import FIXED_HOST, ScriptedHost
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
 from tests.test_report_golden import ShapedHost, check_golden, experiment
@@ -90,6 +90,38 @@ def test_history_text(two_runs):
     text = HISTORY["text"](found)
     check_golden("history.txt", text)
     assert max(len(line) for line in text.splitlines()) <= 72
+
+
+def test_history_suggests_metric_names(two_runs):
+    store, _, _ = two_runs
+    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw"):
+        history.history(store, "read_b")
+
+
+def test_header_names_each_variants_filesystem(tmp_path):
+    from iolab import load
+    from iolab.report.table import _fs_text
+
+    exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b", "fs": "xfs"}],
+                      "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _fs_text(exp) == "ext4 (a), xfs (b)"
+    raw = load.parse({"name": "x", "target": {"fs": "xfs"}, "variant": [{"name": "a"}, {"name": "b"}],
+                      "workload": [{"name": "w", "job": "[j]\n"}, {"name": "E", "fs": "none", "job": "[j]\n"}]})
+    assert _fs_text(raw) == "xfs (E: raw)"
+
+
+def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
+    from iolab import load
+    from iolab.report.table import _same_variants
+
+    kernel = "debian:6.1.0-56-amd64"
+    same = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}],
+                       "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(same) == ["A/A: series is base (same kernel, patches and settings): every delta is noise"]
+    other = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel},
+                                                 {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}],
+                        "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(other) == []
 
 
 def test_sparkline():

@@ -130,6 +130,8 @@ def test_machine_wide_changes_take_the_lock_alone(tmp_path):
     plain = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "fio": {"direct": 1}}]})
     assert lock.machine_wide(changing) == "sysctl vm.dirty_expire_centisecs"
     assert lock.machine_wide(plain) is None
+    in_vms = {**EXPERIMENT, "variant": [{**v, "kernel": "debian:6.1.0-56-amd64"} for v in EXPERIMENT["variant"]]}
+    assert lock.machine_wide(parse(in_vms)) is None  # the guests' sysctls, not this machine's
     script = ("import sys, time; sys.path.insert(0, %r); from pathlib import Path; from iolab.load import parse; "
               "from iolab.run import lock; import json; e = parse(json.loads(sys.argv[1])); "
               "cm = lock.machine_lock(e, Path(sys.argv[2])); cm.__enter__(); print('held', flush=True); time.sleep(60)"

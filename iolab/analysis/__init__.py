@@ -6,8 +6,12 @@ candidate the delta against the baseline with its CI, the test, and the
 verdict; noise diagnostics (iolab.analysis.diagnostics). Renderers in iolab.report
 only format this data.
 
-Design. A run whose order gives every variant a cell in every round
-(interleaved, alternate) is analysed **paired by round** (iolab.stats.paired:
+Test. The plan fixes the test of a run before any data (iolab.plan.test_choice:
+the rounds, the order and the number of primary comparisons; never the values):
+the paired signed-rank test where its smallest p can pass the corrected level,
+else the exact Mann-Whitney U where that can. A run whose order gives every
+variant a cell in every round (interleaved, alternate) and whose plan can use
+the paired test is analysed **paired by round** (iolab.stats.paired:
 the signed-rank test of per-round ratios, Hodges-Lehmann delta and CI;
 for a percentile row the change of the merged histograms' percentile, with
 a bootstrap over the paired rounds):
@@ -31,17 +35,19 @@ level of a single comparison.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from iolab import histogram, stats
+from iolab import histogram, plan, stats
 from iolab.analysis import metrics
-from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
-                               round_effect)
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
+                                       host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
+from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -50,7 +56,6 @@ __all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "
 MIN_SAMPLES = 4  # per side, unpaired
 MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
 BOUNDARY = "calibrated"
-PAIRED_ORDERS = ("interleaved", "alternate")
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class Figure:
     center: float  # nan when there is no successful sample
     rel_spread: float
     summary: stats.Summary | None
+    expected: str = ""  # why its cells fail by design ([[variant]] fails), shown instead of FAILED
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class Failure:
     workload: str
     error: str
     cells: list[int]  # seq numbers of the failed cells
+    expected: str = ""  # the experiment's reason for it ([[variant]] fails), e.g. "needs the series"
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,8 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sequential: Sequential | None = None  # set for iterations = "auto"
     original: Analysis | None = None  # for a recheck run: the run it rechecks
-    design: str = "unpaired"  # "paired" (by round) or "unpaired": the run's default test
+    design: str = "unpaired"  # "paired" (by round) or "unpaired": the test the plan chose for the run
+    planned: Choice | None = None  # the plan's test choice (iolab.plan.test_choice)
     disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
@@ -194,8 +202,9 @@ def _exact(metric: Metric, view: str, base: list[Sample], cand: list[Sample], de
 def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
                 rounds: set[int], tolerance: float = 0.0) -> stats.Comparison | None:
     """The comparison of one row for one candidate: exact when the values do
-    not vary (beyond ``tolerance``); else paired when the design and the
-    data allow, else unpaired with the reason among its warnings."""
+    not vary (beyond ``tolerance``); else paired when the plan chose the
+    paired test ("paired") and the data allow, else unpaired with the reason
+    among its warnings."""
     exact = _exact(metric, view, base, cand, design, rounds, tolerance)
     if exact is not None:
         return exact
@@ -231,6 +240,37 @@ def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[
     return replace(comparison, delta=delta, delta_low=low, delta_high=high)
 
 
+def expected_rows(experiment: Experiment, workload: str, directions: frozenset[str] = frozenset()) -> list[str]:
+    """The rows a workload will have, before it ran: the chosen metrics, else
+    the default rows its engine reports (a fio job: per direction it reads or
+    writes, ``directions``; the probe: per mode)."""
+    item = experiment.workload_named(workload)
+    if item.metrics or experiment.report.metrics:
+        return _row_metrics(experiment, workload, set())
+    if item.engine == "fio":
+        produced = {f"{d}_{m}" for d in directions for m in ("bw", "p50", "p99")}
+    else:
+        mode = (item.probe or {}).get("mode")
+        produced = {"batch": {"us_per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
+    return _row_metrics(experiment, workload, produced)
+
+
+def planned_comparisons(experiment: Experiment, rows: dict[str, list[str]]) -> int:
+    """The size of the primary family: primary rows x candidates, from each
+    workload's row names (what its engine reports, not the values)."""
+    candidates = len(experiment.variant) - 1
+    return candidates * sum(len(primary_metrics(experiment, w, names)) for w, names in rows.items())
+
+
+def planned_test(experiment: Experiment, comparisons: int) -> Choice:
+    """The plan's test for a family of ``comparisons`` primary comparisons."""
+    run = experiment.run
+    if not run.auto:
+        return plan.test_choice(experiment, comparisons)
+    design = "paired" if plan.paired(experiment) else "unpaired"
+    return plan.test_choice(experiment, comparisons, sequential_level(experiment, comparisons, design).look_alpha)
+
+
 def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
     """The per-look level of an adaptive run with this many primary comparisons."""
     run = experiment.run
@@ -260,13 +300,15 @@ def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: s
     return sequential
 
 
-def _failures(failed: dict[tuple[str, str], list[Sample]]) -> list[Failure]:
+def _failures(failed: dict[tuple[str, str], list[Sample]], experiment: Experiment) -> list[Failure]:
     failures = []
+    expected = {v.name: v.fails for v in experiment.variant}
     for (variant, workload), group in sorted(failed.items()):
         by_error: dict[str, list[int]] = defaultdict(list)
         for sample in group:
             by_error[sample.error or "unknown error"].append(sample.seq)
-        failures += [Failure(variant, workload, error, seqs) for error, seqs in by_error.items()]
+        why = expected.get(variant, {}).get(workload, "")
+        failures += [Failure(variant, workload, error, seqs, why) for error, seqs in by_error.items()]
     return failures
 
 
@@ -300,6 +342,43 @@ def _allowed(experiment: Experiment) -> list[str]:
     return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
 
 
+def _inline_job(experiment: Experiment, workload: str) -> str:
+    job = experiment.workload_named(workload).job or ""
+    return _inline_job(experiment, job[1:].strip()) if job.startswith("@") else job
+
+
+def _fio_note(experiment: Experiment, measured: list[Sample]) -> list[str]:
+    """The fio that ran and the uncached flag, where the experiment chose a
+    fio or its jobs ask for RWF_DONTCACHE (uncached=1)."""
+    uncached = [w.name for w in experiment.workload
+                if w.engine == "fio" and re.search(r"^\s*uncached\s*=\s*[1-9]", _inline_job(experiment, w.name), re.M)]
+    if experiment.fio == "fio" and not uncached:
+        return []
+    versions = sorted({str(s.env["fio"]) for s in measured if s.env.get("fio")}) or ["no cell ran fio"]
+    text = f"fio: {', '.join(versions)} ({experiment.fio})"
+    if uncached:
+        text += f"; uncached=1 (buffered I/O with RWF_DONTCACHE) in {', '.join(uncached)}"
+    return [text]
+
+
+def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
+    """Why a paired run's rows use the unpaired test: the plan chose it before any data."""
+    if not plan.paired(experiment) or planned.test != UNPAIRED or experiment.run.auto:
+        return []  # undecidable plans: each row's warning says what its test could give
+    paired_p = min_p(PAIRED, planned.rounds)
+    return [f"the plan fixed the test before the run: with {planned.rounds} rounds the signed-rank test's "
+            f"smallest p is {paired_p:.3g}, not below {planned.level:.3g} ({planned.comparisons} primary "
+            f"comparisons), so every row uses the exact Mann-Whitney U"]
+
+
+def _refuse(rows: list[Row], why: str) -> None:
+    """No verdict for any comparison: the samples compared were not taken alike."""
+    for row in rows:
+        for candidate, c in row.comparisons.items():
+            row.comparisons[candidate] = replace(c, verdict="insufficient", refusal="hosts",
+                                                 warnings=c.warnings + (f"no verdict: {why}",))
+
+
 def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
@@ -318,7 +397,6 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     experiment = Experiment.model_validate_json(run.experiment_json)
     view = stats.checks.view(view or experiment.report.view)
     variants = [v.name for v in experiment.variant]
-    design = "paired" if experiment.run.order in PAIRED_ORDERS and len(variants) > 1 else "unpaired"
     measured = [s for s in samples if not s.warmup]
     ok: dict[tuple[str, str], list[Sample]] = defaultdict(list)
     failed: dict[tuple[str, str], list[Sample]] = defaultdict(list)
@@ -327,10 +405,15 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
     rows: list[Row] = []
     diagnostics: list[Diagnostic] = []
     pending: Pending = []
+    names_of = {w.name: _row_metrics(experiment, w.name, {name for v in variants for s in ok[(v, w.name)]
+                                                            for name in s.metrics})
+                for w in experiment.workload}
+    planned = planned_test(experiment, planned_comparisons(experiment, names_of))
+    paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
+    design = "paired" if paired_plan else "unpaired"
     for workload in (w.name for w in experiment.workload):
-        produced = {name for v in variants for s in ok[(v, workload)] for name in s.metrics}
         rounds = {s.round for s in measured if s.workload == workload}
-        names = _row_metrics(experiment, workload, produced)
+        names = names_of[workload]
         primary = primary_metrics(experiment, workload, names)
         for name in names:
             metric = metrics.lookup(name, experiment.timing)
@@ -341,8 +424,9 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
             figures = {}
             for variant in variants:
                 group = ok[(variant, workload)]
-                figures[variant] = _figure(values[variant], len(failed[(variant, workload)]), row_view,
-                                           _merged_center(metric, group))
+                figures[variant] = replace(
+                    _figure(values[variant], len(failed[(variant, workload)]), row_view, _merged_center(metric, group)),
+                    expected=experiment.variant[variants.index(variant)].fails.get(workload, ""))
                 diagnostics += noise(workload, metric, variant, group)
             rows.append(Row(workload, metric, figures, {}, row_view, name in primary))
             base = ok[(variants[0], workload)]
@@ -353,11 +437,17 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
                 if comparison is not None:
                     pending.append((len(rows) - 1, candidate, comparison))
     sequential = _decide(rows, pending, experiment, design)
+    hosts = host_differences(measured)
+    if hosts:
+        _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
+                      "(iolab submit --labels)")
     return Analysis(
-        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed),
-        notes=env_differences(measured, experiment) + _allowed(experiment), view=view, **_progress(measured, experiment),
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed, experiment),
+        notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
+               + _fio_note(experiment, measured)),
+        view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
-        sequential=sequential, original=original, design=design,
+        sequential=sequential, original=original, design=design, planned=planned,
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
         target_place=_target_place(measured),
     )

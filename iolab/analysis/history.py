@@ -10,6 +10,7 @@ are left out with a note.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -132,7 +133,9 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
             if point.n:
                 points[key][run.id] = point
     if not points:
-        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; its metrics: "
+        close = difflib.get_close_matches(metric_name, sorted(seen_metrics), n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; {hint}its metrics: "
                          f"{_listing(sorted(seen_metrics))}")
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}

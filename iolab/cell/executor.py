@@ -109,7 +109,7 @@ def _measure(
     cell: CellSpec, prepared: Prepared, workdir: Path, journal: Path | None, env: dict[str, Any]
 ) -> EngineResult:
     """Knobs, preparation and the measured run on a prepared target."""
-    engine = engines.get(cell.workload.engine)
+    engine = engines.get(cell.workload.engine, cell.fio)
     with ExitStack() as stack:
         cell_knobs = knobs.build_knobs(knob_config(cell), prepared.device, name=f"cell{cell.seq}")
         env["knobs"] = stack.enter_context(knobs.applied(cell_knobs, journal))
@@ -151,7 +151,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        engine = engines.get(cell.workload.engine)
+        engine = engines.get(cell.workload.engine, cell.fio)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
             stack.enter_context(knobs.journal.using(journal))  # what the cell creates is journalled there

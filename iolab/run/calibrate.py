@@ -142,3 +142,17 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
             false_positive=rate, warnings=warnings,
         ))
     return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows, test)
+
+
+def detectable_at(samples: list[Sample], workload: str, metric: str, baseline: str, copy: str, test: str,
+                  n: int, level: float) -> float:
+    """The smallest change ``test`` finds with POWER at ``n`` rounds and
+    ``level``, at the noise an A/A run of this machine recorded (nan: that
+    run cannot say: too few rounds, values of 0, or all equal)."""
+    a, b = _paired(samples, workload, metric, baseline, copy)
+    pooled = np.array(a + b, dtype=float)
+    if len(a) < 2 or np.any(pooled <= 0) or pooled.max() == pooled.min():
+        return math.nan
+    if test == "signed-rank":
+        return stats.detectable_change_paired(np.log(np.array(b)) - np.log(np.array(a)), n, level, POWER)
+    return stats.detectable_change(pooled, n, level, POWER)
