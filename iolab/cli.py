@@ -50,6 +50,9 @@ workflow:
   iolab compare 3 7                 run 3 against run 7 (unpaired)
   iolab baseline save main 3        name run 3; then run ... --baseline main
   iolab history read_bw             a metric across the runs of an experiment
+  iolab submit exp.toml --store postgresql://db/iolab --labels nvme
+                                    queue the rounds for test hosts; each
+                                    runs: iolab agent --store ... --labels nvme
   iolab run exp.toml --fail-on regression:5%
                                     exit 3 when a metric got worse by >5%
 
@@ -119,7 +122,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="report format (default: text)")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
-    commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
+    commands.add_parser("runs", help="list stored runs",
+                        description="List the runs in the store; a queued run's rounds: queued, running "
+                        "and done per host.")
+    _queue_commands(commands)
     cli_kernel.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
@@ -172,6 +178,40 @@ def _more_commands(commands) -> None:
                       help="the runs of this timing mode (default: the latest run's mode)")
     hist.add_argument("--view", choices=("median", "mean", "hmean"), default="median",
                       help="central value (default: median)")
+
+
+def _queue_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """submit, agent, agents: many machines pulling rounds from a queue in the PostgreSQL store."""
+    sub = commands.add_parser(
+        "submit", help="queue an experiment's rounds for test hosts (agents) to run",
+        description="Check the experiment as 'iolab run' does, store the run in the PostgreSQL store and "
+        "queue one job per round; print the run id and exit. Agents (iolab agent) with the labels take the "
+        "rounds; 'iolab runs' shows them, 'iolab report RUN' prints the table.")
+    sub.add_argument("experiment", help="experiment file (TOML)")
+    sub.add_argument("--labels", metavar="A,B", default="",
+                     help="only agents with all these labels take the rounds (e.g. nvme,x86)")
+    sub.add_argument("--iterations", type=_iterations, metavar="N", help="override [run].iterations")
+    sub.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
+    agent = commands.add_parser(
+        "agent", help="run on a test host: take rounds from the queue and run them",
+        description="A worker with concurrency 1 on this machine: take a round from the queue, hold the "
+        "machine lock, run the round's cells, write each sample to the shared store. SIGTERM (or Ctrl-C) "
+        "lets the current cell finish, gives the round back and exits. A round whose agent is killed goes "
+        "to another agent once that agent's heartbeats stop (after 3 heartbeats); its samples so far are "
+        "kept, superseded.")
+    agent.add_argument("--name", default=None, help="this agent's name in reports (default: the host name)")
+    agent.add_argument("--labels", metavar="A,B", default="",
+                       help="what this host is (e.g. nvme,x86): it takes rounds queued for a subset of these")
+    agent.add_argument("--until-idle", action="store_true",
+                       help="exit when no round for these labels is queued or running on another agent "
+                       "(tests, cron)")
+    agent.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="run experiments that allow this fio option (allow = [...]); refused otherwise")
+    agent.add_argument("--heartbeat", type=float, default=10.0, metavar="S",
+                       help="seconds between heartbeats (default 10); a round whose agent is silent for 3 "
+                       "heartbeats goes back to the queue")
+    commands.add_parser("agents", help="list the agents of the store: labels, heartbeat, current round",
+                        description="The agents that have taken rounds from this store's queue.")
 
 
 def _gate(text: str) -> gate.Gate:
@@ -467,7 +507,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from iolab.run import recovery
+    from iolab.run import recovery, status
 
     store = _store(args, exists=True)
     live = recovery.live_runs()
@@ -477,9 +517,53 @@ def cmd_runs(args: argparse.Namespace) -> int:
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
-        if run.status == "running" and (recovery.store_name(store), run.id) not in live:
+        if run.status == "running" and not run.queued and (recovery.store_name(store), run.id) not in live:
             note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")
+        if run.queued:
+            for line in status.round_lines(store, run):
+                print(f"{'':>6}{line}")
+    return EXIT_OK
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from iolab.run import queue, submit
+
+    labels = queue.labels(args.labels)
+    experiment = _with_iterations(load.load(args.experiment), args.iterations)
+    store = _store(args)
+    done = submit.submit(experiment, store, labels=labels, seed=args.seed, experiment_path=args.experiment)
+    who = f"agents with labels {','.join(labels)}" if labels else "any agent"
+    print(f"run {done.run_id}: {done.rounds} rounds queued for {who} (queue {done.queue})")
+    print(f"  watch: iolab runs; iolab agents    table: iolab report {done.run_id}")
+    return EXIT_OK
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    import platform
+
+    from iolab.run import agent, queue
+
+    where = str(args.store or default_path())
+    if not where.startswith(("postgresql://", "postgres://")):
+        raise spec.SpecError(f"--store: an agent takes rounds from a PostgreSQL store; {where} is not a "
+                             "postgresql:// URL")
+    if args.heartbeat <= 0 or args.heartbeat > 3600:
+        raise spec.SpecError(f"--heartbeat: seconds between 0 and 3600, got {args.heartbeat}")
+    name = args.name or platform.node()
+    if not name or len(name) > 64 or any(c.isspace() for c in name):
+        raise spec.SpecError("--name: 1 to 64 characters, no blanks")
+    settings = agent.Settings(url=where, name=name, labels=queue.labels(args.labels),
+                              allow=tuple(sorted(set(args.allow))), until_idle=args.until_idle,
+                              heartbeat=args.heartbeat)
+    return agent.Agent(settings).serve()
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from iolab.run import status
+
+    for line in status.agent_lines(_store(args)):
+        print(line)
     return EXIT_OK
 
 
@@ -489,6 +573,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = _store(args)
     recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
     original = store.run(args.run)
+    if original.queued:
+        raise StoreError(f"run {args.run} was queued for agents (iolab submit): its rounds are theirs to run; "
+                         "iolab runs shows them (submit the experiment again for a new run)")
     if original.status == "complete":
         raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
     if original.status == "running":
@@ -524,7 +611,8 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
             "doctor": cmd_doctor, "kernel": cmd_kernel, "compare": cmd_compare, "baseline": cmd_baseline,
-            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup}
+            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup, "submit": cmd_submit,
+            "agent": cmd_agent, "agents": cmd_agents}
 
 
 def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field, replace
 
 from iolab import histogram, plan, stats
 from iolab.analysis import metrics
-from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences, noise,
-                               round_effect)
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
+                                       host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
@@ -371,6 +371,14 @@ def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
             f"comparisons), so every row uses the exact Mann-Whitney U"]
 
 
+def _refuse(rows: list[Row], why: str) -> None:
+    """No verdict for any comparison: the samples compared were not taken alike."""
+    for row in rows:
+        for candidate, c in row.comparisons.items():
+            row.comparisons[candidate] = replace(c, verdict="insufficient", refusal="hosts",
+                                                 warnings=c.warnings + (f"no verdict: {why}",))
+
+
 def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
@@ -429,6 +437,10 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min
                 if comparison is not None:
                     pending.append((len(rows) - 1, candidate, comparison))
     sequential = _decide(rows, pending, experiment, design)
+    hosts = host_differences(measured)
+    if hosts:
+        _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
+                      "(iolab submit --labels)")
     return Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed, experiment),
         notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)

@@ -8,7 +8,7 @@ from typing import Any
 from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
 from iolab.analysis.model import Report
-from iolab.store import RunInfo
+from iolab.store import RunInfo, Sample
 from iolab.stats import TESTS
 
 JSON_VERSION = 1
@@ -176,11 +176,23 @@ def report_document(report: Report) -> dict[str, Any]:
         {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
         for row in report.environment
     ]
+    if report.hosts is not None:  # a queued run: each sample's host and try, the superseded ones too
+        doc["samples"] = [_sample(s, True) for s in report.samples] + [
+            _sample(s, False) for s in report.hosts.superseded_samples if not s.warmup]
+        doc["attempts"] = [{"round": a.round, "try": a.attempt + 1, "host": a.host, "status": a.status,
+                            "error": a.error, "started": a.started, "finished": a.finished}
+                           for a in report.hosts.attempts]
     if report.compared is not None:
         a, b = report.compared
         doc = {"kind": "compare", "runs": {"a": _run(a), "b": _run(b)}, "compare_notes": list(report.notes),
                **doc}
     return doc
+
+
+def _sample(sample: Sample, counted: bool) -> dict[str, Any]:
+    return {"seq": sample.seq, "round": sample.round, "try": sample.attempt + 1, "host": sample.host,
+            "counted": counted, "variant": sample.variant, "workload": sample.workload, "status": sample.status,
+            "error": sample.error, "metrics": {k: json_number(v) for k, v in sorted(sample.metrics.items())}}
 
 
 def render(report: Report) -> str:

@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
+from iolab.analysis import hosts as hosts_of
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
 from iolab.stats import EXACTNESS, Comparison
@@ -242,7 +243,7 @@ def report_header(report: Report) -> list[str]:
     """The header of a run's report, or of two runs compared."""
     analysis = report.analysis
     if report.compared is None:
-        return header(analysis)
+        return header(analysis) + host_lines(report)
     a, b = report.compared
     return [
         f"iolab compare: {analysis.experiment.name}",
@@ -251,6 +252,14 @@ def report_header(report: Report) -> list[str]:
         *timing_lines(analysis.experiment),
         f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
     ]
+
+
+def host_lines(report: Report) -> list[str]:
+    """A queued run: a line per host (its rounds), and one per superseded try."""
+    if report.hosts is None:
+        return []
+    experiment = report.analysis.experiment
+    return hosts_of.lines(report.hosts, len(experiment.variant) * len(experiment.workload))
 
 
 def report_notes(report: Report) -> list[str]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -86,17 +87,35 @@ def holders(directory: Path) -> list[dict[str, Any]]:
     return found
 
 
+def _take(handle: IO[str], mode: int, waiting: Callable[[], bool] | None) -> None:
+    """flock without blocking; with `waiting`, try again every 0.2 s while it returns True."""
+    while True:
+        try:
+            fcntl.flock(handle, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if waiting is None or not waiting():
+                raise
+            time.sleep(0.2)
+
+
 @contextmanager
-def machine_lock(experiment: Experiment, where: Path | None = None) -> Iterator[Holder]:
-    """Hold the machine lock for a run of `experiment` (Busy if another run has it)."""
+def machine_lock(experiment: Experiment, where: Path | None = None, *, exclusive: bool = False,
+                 waiting: Callable[[], bool] | None = None, **info: Any) -> Iterator[Holder]:
+    """Hold the machine lock for a run of `experiment` (Busy if another run has it).
+
+    An agent (iolab.run.agent) holds it ``exclusive`` for each round, whatever
+    the experiment changes: a test host runs one round at a time, and gives
+    ``waiting`` (called while another holds the lock; False stops waiting:
+    Busy). ``info`` goes into the holder's record (the agent, its round)."""
     where = where or state_dir()
     directory = where / "holders"
     directory.mkdir(parents=True, exist_ok=True)
-    why = machine_wide(experiment)
+    why = machine_wide(experiment) or ("the machine, for an agent's round" if exclusive else None)
     handle = open(where / "machine.lock", "a+")
     try:
         try:
-            fcntl.flock(handle, (fcntl.LOCK_EX if why else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+            _take(handle, fcntl.LOCK_EX if why else fcntl.LOCK_SH, waiting)
         except BlockingIOError:
             others = [info for info in holders(directory) if info.get("pid") != os.getpid()]
             if not why:  # only a run that changes the machine keeps a shared one out
@@ -107,7 +126,7 @@ def machine_lock(experiment: Experiment, where: Path | None = None) -> Iterator[
                        "or stop it (kill PID: it is interrupted cleanly)") from None
         holders(directory)  # drop the records of holders that died (a SIGKILL leaves its record)
         pid = os.getpid()
-        info = {"pid": pid, "start": process_start(pid), "experiment": experiment.name, "why": why}
+        info = {"pid": pid, "start": process_start(pid), "experiment": experiment.name, "why": why, **info}
         holder = Holder(handle, directory / f"{pid}.json", info)
         holder.update()
         try:
