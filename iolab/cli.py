@@ -272,9 +272,10 @@ def _view_options(command: argparse.ArgumentParser) -> None:
                          help="show min..max under each row (JSON always has them)")
 
 
-def _experiment(path: str) -> spec.Experiment:
-    """An experiment file, parsed and checked against this machine."""
-    experiment = load.load(path)
+def _experiment(path: str, timing: str | None = None) -> spec.Experiment:
+    """An experiment file, parsed and checked against this machine, in the
+    timing mode --timing asks for (an error then says so)."""
+    experiment = _load(path, timing)
     with load.in_file(path):
         load.check_here(experiment)
     return experiment
@@ -326,17 +327,13 @@ def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> 
         print(line)
 
 
-def _with_timing(experiment: spec.Experiment, timing: str | None) -> spec.Experiment:
-    """The experiment in another timing mode; rounds and vCPUs the file did
-    not set take that mode's defaults (spec.with_timing_defaults)."""
-    if timing is None or timing == experiment.timing:
-        return experiment
-    data = experiment.model_dump(exclude_unset=True)
-    data.setdefault("vm", {})["timing"] = timing
-    base_dir = data.pop("base_dir", experiment.base_dir)
+def _load(path: str, timing: str | None) -> spec.Experiment:
+    """The experiment file, in the timing mode --timing asks for (an error then says so)."""
     try:
-        return load.parse(data, base_dir=base_dir)
+        return load.load(path, timing)
     except spec.SpecError as error:
+        if timing is None:
+            raise
         raise spec.SpecError(f"--timing {timing}: {error}") from None
 
 
@@ -379,14 +376,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = args.seed
     path = args.experiment
     if args.recheck is not None:
+        if args.timing is not None:
+            raise spec.SpecError("--timing with --recheck: a recheck runs the stored experiment as it ran")
         original = _store(args).run(args.recheck)
         experiment = spec.Experiment.model_validate_json(original.experiment_json)
         path = original.experiment_path
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = _experiment(args.experiment)
-    experiment = _with_iterations(_with_timing(experiment, args.timing), args.iterations)
+        experiment = _experiment(args.experiment, args.timing)
+    experiment = _with_iterations(experiment, args.iterations)
     from iolab.run import dryrun
 
     why = dryrun.undecidable(experiment)
@@ -457,7 +456,7 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(_with_timing(_experiment(args.experiment), args.timing), args.iterations)
+    experiment = calibrate.aa_experiment(_experiment(args.experiment, args.timing), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
@@ -537,7 +536,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from iolab.run import queue, submit
 
     labels = queue.labels(args.labels)
-    experiment = _with_iterations(load.load(args.experiment), args.iterations)
+    experiment = _with_iterations(_experiment(args.experiment), args.iterations)
     store = _store(args)
     done = submit.submit(experiment, store, labels=labels, seed=args.seed, experiment_path=args.experiment)
     who = f"agents with labels {','.join(labels)}" if labels else "any agent"

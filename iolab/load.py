@@ -44,8 +44,10 @@ MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
 MAX_ERRORS = 4  # validation errors shown
 
 
-def load(path: str | os.PathLike[str]) -> Experiment:
-    """The checked experiment of a TOML file; SpecError names the file and field."""
+def load(path: str | os.PathLike[str], timing: str | None = None) -> Experiment:
+    """The checked experiment of a TOML file; SpecError names the file and field.
+    ``timing`` overrides [vm] timing (iolab run --timing) before that mode's
+    defaults of what the file leaves unset apply (spec.with_timing_defaults)."""
     path = Path(path)
     text = read_text(path, "experiment file")
     try:
@@ -56,6 +58,9 @@ def load(path: str | os.PathLike[str]) -> Experiment:
         raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
     if "base_dir" in raw:
         raise SpecError(f"{path}: base_dir: unknown field")
+    if timing is not None:
+        vm = raw.get("vm", {})
+        raw = {**raw, "vm": {**(vm if isinstance(vm, dict) else {}), "timing": timing}}
     with in_file(path):
         return parse(raw, base_dir=str(path.resolve().parent))
 

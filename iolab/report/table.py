@@ -384,25 +384,29 @@ def _exploratory_line(analysis: Analysis) -> list[str]:
 
 EXACT_TEXT = {
     "identical": "every value of each variant identical",
-    "tolerance": "each variant's values within {tolerance} of each other",
-    "paired": "the candidate equal to the baseline in every round",
+    "tolerance": "each variant's values within {tolerance} of each other: {rows}",
+    "paired": "the candidate equal to the baseline in every round: {rows}",
 }
 
 
 def exact_line(analysis: Analysis) -> list[str]:
-    """The legend of exact comparisons: how many rounds, which tolerance."""
-    found = [c for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
+    """The legend of exact comparisons: how many rounds, which tolerance, and
+    the rows that were not identical."""
+    found = [(row, c) for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
     if not found:
         return []
-    rounds = sorted({min(c.n_base, c.n_cand) for c in found})
+    rounds = sorted({min(c.n_base, c.n_cand) for _, c in found})
     over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
-    widest = max(c.tolerance for c in found)
+    widest = max(c.tolerance for _, c in found)
     tolerance = f"±{percent(widest, signed=False)}"
-    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=tolerance)
-                         for kind in EXACTNESS if any(c.exact == kind for c in found))
-    if widest and "tolerance" not in kinds:
-        kinds += f"; tolerance {tolerance}"
-    return [f"= exact: deterministic over {over} rounds ({kinds}): the delta as "
+    kinds = []
+    for kind in EXACTNESS:
+        rows = list(dict.fromkeys(f"{row.workload} {row.metric.label}" for row, c in found if c.exact == kind))
+        if rows:
+            kinds.append(EXACT_TEXT[kind].format(tolerance=tolerance, rows=_listing(rows)))
+    if widest and not any(c.exact == "tolerance" for _, c in found):
+        kinds.append(f"tolerance {tolerance}")
+    return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "
             "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
             "value and beyond the tolerance; (=) an exploratory row"]
 

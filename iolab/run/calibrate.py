@@ -112,8 +112,8 @@ def _row(row, a: list[float], b: list[float], test: str, alpha: float, detect_al
     elif np.any(pooled <= 0):
         warnings.append("values of 0 or below: no relative detectable change")
     elif pooled.max() == pooled.min():
-        warnings.append("all values equal (quantized, e.g. a histogram bucket): a change "
-                        "smaller than one step does not show at all")
+        warnings.append("all values equal (deterministic, or quantized, e.g. a histogram bucket): "
+                        "a change smaller than one step does not show at all")
     elif test == "signed-rank":
         ratios = np.log(np.array(b)) - np.log(np.array(a))
         detectable = stats.detectable_change_paired(ratios, len(a), detect_alpha, POWER)

@@ -65,7 +65,11 @@ def undecidable(experiment: Experiment) -> str:
 def _calibration(store: Store, experiment: Experiment) -> tuple[int, list] | None:
     """The latest A/A calibration run of this experiment in the store and its samples."""
     for run in reversed(store.runs(experiment.name)):
-        if Experiment.model_validate_json(run.experiment_json).report.kind == "calibration":
+        try:
+            kind = Experiment.model_validate_json(run.experiment_json).report.kind
+        except ValueError:  # stored by another iolab version: not this experiment's calibration
+            continue
+        if kind == "calibration":
             return run.id, store.samples(run.id, with_histograms=False)
     return None
 
