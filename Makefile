@@ -10,9 +10,9 @@ demo: setup
 test: setup
 	.venv/bin/pytest -q -ra
 
-# Everything but the slow tests that boot VMs under emulation.
+# Everything but the slow tests that boot VMs under emulation and the tests that need root.
 test-quick: setup
-	.venv/bin/pytest -q -ra -m "not slow"
+	.venv/bin/pytest -q -ra -m "not slow and not root"
 
 clean:
 	rm -rf .venv build *.egg-info

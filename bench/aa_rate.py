@@ -38,6 +38,12 @@ auto
     decided. The rate is the share of runs that end "significant". Also
     shown: the Bonferroni boundary (alpha / looks, safe but conservative; not
     what iolab uses) and no correction for looks (the mistake it avoids).
+planned test
+    n = 4..8 rounds, same rounds, 2 primary rows (BW, p50; Holm): the test
+    iolab.plan fixes before any data (iolab.stats.choice.choose: signed-rank
+    where its smallest p passes alpha/2, else exact Mann-Whitney U), against
+    picking per comparison the test with the smaller p after seeing the data
+    (the mistake the plan avoids). The family rate must stay at or under alpha.
 power
     the same comparisons with A''s values multiplied by 1.05 (a real 5%
     shift on top of real noise); "detected" = significant in the right
@@ -65,6 +71,7 @@ from scipy.stats import spearmanr
 
 from iolab import stats
 from iolab.stats import paired
+from iolab.stats.choice import choose
 
 HERE = Path(__file__).resolve().parent
 HEADLINE = ("read_bw", "read_p50", "read_p99")
@@ -130,6 +137,29 @@ def fixed(data: dict[str, np.ndarray], design: str, comparisons: int, scale: flo
     out = {m: hits[m] / comparisons for m in HEADLINE}
     out["family"] = family / comparisons
     return out
+
+
+def planned(data: dict[str, np.ndarray], comparisons: int, scale: float, seed: int, n: int) -> tuple[float, float, str]:
+    """Family rate (2 primary rows, Holm) with the plan's test, and with the
+    smaller p of both tests chosen after the data; the plan's test."""
+    test = {"signed-rank": "paired", "mann-whitney": "unpaired", "": ""}[choose(n, 2, paired=True).test]
+    rng = np.random.default_rng(seed)
+    rounds = len(data[HEADLINE[0]])
+    hits_plan = hits_peek = 0
+    for _ in range(comparisons):
+        ia, ib = draw(rng, rounds, n, "same")
+        plan_ps, peek_ps, right = [], [], []
+        for m in HEADLINE[:2]:
+            a, b = data[m][ia, 0], data[m][ib, 1] * scale
+            found = {t: _p(t, a, b) for t in ("paired", "unpaired")}
+            p_of = {t: 1.0 if math.isnan(p) else p for t, (p, _) in found.items()}
+            plan_ps.append(p_of[test] if test else 1.0)
+            best = min(p_of, key=p_of.get)
+            peek_ps.append(p_of[best])
+            right.append(found[test or best][1] if scale > 1 else True)
+        hits_plan += any(pa < ALPHA and ok for pa, ok in zip(stats.adjust_pvalues(plan_ps, "holm"), right))
+        hits_peek += any(pa < ALPHA for pa in stats.adjust_pvalues(peek_ps, "holm"))
+    return hits_plan / comparisons, hits_peek / comparisons, test or "none"
 
 
 def _precise(a: np.ndarray, b: np.ndarray) -> bool:
@@ -215,6 +245,12 @@ def main() -> None:
                 for m in (*HEADLINE, "family"):
                     name = f"{test} " + {"family": "2 primary"}.get(m, m)
                     print(f"  {name:20s} false positives {aa[m]:6.1%}   power at +5% {power[m]:6.1%}")
+    print(f"\nplanned test, same rounds, 2 primary rows (Holm), {comparisons} A/A comparisons (alpha {ALPHA}):")
+    for n in range(4, 9):
+        fp, fp_peek, test = planned(data, comparisons, 1.0, 3, n)
+        power, _, _ = planned(data, comparisons, 1.05, 3, n)
+        print(f"  n={n}  plan: {test:8s} false positives {fp:6.1%}  power at +5% {power:6.1%}   "
+              f"smaller p after the data: false positives {fp_peek:6.1%}")
     for design in ("independent", "same"):
         if design == "independent" and rounds < 2 * LAST:
             print(f"\nauto, independent rounds: needs {2 * LAST} rounds, have {rounds}")

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import difflib
+import os
 import random
 import sqlite3
 import sys
 import textwrap
+from pathlib import Path
 
-from iolab import cli_kernel, cli_patch, doctor, load, progress, spec
-from iolab import cli_gate as gate
+from iolab import cli_gate, cli_kernel, cli_patch, doctor, load, progress, spec
 from iolab.analysis import reports
+from iolab.analysis.model import Report
 from iolab.run import calibrate
 from iolab.cell import interrupts
 from iolab.run import runner
 from iolab.report import FORMATS, renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
-from iolab.analysis.model import Report
 from iolab.store import Store, StoreError, default_path
+from iolab.storedb import is_url
 from iolab.sysutil import ToolError
 
 EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_REGRESSION = gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
+EXIT_PIPE = 141  # stdout closed by its reader (`| head`): what a shell shows for SIGPIPE
+EXIT_REGRESSION = cli_gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
 
 DESCRIPTION = """\
 iolab runs a storage workload against a baseline and candidates, many
@@ -45,6 +49,9 @@ workflow:
   iolab compare 3 7                 run 3 against run 7 (unpaired)
   iolab baseline save main 3        name run 3; then run ... --baseline main
   iolab history read_bw             a metric across the runs of an experiment
+  iolab submit exp.toml --store postgresql://db/iolab --labels nvme
+                                    queue the rounds for test hosts; each
+                                    runs: iolab agent --store ... --labels nvme
   iolab run exp.toml --fail-on regression:5%
                                     exit 3 when a metric got worse by >5%
   iolab patch 000*.patch --dry-run  workloads for the files a series
@@ -57,8 +64,11 @@ See README.md and scenarios/ for examples.
 
 EPILOG = """\
 exit status: 0 all cells succeeded; 1 some cells failed (they are stored
-and shown as failures); 2 bad usage or experiment file; 3 --fail-on: a
-primary metric got worse (or could not be decided); 130 interrupted.
+and shown as failures; with --format benchstat only when every cell failed,
+the others are counted on stderr), or every cell failed (run status
+"failed"); 2 bad usage or experiment file; 3 --fail-on: a primary metric
+got worse (or could not be decided); 130 interrupted; 141 the reader of
+stdout closed it (| head).
 The store is %(store)s unless --store or $IOLAB_STORE says otherwise.
 """
 
@@ -70,8 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG % {"store": default_path()},
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--store", metavar="FILE|URL",
-                        help="the store: an SQLite file, or a postgresql:// URL (a shared store)")
+    parser.add_argument("--store", metavar="FILE|URL", help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = commands.add_parser("run", help="run an experiment and print its comparison",
@@ -83,7 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     _timing_option(run)
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
-    run.add_argument("--dry-run", action="store_true", help="validate and print the plan, run nothing")
+    run.add_argument("--dry-run", action="store_true",
+                     help="validate and print the plan (the test it fixes, the time it takes, the cells), run nothing")
+    run.add_argument("--force", action="store_true",
+                     help="run a plan under which no primary comparison can be decided (too few rounds)")
     run.add_argument("--show-command", action="store_true",
                      help="print each VM's QEMU command line (variants with a kernel) as it starts")
     _view_options(run)
@@ -111,13 +123,30 @@ def _parser() -> argparse.ArgumentParser:
                      help="report format (default: text)")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
-    commands.add_parser("runs", help="list stored runs", description="List the runs in the store.")
+    commands.add_parser("runs", help="list stored runs",
+                        description="List the runs in the store; a queued run's rounds: queued, running "
+                        "and done per host.")
+    _queue_commands(commands)
     cli_kernel.add_parser(commands)
     cli_patch.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
+    _store_option_everywhere(parser)
     return parser
+
+
+STORE_HELP = "the store: an SQLite file, or a postgresql:// URL (a shared store)"
+
+
+def _store_option_everywhere(parser: argparse.ArgumentParser) -> None:
+    """--store after the subcommand too (iolab runs --store FILE): every
+    subcommand takes it, and leaves it unset unless given there."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                sub.add_argument("--store", metavar="FILE|URL", default=argparse.SUPPRESS, help=STORE_HELP)
+                _store_option_everywhere(sub)
 
 
 def _more_commands(commands) -> None:
@@ -153,9 +182,43 @@ def _more_commands(commands) -> None:
                       help="central value (default: median)")
 
 
-def _gate(text: str) -> gate.Gate:
+def _queue_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """submit, agent, agents: many machines pulling rounds from a queue in the PostgreSQL store."""
+    sub = commands.add_parser(
+        "submit", help="queue an experiment's rounds for test hosts (agents) to run",
+        description="Check the experiment as 'iolab run' does, store the run in the PostgreSQL store and "
+        "queue one job per round; print the run id and exit. Agents (iolab agent) with the labels take the "
+        "rounds; 'iolab runs' shows them, 'iolab report RUN' prints the table.")
+    sub.add_argument("experiment", help="experiment file (TOML)")
+    sub.add_argument("--labels", metavar="A,B", default="",
+                     help="only agents with all these labels take the rounds (e.g. nvme,x86)")
+    sub.add_argument("--iterations", type=_iterations, metavar="N", help="override [run].iterations")
+    sub.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
+    agent = commands.add_parser(
+        "agent", help="run on a test host: take rounds from the queue and run them",
+        description="A worker with concurrency 1 on this machine: take a round from the queue, hold the "
+        "machine lock, run the round's cells, write each sample to the shared store. SIGTERM (or Ctrl-C) "
+        "lets the current cell finish, gives the round back and exits. A round whose agent is killed goes "
+        "to another agent once that agent's heartbeats stop (after 3 heartbeats); its samples so far are "
+        "kept, superseded.")
+    agent.add_argument("--name", default=None, help="this agent's name in reports (default: the host name)")
+    agent.add_argument("--labels", metavar="A,B", default="",
+                       help="what this host is (e.g. nvme,x86): it takes rounds queued for a subset of these")
+    agent.add_argument("--until-idle", action="store_true",
+                       help="exit when no round for these labels is queued or running on another agent "
+                       "(tests, cron)")
+    agent.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="run experiments that allow this fio option (allow = [...]); refused otherwise")
+    agent.add_argument("--heartbeat", type=float, default=10.0, metavar="S",
+                       help="seconds between heartbeats (default 10); a round whose agent is silent for 3 "
+                       "heartbeats goes back to the queue")
+    commands.add_parser("agents", help="list the agents of the store: labels, heartbeat, current round",
+                        description="The agents that have taken rounds from this store's queue.")
+
+
+def _gate(text: str) -> cli_gate.Gate:
     try:
-        return gate.parse(text)
+        return cli_gate.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -212,41 +275,68 @@ def _view_options(command: argparse.ArgumentParser) -> None:
                          help="show min..max under each row (JSON always has them)")
 
 
-def _store(args: argparse.Namespace) -> Store:
-    return Store(args.store or default_path())
+def _experiment(path: str, timing: str | None = None) -> spec.Experiment:
+    """An experiment file, parsed and checked against this machine, in the
+    timing mode --timing asks for (an error then says so)."""
+    experiment = _load(path, timing)
+    with load.in_file(path):
+        load.check_here(experiment)
+    return experiment
 
 
-def _print_plan(experiment: spec.Experiment, seed: int) -> None:
-    from iolab.plan import plan
-
-    cells = plan(experiment, seed)
-    run = experiment.run
-    auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
-            if run.auto else "")
-    print(f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}")
-    if experiment.series is not None:
-        from iolab.run import series
-
-        how = {"every": "every step runs every round",
-               "bisect": "bisected: the ends first, then midpoints where they differ; the cells below are "
-                         "the most it could run"}[series.strategy(experiment)]
-        print(f"series of {len(experiment.series.patches)} patches: {how}")
-    for cell in cells:
-        kind = "warmup" if cell.warmup else f"iteration {cell.iteration}"
-        print(f"  {cell.seq:4d}  round {cell.round:3d}  {cell.variant:<24} {cell.workload:<20} {kind}")
+def _store(args: argparse.Namespace, exists: bool = False) -> Store:
+    """The store; with ``exists``, only one that is there already (a command
+    that reads runs never makes an empty store of a mistyped path)."""
+    where = args.store or default_path()
+    if exists and not is_url(str(where)) and not Path(where).exists():
+        raise StoreError(f"no store at {where}{_nearest_store(Path(where))}")
+    return Store(where)
 
 
-def _with_timing(experiment: spec.Experiment, timing: str | None) -> spec.Experiment:
-    """The experiment in another timing mode; rounds and vCPUs the file did
-    not set take that mode's defaults (spec.with_timing_defaults)."""
-    if timing is None or timing == experiment.timing:
-        return experiment
-    data = experiment.model_dump(exclude_unset=True)
-    data.setdefault("vm", {})["timing"] = timing
-    base_dir = data.pop("base_dir", experiment.base_dir)
+def _nearest_store(path: Path) -> str:
+    """"; did you mean ..." with the existing store whose name is nearest, or where stores are."""
+    places = {path.parent if str(path.parent) else Path(".")}
+    default = default_path()
+    if not is_url(str(default)):
+        places.add(Path(default).parent)
+    found = [p for place in places if place.is_dir() for p in place.iterdir()
+             if p.is_file() and p.suffix in (".db", ".sqlite", ".sqlite3")]
+    if Path(str(default)).exists():
+        found.append(Path(str(default)))
+    close = difflib.get_close_matches(str(path), [str(p) for p in found], n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]}?"
+    if found:
+        return f" (stores here: {', '.join(sorted({str(p) for p in found})[:4])})"
+    return " (a store is made by the first 'iolab run'; --store or $IOLAB_STORE name another)"
+
+
+def _existing_store(args: argparse.Namespace) -> Store | None:
+    """The store if it exists (a dry run reads earlier runs; it makes no store)."""
+    where = args.store or default_path()
+    if not is_url(str(where)) and not Path(where).exists():
+        return None
     try:
-        return load.parse(data, base_dir=base_dir)
+        return Store(where)
+    except StoreError as error:  # a store this iolab cannot read: plan without its history
+        print(f"iolab: the dry run reads no history: {_few_lines(str(error), 1)}", file=sys.stderr)
+        return None
+
+
+def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:
+    from iolab.run import dryrun
+
+    for line in dryrun.lines(experiment, seed, store):
+        print(line)
+
+
+def _load(path: str, timing: str | None) -> spec.Experiment:
+    """The experiment file, in the timing mode --timing asks for (an error then says so)."""
+    try:
+        return load.load(path, timing)
     except spec.SpecError as error:
+        if timing is None:
+            raise
         raise spec.SpecError(f"--timing {timing}: {error}") from None
 
 
@@ -289,17 +379,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = args.seed
     path = args.experiment
     if args.recheck is not None:
+        if args.timing is not None:
+            raise spec.SpecError("--timing with --recheck: a recheck runs the stored experiment as it ran")
         original = _store(args).run(args.recheck)
         experiment = spec.Experiment.model_validate_json(original.experiment_json)
         path = original.experiment_path
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = load.load(args.experiment)
-    experiment = _with_iterations(_with_timing(experiment, args.timing), args.iterations)
+        experiment = _experiment(args.experiment, args.timing)
+    experiment = _with_iterations(experiment, args.iterations)
+    from iolab.run import dryrun
+
+    why = dryrun.undecidable(experiment)
+    if why and not args.force:
+        raise spec.SpecError(why)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
-        _print_plan(experiment, fixed if fixed is not None else 0)
+        _print_plan(experiment, fixed if fixed is not None else 0, _existing_store(args))
         if fixed is None:
             print("(the order shown is seed 0's; a run draws a random seed and stores it: "
                   "give --seed N to run this very order)")
@@ -329,7 +426,26 @@ def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
         sys.stdout.write(CALIBRATION_RENDERERS[args.format](found))
         return EXIT_FAILED_CELLS if result.failures else EXIT_OK
     sys.stdout.write(renderer(args.format)(report))
-    return _gated(report, args, EXIT_FAILED_CELLS if result.failures else EXIT_OK)
+    return _gated(report, args, _failure_status(report, args.format))
+
+
+def _failure_status(report: Report, fmt: str) -> int:
+    """Failed cells on stderr where the format has no place for a note
+    (csv, benchstat, json), and the exit status: 1 for a run that failed or
+    has failed cells; 0 for benchstat's output of a run with some, which
+    tools read as a stream of results."""
+    result = report.analysis
+    failed = sum(len(f.cells) for f in result.failures)
+    if result.run.status == "failed":
+        print(f"iolab: run {result.run.id} failed: {result.run.stop_reason or 'see the report'}", file=sys.stderr)
+        return EXIT_FAILED_CELLS
+    if not failed:
+        return EXIT_OK
+    if fmt in ("csv", "benchstat", "json"):
+        first = result.failures[0]
+        print(f"iolab: run {result.run.id}: {failed} of {result.cells_done} cells failed "
+              f"(first: {first.variant} / {first.workload}: {_few_lines(first.error, 1)})", file=sys.stderr)
+    return EXIT_OK if fmt == "benchstat" else EXIT_FAILED_CELLS
 
 
 def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
@@ -337,20 +453,20 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
     fail_on = getattr(args, "fail_on", None)
     if fail_on is None:
         return status
-    outcome = gate.check(report.analysis, fail_on)
+    outcome = cli_gate.check(report.analysis, fail_on)
     print(f"iolab: {outcome.message()}", file=sys.stderr)
     return status if outcome.passed else EXIT_REGRESSION
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(_with_timing(load.load(args.experiment), args.timing), args.iterations)
+    experiment = calibrate.aa_experiment(_experiment(args.experiment, args.timing), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     run_id = _run_id(store, args.run)
     status = _print_report(store, run_id, args)
     return EXIT_REGRESSION if status == EXIT_REGRESSION else EXIT_OK
@@ -365,14 +481,14 @@ def _run_id(store: Store, text: str) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     report = reports.compare_report(store, args.run_a, args.run_b, view=args.view, min_max=args.min_max)
     sys.stdout.write(renderer(args.format)(report))
     return _gated(report, args, EXIT_OK)
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, exists=True)
     if args.baseline_command == "save":
         run_id = _run_id(store, args.run)
         store.save_baseline(args.name, run_id)
@@ -393,16 +509,16 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     if args.last is not None and args.last < 1:
         raise spec.SpecError(f"--last must be at least 1, got {args.last}")
-    found = history.history(_store(args), args.metric, experiment=args.experiment, last=args.last,
+    found = history.history(_store(args, exists=True), args.metric, experiment=args.experiment, last=args.last,
                             view=args.view, timing=args.timing)
     sys.stdout.write(HISTORY_RENDERERS[args.format](found))
     return EXIT_OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from iolab.run import recovery
+    from iolab.run import recovery, status
 
-    store = _store(args)
+    store = _store(args, exists=True)
     live = recovery.live_runs()
     print(f"{'id':>4}  {'started':<16}  {'status':<11}  {'cells':>9}  name")
     for run in store.runs():
@@ -410,9 +526,53 @@ def cmd_runs(args: argparse.Namespace) -> int:
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
-        if run.status == "running" and (recovery.store_name(store), run.id) not in live:
+        if run.status == "running" and not run.queued and (recovery.store_name(store), run.id) not in live:
             note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")
+        if run.queued:
+            for line in status.round_lines(store, run):
+                print(f"{'':>6}{line}")
+    return EXIT_OK
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from iolab.run import queue, submit
+
+    labels = queue.labels(args.labels)
+    experiment = _with_iterations(_experiment(args.experiment), args.iterations)
+    store = _store(args)
+    done = submit.submit(experiment, store, labels=labels, seed=args.seed, experiment_path=args.experiment)
+    who = f"agents with labels {','.join(labels)}" if labels else "any agent"
+    print(f"run {done.run_id}: {done.rounds} rounds queued for {who} (queue {done.queue})")
+    print(f"  watch: iolab runs; iolab agents    table: iolab report {done.run_id}")
+    return EXIT_OK
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    import platform
+
+    from iolab.run import agent, queue
+
+    where = str(args.store or default_path())
+    if not where.startswith(("postgresql://", "postgres://")):
+        raise spec.SpecError(f"--store: an agent takes rounds from a PostgreSQL store; {where} is not a "
+                             "postgresql:// URL")
+    if args.heartbeat <= 0 or args.heartbeat > 3600:
+        raise spec.SpecError(f"--heartbeat: seconds between 0 and 3600, got {args.heartbeat}")
+    name = args.name or platform.node()
+    if not name or len(name) > 64 or any(c.isspace() for c in name):
+        raise spec.SpecError("--name: 1 to 64 characters, no blanks")
+    settings = agent.Settings(url=where, name=name, labels=queue.labels(args.labels),
+                              allow=tuple(sorted(set(args.allow))), until_idle=args.until_idle,
+                              heartbeat=args.heartbeat)
+    return agent.Agent(settings).serve()
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from iolab.run import status
+
+    for line in status.agent_lines(_store(args)):
+        print(line)
     return EXIT_OK
 
 
@@ -422,6 +582,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = _store(args)
     recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
     original = store.run(args.run)
+    if original.queued:
+        raise StoreError(f"run {args.run} was queued for agents (iolab submit): its rounds are theirs to run; "
+                         "iolab runs shows them (submit the experiment again for a new run)")
     if original.status == "complete":
         raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
     if original.status == "running":
@@ -470,7 +633,8 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
             "doctor": cmd_doctor, "kernel": cmd_kernel, "compare": cmd_compare, "baseline": cmd_baseline,
-            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup, "patch": cmd_patch}
+            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup, "patch": cmd_patch,
+            "submit": cmd_submit, "agent": cmd_agent, "agents": cmd_agents}
 
 
 def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:
@@ -495,6 +659,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before a run began (loading, a kernel download): nothing to keep
         print("iolab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `iolab ... | head`: the reader has what it wanted; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":

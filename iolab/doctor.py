@@ -49,6 +49,19 @@ def memory_cgroup() -> str:
     return ""
 
 
+def _probe() -> Check:
+    """Whether the probe engine is built (and not older than its sources)."""
+    from iolab.engines import probe
+    from iolab.sysutil import ToolError
+
+    try:
+        path = probe.binary()
+    except ToolError as error:
+        return Check("iolab-probe", False, str(error).split(": run ")[0], "make -C probe (or make setup)",
+                     required=False)
+    return Check("iolab-probe", True, f"built ({path})", required=False)
+
+
 def _kvm() -> Check:
     """Whether QEMU can run a guest under KVM here (a tiny probe guest)."""
     from iolab.hosts.vm.qemu import kvm_usable
@@ -66,7 +79,7 @@ def _kvm() -> Check:
 def _journal() -> Check:
     """Reclaim what a killed run left (iolab.run.recovery): knobs, loop devices,
     mounts, images, processes; runs left `running` are marked interrupted."""
-    from iolab.hosts.local import default_journal
+    from iolab.journal import default_journal
     from iolab.run import recovery
 
     found = recovery.reclaim()
@@ -97,20 +110,27 @@ def checks() -> list[Check]:
         _tool("mkfs.xfs", ["mkfs.xfs", "-V"], False, "xfs targets"),
         _tool("mkfs.btrfs", ["mkfs.btrfs", "--version"], False, "btrfs targets"),
         _tool("mkfs.erofs", None, False, "erofs targets"),
+        _tool("mkfs.f2fs", None, False, "f2fs targets"),
         _tool("perf", ["perf", "--version"], False, "tracepoint counts"),
         _tool("qemu-system-x86_64", ["qemu-system-x86_64", "--version"], False, "kernels as variants"),
     ]
     kernel_fs = _filesystems()
+    from iolab.kernels.kconfig import BASE
+
+    base = BASE.read_text()
     for fs in ("ext4", "xfs", "btrfs", "erofs", "f2fs"):
         ok = fs in kernel_fs
+        vm = (f'[kernel] source = "debian:linux-source-X": iolab\'s base config builds {fs} in'
+              if f"CONFIG_{fs.upper()}_FS=y" in base else "a kernel that has it")
         found.append(Check(f"kernel {fs}", ok, "supported" if ok else "not in this kernel (nor loaded)",
-                           f"modprobe {fs}, or run it in a VM with a kernel that has it", required=fs == "ext4"))
+                           f"modprobe {fs}, or run its cells in a VM ({vm})", required=fs == "ext4"))
     tracing = Path("/sys/kernel/tracing/events").exists() or "tracefs" in kernel_fs
     found.append(Check("tracefs", tracing, "available" if tracing else "missing",
                        "mount -t tracefs nodev /sys/kernel/tracing", required=False))
     cgroup = memory_cgroup()
     found.append(Check("memory cgroup", bool(cgroup), f"memory controller on cgroup {cgroup}" if cgroup else "no memory controller mounted",
                        "mount the memory controller (cgroup v1 or v2)", required=False))
+    found.append(_probe())
     found.append(_kvm())
     found.append(_kernel_build())
     found.append(_journal())

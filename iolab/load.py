@@ -1,26 +1,36 @@
-"""Loading an experiment file: TOML -> checked `Experiment`.
+"""Loading an experiment file: TOML -> checked `Experiment`, in two steps.
 
-    load(path)  read, parse, validate (iolab.spec) and check
-    parse(raw)  the same from a TOML table
+    load(path)          read the file and parse it
+    parse(raw)          the same from a TOML table: the schema (iolab.spec)
+                        and the experiment's structure; pure: it reads the
+                        files the experiment names (job files, kernels,
+                        patches) and nothing of this machine, and runs no
+                        program (no fio on PATH needed)
+    check_here(exp)     what needs this machine: the CPUs and sysctls the
+                        knobs name, sysfs files, a `dir` target that is no
+                        system directory, and fio's own parse of every job
+                        (the command line calls it after load, the runner's
+                        preflight before a run)
 
-Beyond the schema, the checks here need other parts of iolab or this
-machine: probe parameters (iolab.engines.probe), kernel names
-(iolab.kernels), derived-metric expressions (iolab.cell.derived),
-job files and '@workload' references, and the knobs that name this host's
-CPUs and sysctls -- checked against this host only for cells that run on
-it (a variant with a kernel runs in a VM: its CPUs are the VM's and its
-sysctls the guest kernel's). Every error is a SpecError whose message names
-the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
+The structure is probe parameters (iolab.engines.probe), kernel names
+(iolab.kernels), derived-metric expressions (iolab.cell.derived), job
+files and '@workload' references, and fio's option table
+(iolab.engines.fio_options). The machine is checked only for cells that
+run on it (a variant with a kernel runs in a VM: its CPUs are the VM's and
+its sysctls the guest kernel's). Every error is a SpecError whose message
+names the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +44,10 @@ MAX_DEPTH = 8  # nesting of tables and arrays in an experiment file
 MAX_ERRORS = 4  # validation errors shown
 
 
-def load(path: str | os.PathLike[str]) -> Experiment:
-    """The checked experiment of a TOML file; SpecError names the file and field."""
+def load(path: str | os.PathLike[str], timing: str | None = None) -> Experiment:
+    """The checked experiment of a TOML file; SpecError names the file and field.
+    ``timing`` overrides [vm] timing (iolab run --timing) before that mode's
+    defaults of what the file leaves unset apply (spec.with_timing_defaults)."""
     path = Path(path)
     text = read_text(path, "experiment file")
     try:
@@ -46,14 +58,25 @@ def load(path: str | os.PathLike[str]) -> Experiment:
         raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
     if "base_dir" in raw:
         raise SpecError(f"{path}: base_dir: unknown field")
-    try:
+    if timing is not None:
+        vm = raw.get("vm", {})
+        raw = {**raw, "vm": {**(vm if isinstance(vm, dict) else {}), "timing": timing}}
+    with in_file(path):
         return parse(raw, base_dir=str(path.resolve().parent))
+
+
+@contextmanager
+def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
+    """SpecErrors raised inside name the file on each of their lines."""
+    try:
+        yield
     except SpecError as error:
         raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
 
 
 def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
-    """The checked experiment of a TOML table (paths relative to ``base_dir``)."""
+    """The experiment of a TOML table, its schema and structure checked
+    (paths relative to ``base_dir``); nothing of this machine."""
     _check_depth(raw)
     _check_series(raw)
     prepared = _probe_tables(raw)
@@ -61,9 +84,15 @@ def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
     except ValidationError as error:
         raise SpecError(_explain(error, raw)) from None
-    for check in CHECKS:
+    for check in STRUCTURE:
         check(experiment)
     return experiment
+
+
+def check_here(experiment: Experiment) -> None:
+    """What the experiment needs of this machine (SpecError names the field)."""
+    for check in HERE:
+        check(experiment)
 
 
 def job_text(experiment: Experiment, workload: Workload) -> str:
@@ -335,6 +364,34 @@ def _fio_pairs(experiment: Experiment) -> Iterator[tuple[Workload, Variant, str,
             yield workload, variant, job, target.fs == "none" and target.kind != "dir"
 
 
+def _check_fio_room(experiment: Experiment) -> None:
+    """A fio job whose files cannot fit its loop target fails in every cell:
+    refuse it, with the numbers and how long the run would have taken
+    (iolab.engines.fio_jobs reads size, numjobs, filename, runtime)."""
+    from iolab.engines import fio_jobs
+    from iolab.plan import pairs, total_rounds
+    from iolab.units import format_duration
+
+    for workload, variant, job, _ in _fio_pairs(experiment):
+        target = experiment.target_for(variant, workload)
+        if target.kind != "loop" or target.fs == "erofs":  # erofs: an image made to fit its files
+            continue
+        found = fio_jobs.jobs(job, dict(variant.fio))
+        need, how = fio_jobs.room(found)
+        if need <= target.size:
+            continue
+        cells = total_rounds(experiment) * len(pairs(experiment))
+        seconds, exact = fio_jobs.duration(found)
+        runs = ""
+        if seconds is not None:
+            runs = (f"\nas it is, each cell would run {'' if exact else 'up to '}{format_duration(seconds)}, "
+                    f"{cells} cells: {format_duration(seconds * cells)} without setup")
+        raise SpecError(
+            f'workload["{workload.name}"] with variant["{variant.name}"]: fio\'s files need '
+            f"{fio_jobs.human(need)} ({'; '.join(how[:3])}), more than the target's {fio_jobs.human(target.size)} "
+            f"({target.fs} on a loop image): give [target] size more room, or the job a smaller size={runs}")
+
+
 # Directories a `dir` target may not be (nor be under, for the second set).
 SYSTEM_DIRS = frozenset("/ /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root "
                         "/run /sbin /snap /srv /sys /usr /var /var/lib /var/log /var/cache /var/spool /var/mail".split())
@@ -366,7 +423,15 @@ def _check_fio_parses(experiment: Experiment) -> None:
     after the option check: parsing loads the I/O engine), so a value fio
     refuses fails here and not in every cell. Skipped where fio is missing
     (the run's preflight says so)."""
-    if shutil.which("fio") is None:
+    binary = "fio"
+    if experiment.fio != "fio":  # a fio built from source: parsed by it once it is built
+        from iolab.kernels import fio_source
+
+        built = fio_source.cached_for(experiment.fio)
+        if built is None:
+            return
+        binary = str(built.path)
+    if shutil.which(binary) is None:
         return
     from iolab.engines import EngineError, fio
 
@@ -377,30 +442,42 @@ def _check_fio_parses(experiment: Experiment) -> None:
                                    "/dev/null" if raw else None, (*workload.allow, *variant.allow))
         except EngineError as error:
             raise SpecError(f"{where}: {error}") from None
-        refused = _fio_refuses(placed)
+        refused = _fio_refuses(placed, binary)
         if refused:
             raise SpecError(f"{where}: fio refuses the job: {refused}")
+        if re.search(r"^\s*uncached\s*=\s*[1-9]", placed, re.M) and not _fio_dontcache(binary):
+            raise SpecError(
+                f"{where}: uncached=1, but this fio ({binary}) sets RWF_UNCACHED, an old flag value that "
+                "today's kernels read as another flag (RWF_ATOMIC), not RWF_DONTCACHE: the I/O would not be "
+                "what the job says; use a fio that has RWF_DONTCACHE: fio = \"debian:fio\"")
+
+
+@functools.lru_cache(maxsize=8)
+def _fio_dontcache(binary: str) -> bool:
+    """Whether this fio's uncached option means RWF_DONTCACHE (fio's own help says so)."""
+    done = process.run([binary, "--enghelp=io_uring"], timeout=60)
+    return "RWF_DONTCACHE" in done.stdout
 
 
 @functools.lru_cache(maxsize=256)
-def _fio_refuses(job: str) -> str | None:
+def _fio_refuses(job: str, binary: str = "fio") -> str | None:
     """fio's own words if `fio --parse-only` refuses the job text, else None."""
     from iolab.engines.fio import fio_error
 
     with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
-        done = process.run(["fio", "--parse-only", handle.name], timeout=60)
+        done = process.run([binary, "--parse-only", handle.name], timeout=60)
     if done.returncode == 0:
         return None
     return fio_error(done.stderr, done.stdout)[:300]
 
 
-CHECKS: tuple[Callable[[Experiment], None], ...] = (
-    _check_job_references, _check_series_files, _check_timing, _check_kernels, _check_derived, _check_machine,
-    _check_dir_target, _check_fio_jobs,
-    _check_fio_parses,
+STRUCTURE: tuple[Callable[[Experiment], None], ...] = (
+    _check_job_references, _check_series_files, _check_timing, _check_kernels, _check_derived, _check_fio_jobs,
+    _check_fio_room,
 )
+HERE: tuple[Callable[[Experiment], None], ...] = (_check_machine, _check_dir_target, _check_fio_parses)
 
 
 # -- pydantic's errors, with the field's path -----------------------------------

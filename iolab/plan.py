@@ -9,6 +9,9 @@ Rounds can be made one at a time (:func:`round_cells`), which is what an
 adaptive run (``iterations = "auto"``) does: round r is always the r-th
 shuffle of the same seeded stream, so a run that stops after 7 rounds ran
 exactly the first 7 rounds of the full plan of the same seed.
+
+The plan also fixes the test of the primary comparisons (:func:`test_choice`)
+before any data, from the rounds, the order and the family size.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iolab.spec import Experiment
+from iolab.stats.choice import MOST_ROUNDS, PAIRED, UNPAIRED, Choice, choose, min_p
 
 
 @dataclass(frozen=True)
@@ -101,3 +105,31 @@ def plan(experiment: Experiment, seed: int) -> list[PlannedCell]:
     else:  # sequential: every iteration of one variant before the next
         ordered = [(r, v, w) for v, w in pairs(experiment) for r in range(rounds)]
     return [_cell(experiment, seq, r, v, w) for seq, (r, v, w) in enumerate(ordered)]
+
+
+def paired(experiment: Experiment) -> bool:
+    """Every variant has a cell in every round: the rounds pair the variants."""
+    return experiment.run.order in ("interleaved", "alternate") and len(experiment.variant) > 1
+
+
+def test_choice(experiment: Experiment, comparisons: int, look_alpha: float | None = None) -> Choice:
+    """The test of the run's primary comparisons, from the plan alone: the
+    rounds, the order and the family size (``comparisons``), never the values.
+
+    A fixed number of rounds takes the paired signed-rank test where its
+    smallest p passes the first level of the correction, else the exact
+    Mann-Whitney U where that does (iolab.stats.choice). An adaptive run
+    (``look_alpha``: its per-look level) keeps the test its stopping rule is
+    calibrated for, and can decide when that test's smallest p at
+    max_iterations passes the per-look level.
+    """
+    run, report = experiment.run, experiment.report
+    if look_alpha is None:
+        assert isinstance(run.iterations, int)
+        return choose(run.iterations, comparisons, paired=paired(experiment), alpha=report.alpha,
+                      correction=report.correction)
+    test = PAIRED if paired(experiment) else UNPAIRED
+    smallest = min_p(test, run.max_iterations)
+    decided = smallest < look_alpha
+    return Choice(test if decided else "", run.max_iterations, comparisons, look_alpha, smallest,
+                  run.max_iterations if decided else MOST_ROUNDS)

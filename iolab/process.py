@@ -2,7 +2,7 @@
 fio, iolab-probe, apt-get, dpkg-deb, git, tar ...).
 
 Every child dies with iolab (PR_SET_PDEATHSIG), is journalled while it runs
-when a run's journal is open (iolab.knobs.journal.current), and on any
+when a run's journal is open (iolab.journal.current), and on any
 exception while it runs (Ctrl-C, SIGTERM, a timeout) is killed with every
 process below it before the exception goes on. ``run`` returns what the
 child did; ``run_tool`` is for tools that must succeed: their stdout, or
@@ -16,8 +16,8 @@ import os
 import subprocess
 from collections.abc import Callable, Sequence
 
-from iolab.knobs.journal import current, process_start
-from iolab.knobs.resources import kill_tree
+from iolab.journal import current, process_start
+from iolab.journal.reclaim import kill_tree
 from iolab.sysutil import ToolError, die_with_parent, error_lines, require
 
 

@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from iolab.units import format_size, parse_size
+from iolab.units import format_size, parse_duration, parse_size
 
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "erofs", "f2fs", "none")
 # The smallest filesystem each mkfs accepts (mkfs.xfs refuses under 300MB).
@@ -261,7 +261,9 @@ def with_default_kernel(data: Any) -> Any:
 def with_timing_defaults(data: Any) -> Any:
     """In instructions mode a file that sets no [run] iterations runs
     INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more), and
-    one that sets no [vm] cpus one vCPU (VM._instructions says why)."""
+    one that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
+    how QEMU's single thread interleaves several, and Debian's 6.1 kernel
+    never brings up a second vCPU under -icount (README, "Instructions mode")."""
     if not isinstance(data, dict) or not isinstance(data.get("vm"), dict):
         return data
     if data["vm"].get("timing") != "instructions":
@@ -293,6 +295,9 @@ class Variant(CellSettings, TargetOverrides):
     modules: str | None = None
     allow: list[str] = []  # fio options refused unless named here (iolab.engines.fio_options)
     step: int | None = Field(default=None, ge=0)  # a [series] step (set by iolab: 0 is the base)
+    # Workloads whose cells of this variant the kernel refuses by design, and the short reason the
+    # table shows instead of FAILED ("needs the series"); the cells still run, their error is kept
+    fails: dict[str, Annotated[str, Field(min_length=1, max_length=20)]] = {}
 
     @model_validator(mode="after")
     def _modules_with_kernel(self) -> Variant:
@@ -341,6 +346,14 @@ class Workload(CellSettings, TargetOverrides):
         return self
 
 
+def _seconds(value: Any) -> Any:
+    """A duration: seconds, or "90s", "20m", "1h30m"."""
+    return parse_duration(value) if isinstance(value, str) else value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
+
+
 class Run(Strict):
     """How many rounds, in which order. ``iterations = "auto"`` adds
     interleaved rounds until every headline delta is decided (iolab.run.adaptive),
@@ -354,7 +367,7 @@ class Run(Strict):
     seed: int | None = None
     min_iterations: int = Field(default=5, ge=4, le=100)
     max_iterations: int = Field(default=30, ge=4, le=100)
-    time_budget: float | None = Field(default=None, gt=0)  # seconds; "20m", "1h30m", "90s" in a file
+    time_budget: Seconds | None = None  # "20m", "1h30m", "90s" (or seconds) in a file
     target_ci: float = Field(default=0.01, ge=0, lt=1)  # relative half-width of the delta CI
 
     @field_validator("iterations", mode="before")
@@ -365,19 +378,6 @@ class Run(Strict):
         if isinstance(value, str) and value != "auto":
             raise ValueError(f"must be a number of rounds or \"auto\", got {value!r}")
         return value
-
-    @field_validator("time_budget", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        import re
-
-        if not isinstance(value, str):
-            return value
-        match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
-        if not value.strip() or not match or not any(match.groups()):
-            raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
-        hours, minutes, seconds = (int(g or 0) for g in match.groups())
-        return float(hours * 3600 + minutes * 60 + seconds)
 
     @model_validator(mode="after")
     def _auto(self) -> Run:
@@ -403,7 +403,10 @@ class Run(Strict):
         return self.max_iterations if self.iterations == "auto" else int(self.iterations)
 
 
-class Report(Strict):
+class ReportSettings(Strict):
+    """The experiment's [report] table: how its table is computed and shown
+    (the computed Report every renderer takes is iolab.analysis.model's)."""
+
     view: Literal["median", "mean", "hmean"] = "median"
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     correction: Literal["holm", "bh"] = "holm"
@@ -451,20 +454,6 @@ class Collect(Strict):
     phase: list[Phase] = []
 
 
-def _seconds(value: Any) -> Any:
-    """A duration: seconds, or "90s", "20m", "1h30m"."""
-    import re
-
-    if not isinstance(value, str):
-        return value
-    match = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*", value)
-    if not value.strip() or not match or not any(match.groups()):
-        raise ValueError(f"not a duration: {value!r} (examples: \"90s\", \"20m\", \"1h30m\")")
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
-
-
-Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0)]
 
 
 Timing = Literal["wall", "instructions"]
@@ -530,10 +519,6 @@ class VM(Strict):
             raise ValueError("timing = \"instructions\" needs QEMU's TCG (it counts the instructions it "
                              "emulates); KVM runs the guest on the CPU, whose clock is real time: "
                              "set accel = \"tcg\" or \"auto\", or timing = \"wall\"")
-        if self.timing == "instructions" and self.cpus > 1:
-            raise ValueError(f"timing = \"instructions\" runs 1 vCPU, not {self.cpus}: under -icount QEMU "
-                             "7.2 never brings up the guest's second CPU (the boot hangs at 'Booting SMP "
-                             "configuration', with sleep=off and sleep=on alike); set cpus = 1 or leave it out")
         return self
 
 
@@ -551,13 +536,16 @@ class Experiment(Strict):
     variant: list[Variant] = Field(min_length=2)
     workload: list[Workload] = Field(min_length=1)
     run: Run = Run()
-    report: Report = Report()
+    report: ReportSettings = ReportSettings()
     cell: CellSetup = CellSetup()
     collect: Collect = Collect()
     derived: dict[str, str] = {}
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
     series: Series | None = None  # the variants are its steps (with_series_steps)
+    # The fio that runs the fio workloads: "fio" (the one on PATH), or "debian:fio[=VERSION]": built from
+    # Debian's source package (unstable) and cached (iolab.kernels.fio_source), for options this fio lacks
+    fio: str = Field(default="fio", pattern=r"^(fio|debian:fio(=[0-9][0-9a-z.+~:-]*)?)$")
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
 
@@ -594,14 +582,21 @@ class Experiment(Strict):
                 if item.name in seen:
                     raise ValueError(f"two [[{kind}]] are named {item.name!r}; names must be unique")
                 seen.add(item.name)
+        names = {w.name for w in self.workload}
+        for variant in self.variant:
+            unknown = sorted(set(variant.fails) - names)
+            if unknown:
+                raise ValueError(f"variant {variant.name!r}: fails names no workload {unknown[0]!r}")
         for variant in self.variant:
             for workload in self.workload:
-                both = set(variant.overrides()) & set(workload.overrides())
-                if both:
-                    raise ValueError(
-                        f"{', '.join(sorted(both))} set by variant {variant.name!r} and by workload "
-                        f"{workload.name!r}; set it in one place"
-                    )
+                clashes = [", ".join(sorted(set(variant.overrides()) & set(workload.overrides())))]
+                clashes += [name for name in ("memory_max", "cpus")
+                            if getattr(variant, name) is not None and getattr(workload, name) is not None]
+                clashes += [f"{table} {', '.join(sorted(both))}" for table in ("sysfs", "sysctl")
+                            if (both := set(getattr(variant, table)) & set(getattr(workload, table)))]
+                if any(clashes):
+                    raise ValueError(f"{next(c for c in clashes if c)} set by variant {variant.name!r} and by "
+                                     f"workload {workload.name!r}; set it in one place")
                 try:
                     self.target_for(variant, workload)
                 except ValidationError as error:
@@ -609,19 +604,6 @@ class Experiment(Strict):
                     raise ValueError(
                         f"variant {variant.name!r} with workload {workload.name!r} makes the target invalid: {reason}"
                     ) from None
-                for field_name in ("memory_max", "cpus"):
-                    if getattr(variant, field_name) is not None and getattr(workload, field_name) is not None:
-                        raise ValueError(
-                            f"{field_name} is set by variant {variant.name!r} and by workload "
-                            f"{workload.name!r}; set it in one place"
-                        )
-                for table in ("sysfs", "sysctl"):
-                    both = set(getattr(variant, table)) & set(getattr(workload, table))
-                    if both:
-                        raise ValueError(
-                            f"{table} {', '.join(sorted(both))} set by variant {variant.name!r} and by "
-                            f"workload {workload.name!r}; set it in one place"
-                        )
         return self
 
     @model_validator(mode="after")

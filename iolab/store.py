@@ -10,7 +10,17 @@ version is migrated in place when opened (MIGRATIONS).
 Versions: 1 the first schema; 2 adds ``runs.stop_reason`` (why an adaptive
 run stopped, e.g. "all deltas decided"; NULL for fixed-length runs and
 runs stored by version 1); 3 adds ``baselines`` (a name for a run, for
-``iolab baseline save`` and ``--baseline``).
+``iolab baseline save`` and ``--baseline``); 4 adds the queue (iolab.run.submit,
+iolab.run.agent): ``runs.labels`` (NULL: run here; else the labels its rounds
+were queued for), ``samples.attempt`` and ``samples.host`` (a round retried on
+another agent stores its samples again under a new attempt: unique per
+(run, seq, attempt)), ``attempts`` (each agent's try at a round) and
+``agents``.
+
+A round counts once: the samples of a round are those of its latest attempt
+that was not refused (``COUNTED``); the samples of earlier attempts (an agent
+killed mid-round, a round given back) are kept, superseded, out of the
+analysis, and shown in the report beside the counted ones.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from typing import Any
 from iolab.cell.sample import Sample  # re-exported: the store keeps samples
 from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -42,7 +52,8 @@ CREATE TABLE runs (
     finished        REAL,
     host_json       TEXT NOT NULL,
     recheck_of      INTEGER REFERENCES runs(id),
-    stop_reason     TEXT
+    stop_reason     TEXT,
+    labels          TEXT
 );
 CREATE TABLE samples (
     id          INTEGER PRIMARY KEY,
@@ -60,7 +71,9 @@ CREATE TABLE samples (
     run_s       REAL,
     teardown_s  REAL,
     env_json    TEXT NOT NULL,
-    UNIQUE (run_id, seq)
+    attempt     INTEGER NOT NULL DEFAULT 0,
+    host        TEXT,
+    UNIQUE (run_id, seq, attempt)
 );
 CREATE TABLE metrics (
     sample_id INTEGER NOT NULL REFERENCES samples(id),
@@ -85,6 +98,34 @@ CREATE TABLE baselines (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     saved  REAL NOT NULL
 );
+""" + """
+CREATE TABLE attempts (
+    id        INTEGER PRIMARY KEY,
+    run_id    INTEGER NOT NULL REFERENCES runs(id),
+    round     INTEGER NOT NULL,
+    attempt   INTEGER NOT NULL,
+    host      TEXT NOT NULL,
+    job_id    INTEGER,
+    status    TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'refused', 'given back', 'killed',
+                                              'stalled')),
+    started   REAL NOT NULL,
+    finished  REAL,
+    error     TEXT,
+    host_json TEXT NOT NULL,
+    UNIQUE (run_id, round, attempt)
+);
+CREATE TABLE agents (
+    name      TEXT PRIMARY KEY,
+    labels    TEXT NOT NULL,
+    allow     TEXT NOT NULL,
+    hostname  TEXT NOT NULL,
+    pid       INTEGER NOT NULL,
+    heartbeat REAL NOT NULL,
+    worker_id INTEGER,
+    started   REAL NOT NULL,
+    stopped   REAL,
+    job       TEXT
+);
 """
 
 
@@ -93,7 +134,31 @@ MIGRATIONS = {
     1: ["ALTER TABLE runs ADD COLUMN stop_reason TEXT"],
     2: ["CREATE TABLE baselines (name TEXT PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
         " saved REAL NOT NULL)"],
+    3: {  # samples' UNIQUE (run_id, seq) becomes (run_id, seq, attempt)
+        "sqlite": [  # SQLite cannot drop a constraint: the table is rebuilt, ids kept
+            "PRAGMA defer_foreign_keys = ON",  # metrics & co. point at samples while it is rebuilt
+            "CREATE TABLE samples_v3 AS SELECT * FROM samples",
+            "DROP TABLE samples",
+            SCHEMA[SCHEMA.index("CREATE TABLE samples"):SCHEMA.index("CREATE TABLE metrics")].strip().rstrip(";"),
+            "INSERT INTO samples (id, run_id, seq, round, iteration, warmup, variant, workload, status, error,"
+            " started, setup_s, run_s, teardown_s, env_json) SELECT id, run_id, seq, round, iteration, warmup,"
+            " variant, workload, status, error, started, setup_s, run_s, teardown_s, env_json FROM samples_v3",
+            "DROP TABLE samples_v3",
+        ],
+        "postgresql": [
+            "ALTER TABLE samples ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE samples ADD COLUMN host TEXT",
+            "ALTER TABLE samples DROP CONSTRAINT samples_run_id_seq_key",
+            "ALTER TABLE samples ADD UNIQUE (run_id, seq, attempt)",
+        ],
+        "both": ["ALTER TABLE runs ADD COLUMN labels TEXT",
+                 *[s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE attempts"):].split(";") if s.strip()]],
+    },
 }
+
+# The attempt of a round whose samples count: its latest attempt not refused (0: a run made here).
+COUNTED = ("(SELECT coalesce(max(a.attempt), 0) FROM attempts a WHERE a.run_id = s.run_id AND a.round = s.round"
+           " AND a.status <> 'refused')")
 
 
 
@@ -112,6 +177,42 @@ class RunInfo:
     host: dict[str, Any]
     recheck_of: int | None
     stop_reason: str | None = None
+    labels: str | None = None  # queued for agents with these labels ("" any agent); None: run here
+
+    @property
+    def queued(self) -> bool:
+        return self.labels is not None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One agent's try at one round of a queued run."""
+
+    id: int
+    run_id: int
+    round: int
+    attempt: int  # 0 first; the queue's count of the job's earlier tries
+    host: str  # the agent's name
+    job_id: int | None
+    status: str  # running | done | failed | refused | given back | killed | stalled
+    started: float
+    finished: float | None
+    error: str | None
+    host_facts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    labels: str
+    allow: str
+    hostname: str
+    pid: int
+    heartbeat: float  # seconds between its heartbeats
+    worker_id: int | None
+    started: float
+    stopped: float | None
+    job: str | None
 
 
 def default_path() -> Path | str:
@@ -161,7 +262,10 @@ class Store:
         """Bring a store of an older version up to SCHEMA_VERSION, within the
         caller's transaction (all or nothing)."""
         while version < SCHEMA_VERSION:
-            for statement in MIGRATIONS[version]:
+            steps = MIGRATIONS[version]
+            if isinstance(steps, dict):  # statements of one database, then of both
+                steps = [*steps[self.sql.kind], *steps["both"]]
+            for statement in steps:
                 self.sql.ddl(statement)
             version += 1
             self.sql.set_version(version)
@@ -184,13 +288,14 @@ class Store:
         planned_cells: int,
         host: dict[str, Any],
         recheck_of: int | None = None,
+        labels: str | None = None,
     ) -> int:
         with self.sql.transaction():
             return self.sql.insert(
                 "INSERT INTO runs (name, experiment_path, experiment_json, seed, planned_cells,"
-                " status, started, host_json, recheck_of) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                " status, started, host_json, recheck_of, labels) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (name, experiment_path, experiment_json, seed, planned_cells, time.time(),
-                 json.dumps(host), recheck_of),
+                 json.dumps(host), recheck_of, labels),
             )
 
     def reopen_run(self, run_id: int) -> None:
@@ -208,13 +313,13 @@ class Store:
     def run(self, run_id: int) -> RunInfo:
         rows = self.sql.query(
             "SELECT id, name, experiment_path, experiment_json, seed, planned_cells, status,"
-            " started, finished, host_json, recheck_of, stop_reason FROM runs WHERE id = ?",
+            " started, finished, host_json, recheck_of, stop_reason, labels FROM runs WHERE id = ?",
             (run_id,),
         )
         if not rows:
             raise StoreError(f"no run {run_id} in {self.where} (see 'iolab runs')")
         row = rows[0]
-        return RunInfo(*row[:9], host=json.loads(row[9]), recheck_of=row[10], stop_reason=row[11])
+        return RunInfo(*row[:9], host=json.loads(row[9]), recheck_of=row[10], stop_reason=row[11], labels=row[12])
 
     def runs(self, name: str | None = None) -> list[RunInfo]:
         """All runs, oldest first; with ``name``, the runs of the experiment of that name."""
@@ -231,10 +336,11 @@ class Store:
         return row[0]
 
     def sample_counts(self, run_id: int) -> tuple[int, int]:
-        """(ok, failed) samples of a run, warm-ups excluded."""
+        """(ok, failed) counted samples of a run, warm-ups excluded."""
         rows = dict(
             self.sql.query(
-                "SELECT status, count(*) FROM samples WHERE run_id = ? AND warmup = 0 GROUP BY status",
+                "SELECT status, count(*) FROM samples s WHERE run_id = ? AND warmup = 0"
+                f" AND attempt = {COUNTED} GROUP BY status",
                 (run_id,),
             )
         )
@@ -269,11 +375,12 @@ class Store:
         with self.sql.transaction():
             sample_id = self.sql.insert(
                 "INSERT INTO samples (run_id, seq, round, iteration, warmup, variant, workload,"
-                " status, error, started, setup_s, run_s, teardown_s, env_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, error, started, setup_s, run_s, teardown_s, env_json, attempt, host)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, sample.seq, sample.round, sample.iteration, int(sample.warmup),
                  sample.variant, sample.workload, sample.status, sample.error, sample.started,
-                 sample.setup_s, sample.run_s, sample.teardown_s, json.dumps(sample.env, default=str)),
+                 sample.setup_s, sample.run_s, sample.teardown_s, json.dumps(sample.env, default=str),
+                 sample.attempt, sample.host),
             )
             self.sql.executemany(
                 "INSERT INTO metrics (sample_id, name, value) VALUES (?, ?, ?)",
@@ -289,10 +396,14 @@ class Store:
             )
         return sample_id
 
-    def samples(self, run_id: int, *, with_histograms: bool = True) -> list[Sample]:
+    def samples(self, run_id: int, *, with_histograms: bool = True, superseded: bool = False) -> list[Sample]:
+        """The run's counted samples in cell order; with ``superseded``, only the
+        samples of attempts that no longer count (a killed or given-back try at a round)."""
+        which = f"s.attempt {'<>' if superseded else '='} {COUNTED}"
         rows = self.sql.query(
             "SELECT id, seq, round, iteration, warmup, variant, workload, status, error, started,"
-            " setup_s, run_s, teardown_s, env_json FROM samples WHERE run_id = ? ORDER BY seq",
+            f" setup_s, run_s, teardown_s, env_json, attempt, host FROM samples s WHERE run_id = ? AND {which}"
+            " ORDER BY seq, attempt",
             (run_id,),
         )
         samples = {}
@@ -300,30 +411,101 @@ class Store:
             samples[row[0]] = Sample(
                 seq=row[1], round=row[2], iteration=row[3], warmup=bool(row[4]), variant=row[5],
                 workload=row[6], status=row[7], error=row[8], started=row[9], setup_s=row[10],
-                run_s=row[11], teardown_s=row[12], env=json.loads(row[13]),
+                run_s=row[11], teardown_s=row[12], env=json.loads(row[13]), attempt=row[14], host=row[15],
             )
-        for sample_id, name, value in self._for_run("metrics", "name, value", run_id):
+        for sample_id, name, value in self._for_run("metrics", "name, value", run_id, which):
             samples[sample_id].metrics[name] = value
         if with_histograms:
-            for sample_id, name, bins in self._for_run("histograms", "name, bins_json", run_id):
+            for sample_id, name, bins in self._for_run("histograms", "name, bins_json", run_id, which):
                 samples[sample_id].histograms[name] = {int(k): v for k, v in json.loads(bins).items()}
         return list(samples.values())
 
-    def _for_run(self, table: str, columns: str, run_id: int) -> Iterator[tuple[Any, ...]]:
+    def _for_run(self, table: str, columns: str, run_id: int, which: str) -> Iterator[tuple[Any, ...]]:
         """A table's rows of one run's samples, in sample and name order (the
         same order from either database)."""
         yield from self.sql.rows(
             f"SELECT t.sample_id, {columns} FROM {table} t JOIN samples s ON s.id = t.sample_id"
-            " WHERE s.run_id = ? ORDER BY s.seq, t.name",
+            f" WHERE s.run_id = ? AND {which} ORDER BY s.seq, s.attempt, t.name",
             (run_id,),
         )
 
     def artefact(self, run_id: int, seq: int, name: str) -> str:
         rows = self.sql.query(
             "SELECT a.content FROM artefacts a JOIN samples s ON s.id = a.sample_id"
-            " WHERE s.run_id = ? AND s.seq = ? AND a.name = ?",
+            f" WHERE s.run_id = ? AND s.seq = ? AND a.name = ? AND s.attempt = {COUNTED}",
             (run_id, seq, name),
         )
         if not rows:
             raise StoreError(f"run {run_id} cell {seq} has no artefact {name!r}")
         return zlib.decompress(bytes(rows[0][0])).decode()
+
+    # -- the queue: attempts at rounds, agents (iolab.run.agent)
+
+    def begin_attempt(self, run_id: int, round_index: int, attempt: int, host: str, job_id: int | None,
+                      facts: dict[str, Any]) -> int:
+        """Record an agent's try at a round; an earlier try still marked running
+        (its agent died, or stopped sending heartbeats) becomes 'stalled'."""
+        with self.sql.transaction():
+            self.sql.execute(
+                "UPDATE attempts SET status = 'stalled', finished = ? WHERE run_id = ? AND round = ?"
+                " AND attempt < ? AND status = 'running'", (time.time(), run_id, round_index, attempt))
+            return self.sql.insert(
+                "INSERT INTO attempts (run_id, round, attempt, host, job_id, status, started, host_json)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                (run_id, round_index, attempt, host, job_id, time.time(), json.dumps(facts)))
+
+    def end_attempt(self, attempt_id: int, status: str, error: str | None = None, *,
+                    only_running: bool = False) -> bool:
+        """Mark a try ended; with ``only_running``, only if it is still running. Whether it changed."""
+        with self.sql.transaction():
+            before = self.sql.query("SELECT status FROM attempts WHERE id = ?", (attempt_id,))
+            if not before or (only_running and before[0][0] != "running"):
+                return False
+            self.sql.execute("UPDATE attempts SET status = ?, finished = ?, error = ? WHERE id = ?",
+                             (status, time.time(), error, attempt_id))
+        return True
+
+    def attempts(self, run_id: int) -> list[Attempt]:
+        rows = self.sql.query(
+            "SELECT id, run_id, round, attempt, host, job_id, status, started, finished, error, host_json"
+            " FROM attempts WHERE run_id = ? ORDER BY round, attempt", (run_id,))
+        return [Attempt(*row[:10], host_facts=json.loads(row[10])) for row in rows]
+
+    def complete_if_done(self, run_id: int, rounds: int) -> bool:
+        """Mark a queued run complete once every round has a counted attempt
+        that is done; whether this call did it (exactly one agent does)."""
+        with self.sql.transaction():
+            done = self.sql.query(
+                "SELECT count(DISTINCT a.round) FROM attempts a WHERE a.run_id = ? AND a.status = 'done'"
+                " AND a.attempt = (SELECT max(b.attempt) FROM attempts b WHERE b.run_id = a.run_id"
+                " AND b.round = a.round AND b.status <> 'refused')", (run_id,))[0][0]
+            if done < rounds:
+                return False
+            return self.sql.update(
+                "UPDATE runs SET status = 'complete', finished = ? WHERE id = ? AND status = 'running'",
+                (time.time(), run_id)) > 0
+
+    def set_run_host(self, run_id: int, host: dict[str, Any]) -> None:
+        """A queued run's header facts: the first agent's (when none are set yet)."""
+        with self.sql.transaction():
+            self.sql.execute("UPDATE runs SET host_json = ? WHERE id = ? AND host_json = '{}'",
+                             (json.dumps(host), run_id))
+
+    def agent_started(self, name: str, labels: str, allow: str, hostname: str, pid: int, heartbeat: float) -> None:
+        with self.sql.transaction():
+            self.sql.execute("DELETE FROM agents WHERE name = ?", (name,))
+            self.sql.execute(
+                "INSERT INTO agents (name, labels, allow, hostname, pid, heartbeat, started)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)", (name, labels, allow, hostname, pid, heartbeat, time.time()))
+
+    def agent_update(self, name: str, **fields: Any) -> None:
+        """Set an agent's worker_id, job (what it runs now, or None) or stopped."""
+        assert set(fields) <= {"worker_id", "job", "stopped"}, fields
+        with self.sql.transaction():
+            for key, value in fields.items():
+                self.sql.execute(f"UPDATE agents SET {key} = ? WHERE name = ?", (value, name))
+
+    def agents(self) -> list[Agent]:
+        return [Agent(*row) for row in self.sql.query(
+            "SELECT name, labels, allow, hostname, pid, heartbeat, worker_id, started, stopped, job FROM agents"
+            " ORDER BY name")]

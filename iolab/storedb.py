@@ -85,6 +85,10 @@ class SQLite:
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         return self.db.execute(sql + " RETURNING id", params).fetchone()[0]
 
+    def update(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run an UPDATE; how many rows it changed."""
+        return self.db.execute(sql, params).rowcount
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         with self.db:
@@ -141,6 +145,7 @@ class PostgreSQL:
         except ImportError:
             raise StoreError("a postgresql:// store needs the psycopg package (pip install psycopg)") from None
         self.where = shown(url)
+        self.url = url  # with its password, for the queue's own connections (iolab.run.queue)
         try:
             self.db = psycopg.connect(url, autocommit=True, connect_timeout=30)
         except psycopg.Error as error:
@@ -166,6 +171,9 @@ class PostgreSQL:
 
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         return self.db.execute(self._sql(sql) + " RETURNING id", params).fetchone()[0]
+
+    def update(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.db.execute(self._sql(sql), params).rowcount
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -1,11 +1,12 @@
-"""Units as people write and read them: sizes ("4GiB", "512M", "64k") and
-relative changes ("+38.7%")."""
+"""Units as people write and read them: sizes ("4GiB", "512M", "64k"),
+durations ("90s", "20m", "1h30m") and relative changes ("+38.7%")."""
 
 import math
 import re
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_DURATION = re.compile(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*")
 
 
 def parse_size(text: str | int) -> int:
@@ -38,6 +39,24 @@ def format_size(nbytes: int) -> str:
         if nbytes >= unit and nbytes % unit == 0:
             return f"{nbytes // unit}{suffix}"
     return f"{nbytes}B"
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as "90s", "20m" or "1h30m"; ValueError otherwise."""
+    match = _DURATION.fullmatch(text)
+    if not text.strip() or not match or not any(match.groups()):
+        raise ValueError(f"not a duration: {text!r} (examples: \"90s\", \"20m\", \"1h30m\")")
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """1h30m, 20m, 1m30s, 0s: whole seconds."""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
+    return "".join(parts) or "0s"
 
 
 def percent(value: float, signed: bool = True) -> str:

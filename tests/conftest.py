@@ -2,24 +2,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def attached_loops(under: str = "iolab-") -> set[str]:
-    """Loop devices whose backing file path contains `under`."""
-    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-                         capture_output=True, text=True, check=False).stdout
-    return {line.strip() for line in out.splitlines() if under in line}
-
-
-def iolab_mounts(under: str = "iolab-") -> list[str]:
-    return [line for line in Path("/proc/self/mounts").read_text().splitlines() if under in line]
-
+from tests.helpers import attached_loops, iolab_mounts
 
 @pytest.fixture
 def loopdev(tmp_path):

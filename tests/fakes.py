@@ -1,9 +1,12 @@
-"""A host that returns scripted samples, for exact-output tests of everything
-after the cell executor (runner, store, analysis, reports)."""
+"""Test doubles, chosen like the real things: hosts that return scripted
+samples, for exact-output tests of everything after the cell executor
+(runner, store, analysis, reports), and fake kernel images."""
 
 from __future__ import annotations
 
+import lzma
 import random
+import struct
 
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
@@ -29,6 +32,9 @@ class ScriptedHost(CellByCell):
     def __exit__(self, *exc):
         return None
 
+    def describe(self) -> dict:
+        return dict(FIXED_HOST)
+
     def run_cell(self, cell: CellSpec) -> Sample:
         self.seen.append(cell)
         base = dict(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
@@ -47,3 +53,43 @@ class ScriptedHost(CellByCell):
             histograms={"read_clat": hist},
             **base,
         )
+
+
+class ShapedHost(ScriptedHost):
+    """ScriptedHost whose samples a function may change: shape(cell, metrics)."""
+
+    def __init__(self, levels, shape, **kw):
+        super().__init__(levels, **kw)
+        self.shape = shape
+
+    def run_cell(self, cell):
+        sample = super().run_cell(cell)
+        if sample.status == "ok":
+            self.shape(cell, sample.metrics)
+        return sample
+
+
+def elf64(pvh: bool, banner: bytes = b"Linux version 6.1.0-test (me@here) #1 SMP\0") -> bytes:
+    """A minimal 64-bit ELF: one PT_NOTE (Xen PVH entry note, or another note), a banner."""
+    note_type = 18 if pvh else 1
+    note = struct.pack("<III", 4, 4, note_type) + b"Xen\0" + struct.pack("<I", 0x1000000)
+    phoff = 64
+    note_off = phoff + 56
+    header = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack(
+        "<HHIQQQIHHHHHH", 2, 0x3E, 1, 0x1000000, phoff, 0, 0, 64, 56, 1, 64, 0, 0)
+    program = struct.pack("<IIQQQQQQ", 4, 4, note_off, 0, 0, len(note), len(note), 4)
+    return header + program + note + banner
+
+
+def bzimage(payload: bytes, compress=lzma.compress, version: str = "6.1.0-test") -> bytes:
+    """A fake bzImage: a setup header (HdrS, kernel_version) and a compressed payload."""
+    setup = bytearray(0x400)
+    setup[0x202:0x206] = b"HdrS"
+    struct.pack_into("<H", setup, 0x20E, 0x100)  # version string at 0x100 + 0x200
+    text = f"{version} (me@here) #1 SMP".encode() + b"\0"
+    setup[0x300:0x300 + len(text)] = text
+    if compress is lzma.compress:
+        body = lzma.compress(payload, format=lzma.FORMAT_XZ)
+    else:
+        body = compress(payload)
+    return bytes(setup) + b"junk\xfd7zXZ" + body + b"trailer"

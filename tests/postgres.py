@@ -18,6 +18,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -45,35 +46,57 @@ def _as_user() -> list[str]:
     pytest.skip("running as root and no unprivileged user (postgres, nobody) to run PostgreSQL as")
 
 
+class Server:
+    """A PostgreSQL server of the tests' own, in a fresh directory under /tmp:
+    started, stopped or restarted (a test of agents that reconnect) on demand."""
+
+    def __init__(self) -> None:
+        pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -c constraints.txt psycopg)")
+        self.bindir = _bindir()
+        if self.bindir is None:
+            pytest.skip("PostgreSQL is not installed (Debian package postgresql; scripts/setup installs it)")
+        self.prefix = _as_user()
+        self.root = tempfile.mkdtemp(prefix="iolab-pg-", dir="/tmp")
+        os.chmod(self.root, 0o755)
+        if self.prefix:
+            shutil.chown(self.root, self.prefix[2])
+        self.data, self.socket = os.path.join(self.root, "data"), self.root
+        subprocess.run([*self.prefix, f"{self.bindir}/initdb", "-D", self.data, "-U", "iolab", "--auth=trust",
+                        "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
+
+    def _ctl(self, *args: str) -> subprocess.CompletedProcess:
+        options = f"-k {self.socket} -c listen_addresses='' -c fsync=off -p 5432"
+        return subprocess.run([*self.prefix, f"{self.bindir}/pg_ctl", "-D", self.data, "-w", "-t", "60", "-l",
+                               os.path.join(self.root, "log"), "-o", options, *args], capture_output=True, text=True)
+
+    def start(self, action: str = "start") -> None:
+        started = self._ctl(action)
+        if started.returncode != 0:
+            log = Path(self.root, "log").read_text() if Path(self.root, "log").exists() else ""
+            pytest.fail(f"postgres did not {action}: {started.stderr}{log[-2000:]}")
+
+    def restart(self) -> None:
+        self.start("restart")
+
+    def remove(self) -> None:
+        subprocess.run([*self.prefix, f"{self.bindir}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"],
+                       capture_output=True, check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def address(self) -> tuple[str, str]:
+        return self.socket, "iolab"
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """(socket directory, superuser) of a PostgreSQL server started for this session."""
-    pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -c constraints.txt psycopg)")
-    bindir = _bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (Debian package postgresql; scripts/setup installs it)")
-    prefix = _as_user()
-    root = tempfile.mkdtemp(prefix="iolab-pg-", dir="/tmp")
-    os.chmod(root, 0o755)
-    if prefix:
-        user = prefix[2]
-        shutil.chown(root, user)
-    data, socket = os.path.join(root, "data"), root
-    subprocess.run([*prefix, f"{bindir}/initdb", "-D", data, "-U", "iolab", "--auth=trust", "-E", "UTF8",
-                    "--no-sync"], check=True, capture_output=True)
-    options = f"-k {socket} -c listen_addresses='' -c fsync=off -p 5432"
-    started = subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-w", "-t", "60", "-l",
-                              os.path.join(root, "log"), "-o", options, "start"], capture_output=True, text=True)
-    if started.returncode != 0:
-        log = open(os.path.join(root, "log")).read() if os.path.exists(os.path.join(root, "log")) else ""
-        shutil.rmtree(root, ignore_errors=True)
-        pytest.fail(f"postgres did not start: {started.stderr}{log[-2000:]}")
+    server = Server()
     try:
-        yield socket, "iolab"
+        server.start()
+        yield server.address
     finally:
-        subprocess.run([*prefix, f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"],
-                       capture_output=True, check=False)
-        shutil.rmtree(root, ignore_errors=True)
+        server.remove()
 
 
 def url(server: tuple[str, str], database: str) -> str:

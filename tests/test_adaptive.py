@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from iolab import analysis, load, spec, stats
+from iolab import analysis, spec, stats
 from iolab.run import adaptive
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.store import RunInfo, Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests import helpers
+from tests.fakes import ScriptedHost
 
 
 def comparison(base, cand):
@@ -44,20 +44,16 @@ def test_durations():
     assert adaptive.budget_reached(600) == "time budget reached (10m)"
 
 
-EXPERIMENT = {
-    "name": "auto",
-    "variant": [{"name": "base"}, {"name": "patched"}],
-    "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
-    "report": {"metrics": ["read_bw", "ctx"]},
-}
+def fixed(iterations):
+    return helpers.experiment(name="auto", report={"metrics": ["read_bw", "ctx"]}, run={"iterations": iterations})
 
 
 def auto(**run):
-    return load.parse({**EXPERIMENT, "run": {"iterations": "auto", "seed": 3, **run}})
+    return helpers.experiment(name="auto", report={"metrics": ["read_bw", "ctx"]},
+                              run={"iterations": "auto", "seed": 3, **run})
 
 
 def run_auto(tmp_path, monkeypatch, experiment, levels, **kw):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "auto.db")
     host = ScriptedHost(levels)
     run_id = runner.run(experiment, store, host=host, **kw)
@@ -77,7 +73,7 @@ def test_look_before_min_and_at_max(tmp_path, monkeypatch):
     assert store.run(run_id).stop_reason == "max_iterations reached (6 rounds)"
     assert len(host.seen) == 12
     with pytest.raises(ValueError):
-        adaptive.look(analysis.analyse(replace(run, experiment_json=load.parse(EXPERIMENT).model_dump_json()),
+        adaptive.look(analysis.analyse(replace(run, experiment_json=fixed(8).model_dump_json()),
                                        samples))
 
 
@@ -108,8 +104,7 @@ def test_per_look_level_is_the_verdict_level(tmp_path, monkeypatch):
     assert seq.looks == 26 and seq.comparisons == 2
     assert seq.look_alpha == stats.sequential_alpha(0.025, 5, 30)
     assert 0.025 / 26 < seq.look_alpha < 0.025
-    fixed = load.parse({**EXPERIMENT, "run": {"iterations": 8}})
-    store, run_id, _ = run_auto(tmp_path, monkeypatch, fixed, {"base": 100.0, "patched": 150.0})
+    store, run_id, _ = run_auto(tmp_path, monkeypatch, fixed(8), {"base": 100.0, "patched": 150.0})
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
     assert result.sequential is None and store.run(run_id).stop_reason is None
     assert {c.correction for row in result.rows if row.primary for c in row.comparisons.values()} == {"holm"}
@@ -130,7 +125,6 @@ def test_run_info_has_no_stop_reason_by_default():
 
 
 def test_a_variant_that_always_fails_stops_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "fail.db")
     host = ScriptedHost({"base": 100.0, "patched": 1.0}, fail={"patched": "fio exit 1"})
     run_id = runner.run(auto(min_iterations=4), store, host=host)
@@ -150,7 +144,7 @@ def test_a_variant_that_always_fails_stops_the_run(tmp_path, monkeypatch):
 ])
 def test_run_settings_are_validated(run, message):
     with pytest.raises(spec.SpecError, match="run") as error:
-        load.parse({**EXPERIMENT, "run": run})
+        helpers.experiment(name="auto", run=run)
     assert message in str(error.value)
 
 
@@ -159,5 +153,4 @@ def test_run_settings_round_trip_through_the_store():
     assert experiment.run.time_budget == 5400.0 and experiment.run.max_rounds == 30
     again = spec.Experiment.model_validate_json(experiment.model_dump_json())
     assert again.run == experiment.run
-    fixed = load.parse({**EXPERIMENT, "run": {"iterations": 7}})
-    assert spec.Experiment.model_validate_json(fixed.model_dump_json()).run.max_rounds == 7
+    assert spec.Experiment.model_validate_json(fixed(7).model_dump_json()).run.max_rounds == 7

@@ -5,35 +5,34 @@ import math
 import numpy as np
 import pytest
 
-from iolab import analysis, load, stats
+from iolab import analysis, stats
 from iolab.run import calibrate
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests import helpers
+from tests.fakes import ScriptedHost
 
-BASE = {
-    "name": "c",
-    "variant": [{"name": "a-long-variant", "fio": {"direct": 1}}, {"name": "b"}],
-    "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}],
-    "report": {"metrics": ["read_bw", "read_p50"]},
-}
+def base(**tables):
+    """Variant a-long-variant (direct I/O) against b, one randread workload."""
+    tables.setdefault("run", {"iterations": 8})  # no seed: each run draws its own
+    return helpers.experiment([{"name": "a-long-variant", "fio": {"direct": 1}}, "b"], name="c",
+                              workload=[{"name": "w", "job": "[j]\nrw=randread\n"}],
+                              report={"metrics": ["read_bw", "read_p50"]}, **tables)
 
 
 def test_aa_experiment_copies_the_baseline():
-    aa = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "buffered"}, {"name": "d"}]}))
+    aa = calibrate.aa_experiment(base(variant=[{"name": "buffered"}, {"name": "d"}]))
     assert [v.name for v in aa.variant] == ["buffered", "buffered'"]
     assert aa.variant[0].model_dump(exclude={"name"}) == aa.variant[1].model_dump(exclude={"name"})
     assert aa.run.iterations == 8 and aa.report.kind == "calibration"
-    long = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "x" * 24}, {"name": "d"}]}), 9)
+    long = calibrate.aa_experiment(base(variant=[{"name": "x" * 24}, {"name": "d"}]), 9)
     assert long.variant[1].name == "x" * 23 + "'" and long.run.iterations == 9
-    auto = calibrate.aa_experiment(load.parse({**BASE, "run": {"iterations": "auto", "max_iterations": 12}}))
+    auto = calibrate.aa_experiment(base(run={"iterations": "auto", "max_iterations": 12}))
     assert auto.run.iterations == calibrate.DEFAULT_ITERATIONS and not auto.run.auto
 
 
 def test_calibration_figures_match_the_statistics(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
-    aa = calibrate.aa_experiment(load.parse({**BASE, "variant": [{"name": "a"}, {"name": "b"}]}), 8)
+    aa = calibrate.aa_experiment(base(variant=[{"name": "a"}, {"name": "b"}]), 8)
     store = Store(tmp_path / "c.db")
     run_id = runner.run(aa, store, host=ScriptedHost({"a": 100.0, "a'": 100.0}), seed=1)  # fixed order: an A/A may be a false alarm
     samples = store.samples(run_id)

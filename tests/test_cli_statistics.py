@@ -5,9 +5,8 @@ import json
 import pytest
 
 from iolab import cli
-from iolab.cell import environment
 from iolab.run import runner
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost
 
 EXPERIMENT = """
 name = "cli scripted"
@@ -30,7 +29,6 @@ LEVELS = {"base": 100.0, "patched": 120.0, "base'": 100.0}
 
 @pytest.fixture
 def scripted(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     monkeypatch.setattr(runner, "preflight", lambda experiment: None)
     monkeypatch.setattr(runner, "LocalHost", lambda: ScriptedHost(LEVELS))
     path = tmp_path / "exp.toml"

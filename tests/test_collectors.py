@@ -23,7 +23,7 @@ needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf not i
 
 
 def integration(test):
-    return pytest.mark.integration(needs_root(test))
+    return pytest.mark.integration(pytest.mark.root(needs_root(test)))
 
 
 def dd_write(dev, mib):

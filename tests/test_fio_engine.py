@@ -1,13 +1,15 @@
 """The fio engine's job placement and json+ parsing, on real fio 3.33 output."""
 
 import json
+import shutil
+import subprocess
 
 import pytest
 
 from iolab import histogram
 from iolab.engines import EngineError
 from iolab.engines.fio import fio_error, load_report, parse_report, place_job
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 FIO = FIXTURES / "fio"
 
@@ -98,3 +100,27 @@ def test_relative_filename_is_kept():
 def test_fixture_is_real_fio_output():
     data = json.loads((FIO / "randread-4k-psync-ext4.json").read_text())
     assert data["fio version"].startswith("fio-3")
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_uncached_under_a_fio_without_rwf_dontcache_is_refused():
+    """This host's fio 3.33 takes io_uring's uncached=1 as RWF_UNCACHED (0x40),
+    which 7.x reads as RWF_ATOMIC: never cached (or atomic) I/O under the seed's name."""
+    from iolab import load
+    from iolab.spec import SpecError
+
+    done = subprocess.run(["fio", "--enghelp=io_uring"], capture_output=True, text=True, check=False).stdout
+    if "RWF_DONTCACHE" in done:
+        pytest.skip("this fio's uncached is RWF_DONTCACHE")
+    experiment = {"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
+                  "workload": [{"name": "w", "job": "[j]\nrw=write\nioengine=io_uring\nsize=1M\nuncached=1\n"}]}
+    parsed = load.parse(experiment)  # the schema and structure hold; this machine's fio does not
+    with pytest.raises(SpecError, match="this fio \\(fio\\) sets RWF_UNCACHED"):
+        load.check_here(parsed)
+
+
+def test_fio_from_source_names():
+    from iolab.kernels import fio_source
+
+    assert fio_source.parse("debian:fio") == "" and fio_source.parse("debian:fio=3.41-2") == "3.41-2"
+    assert fio_source.parse("fio") is None and fio_source.parse("debian:fio=") is None

@@ -7,7 +7,7 @@ import pytest
 
 from iolab.engines import fio_options
 from iolab.engines.fio_options import UnsafeJob, check, findings, judge
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 TABLE = FIXTURES / "fio" / "options-3.33.txt"
 

@@ -1,5 +1,6 @@
 """A fixed-seed corpus of hostile and broken experiment files (tests/fuzz_experiments.py)
-through `iolab run --dry-run`: never a traceback, exit 0 or 2, a short
+through `iolab run --dry-run --force` (a plan too short to decide is refused
+without it; these files test parsing): never a traceback, exit 0 or 2, a short
 message naming a field, never the input echoed; hostile files refused."""
 
 import pytest
@@ -18,7 +19,7 @@ def test_fuzzed_experiment_files(tmp_path, capsys):
         path = tmp_path / f"{case.name}.toml"
         path.write_bytes(case.data)
         try:
-            code = cli.main(["--store", str(tmp_path / "store.db"), "run", "--dry-run", str(path)])
+            code = cli.main(["--store", str(tmp_path / "store.db"), "run", "--dry-run", "--force", str(path)])
         except BaseException as error:  # noqa: BLE001 - a traceback is the finding
             problems.append(f"{case.name}: {type(error).__name__}: {str(error)[:200]}")
             continue

@@ -5,17 +5,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from iolab import analysis, load
+from iolab.journal import reclaim
 from iolab.run import runner
 from iolab.store import Store
-from tests.conftest import REPO, attached_loops, iolab_mounts
+from tests.helpers import REPO, attached_loops, iolab_mounts, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
+pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
 SHORT_JOB = """
 [global]
@@ -139,12 +140,8 @@ def test_ctrl_c_keeps_samples_and_leaves_nothing(tmp_path):
         [sys.executable, "-m", "iolab.cli", "run", str(exp_file)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        time.sleep(0.5)
-        if store_path.exists() and Store(store_path).sample_counts(1)[0] >= 2:
-            break
-    time.sleep(1.0)  # land inside a running cell
+    wait_for(lambda: store_path.exists() and Store(store_path).sample_counts(1)[0] >= 2, 120, "two samples")
+    wait_for(lambda: fio_in(tmp_path), 120, "a running cell's fio")  # land inside a running cell
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
@@ -161,3 +158,15 @@ def test_ctrl_c_keeps_samples_and_leaves_nothing(tmp_path):
     document = json.loads(report.stdout)
     assert document["run"]["status"] == "interrupted"
     assert document["rows"][0]["figures"]["a"]["n"] + document["rows"][0]["figures"]["b"]["n"] == ok
+
+
+def fio_in(directory) -> list[int]:
+    """fio processes whose working directory or open files are under `directory`."""
+    found = []
+    for pid in reclaim.users(str(directory)):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "fio":
+                found.append(pid)
+        except OSError:
+            continue
+    return found

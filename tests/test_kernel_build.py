@@ -8,10 +8,8 @@ real make on a tarball whose Makefile stands in for the kernel's
 lines and copies a fake bzImage around an ELF with a PVH note).
 """
 
-import os
 import subprocess
 import tarfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from iolab.kernels.build import BuildError, BuildRequest
 from iolab.kernels.kconfig import ConfigError, Option
 from iolab.kernels.patches import Patch, PatchError
 from iolab.kernels.sources import SourceRef
-from tests.test_kernels import bzimage, elf64
+from tests.fakes import bzimage, elf64
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,6 @@ import gzip
 import json
 import lzma
 import shutil
-import struct
 import subprocess
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from iolab import kernels
 from iolab.kernels import apt, cache as kcache, fetch, images, initramfs
 from iolab.kernels.kernel_ref import KernelError, KernelRef
+from tests.fakes import bzimage, elf64
 
 
 @pytest.fixture(autouse=True)
@@ -113,32 +113,6 @@ def test_missing_apt_index_says_apt_get_update(monkeypatch):
 
 
 # -- kernel images --------------------------------------------------------------------
-
-
-def elf64(pvh: bool, banner: bytes = b"Linux version 6.1.0-test (me@here) #1 SMP\0") -> bytes:
-    """A minimal 64-bit ELF: one PT_NOTE (Xen PVH entry note, or another note), a banner."""
-    note_type = 18 if pvh else 1
-    note = struct.pack("<III", 4, 4, note_type) + b"Xen\0" + struct.pack("<I", 0x1000000)
-    phoff = 64
-    note_off = phoff + 56
-    header = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack(
-        "<HHIQQQIHHHHHH", 2, 0x3E, 1, 0x1000000, phoff, 0, 0, 64, 56, 1, 64, 0, 0)
-    program = struct.pack("<IIQQQQQQ", 4, 4, note_off, 0, 0, len(note), len(note), 4)
-    return header + program + note + banner
-
-
-def bzimage(payload: bytes, compress=lzma.compress, version: str = "6.1.0-test") -> bytes:
-    """A fake bzImage: a setup header (HdrS, kernel_version) and a compressed payload."""
-    setup = bytearray(0x400)
-    setup[0x202:0x206] = b"HdrS"
-    struct.pack_into("<H", setup, 0x20E, 0x100)  # version string at 0x100 + 0x200
-    text = f"{version} (me@here) #1 SMP".encode() + b"\0"
-    setup[0x300:0x300 + len(text)] = text
-    if compress is lzma.compress:
-        body = lzma.compress(payload, format=lzma.FORMAT_XZ)
-    else:
-        body = compress(payload)
-    return bytes(setup) + b"junk\xfd7zXZ" + body + b"trailer"
 
 
 @pytest.mark.parametrize("compress", [lzma.compress, gzip.compress])

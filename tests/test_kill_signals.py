@@ -11,13 +11,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from iolab.knobs.resources import descendants, users
-from tests.conftest import REPO, attached_loops, iolab_mounts
+from iolab.journal.reclaim import descendants, users
+from tests.helpers import REPO, attached_loops, iolab, iolab_mounts, wait_for
 
 SYSCTL = Path("/proc/sys/vm/dirty_expire_centisecs")  # a sysctl no other test changes
 
@@ -50,7 +49,7 @@ iterations = 2
 order = "sequential"
 """
 
-pytestmark = pytest.mark.usefixtures("needs_root_tools")
+pytestmark = [pytest.mark.root, pytest.mark.usefixtures("needs_root_tools")]
 
 
 @pytest.fixture
@@ -66,37 +65,24 @@ def lab(tmp_path):
     SYSCTL.write_text(original)  # whatever happened, the machine gets its value back
 
 
-def iolab(lab, *args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "iolab.cli", *args], env=lab["env"], capture_output=True,
-                          text=True, timeout=300, **kwargs)
-
-
 def start(lab):
-    return subprocess.Popen([sys.executable, "-m", "iolab.cli", "run", "--quiet", str(lab["path"])],
+    return subprocess.Popen([sys.executable, "-m", "iolab.cli", "run", "--quiet", "--force", str(lab["path"])],
                             env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(predicate, timeout=120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting")
-
-
-def child_running(process, name):
-    """A child of the run: mkfs, or fio's measured run (not the load's fio --parse-only)."""
+def child_running(process, name, at_least=1):
+    """At least `at_least` processes below the run named `name`: mkfs, or
+    fio's measured run (not the load's fio --parse-only) and its job processes."""
     def running():
+        found = 0
         for pid in descendants(process.pid):
             try:
                 comm = Path(f"/proc/{pid}/comm").read_text().strip()
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if comm.startswith(name) and (name != "fio" or b"json+" in cmdline):
-                return True
-        return False
+            found += comm.startswith(name) and (name != "fio" or b"json+" in cmdline)
+        return found >= at_least
 
     return running
 
@@ -117,47 +103,46 @@ def test_sigkill_during_mkfs_then_cleanup_reclaims_everything(lab):
     process.kill()
     process.wait()
     assert leftovers(lab)["loops"]  # the killed run left its loop device (and image) behind
-    done = iolab(lab, "cleanup")
+    done = iolab("cleanup", env=lab["env"])
     assert done.returncode == 0, done.stderr
     assert "detached /dev/loop" in done.stdout and "marked run 1 interrupted" in done.stdout
     assert leftovers(lab) == NOTHING
-    runs = iolab(lab, "runs").stdout
+    runs = iolab("runs", env=lab["env"]).stdout
     assert "interrupted" in runs
 
 
 def test_sigkill_during_fio_with_a_knob_changed_then_resume_completes(lab):
     process = start(lab)
-    wait_for(lambda: SYSCTL.read_text().strip() == lab["value"] and child_running(process, "fio")())
-    time.sleep(0.5)  # fio's job processes are up
+    # fio's measured run and its two job processes are up
+    wait_for(lambda: SYSCTL.read_text().strip() == lab["value"] and child_running(process, "fio", 3)())
     process.kill()
     process.wait()
     left = leftovers(lab)
     assert left["knob"] and left["mounts"] and left["loops"]
-    resumed = iolab(lab, "resume", "--quiet", "1")
+    resumed = iolab("resume", "--quiet", "1", env=lab["env"])
     assert resumed.returncode == 0, resumed.stderr
     assert "restored" in resumed.stderr or "wrote" in resumed.stderr  # it said what it reclaimed
     assert "run 1: 2 of 2 rounds" in resumed.stdout
     assert leftovers(lab) == NOTHING
-    assert "complete           4/4" in iolab(lab, "runs").stdout
+    assert "complete           4/4" in iolab("runs", env=lab["env"]).stdout
 
 
 def test_sigterm_during_fio_is_a_clean_interrupt(lab):
     process = start(lab)
-    wait_for(child_running(process, "fio"))
-    time.sleep(0.5)
+    wait_for(child_running(process, "fio", 3))  # the measured run and its two job processes
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert leftovers(lab) == NOTHING  # no cleanup run needed
     assert "interrupted" in err and "(interrupted)" in out
     assert "0 of 2 rounds (0 of 4 cells)" in out
-    assert "interrupted" in iolab(lab, "runs").stdout
+    assert "interrupted" in iolab("runs", env=lab["env"]).stdout
 
 
 def test_two_runs_at_once_the_second_is_refused(lab):
     first = start(lab)
     wait_for(lambda: list((lab["tmp"] / "state" / "iolab" / "holders").glob("*.json")))
-    second = iolab(lab, "run", "--quiet", str(lab["path"]))
+    second = iolab("run", "--quiet", "--force", str(lab["path"]), env=lab["env"])
     assert second.returncode == 2
     assert f"pid {first.pid}" in second.stderr and "sysctl vm.dirty_expire_centisecs" in second.stderr
     out, err = first.communicate(timeout=300)
@@ -169,7 +154,7 @@ def test_sigint_to_the_pid_of_a_background_run_is_a_clean_interrupt(lab):
     # a script's `iolab run ... &` starts with SIGINT ignored; iolab listens anyway
     process = subprocess.Popen(
         [sys.executable, "-c", "import signal, runpy, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-         "sys.argv = ['iolab', 'run', '--quiet', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
+         "sys.argv = ['iolab', 'run', '--quiet', '--force', sys.argv[1]]; runpy.run_module('iolab.cli', run_name='__main__')",
          str(lab["path"])],
         env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(child_running(process, "fio"))

@@ -34,7 +34,7 @@ needs_root = pytest.mark.skipif(
 
 
 def integration(test):
-    return pytest.mark.integration(needs_root(test))
+    return pytest.mark.integration(pytest.mark.root(needs_root(test)))
 
 
 def read(path):
@@ -109,6 +109,13 @@ def test_detect_memory_cgroup_disabled():
     disabled = V1_CGROUPS.replace("memory\t4\t30\t1", "memory\t4\t30\t0")
     with pytest.raises(KnobError, match="disabled"):
         detect_memory_cgroup(disabled, V1_MOUNTINFO, "0::/\n")
+
+
+def test_detect_memory_cgroup_v2_only_kernel():
+    """7.x without CONFIG_MEMCG_V1 leaves memory out of /proc/cgroups: v2 decides."""
+    v2_only = "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
+    cg = detect_memory_cgroup(v2_only, V2_MOUNTINFO, "0::/\n")
+    assert cg == K.MemoryCgroup(2, "/sys/fs/cgroup", "/sys/fs/cgroup")
 
 
 def test_constructor_checks():

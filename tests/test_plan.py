@@ -3,6 +3,7 @@ from collections import Counter
 import pytest
 
 from iolab import load, plan
+from iolab.stats.choice import PAIRED, UNPAIRED, choose
 
 EXPERIMENT = {
     "name": "p",
@@ -65,3 +66,33 @@ def test_rounds_on_demand_need_interleaving():
     experiment = load.parse({**EXPERIMENT, "run": {"iterations": 3, "order": "sequential"}})
     with pytest.raises(ValueError):
         plan.round_cells(experiment, 0, 0)
+
+
+# ---------------------------------------------------------------- the planned test
+
+
+def test_six_rounds_two_primary_rows_plan_the_rank_test():
+    """Signed-rank with 6 pairs: smallest p 2/64 = 0.031, not below Holm's 0.025;
+    Mann-Whitney U of 6 + 6 values: 2/924."""
+    choice = choose(6, 2, paired=True)
+    assert (choice.test, choice.level) == (UNPAIRED, 0.025)
+    assert choice.min_p == pytest.approx(2 / 924)
+    assert choose(7, 2, paired=True).test == PAIRED  # 2/128 < 0.025
+    assert choose(8, 1, paired=False).test == UNPAIRED  # a sequential order has no pairs
+
+
+def test_a_plan_that_cannot_decide_names_the_rounds_it_needs():
+    choice = choose(4, 2, paired=True)  # MWU 4 + 4: 2/70 = 0.029
+    assert not choice.decidable and choice.needed == 5
+    assert choice.min_p == pytest.approx(2 / 70)
+    assert choose(3, 40, paired=True).needed == 7  # MWU 7 + 7: 2/3432 < 0.05/40
+    assert choose(4, 2, paired=True, correction="none").test == UNPAIRED  # at 0.05
+
+
+def test_the_choice_is_the_plans_and_the_analysis_uses_it():
+    exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
+                 "workload": [{"name": "w", "job": "[j]\nrw=read\n"}], "run": {"iterations": 6}})
+    assert plan.test_choice(exp, 2).test == UNPAIRED
+    assert plan.test_choice(exp, 1).test == PAIRED  # 2/64 < 0.05
+    sequential = exp.model_copy(update={"run": exp.run.model_copy(update={"order": "sequential"})})
+    assert plan.test_choice(sequential, 1).test == UNPAIRED

@@ -409,6 +409,7 @@ def test_churn_drop_caches_runs_or_says_why(probe, tmp_path):
 # ---------------------------------------------------------------- block device
 
 @pytest.mark.integration
+@pytest.mark.root
 def test_lat_on_a_loop_block_device(probe, tmp_path, clean_system):
     if os.geteuid() != 0 or shutil.which("losetup") is None:
         pytest.skip("needs root and losetup for a loop device")

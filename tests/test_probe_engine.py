@@ -25,7 +25,7 @@ from iolab.cell.sample import Sample
 from iolab.store import RunInfo, Store
 from iolab.sysutil import ToolError
 from iolab.engines import Prepared
-from tests.conftest import FIXTURES, REPO
+from tests.helpers import FIXTURES, REPO
 
 PROBE_FIXTURES = FIXTURES / "probe"
 
@@ -360,6 +360,7 @@ def loop_experiment(variants: list[dict], iterations: int) -> spec.Experiment:
 
 
 @pytest.mark.integration
+@pytest.mark.root
 @pytest.mark.usefixtures("needs_root_tools", "clean_system")
 def test_probe_workload_through_the_runner(probe_bin, tmp_path):
     exp = loop_experiment([{"name": "4k"}, {"name": "8k", "probe": {"bs": "8k"}}], iterations=2)
@@ -383,6 +384,7 @@ def test_probe_workload_through_the_runner(probe_bin, tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.root
 @pytest.mark.usefixtures("needs_root_tools", "clean_system")
 def test_unaligned_direct_block_size_is_a_failed_cell(probe_bin, tmp_path):
     exp = loop_experiment([{"name": "ok"}, {"name": "bad", "probe": {"bs": 100}}], iterations=1)

@@ -17,14 +17,13 @@ from iolab import cli
 from iolab import cli_gate as gate
 from iolab.analysis import history
 from iolab.analysis import reports
-from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
-from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
+from iolab.store import Store, StoreError
+from tests.fakes import FIXED_HOST, ScriptedHost, ShapedHost
+from tests.helpers import check_golden, copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.test_report_golden import ShapedHost, check_golden, experiment
 
 CLOCK = 1_760_000_000.0  # the runs' start times in the golden files
 
@@ -32,7 +31,6 @@ CLOCK = 1_760_000_000.0  # the runs' start times in the golden files
 @pytest.fixture
 def two_runs(tmp_path, monkeypatch):
     """Run 1 and run 2 of one experiment; in run 2 "patched" reads 10% slower."""
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     clock = iter(CLOCK + 3600 * i for i in range(1000))
@@ -64,6 +62,11 @@ def test_compare_text_and_json(two_runs):
 
 
 class OtherKernel(ScriptedHost):
+    """A machine with another kernel."""
+
+    def describe(self):
+        return {**FIXED_HOST, "kernel": "6.19.0-test"}
+
     def run_cell(self, cell):
         sample = super().run_cell(cell)
         sample.env["kernel"] = "6.19.0-test"
@@ -72,7 +75,6 @@ class OtherKernel(ScriptedHost):
 
 def test_compare_lists_environment_differences(two_runs, monkeypatch):
     store, first, _ = two_runs
-    monkeypatch.setattr(environment, "host", lambda: {**FIXED_HOST, "kernel": "6.19.0-test"})
     levels = {"base": 100.0, "patched": 120.0}
     third = runner.run(experiment(list(levels)), store, host=OtherKernel(levels, seed=4))
     report = reports.compare_report(store, first, third)
@@ -90,6 +92,38 @@ def test_history_text(two_runs):
     text = HISTORY["text"](found)
     check_golden("history.txt", text)
     assert max(len(line) for line in text.splitlines()) <= 72
+
+
+def test_history_suggests_metric_names(two_runs):
+    store, _, _ = two_runs
+    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw"):
+        history.history(store, "read_b")
+
+
+def test_header_names_each_variants_filesystem(tmp_path):
+    from iolab import load
+    from iolab.report.table import _fs_text
+
+    exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b", "fs": "xfs"}],
+                      "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _fs_text(exp) == "ext4 (a), xfs (b)"
+    raw = load.parse({"name": "x", "target": {"fs": "xfs"}, "variant": [{"name": "a"}, {"name": "b"}],
+                      "workload": [{"name": "w", "job": "[j]\n"}, {"name": "E", "fs": "none", "job": "[j]\n"}]})
+    assert _fs_text(raw) == "xfs (E: raw)"
+
+
+def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
+    from iolab import load
+    from iolab.report.table import _same_variants
+
+    kernel = "debian:6.1.0-56-amd64"
+    same = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}],
+                       "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(same) == ["A/A: series is base (same kernel, patches and settings): every delta is noise"]
+    other = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel},
+                                                 {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}],
+                        "workload": [{"name": "w", "job": "[j]\n"}]})
+    assert _same_variants(other) == []
 
 
 def test_sparkline():
@@ -186,7 +220,6 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
 
 
 def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "few.db")
     levels = {"base": 100.0, "patched": 100.0}
     run_id = runner.run(experiment(list(levels), iterations=3), store, host=ScriptedHost(levels))
@@ -196,7 +229,6 @@ def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.skipif(os.environ.get("IOLAB_SKIP_PG") == "1", reason="IOLAB_SKIP_PG=1")
 def test_postgres_store_gives_the_same_compare_and_history(two_runs, request):
-    from tests.test_store_postgres import copy_run
 
     pg_url = request.getfixturevalue("postgres_url")
     store, first, second = two_runs

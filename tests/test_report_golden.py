@@ -4,43 +4,20 @@ Regenerate after an intended change with: UPDATE_GOLDEN=1 pytest tests/test_repo
 """
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from iolab import analysis, load
-from iolab.cell import environment
 from iolab.run import runner
-from iolab.report import renderer
+from iolab.report import renderer, table
 from iolab.store import Store
-from tests.fakes import FIXED_HOST, ScriptedHost
-
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def experiment(variants, iterations=8):
-    return load.parse({
-        "name": "scripted comparison",
-        "variant": [{"name": name} for name in variants],
-        "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": iterations, "seed": 5},
-        "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
-    })
-
+from tests.fakes import ScriptedHost, ShapedHost
+from tests.helpers import check_golden, experiment
 
 def run_scripted(tmp_path, monkeypatch, levels, fail=None, iterations=8):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(experiment(list(levels), iterations), store, host=ScriptedHost(levels, fail))
     return analysis.analyse(store.run(run_id), store.samples(run_id))
-
-
-def check_golden(name, text):
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text()
 
 
 @pytest.mark.parametrize("fmt, suffix", [("text", "txt"), ("markdown", "md"), ("json", "json")])
@@ -99,22 +76,7 @@ def test_json_comparison_fields(tmp_path, monkeypatch):
 
 # --- views, recheck, adaptive runs, calibration, noise footnotes -------------------
 
-class ShapedHost(ScriptedHost):
-    """ScriptedHost whose samples a function may change: shape(cell, metrics)."""
-
-    def __init__(self, levels, shape, **kw):
-        super().__init__(levels, **kw)
-        self.shape = shape
-
-    def run_cell(self, cell):
-        sample = super().run_cell(cell)
-        if sample.status == "ok":
-            self.shape(cell, sample.metrics)
-        return sample
-
-
 def stored(tmp_path, monkeypatch, experiment_, host, **kw):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(experiment_, store, host=host, **kw)
     return store, run_id
@@ -273,7 +235,6 @@ def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch
 
 
 def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     exp = load.parse({
         "name": "wide",
         "variant": [{"name": "rq_affinity=1"}, {"name": "rq_affinity=2"}],
@@ -288,3 +249,65 @@ def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
     table_lines = text.split("\n\n")[1].splitlines()
     assert table_lines[1] == "B seq 128k qd128 long name"
     assert table_lines[2].startswith("  rd BW MiB/s")
+
+
+def test_six_rounds_decide_with_the_planned_rank_test(tmp_path, monkeypatch):
+    """6 rounds and two primary rows: the signed-rank test could give no p
+    below Holm's 0.025, so the plan takes the exact Mann-Whitney U (2/924)."""
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 120.0}, iterations=6)
+    assert result.planned.test == "mann-whitney" and result.design == "unpaired"
+    primary = [c for row in result.rows if row.primary for c in row.comparisons.values()]
+    assert len(primary) == 2 and {c.verdict for c in primary} <= {"better", "worse"}
+    assert all(c.test == "mann-whitney" for c in primary)
+    legend = " ".join(table.legend(result))
+    assert "Mann-Whitney U, exact" in legend and "signed-rank" not in legend
+
+
+def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 200.0}, iterations=3)
+    legend = " ".join(table.legend(result))
+    assert "no comparison was tested" in legend
+    assert "over 0 primary" not in legend and "signed-rank" not in legend
+
+
+def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
+    from iolab import cli
+    from iolab.analysis.model import as_report
+
+    error = "fio exit 1: fio: first direct IO errored"
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0}, fail={"base": error, "broken": error})
+    assert result.run.status == "failed"
+    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}"
+    text = renderer("text")(result)
+    assert "run 1 (failed)" in text and "\nfailed: every cell failed; the first (cell 0)" in text
+    for fmt in ("text", "benchstat"):
+        assert cli._failure_status(as_report(result), fmt) == 1
+        assert f"run {result.run.id} failed: every cell failed" in capsys.readouterr().err
+
+
+def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, capsys):
+    from iolab import cli
+    from iolab.analysis.model import as_report
+
+    result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
+                          fail={"broken": "fio exit 1: fio: first direct IO errored"})
+    assert result.run.status == "complete"
+    report = as_report(result)
+    for fmt, status in (("benchstat", 0), ("csv", 1), ("json", 1)):
+        assert cli._failure_status(report, fmt) == status
+        assert "8 of 16 cells failed (first: broken / randread: fio exit 1" in capsys.readouterr().err
+    assert cli._failure_status(report, "text") == 1 and capsys.readouterr().err == ""  # the report's footnote says it
+    assert "FAILED broken / randread: 8 cell(s)" in renderer("text")(result)
+
+
+def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
+    levels = {"base": 100.0, "direct": 1.0}
+    exp = experiment(list(levels)).model_dump()
+    exp["variant"][1]["fails"] = {"randread": "needs the series"}
+    exp.pop("base_dir")
+    store = Store(tmp_path / "golden.db")
+    run_id = runner.run(load.parse(exp), store,
+                        host=ScriptedHost(levels, {"direct": "fio: destination does not support O_DIRECT"}))
+    text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
+    assert "needs the series" in text.splitlines()[5] and "FAILED" not in text
+    assert "needs the series (expected to fail): direct / randread: 8 cell(s)" in " ".join(text.split())

@@ -7,16 +7,15 @@ from html.parser import HTMLParser
 
 import pytest
 
-from iolab import load
 from iolab.analysis import history
 from iolab.analysis import reports
-from iolab.cell import environment
 from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.run import runner
 from iolab.store import Store
 from tests import chromium
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost
+from tests.helpers import experiment
 
 HOSTILE_EXPERIMENT = "</title><script>document.title='pwned'</script>"
 HOSTILE_VARIANT = "<img src=x onerror=p()>"  # variant names are at most 24 characters
@@ -42,18 +41,13 @@ class Dom(HTMLParser):
 
 
 def hostile_experiment(iterations=6):
-    return load.parse({
-        "name": HOSTILE_EXPERIMENT,
-        "variant": [{"name": "base"}, {"name": HOSTILE_VARIANT}],
-        "workload": [{"name": HOSTILE_WORKLOAD, "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": iterations, "seed": 5},
-        "report": {"metrics": ["read_bw", "read_p50", "read_p99"]},
-    })
+    return experiment(["base", HOSTILE_VARIANT], iterations, name=HOSTILE_EXPERIMENT,
+                      workload=[{"name": HOSTILE_WORKLOAD, "job": "[j]\nrw=randread\n"}],
+                      report={"metrics": ["read_bw", "read_p50", "read_p99"]})
 
 
 @pytest.fixture
 def hostile_store(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(tmp_path / "html.db")
     levels = {"base": 100.0, HOSTILE_VARIANT: 80.0}
     first = runner.run(hostile_experiment(), store, host=ScriptedHost(levels))

@@ -3,17 +3,18 @@
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from iolab.cell import interrupts
-from iolab.knobs import journal, resources
-from iolab.knobs.journal import Journal, owner_alive, process_start, recover
-from iolab.load import parse
+from iolab.journal import Journal, owner_alive, process_start
+from iolab.journal import reclaim
+from iolab.knobs import recover
+from iolab.load import check_here, parse
 from iolab.run import lock, recovery
 from iolab.store import Store
+from tests.helpers import wait_for
 
 
 def dead_pid():
@@ -49,12 +50,8 @@ def test_recovery_undoes_newest_first_and_keeps_live_and_unknown(tmp_path):
     write_entry(path, gone, None, "second", {"kind": "path", "path": str(second)})
     write_entry(path, gone, None, "stored run", {"kind": "run", "store": "x", "run_id": 1})
     write_entry(path, os.getppid(), None, "live", {"kind": "path", "path": str(tmp_path / "live")})
-    journal.UNDO["probe"] = lambda undo, label: order.append(label) or "ok"
-    try:
-        write_entry(path, gone, None, "probe", {"kind": "probe"})
-        done = recover(path)
-    finally:
-        del journal.UNDO["probe"]
+    write_entry(path, gone, None, "probe", {"kind": "probe"})
+    done = recover(path, extra={"probe": lambda undo, label: order.append(label) or "ok"})
     assert [item.text.split(":")[0] for item in done if item.outcome == "restored"] == ["probe", "second", "first"]
     assert not first.exists() and not second.exists()
     kept = [entry["label"] for entry in Journal(path).entries()]
@@ -74,14 +71,26 @@ def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(tmp_path):
     assert not path.exists()
 
 
+def test_a_directory_is_reclaimed_with_the_processes_working_in_it(tmp_path):
+    """fio's job processes outlive a killed fio (they left its session) and
+    wait for it for ever in the cell's directory: reclaiming the directory
+    kills them."""
+    cell = tmp_path / "cell"
+    cell.mkdir()
+    orphan = subprocess.Popen(["sleep", "60"], cwd=cell, start_new_session=True)
+    path = tmp_path / "run.journal"
+    write_entry(path, dead_pid(), None, "cell", {"kind": "path", "path": str(cell)})
+    done = recover(path)
+    assert [item.outcome for item in done] == ["restored"] and "after killing 1 process" in done[0].text
+    assert orphan.wait(timeout=5) == -9 and not cell.exists()
+
+
 def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     # a child that starts a grandchild in a session of its own, as fio's job processes do
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script])
-    time.sleep(0.3)
-    below = resources.descendants(child.pid)
-    assert below
-    killed = resources.kill_tree(child.pid)
+    below = wait_for(lambda: reclaim.descendants(child.pid), 30, "the grandchild")
+    killed = reclaim.kill_tree(child.pid)
     assert set(killed) >= {child.pid, *below}
     child.wait(timeout=5)
     assert all(not owner_alive(pid, None) or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
@@ -91,10 +100,9 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
 def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
     by_cwd = subprocess.Popen(["sleep", "60"], cwd=tmp_path)
     by_file = subprocess.Popen(["sh", "-c", f"exec 3>{tmp_path}/held; sleep 60"])
-    time.sleep(0.2)
     try:
-        assert {by_cwd.pid, by_file.pid} <= set(resources.users(str(tmp_path)))
-        resources.kill_users(str(tmp_path))
+        wait_for(lambda: {by_cwd.pid, by_file.pid} <= set(reclaim.users(str(tmp_path))), 30, "both users")
+        reclaim.kill_users(str(tmp_path))
         assert by_cwd.wait(timeout=5) == -9 and by_file.wait(timeout=5) == -9
     finally:
         by_cwd.kill()
@@ -106,16 +114,10 @@ def test_children_die_with_iolab(tmp_path):
     script = ("import sys; sys.path.insert(0, %r); from iolab.process import run_tool; "
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.monotonic() + 10
-    while not resources.descendants(parent.pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    (sleeper,) = resources.descendants(parent.pid)
+    (sleeper,) = wait_for(lambda: reclaim.descendants(parent.pid), 30, "the tool")
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 5
-    while owner_alive(sleeper, None) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not owner_alive(sleeper, None)
+    wait_for(lambda: not owner_alive(sleeper, None), 10, "the tool's death")
 
 
 EXPERIMENT = {
@@ -130,6 +132,8 @@ def test_machine_wide_changes_take_the_lock_alone(tmp_path):
     plain = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "fio": {"direct": 1}}]})
     assert lock.machine_wide(changing) == "sysctl vm.dirty_expire_centisecs"
     assert lock.machine_wide(plain) is None
+    in_vms = {**EXPERIMENT, "variant": [{**v, "kernel": "debian:6.1.0-56-amd64"} for v in EXPERIMENT["variant"]]}
+    assert lock.machine_wide(parse(in_vms)) is None  # the guests' sysctls, not this machine's
     script = ("import sys, time; sys.path.insert(0, %r); from pathlib import Path; from iolab.load import parse; "
               "from iolab.run import lock; import json; e = parse(json.loads(sys.argv[1])); "
               "cm = lock.machine_lock(e, Path(sys.argv[2])); cm.__enter__(); print('held', flush=True); time.sleep(60)"
@@ -176,13 +180,15 @@ def test_dir_targets_refuse_system_directories(path):
 
     experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
                   "target": {"kind": "dir", "fs": "none", "path": path}}
+    parsed = parse(experiment)  # the schema takes any path; this machine's directories are checked here
     with pytest.raises(SpecError, match="system or home directory"):
-        parse(experiment)
+        check_here(parsed)
 
 
 def test_a_dir_target_of_its_own_is_fine(tmp_path):
     experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
                   "target": {"kind": "dir", "fs": "none", "path": str(tmp_path)}}
+    check_here(parse(experiment))
     assert parse(experiment).target.path == str(tmp_path)
 
 
@@ -222,13 +228,10 @@ class InterruptingHost:
 
 @pytest.mark.parametrize("iterations", [3, "auto"])
 def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_path, monkeypatch, iterations):
-    from iolab.cell import environment
     from iolab.analysis import reports
     from iolab.report import renderer
     from iolab.run import runner
-    from tests.fakes import FIXED_HOST
 
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     run = {"iterations": iterations, "seed": 5, **({"min_iterations": 4, "max_iterations": 5} if iterations == "auto" else {})}
     experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "run": run})
     store = Store(tmp_path / "s.db")
@@ -254,19 +257,17 @@ def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_pa
 def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
     from iolab.spec import SpecError
 
-    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]}
+    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]})
     with pytest.raises(SpecError, match=message):
-        parse(experiment)
+        check_here(experiment)
 
 
 def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
     from iolab.analysis import reports
-    from iolab.cell import environment
     from iolab.report import renderer
     from iolab.run import runner
-    from tests.fakes import FIXED_HOST, ScriptedHost
+    from tests.fakes import ScriptedHost
 
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n", "allow": ["write_bw_log"]}
     experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "workload": [job],
                         "run": {"iterations": 2}})

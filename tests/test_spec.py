@@ -132,10 +132,13 @@ def test_erofs_needs_files(tmp_path):
 
 
 def test_shipped_scenarios_validate():
-    from tests.conftest import REPO
+    from tests.helpers import REPO
+
+    from iolab.run import dryrun
 
     for path in sorted((REPO / "scenarios").glob("*.toml")):
-        load.load(path)
+        experiment = load.load(path)
+        assert dryrun.undecidable(experiment) == "", path.name  # each can decide as shipped
 
 
 def test_too_small_for_xfs(tmp_path):
@@ -173,3 +176,39 @@ def test_variant_and_workload_may_not_both_override(tmp_path):
     text = MINIMAL.replace('name = "b"', 'name = "b"\nmount_options = "noatime"').replace(
         'job = "[j]\\nrw=read\\n"', 'job = "[j]\\nrw=read\\n"\nmount_options = "sync"')
     assert "mount_options set by variant 'b' and by workload 'w'" in error_of(tmp_path, text)
+
+
+# -- parse is pure; check_here is what needs this machine --------------------------
+
+MACHINE_BOUND = {
+    "name": "t",
+    "variant": [{"name": "a", "cpus": [999], "sysctl": {"vm.no_such_knob_here": 1}},
+                {"name": "b", "fio": {"rw": "no-such-pattern"}}],
+    "workload": [{"name": "w", "job": "[j]\nrw=read\nsize=1M\n"}],
+}
+
+
+def test_parse_runs_no_program_and_reads_nothing_of_this_machine(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # no fio, no tool at all
+    experiment = load.parse(MACHINE_BOUND)
+    assert experiment.variant[0].cpus == [999] and experiment.variant[1].fio == {"rw": "no-such-pattern"}
+
+
+def test_check_here_names_what_this_machine_lacks():
+    experiment = load.parse(MACHINE_BOUND)
+    with pytest.raises(spec.SpecError, match=r'variant\["a"\].cpus: must name CPUs between 0 and'):
+        load.check_here(experiment)
+    cpus_ok = load.parse({**MACHINE_BOUND, "variant": [{"name": "a", "sysctl": {"vm.no_such_knob_here": 1}},
+                                                       MACHINE_BOUND["variant"][1]]})
+    with pytest.raises(spec.SpecError, match=r"vm.no_such_knob_here'?: no such sysctl on this kernel"):
+        load.check_here(cpus_ok)
+
+
+def test_check_here_has_fio_parse_every_job():
+    import shutil
+
+    if shutil.which("fio") is None:
+        pytest.skip("needs fio")
+    experiment = load.parse({**MACHINE_BOUND, "variant": [{"name": "a"}, MACHINE_BOUND["variant"][1]]})
+    with pytest.raises(spec.SpecError, match=r'workload\["w"\] with variant\["b"\]: fio refuses the job'):
+        load.check_here(experiment)

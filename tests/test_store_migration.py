@@ -1,4 +1,5 @@
-"""Schema versions 2 (runs.stop_reason) and 3 (baselines); migrating version-1 and version-2 stores."""
+"""Schema versions 2 (runs.stop_reason), 3 (baselines) and 4 (the queue: attempts, agents, samples per
+attempt); migrating version-1, -2 and -3 stores."""
 
 import shutil
 import sqlite3
@@ -7,10 +8,11 @@ import pytest
 
 from iolab import analysis
 from iolab.store import SCHEMA_VERSION, Store, StoreError
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 2492f2f)
 V2 = FIXTURES / "store-v2.db"  # written by the version-2 store code (commit 30a5c48)
+V3 = FIXTURES / "store-v3.db"  # written by the version-3 store code (commit 59771cc)
 
 
 def test_fixture_is_version_1():
@@ -23,8 +25,8 @@ def test_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "old.db"
     shutil.copy(V1, path)
     store = Store(path)
-    assert SCHEMA_VERSION == 3
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert SCHEMA_VERSION == 4
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 4
     assert store.baselines() == []
     run = store.run(1)
     assert (run.name, run.status, run.stop_reason) == ("v1 fixture", "complete", None)
@@ -46,7 +48,7 @@ def test_new_store_has_stop_reason(tmp_path):
     assert store.run(run_id).stop_reason == "budget reached"
 
 
-@pytest.mark.parametrize("version", [4, 99])
+@pytest.mark.parametrize("version", [5, 99])
 def test_unknown_versions_are_still_refused(tmp_path, version):
     path = tmp_path / "future.db"
     shutil.copy(V1, path)
@@ -60,7 +62,7 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
     shutil.copy(V2, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
     store = Store(path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == 4
     run = store.run(1)
     assert run.name == "v2 fixture" and len(store.samples(1)) == 8
     store.save_baseline("main", 1)
@@ -86,3 +88,29 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
     path.write_text("these are my notes, not a database\n" * 200)
     with pytest.raises(StoreError, match="not a database"):
         Store(path)
+
+
+def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path):
+    path = tmp_path / "v3.db"
+    shutil.copy(V3, path)
+    before = sqlite3.connect(path).execute("SELECT id, seq FROM samples ORDER BY id").fetchall()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    store = Store(path)
+    assert store.schema_version() == 4
+    assert store.db.execute("SELECT id, seq FROM samples ORDER BY id").fetchall() == before
+    assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
+    run = store.run(1)
+    assert (run.name, run.labels, run.queued) == ("v3 fixture", None, False)
+    samples = store.samples(1)
+    assert len(samples) == 8 and {(s.attempt, s.host) for s in samples} == {(0, None)}
+    assert [b.name for b in store.baselines()] == ["main"]
+    assert samples[0].metrics and store.attempts(1) == []
+    # the new uniqueness: a second attempt at a cell is stored beside the first
+    store.begin_attempt(1, 0, 1, "agent-b", None, {})
+    again = samples[0]
+    again.attempt, again.host = 1, "agent-b"
+    store.add_sample(1, again)
+    round_0 = [s for s in samples if s.round == 0]
+    counted = store.samples(1)  # round 0 is now its attempt 1 (one cell so far); attempt 0 is superseded
+    assert len(counted) == 8 - len(round_0) + 1 and ("agent-b", 1) in {(s.host, s.attempt) for s in counted}
+    assert [(s.seq, s.host) for s in store.samples(1, superseded=True)] == [(s.seq, None) for s in round_0]

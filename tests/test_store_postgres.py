@@ -7,25 +7,13 @@ import threading
 import pytest
 
 from iolab import analysis
-from iolab.cell import environment
 from iolab.run import runner
 from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import SCHEMA_VERSION, Store, StoreError
-from tests.fakes import FIXED_HOST, ScriptedHost
+from tests.fakes import ScriptedHost, ShapedHost
+from tests.helpers import copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
-from tests.test_report_golden import ShapedHost, experiment
-
-
-def copy_run(source: Store, run_id: int, target: Store) -> int:
-    run = source.run(run_id)
-    new = target.begin_run(name=run.name, experiment_path=run.experiment_path,
-                           experiment_json=run.experiment_json, seed=run.seed,
-                           planned_cells=run.planned_cells, host=run.host, recheck_of=run.recheck_of)
-    for sample in source.samples(run_id):
-        target.add_sample(new, sample)
-    target.end_run(new, run.status, run.stop_reason)
-    return new
 
 
 def report(store: Store, run_id: int, fmt: str) -> str:
@@ -42,7 +30,8 @@ def test_fresh_database_gets_the_schema_and_its_version(postgres_url):
     assert store.sql.kind == "postgresql" and store.schema_version() == SCHEMA_VERSION
     tables = {row[0] for row in store.db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
-    assert tables == {"runs", "samples", "metrics", "histograms", "artefacts", "baselines", "schema_version"}
+    assert tables == {"runs", "samples", "metrics", "histograms", "artefacts", "baselines", "attempts", "agents",
+                      "schema_version"}
     types = dict(store.db.execute(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'metrics'"))
     assert types["value"] == "double precision"  # float64, as SQLite's REAL
@@ -88,7 +77,6 @@ def test_unreachable_server_is_a_store_error_without_the_password():
 
 
 def test_same_runs_give_the_same_reports(tmp_path, monkeypatch, postgres_url):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
 
     def shape(cell, metrics):
         metrics["read_bw"] *= 1 + 0.013 * ((cell.seq * 7919) % 11)  # not round numbers
@@ -104,7 +92,6 @@ def test_same_runs_give_the_same_reports(tmp_path, monkeypatch, postgres_url):
 
 
 def test_a_run_stores_straight_into_postgres(monkeypatch, postgres_url):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     store = Store(postgres_url)
     levels = {"base": 100.0, "patched": 120.0}
     run_id = runner.run(experiment(list(levels), iterations=5), store, host=ScriptedHost(levels))
@@ -126,3 +113,32 @@ def test_artefacts_round_trip(postgres_url):
     assert store.artefact(run_id, 0, "fio.json") == "{\"jobs\": []}"
     assert store.samples(run_id)[0].metrics == {"x": 0.1 + 0.2}
     assert store.run(run_id).seed == 2**31 - 1
+
+
+def test_version_3_database_is_migrated(postgres_url):
+    from iolab.store import SCHEMA
+    from iolab.storedb import PostgreSQL
+
+    v3 = (SCHEMA[:SCHEMA.index("CREATE TABLE attempts")]
+          .replace(",\n    labels          TEXT", "")
+          .replace("    attempt     INTEGER NOT NULL DEFAULT 0,\n    host        TEXT,\n    UNIQUE (run_id, seq, attempt)",
+                   "    UNIQUE (run_id, seq)"))
+    assert "attempt" not in v3 and "labels" not in v3
+    old = PostgreSQL(postgres_url)
+    old.create(v3, 3)
+    old.db.execute("INSERT INTO runs (name, experiment_json, seed, planned_cells, status, started, host_json)"
+                   " VALUES ('v3', '{}', 1, 2, 'complete', 0, '{}')")
+    old.db.execute("INSERT INTO samples (run_id, seq, round, iteration, warmup, variant, workload, status, started,"
+                   " env_json) VALUES (1, 0, 0, 0, 0, 'a', 'w', 'ok', 0, '{}')")
+    old.db.execute("INSERT INTO metrics (sample_id, name, value) VALUES (1, 'read_bw', 2.5)")
+    old.close()
+    store = Store(postgres_url)
+    assert store.schema_version() == SCHEMA_VERSION == 4
+    [sample] = store.samples(1)
+    assert (sample.metrics, sample.attempt, sample.host) == ({"read_bw": 2.5}, 0, None)
+    assert store.run(1).labels is None
+    store.begin_attempt(1, 0, 1, "agent-a", 7, {"kernel": "x"})
+    store.add_sample(1, Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="w",
+                               status="ok", metrics={"read_bw": 3.0}, attempt=1, host="agent-a"))
+    assert [(s.host, s.metrics["read_bw"]) for s in store.samples(1)] == [("agent-a", 3.0)]
+    assert [s.host for s in store.samples(1, superseded=True)] == [None]

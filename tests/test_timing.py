@@ -22,8 +22,8 @@ from iolab.report import renderer
 from iolab.run import adaptive, runner
 from iolab.spec import SpecError
 from iolab.store import Store, StoreError
-from tests.fakes import FIXED_HOST, ScriptedHost
-from tests.test_report_golden import check_golden
+from tests.fakes import ScriptedHost
+from tests.helpers import check_golden
 
 KERNEL = "debian:6.1.0-56-amd64"
 TIME_UNITS = ("us", "ns", "ms", "MiB/s", "IOPS", "µs", "usecs", "latency")
@@ -109,7 +109,6 @@ def test_instructions_mode_defaults_to_3_rounds_and_1_vcpu():
     ({"timing": "instructions", "accel": "kvm"}, ["vm", "KVM", "TCG"]),
     ({"timing": "instructions", "icount_shift": "auto"}, ["icount_shift", "adaptive"]),
     ({"timing": "instructions", "icount_shift": 3}, ["icount_shift", "must be 0"]),
-    ({"timing": "instructions", "cpus": 2}, ["1 vCPU", "second CPU"]),
     ({"timing": "cycles"}, ["vm.timing"]),
 ])
 def test_refusals_say_why(vm_table, words):
@@ -135,9 +134,11 @@ def test_the_cli_switch_keeps_what_the_file_set(tmp_path, capsys):
                     'probe = { mode = "batch", case = "write_u1k" }\n[vm]\nmemory = "1GiB"\n')
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 0
     assert capsys.readouterr().out.startswith("x: 6 cells")  # 3 rounds x 2 variants
-    path.write_text(path.read_text() + "cpus = 2\n")
+    path.write_text(path.read_text() + "accel = \"kvm\"\n")
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 2
-    assert "--timing instructions: vm: timing" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--timing instructions: " in err and "vm: timing" in err and "KVM" in err
+    assert vm_experiment({"timing": "instructions", "cpus": 2}).vm.cpus == 2  # as the file says
 
 
 def kernel(tmp_path) -> Kernel:
@@ -191,7 +192,6 @@ def test_no_instruction_count_is_called_a_time():
 
 def scripted_run(tmp_path, monkeypatch, levels, *, timing="instructions", noise=0.0, iterations=None,
                  store=None, name="exact"):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     experiment = load.parse({
         "name": name,
         "variant": [{"name": v, "kernel": KERNEL} for v in levels],
@@ -281,3 +281,12 @@ def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch)
     both = compare_report(store, exact, again)
     assert "instructions mode" in renderer("text")(both)
     assert both.analysis.experiment.timing == "instructions"
+
+
+def test_values_within_the_tolerance_are_exact_and_the_legend_names_them(tmp_path, monkeypatch):
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0}, noise=0.001)
+    result = run_report(store, run_id).analysis
+    bw = next(r for r in result.rows if r.metric.name == "read_bw").comparisons["fix"]
+    assert bw.exact == "tolerance" and bw.verdict == "better" and bw.tolerance == 0.01
+    text = " ".join(renderer("text")(result).split())
+    assert "within ±1.0% of each other: randread rd BW MiB/Ginsn" in text

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load, plan, spec
-from iolab.cell import environment
 from iolab.hosts.vm import guest
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
@@ -25,16 +24,8 @@ from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
-
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text()
-
+from tests import helpers
+from tests.helpers import check_golden
 
 def kernel(name: str = "debian:6.1.0-56-amd64", directory: str = "/cache/kernels/6.1.0-56-amd64") -> Kernel:
     root = Path(directory)
@@ -132,18 +123,13 @@ def test_console_tail(tmp_path):
 
 
 def experiment(**changes):
-    raw = {
-        "name": "kernels",
-        "target": {"fs": "f2fs", "size": "256MiB"},
-        "variant": [{"name": "old", "kernel": "debian:6.1.0-47-amd64"},
-                    {"name": "new", "kernel": "debian:6.1.0-56-amd64"}],
-        "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}],
-        "run": {"iterations": 4},
-        "vm": {"cells_per_boot": 2},
-    }
-    for key, value in changes.items():
-        raw[key] = value
-    return load.parse(raw)
+    """Two variants, each in a VM of its Debian kernel (nothing is fetched: parse only)."""
+    tables = {"name": "kernels", "target": {"fs": "f2fs", "size": "256MiB"},
+              "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}], "run": {"iterations": 4},
+              "report": None, "vm": {"cells_per_boot": 2}, **changes}
+    variants = tables.pop("variant", [{"name": "old", "kernel": "debian:6.1.0-47-amd64"},
+                                      {"name": "new", "kernel": "debian:6.1.0-56-amd64"}])
+    return helpers.experiment(variants, **tables)
 
 
 def test_vm_table_defaults_and_durations():
@@ -280,7 +266,7 @@ class ScriptedVMHosts:
         return None
 
     def describe(self):
-        return {"vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
+        return {**FIXED_HOST, "vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
                        "cells_per_boot": 2, "kernels": {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}}}
 
     def batches(self, cells):
@@ -297,7 +283,6 @@ class ScriptedVMHosts:
 
 
 def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     exp = experiment(run={"iterations": 6, "order": "alternate", "seed": 1},
                      report={"metrics": ["read_bw"]})
     store = Store(tmp_path / "vm.db")

@@ -21,7 +21,7 @@ from iolab.hosts.vm import variants
 from iolab.report import renderer
 from iolab.store import Store
 
-pytestmark = [pytest.mark.slow, pytest.mark.vm]
+pytestmark = [pytest.mark.slow, pytest.mark.vm, pytest.mark.root]
 
 TEST_KERNEL = "debian:6.1.0-56-amd64"
 

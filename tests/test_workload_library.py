@@ -109,7 +109,7 @@ def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
     import sys
     import tarfile
 
-    from tests.conftest import REPO
+    from tests.helpers import REPO
 
     patch = PATCHES / "ext4-write-begin-uptodate.patch"
     top = tmp_path / "linux-7.2.99"

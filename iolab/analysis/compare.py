@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from iolab import analysis
+from iolab.analysis.table import analyse
 from iolab.analysis import diagnostics, envdiff
 from iolab.analysis.model import Report
 from iolab.spec import Experiment
@@ -107,7 +107,7 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     rounds = max(len({s.round for s in relabelled if s.variant == column(r)}) for r in (a, b))
     experiment = _experiment(a, b, exp_a, variants, workloads, rounds)
     table_run = replace(b, experiment_json=experiment.model_dump_json(), recheck_of=None, stop_reason=None)
-    result = analysis.analyse(table_run, relabelled, view=view, min_max=min_max)
+    result = analyse(table_run, relabelled, view=view, min_max=min_max)
     result = replace(result, diagnostics=[  # diagnostics and disturbed rounds name each run's own rounds
         replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics],
         disturbed={})

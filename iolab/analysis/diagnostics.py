@@ -137,3 +137,21 @@ def env_differences(samples: list[Sample], experiment: Experiment) -> list[str]:
             if len(values) > 1:
                 notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
     return notes
+
+
+def host_differences(samples: list[Sample]) -> str:
+    """For a run whose rounds came from several agents (iolab.run.agent): the
+    checked environment keys in which those hosts differ, as one sentence
+    ("" when they agree, or the samples are from one host)."""
+    by_host: dict[str, list[Sample]] = {}
+    for sample in samples:
+        if sample.host is not None and sample.status == "ok":
+            by_host.setdefault(sample.host, []).append(sample)
+    if len(by_host) < 2:
+        return ""
+    differ = []
+    for key in CHECKED:
+        values = {host: sorted({json.dumps(s.env.get(key)) for s in group}) for host, group in sorted(by_host.items())}
+        if len({tuple(v) for v in values.values()}) > 1:
+            differ.append(f"{key} (" + "; ".join(f"{host} {', '.join(v)}" for host, v in values.items()) + ")")
+    return ", ".join(differ)

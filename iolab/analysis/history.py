@@ -10,13 +10,15 @@ are left out with a note.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from iolab import analysis, stats
+from iolab import stats
 from iolab.analysis import metrics
 from iolab.analysis.metrics import Metric
+from iolab.analysis.table import figure, merged_center
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, Store, StoreError
 
@@ -75,10 +77,10 @@ def _point(run: RunInfo, metric: Metric, view: str, group: list[Sample]) -> Poin
         return Point(run.id, math.nan, math.nan, math.nan, math.nan, 0)
     if view == "hmean" and any(v <= 0 for v in values):
         view = "median"
-    figure = analysis._figure(values, 0, view, analysis._merged_center(metric, group))
-    summary = figure.summary
+    shown = figure(values, 0, view, merged_center(metric, group))
+    summary = shown.summary
     low, high = (summary.low, summary.high) if summary else (math.nan, math.nan)
-    return Point(run.id, figure.center, low, high, figure.rel_spread, figure.n)
+    return Point(run.id, shown.center, low, high, shown.rel_spread, shown.n)
 
 
 def _experiment_runs(store: Store, name: str | None) -> tuple[str, list[RunInfo]]:
@@ -132,7 +134,9 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
             if point.n:
                 points[key][run.id] = point
     if not points:
-        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; its metrics: "
+        close = difflib.get_close_matches(metric_name, sorted(seen_metrics), n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; {hint}its metrics: "
                          f"{_listing(sorted(seen_metrics))}")
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}

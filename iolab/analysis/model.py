@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from iolab.analysis import Analysis
 from iolab.analysis.envdiff import EnvRow
+from iolab.analysis.hosts import Hosts
 from iolab.store import RunInfo, Sample
 
 
@@ -22,6 +23,7 @@ class Report:
     environment: tuple[EnvRow, ...] = ()
     compared: tuple[RunInfo, RunInfo] | None = None  # iolab compare: runs A and B (the variants)
     notes: tuple[str, ...] = ()  # about the comparison of runs (what is left out, and why)
+    hosts: Hosts | None = None  # a queued run: which agent ran which round, and the superseded tries
 
     @property
     def kind(self) -> str:

@@ -7,9 +7,10 @@
 
 from __future__ import annotations
 
-from iolab import analysis
+from iolab.analysis.table import analyse
 from iolab.analysis import compare
 from iolab.analysis import envdiff
+from iolab.analysis.hosts import hosts
 from iolab.analysis.model import Report
 from iolab.store import Store
 
@@ -19,12 +20,13 @@ def run_report(store: Store, run_id: int, *, view: str | None = None, min_max: b
     samples = store.samples(run_id)
     original = None
     if run.recheck_of is not None:
-        original = analysis.analyse(store.run(run.recheck_of), store.samples(run.recheck_of),
+        original = analyse(store.run(run.recheck_of), store.samples(run.recheck_of),
                                     view=view, min_max=min_max)
-    result = analysis.analyse(run, samples, view=view, min_max=min_max, original=original)
+    result = analyse(run, samples, view=view, min_max=min_max, original=original)
     measured = tuple(s for s in samples if not s.warmup)
     environment = envdiff.rows(measured, lambda s: s.variant, result.variants)
-    return Report(result, measured, tuple(environment))
+    where = hosts(store.attempts(run_id), samples, store.samples(run_id, superseded=True)) if run.queued else None
+    return Report(result, measured, tuple(environment), hosts=where)
 
 
 def compare_report(store: Store, run_a: int, run_b: int, *, view: str | None = None,

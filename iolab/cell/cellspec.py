@@ -88,6 +88,7 @@ class CellSpec:
     setup: Record = field(default_factory=Record)
     collect: Record = field(default_factory=Record)
     derived: Mapping[str, str] = field(default_factory=dict)
+    fio: str = "fio"  # the fio binary: on PATH, or a path (a fio built from source, iolab.kernels.fio_source)
 
     def __post_init__(self) -> None:
         for name in ("target", "variant", "workload", "setup", "collect"):

@@ -33,6 +33,7 @@ from iolab.cell.sample import Sample
 from iolab.cell.targets import TargetError
 from iolab.collectors import CollectorError
 from iolab.engines import EngineError, EngineResult, Prepared, WorkloadRun
+from iolab.journal import using
 from iolab.knobs import KnobError
 from iolab.sysutil import ToolError
 
@@ -109,7 +110,7 @@ def _measure(
     cell: CellSpec, prepared: Prepared, workdir: Path, journal: Path | None, env: dict[str, Any]
 ) -> EngineResult:
     """Knobs, preparation and the measured run on a prepared target."""
-    engine = engines.get(cell.workload.engine)
+    engine = engines.get(cell.workload.engine, cell.fio)
     with ExitStack() as stack:
         cell_knobs = knobs.build_knobs(knob_config(cell), prepared.device, name=f"cell{cell.seq}")
         env["knobs"] = stack.enter_context(knobs.applied(cell_knobs, journal))
@@ -151,10 +152,10 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        engine = engines.get(cell.workload.engine)
+        engine = engines.get(cell.workload.engine, cell.fio)
         env[engine.name] = engine.version()
         with ExitStack() as stack:
-            stack.enter_context(knobs.journal.using(journal))  # what the cell creates is journalled there
+            stack.enter_context(using(journal))  # what the cell creates is journalled there
             workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
             prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()

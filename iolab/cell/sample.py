@@ -31,6 +31,8 @@ class Sample:
     setup_s: float | None = None
     run_s: float | None = None
     teardown_s: float | None = None
+    attempt: int = 0  # a queued round's try (iolab.run.agent); 0 for a run made here
+    host: str | None = None  # the agent that took it (None: the run's own machine)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, default=str)

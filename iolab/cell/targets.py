@@ -23,8 +23,8 @@ from pathlib import Path
 from iolab.cell import interrupts
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
-from iolab.knobs import journal
-from iolab.knobs.resources import kill_users
+from iolab import journal
+from iolab.journal.reclaim import kill_users
 from iolab.process import run_tool
 from iolab.sysutil import ToolError
 
@@ -84,7 +84,7 @@ def check_unused(device: str) -> None:
 
 
 def _journal(label: str, undo: dict[str, str]) -> str | None:
-    """Journal how to undo a thing about to be made (iolab.knobs.journal)."""
+    """Journal how to undo a thing about to be made (iolab.journal)."""
     current = journal.current()
     return current.add(label, undo) if current else None
 

@@ -18,88 +18,11 @@ keys are the names in COLLECTORS:
 
 A key set to false (or absent) means no such collector. Each module's
 docstring lists the metrics it emits and what they mean.
-`build_collectors(config, device)` makes the collectors, in the order of
+`build_collectors(config, device)` (registry.py) makes the collectors, in the order of
 COLLECTORS; `device` is the target's block device, if it has one.
 """
 
-from __future__ import annotations
-
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
-from typing import Any
-
 from iolab.collectors.base import Collector, CollectorError
-from iolab.collectors.diskstats import DiskStats
-from iolab.collectors.perf_counts import PerfCounts
-from iolab.collectors.proc_stat import ProcStat
-from iolab.collectors.rusage import Rusage
-from iolab.collectors.trace_phase import TracePhase
-from iolab.collectors.vmstat import VmStat
+from iolab.collectors.registry import COLLECTORS, build_collectors, collecting, table_of
 
-COLLECTORS: dict[str, type[Collector]] = {
-    "proc_stat": ProcStat,
-    "rusage": Rusage,
-    "vmstat": VmStat,
-    "diskstats": DiskStats,
-    "perf": PerfCounts,
-    "phase": TracePhase,
-}
-
-
-def table_of(collect: Mapping[str, Any], device: str | None) -> dict[str, Any]:
-    """The collector table (build_collectors) of an experiment's validated
-    [collect] section (iolab.spec.Collect) for a cell on ``device``."""
-    table: dict[str, Any] = {
-        "proc_stat": collect.get("proc_stat", True),
-        "vmstat": collect.get("vmstat", True),
-        "rusage": collect.get("rusage", False),
-    }
-    if collect.get("diskstats", True) and device:
-        table["diskstats"] = True
-    perf = [e if isinstance(e, str) else {k: v for k, v in e.items() if v} for e in collect.get("perf", [])]
-    if perf:
-        table["perf"] = perf
-    if collect.get("phase"):
-        table["phase"] = [dict(phase) for phase in collect["phase"]]
-    return {key: value for key, value in table.items() if value}
-
-
-def build_collectors(config: Mapping[str, Any], device: str | None = None) -> list[Collector]:
-    """Collectors from an experiment's collector table; ValueError for a bad one."""
-    unknown = set(config) - set(COLLECTORS)
-    if unknown:
-        raise ValueError(f"unknown collector(s) {sorted(unknown)}; known: {', '.join(COLLECTORS)}")
-    out: list[Collector] = []
-    for name, cls in COLLECTORS.items():
-        if name in config:
-            out += cls.from_config(config[name], device)
-    return out
-
-
-@contextmanager
-def collecting(collectors: Sequence[Collector]) -> Iterator[dict[str, float]]:
-    """Start the collectors (in order) around the block; stop them (in reverse
-    order) when it ends normally and fill the yielded dict with their metrics.
-
-        with collecting(cs) as metrics:
-            engine.run()
-        # metrics now holds every collector's values
-
-    If the block raises, nothing is stopped; every collector is closed on
-    every exit. A CollectorError from stop() propagates: the cell failed.
-    Two collectors emitting the same metric name is a CollectorError.
-    """
-    with ExitStack() as stack:
-        for c in collectors:
-            stack.callback(c.close)
-            c.start()
-        metrics: dict[str, float] = {}
-        yield metrics
-        for c in reversed(collectors):
-            for key, value in c.stop().items():
-                if key in metrics:
-                    raise CollectorError(f"two collectors emit the metric {key!r}")
-                metrics[key] = value
-
-
-__all__ = ["COLLECTORS", "Collector", "CollectorError", "build_collectors", "collecting"]
+__all__ = ["COLLECTORS", "Collector", "CollectorError", "build_collectors", "collecting", "table_of"]

@@ -53,7 +53,7 @@ from typing import Any
 
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
-from iolab.knobs import journal
+from iolab import journal
 
 def _write(path: str, value: str, what: str) -> None:
     try:

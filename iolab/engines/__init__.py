@@ -64,8 +64,9 @@ class Engine(Protocol):
     def run(self, work: WorkloadRun) -> EngineResult: ...
 
 
-def get(name: str) -> Engine:
+def get(name: str, fio_binary: str = "fio") -> Engine:
+    """The engine of a workload; ``fio_binary``: the fio the fio engine runs."""
     from iolab.engines import fio, probe
 
-    engines: dict[str, Engine] = {"fio": fio.FioEngine(), "probe": probe.ProbeEngine()}
+    engines: dict[str, Engine] = {"fio": fio.FioEngine(fio_binary), "probe": probe.ProbeEngine()}
     return engines[name]

@@ -25,16 +25,19 @@ _OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
 class FioEngine:
     name = "fio"
 
+    def __init__(self, binary: str = "fio"):
+        self.binary = binary  # "fio" on PATH, or the path of a fio built from source
+
     def version(self) -> str:
-        return process.run_tool(["fio", "--version"]).strip()
+        return process.run_tool([self.binary, "--version"]).strip()
 
     def run(self, work: WorkloadRun) -> EngineResult:
-        require("fio")
+        require(self.binary)
         job_path = work.workdir / "job.fio"
         placed = place_job(work.job, work.options, work.target.mountpoint, work.target.device, work.allow)
         job_path.write_text(placed)
         output = work.workdir / "fio.json"
-        argv = ["fio", "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
+        argv = [self.binary, "--output-format=json+", f"--output={output}", "--eta=never", str(job_path)]
         done = process.run(argv, cwd=work.workdir, preexec=work.preexec)
         text = output.read_text() if output.exists() else ""
         if done.returncode != 0:

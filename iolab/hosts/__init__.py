@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from iolab.cell import environment
+
 if TYPE_CHECKING:  # the guest imports iolab.hosts.vm.guest: keep this module light
     from iolab.cell.cellspec import CellSpec
     from iolab.cell.sample import Sample
@@ -25,7 +27,10 @@ class Host(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
     def describe(self) -> dict[str, Any]:
-        """What the run's header says about this host (merged into runs.host)."""
+        """The run's record of where it ran (runs.host, the report's header):
+        the machine (kernel, CPUs, fio: iolab.cell.environment.host) and what
+        the host adds (a VM's shape and kernels). A test double describes
+        itself the same way."""
         ...
 
     def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
@@ -42,7 +47,7 @@ class CellByCell:
     every batch is one cell. Subclasses define run_cell."""
 
     def describe(self) -> dict[str, Any]:
-        return {}
+        return environment.host()
 
     def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
         return [[cell] for cell in cells]

@@ -14,22 +14,7 @@ from iolab import knobs
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
 from iolab.cell.sample import Sample
-
-
-def state_dir() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(state, "iolab")
-
-
-def default_journal() -> Path:
-    """Where a run journals what it changes and creates until it is undone
-    (iolab.knobs.journal; iolab.run.recovery reclaims it)."""
-    return state_dir() / "run.journal"
-
-
-def legacy_journal() -> Path:
-    """The knob journal of iolab before the run journal (knobs only)."""
-    return state_dir() / "knobs.journal"
+from iolab.journal import default_journal
 
 
 class LocalHost(CellByCell):

@@ -309,14 +309,25 @@ def _stats_path() -> Path:
     return builds_root() / "stats.json"
 
 
-def _expected_files(tree_key: str) -> int | None:
-    """Files a full build compiled last time: of this object tree, else of the last full build."""
+def _last_build(tree_key: str) -> dict[str, Any] | None:
+    """The figures of the last full build of this object tree, else of the last full build."""
     path = _stats_path()
     if not path.exists():
         return None
     stats = json.loads(path.read_text())
-    entry = stats.get(tree_key) or stats.get("last")
+    return stats.get(tree_key) or stats.get("last")
+
+
+def _expected_files(tree_key: str) -> int | None:
+    """Files a full build compiled last time."""
+    entry = _last_build(tree_key)
     return entry["files"] if entry else None
+
+
+def last_build_seconds(tree_key: str) -> float | None:
+    """How long the last full build took (the dry run's estimate)."""
+    entry = _last_build(tree_key)
+    return entry.get("seconds") if entry else None
 
 
 def _record_files(tree_key: str, files: int, seconds: float) -> None:

@@ -96,20 +96,22 @@ def cache_root() -> Path:
 # -- the private apt configuration -------------------------------------------------
 
 
-def apt_dir() -> Path:
-    return cache.cache_root().parent / "apt"
+def apt_dir(sources: bool = False) -> Path:
+    """The private apt state: binary packages, or (``sources``) source packages
+    (a tree of its own, so neither index update touches the other's lists)."""
+    return cache.cache_root().parent / ("apt-src" if sources else "apt")
 
 
-def apt_config() -> Path:
+def apt_config(sources: bool = False) -> Path:
     """Write (if needed) and return the private apt configuration file."""
-    root = apt_dir()
+    root = apt_dir(sources)
     suite = os.environ.get("IOLAB_APT_SUITE", SUITE)
     for sub in ("etc/sources.list.d", "etc/preferences.d", "lists/partial", "cache/archives/partial", "state"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "state" / "status").touch()
     (root / "etc" / "sources.list").touch()
     (root / "etc" / "sources.list.d" / "iolab.sources").write_text(
-        f"Types: deb\nURIs: {ARCHIVE}\nSuites: {suite}\nComponents: main\n"
+        f"Types: {'deb-src' if sources else 'deb'}\nURIs: {ARCHIVE}\nSuites: {suite}\nComponents: main\n"
         f"Architectures: amd64\nSigned-By: {KEYRING}\n")
     conf = root / "apt.conf"
     settings = {
@@ -136,8 +138,8 @@ _NO_EXTRAS = [f"-oAcquire::IndexTargets::deb::{target}::DefaultEnabled=false"
               for target in ("DEP-11", "DEP-11-icons", "DEP-11-icons-small", "DEP-11-icons-hidpi")]
 
 
-def _apt(argv: list[str], what: str, cwd: Path | None = None) -> str:
-    env_conf = str(apt_config())
+def _apt(argv: list[str], what: str, cwd: Path | None = None, sources: bool = False) -> str:
+    env_conf = str(apt_config(sources))
     command = ["env", f"APT_CONFIG={env_conf}", *argv]
     return _run(command, what, cwd=cwd)
 

@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from iolab.journal import UndoError
+
 if TYPE_CHECKING:
-    from iolab.knobs.journal import Journal
+    from iolab.journal import Journal
 
 
-class KnobError(Exception):
+class KnobError(UndoError):
     """A knob could not be applied or restored; the message says which, where and why."""
 
 

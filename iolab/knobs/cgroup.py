@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from iolab.knobs.base import Knob, KnobError, Placement, errtext, read_raw, write_raw
-from iolab.knobs.journal import Journal, owner_alive, registers
+from iolab.journal import Journal, owner_alive
 
 @dataclass(frozen=True)
 class MemoryCgroup:
@@ -46,15 +46,21 @@ def detect_memory_cgroup(proc_cgroups: str, mountinfo: str, self_cgroup: str) ->
     The controller is on cgroup v1 when /proc/cgroups gives it a nonzero
     hierarchy id and a v1 cgroup mount carries the "memory" option; else on
     v2 when the cgroup2 mount lists "memory" in cgroup.controllers (checked
-    by the caller, as it needs the live file).
+    by the caller, as it needs the live file). /proc/cgroups lists only the
+    controllers that have v1 files: a kernel without CONFIG_MEMCG_V1 (7.x)
+    leaves "memory" out of it altogether, so its absence says nothing about
+    v2 (Documentation/admin-guide/cgroup-v2.rst: "/proc/cgroups is
+    meaningless for v2"). A listed "memory" with enabled 0 is a kernel
+    booted with cgroup_disable=memory.
     """
-    enabled, hierarchy = False, 0
+    listed, enabled, hierarchy = False, False, 0
     for line in proc_cgroups.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[0] == "memory":
-            hierarchy, enabled = int(parts[1]), parts[3] == "1"
-    if not enabled:
-        raise KnobError("cgroup memory limit: the memory controller is disabled (/proc/cgroups)")
+            listed, hierarchy, enabled = True, int(parts[1]), parts[3] == "1"
+    if listed and not enabled:
+        raise KnobError("cgroup memory limit: the memory controller is disabled (/proc/cgroups; "
+                        "cgroup_disable=memory on the kernel command line?)")
     paths: dict[str, str] = {}
     for line in self_cgroup.splitlines():
         hid, controllers, path = line.split(":", 2)
@@ -133,8 +139,7 @@ def _remove_cgroup(path: str, home: str, label: str) -> str:
     return f"removed cgroup {path}" + (f" after moving {moved} process(es) to {home}" if moved else "")
 
 
-@registers("cgroup")
-def _undo_cgroup(undo: dict[str, str], label: str) -> str:
+def undo_cgroup(undo: dict[str, str], label: str) -> str:
     return _remove_cgroup(undo["path"], undo["home"], label)
 
 
@@ -181,8 +186,17 @@ class MemoryLimit(Knob):
 
     def show(self) -> str:
         cg = self.cg or memory_cgroup()
-        where = self.path if self._applied and self.path else cg.own
-        return read_raw(os.path.join(where, cg.limit_file), self.label)
+        if self._applied and self.path:
+            return read_raw(os.path.join(self.path, cg.limit_file), self.label)
+        return self._own_limit(cg)
+
+    def _own_limit(self, cg: MemoryCgroup) -> str:
+        """The limit of the cgroup iolab runs in; the v2 root cgroup (a VM
+        guest's init runs there) has no memory.max: no limit."""
+        path = os.path.join(cg.own, cg.limit_file)
+        if cg.version == 2 and os.path.normpath(cg.own) == os.path.normpath(cg.mount) and not os.path.exists(path):
+            return "max"
+        return read_raw(path, self.label)
 
     def _parent(self, cg: MemoryCgroup) -> tuple[str, str | None]:
         """(directory to create the cgroup in, root subtree_control we enable memory in or None)."""
@@ -202,7 +216,7 @@ class MemoryLimit(Knob):
             raise KnobError(f"{self.label}: already applied")
         cg = self.cg = memory_cgroup()
         parent, enable = self._parent(cg)
-        self.old = read_raw(os.path.join(cg.own, cg.limit_file), self.label)
+        self.old = self._own_limit(cg)
         MemoryLimit._serial += 1
         path = os.path.join(parent, f"iolab-{self.name}-{os.getpid()}-{MemoryLimit._serial}")
         if enable:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 
 from iolab.knobs.base import Knob, KnobError, Placement, format_cpus
-from iolab.knobs.journal import Journal
+from iolab.journal import Journal
 
 class CpuPin(Knob):
     """Pin the workload to CPUs. Changes no kernel state; only the placement."""

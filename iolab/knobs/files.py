@@ -7,10 +7,9 @@ import re
 from typing import Any, ClassVar
 
 from iolab.knobs.base import Knob, KnobError, normalise, read_raw, same, write_raw
-from iolab.knobs.journal import Journal, registers
+from iolab.journal import Journal
 
-@registers("write")
-def _undo_write(undo: dict[str, Any], label: str) -> str:
+def undo_write(undo: dict[str, Any], label: str) -> str:
     path, value = undo["path"], undo["value"]
     if not os.path.exists(path):
         return f"{path} is gone, nothing to restore"

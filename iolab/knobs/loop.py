@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from iolab.knobs.base import Knob, KnobError, errtext, read_raw
-from iolab.knobs.journal import Journal, registers
+from iolab.journal import Journal
 
 LOOP_SET_DIRECT_IO = 0x4C08  # linux/loop.h
 
@@ -31,8 +31,7 @@ def _set_loop_dio(device: str, on: bool, label: str) -> None:
         os.close(fd)
 
 
-@registers("loop_dio")
-def _undo_loop_dio(undo: dict[str, Any], label: str) -> str:
+def undo_loop_dio(undo: dict[str, Any], label: str) -> str:
     dev = undo["device"]
     if not os.path.exists(_loop_dio_path(dev)):
         return f"{dev} is gone, nothing to restore"

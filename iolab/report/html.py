@@ -189,6 +189,22 @@ def _candidate_section(report: Report, candidate: str) -> list[str]:
     return parts
 
 
+def samples_html(report: Report) -> list[str]:
+    """A queued run: every cell with the host that ran it (superseded tries too, marked)."""
+    if report.hosts is None:
+        return []
+    rows = [(s, "counted") for s in report.samples] + [
+        (s, "superseded") for s in report.hosts.superseded_samples if not s.warmup]
+    head = "<tr><th>round</th><th>try</th><th>host</th><th>variant</th><th>workload</th><th>status</th><th></th></tr>"
+    body = "".join(
+        f'<tr{"" if mark == "counted" else " class=differs"}><td>{s.round}</td><td>{s.attempt + 1}</td>'
+        f"<td>{escape(s.host or '-')}</td><td>{escape(s.variant)}</td><td>{escape(s.workload)}</td>"
+        f"<td>{escape(s.status)}</td><td>{mark}</td></tr>"
+        for s, mark in sorted(rows, key=lambda item: (item[0].round, item[0].attempt, item[0].seq)))
+    return ["<h2>Samples by host</h2>", _list(table.host_lines(report)),
+            f'<table class="env"><thead>{head}</thead><tbody>{body}</tbody></table>']
+
+
 def environment_html(report: Report) -> list[str]:
     if not report.environment:
         return []
@@ -226,6 +242,7 @@ def render(report: Report) -> str:
     else:
         for candidate in analysis.variants[1:] if analysis.series is None else []:
             parts += _candidate_section(report, candidate)
+    parts += samples_html(report)
     parts += environment_html(report)
     notes = table.report_notes(report)
     if notes:

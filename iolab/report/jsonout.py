@@ -9,7 +9,7 @@ from iolab.report.table import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
 from iolab.analysis.series import TOTAL
 from iolab.analysis.model import Report
-from iolab.store import RunInfo
+from iolab.store import RunInfo, Sample
 from iolab.stats import TESTS
 
 JSON_VERSION = 1
@@ -53,6 +53,11 @@ def _statistics(analysis: Analysis) -> dict[str, Any]:
         "primary_comparisons": sum(1 for r in analysis.rows if r.primary for c in r.comparisons.values()
                                    if c.verdict != "insufficient" and c.exact is None),
     }
+    planned = analysis.planned
+    if planned is not None:  # the test the plan fixed before any data (iolab.plan.test_choice)
+        statistics["planned"] = {"test": planned.test or "none", "rounds": planned.rounds,
+                                 "comparisons": planned.comparisons, "level": planned.level,
+                                 "min_p": planned.min_p, "rounds_needed": planned.needed}
     if any(c.exact for r in analysis.rows for c in r.comparisons.values()):
         statistics["tolerance"] = analysis.experiment.tolerance
     sequential = analysis.sequential
@@ -168,7 +173,8 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "comparisons": comparisons,
         **({"series": _series(analysis)} if analysis.series is not None else {}),
         "failures": [
-            {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells}
+            {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells,
+             **({"expected": f.expected} if f.expected else {})}
             for f in analysis.failures
         ],
         "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],
@@ -196,11 +202,23 @@ def report_document(report: Report) -> dict[str, Any]:
         {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
         for row in report.environment
     ]
+    if report.hosts is not None:  # a queued run: each sample's host and try, the superseded ones too
+        doc["samples"] = [_sample(s, True) for s in report.samples] + [
+            _sample(s, False) for s in report.hosts.superseded_samples if not s.warmup]
+        doc["attempts"] = [{"round": a.round, "try": a.attempt + 1, "host": a.host, "status": a.status,
+                            "error": a.error, "started": a.started, "finished": a.finished}
+                           for a in report.hosts.attempts]
     if report.compared is not None:
         a, b = report.compared
         doc = {"kind": "compare", "runs": {"a": _run(a), "b": _run(b)}, "compare_notes": list(report.notes),
                **doc}
     return doc
+
+
+def _sample(sample: Sample, counted: bool) -> dict[str, Any]:
+    return {"seq": sample.seq, "round": sample.round, "try": sample.attempt + 1, "host": sample.host,
+            "counted": counted, "variant": sample.variant, "workload": sample.workload, "status": sample.status,
+            "error": sample.error, "metrics": {k: json_number(v) for k, v in sorted(sample.metrics.items())}}
 
 
 def render(report: Report) -> str:

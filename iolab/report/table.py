@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from iolab.analysis import Analysis, Diagnostic, Figure, Row
+from iolab.analysis import hosts as hosts_of
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
 from iolab.stats import EXACTNESS, Comparison
@@ -95,7 +96,7 @@ def mean_sd(center: float, stddev: float) -> str:
 
 def figure_cell(figure: Figure, view: str = "median") -> str:
     if figure.n == 0:
-        return "FAILED" if figure.failed else "-"
+        return (figure.expected or "FAILED") if figure.failed else "-"
     if view == "mean":
         return mean_sd(figure.center, figure.summary.stddev if figure.summary else math.nan)
     spread = figure.rel_spread
@@ -145,12 +146,47 @@ def _status(analysis: Analysis) -> str:
     return "" if analysis.run.status == "complete" else f" ({analysis.run.status})"
 
 
+def _fs_text(experiment: Experiment) -> str:
+    """The filesystem; where variants (or workloads) set their own, each one's."""
+    def name(fs: str) -> str:
+        return "raw" if fs == "none" else fs
+
+    of = {(v.name, w.name): name(experiment.target_for(v, w).fs) for v in experiment.variant
+          for w in experiment.workload}
+    if len(set(of.values())) == 1:
+        return next(iter(of.values()))
+    by_variant = {v.name: {of[(v.name, w.name)] for w in experiment.workload} for v in experiment.variant}
+    if all(len(found) == 1 for found in by_variant.values()):
+        return ", ".join(f"{next(iter(found))} ({v})" for v, found in by_variant.items())
+    by_workload = {w.name: {of[(v.name, w.name)] for v in experiment.variant} for w in experiment.workload}
+    common = name(experiment.target.fs)
+    other = [f"{w}: {'/'.join(sorted(found))}" for w, found in by_workload.items() if found != {common}]
+    return f"{common} ({'; '.join(other)})"
+
+
+def _same_variants(experiment: Experiment) -> list[str]:
+    """A line naming candidates that boot the baseline's kernel with its
+    patches and settings, under another name (a series not given yet): an
+    A/A run, whose deltas are noise."""
+    def settings(variant) -> dict:  # type: ignore[no-untyped-def]
+        return variant.model_dump(exclude={"name", "description", "fails"})
+
+    base = experiment.baseline
+    if base.kernel is None:  # host cells: variants by name only are the test fakes' way to differ
+        return []
+    same = [v.name for v in experiment.variant[1:] if settings(v) == settings(base)]
+    if not same:
+        return []
+    return [f"A/A: {', '.join(same)} {'is' if len(same) == 1 else 'are'} {base.name} (same kernel, patches "
+            f"and settings): every delta is noise"]
+
+
 def header(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
     run, experiment = primary.run, primary.experiment
     target = experiment.target
     where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
-    fs = "raw" if target.fs == "none" else target.fs
+    fs = _fs_text(experiment)
     if target.fs == "erofs":
         where["loop"] = "loop"
     host = run.host
@@ -169,8 +205,10 @@ def header(analysis: Analysis) -> list[str]:
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{VIEW_TEXT[analysis.view]}",
     ]
+    lines += _same_variants(experiment)
     if run.stop_reason:
-        lines.append(f"stopped after {primary.rounds_done} rounds: {run.stop_reason}")
+        stopped = "failed" if run.status == "failed" else f"stopped after {primary.rounds_done} rounds"
+        lines.append(f"{stopped}: {run.stop_reason}")
     if analysis.original is not None:
         stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
         lines.append(
@@ -207,7 +245,7 @@ def report_header(report: Report) -> list[str]:
     """The header of a run's report, or of two runs compared."""
     analysis = report.analysis
     if report.compared is None:
-        return header(analysis)
+        return header(analysis) + host_lines(report)
     a, b = report.compared
     return [
         f"iolab compare: {analysis.experiment.name}",
@@ -216,6 +254,14 @@ def report_header(report: Report) -> list[str]:
         *timing_lines(analysis.experiment),
         f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
     ]
+
+
+def host_lines(report: Report) -> list[str]:
+    """A queued run: a line per host (its rounds), and one per superseded try."""
+    if report.hosts is None:
+        return []
+    experiment = report.analysis.experiment
+    return hosts_of.lines(report.hosts, len(experiment.variant) * len(experiment.workload))
 
 
 def report_notes(report: Report) -> list[str]:
@@ -287,9 +333,18 @@ def blocks(analysis: Analysis) -> list[Block]:
 
 
 def _test_text(analysis: Analysis) -> str:
-    names = [TEST_TEXT.get(t, t) for t in analysis.tests] or [TEST_TEXT[
-        "signed-rank" if analysis.design == "paired" else "mann-whitney"]]
-    return " and ".join(names)
+    """The test each tested row used: one name when all used the same, else
+    the most used one and the rows of each other one. "" when none ran."""
+    used: dict[str, list[str]] = defaultdict(list)
+    for row in analysis.rows:
+        for c in row.comparisons.values():
+            if c.verdict != "insufficient" and c.exact is None and f"{row.workload} {row.metric.label}" not in used[c.test]:
+                used[c.test].append(f"{row.workload} {row.metric.label}")
+    order = sorted(used, key=lambda t: -len(used[t]))
+    if not order:
+        return ""
+    others = [f"{TEST_TEXT.get(t, t)} for {_listing(used[t], 3)}" for t in order[1:]]
+    return "; ".join([TEST_TEXT.get(order[0], order[0]) + (" for the other rows" if others else "")] + others)
 
 
 TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, paired by round",
@@ -306,10 +361,14 @@ def _primary_count(analysis: Analysis, totals: bool = False) -> int:
 def _legend_line(analysis: Analysis) -> str:
     report = analysis.experiment.report
     keys = "~ no significant change; ? no test (too few samples, or all values equal)"
+    tests = _test_text(analysis)
+    if not tests:
+        return (f"no comparison was tested: every row is ? (too few samples, all values equal, or a test "
+                f"whose smallest p cannot pass its level; the notes say which); ~ no significant change")
     sequential = analysis.sequential
     if sequential is not None:
         return (
-            f"* significant ({_test_text(analysis)}, p<{sequential.look_alpha:.2g}, the level of every "
+            f"* significant ({tests}, p<{sequential.look_alpha:.2g}, the level of every "
             f"look of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} primary "
             f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
         )
@@ -319,7 +378,7 @@ def _legend_line(analysis: Analysis) -> str:
     over = f"{family} primary comparison{'s' if family != 1 else ''}"
     if totals:
         over = f"the {family} primary steps' deltas, and apart over the {totals} totals"
-    return f"* significant ({_test_text(analysis)}, p<{report.alpha:g}, {correction}-corrected over {over}); {keys}"
+    return f"* significant ({tests}, p<{report.alpha:g}, {correction}-corrected over {over}); {keys}"
 
 
 def _exploratory_line(analysis: Analysis) -> list[str]:
@@ -333,25 +392,29 @@ def _exploratory_line(analysis: Analysis) -> list[str]:
 
 EXACT_TEXT = {
     "identical": "every value of each variant identical",
-    "tolerance": "each variant's values within {tolerance} of each other",
-    "paired": "the candidate equal to the baseline in every round",
+    "tolerance": "each variant's values within {tolerance} of each other: {rows}",
+    "paired": "the candidate equal to the baseline in every round: {rows}",
 }
 
 
 def exact_line(analysis: Analysis) -> list[str]:
-    """The legend of exact comparisons: how many rounds, which tolerance."""
-    found = [c for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
+    """The legend of exact comparisons: how many rounds, which tolerance, and
+    the rows that were not identical."""
+    found = [(row, c) for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
     if not found:
         return []
-    rounds = sorted({min(c.n_base, c.n_cand) for c in found})
+    rounds = sorted({min(c.n_base, c.n_cand) for _, c in found})
     over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
-    widest = max(c.tolerance for c in found)
+    widest = max(c.tolerance for _, c in found)
     tolerance = f"±{percent(widest, signed=False)}"
-    kinds = "; or ".join(EXACT_TEXT[kind].format(tolerance=tolerance)
-                         for kind in EXACTNESS if any(c.exact == kind for c in found))
-    if widest and "tolerance" not in kinds:
-        kinds += f"; tolerance {tolerance}"
-    return [f"= exact: deterministic over {over} rounds ({kinds}): the delta as "
+    kinds = []
+    for kind in EXACTNESS:
+        rows = list(dict.fromkeys(f"{row.workload} {row.metric.label}" for row, c in found if c.exact == kind))
+        if rows:
+            kinds.append(EXACT_TEXT[kind].format(tolerance=tolerance, rows=_listing(rows)))
+    if widest and not any(c.exact == "tolerance" for _, c in found):
+        kinds.append(f"tolerance {tolerance}")
+    return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "
             "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
             "value and beyond the tolerance; (=) an exploratory row"]
 
@@ -452,8 +515,9 @@ def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     notes = []
     for failure in analysis.failures:
         cells = ", ".join(str(seq) for seq in failure.cells[:6]) + (" ..." if len(failure.cells) > 6 else "")
+        what = f"{failure.expected} (expected to fail):" if failure.expected else "FAILED"
         notes.append(
-            f"{prefix}FAILED {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
+            f"{prefix}{what} {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
             f"[{cells}]: {failure.error}"
         )
     seen: dict[str, list[str]] = {}

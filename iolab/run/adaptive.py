@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from iolab.analysis import Analysis
 from iolab.stats import Comparison
+from iolab.units import format_duration
 
 ALL_DECIDED = "all deltas decided"
 NOTHING_TO_COMPARE = "nothing to compare: every cell of a variant failed"
@@ -40,14 +41,6 @@ def max_reached(rounds: int) -> str:
 
 def budget_reached(seconds: float) -> str:
     return f"time budget reached ({format_duration(seconds)})"
-
-
-def format_duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
-    return "".join(parts) or "0s"
 
 
 def precise(comparison: Comparison, target: float) -> bool:

@@ -114,8 +114,8 @@ def _row(row, a: list[float], b: list[float], test: str, alpha: float, detect_al
     elif np.any(pooled <= 0):
         warnings.append("values of 0 or below: no relative detectable change")
     elif pooled.max() == pooled.min():
-        warnings.append("all values equal (quantized, e.g. a histogram bucket): a change "
-                        "smaller than one step does not show at all")
+        warnings.append("all values equal (deterministic, or quantized, e.g. a histogram bucket): "
+                        "a change smaller than one step does not show at all")
     elif test == "signed-rank":
         ratios = np.log(np.array(b)) - np.log(np.array(a))
         detectable = stats.detectable_change_paired(ratios, len(a), detect_alpha, POWER)
@@ -144,3 +144,17 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
             false_positive=rate, warnings=warnings,
         ))
     return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows, test)
+
+
+def detectable_at(samples: list[Sample], workload: str, metric: str, baseline: str, copy: str, test: str,
+                  n: int, level: float) -> float:
+    """The smallest change ``test`` finds with POWER at ``n`` rounds and
+    ``level``, at the noise an A/A run of this machine recorded (nan: that
+    run cannot say: too few rounds, values of 0, or all equal)."""
+    a, b = _paired(samples, workload, metric, baseline, copy)
+    pooled = np.array(a + b, dtype=float)
+    if len(a) < 2 or np.any(pooled <= 0) or pooled.max() == pooled.min():
+        return math.nan
+    if test == "signed-rank":
+        return stats.detectable_change_paired(np.log(np.array(b)) - np.log(np.array(a)), n, level, POWER)
+    return stats.detectable_change(pooled, n, level, POWER)

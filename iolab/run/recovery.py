@@ -1,6 +1,6 @@
 """Reclaiming what a killed run left, and marking its stored run.
 
-The run journal (iolab.knobs.journal) holds, besides knobs and what cells
+The run journal (iolab.journal) holds, besides knobs and what cells
 create, one "run" entry per stored run in progress: {"store", "run_id"}. A
 run whose process died (SIGKILL, a crash, a power cut) is marked
 `interrupted` in its store by the next `iolab run`, `iolab doctor` or
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import knobs
-from iolab.hosts.local import default_journal, legacy_journal
+from iolab.journal import default_journal, legacy_journal, owner_alive
 from iolab.store import Store, StoreError
 from iolab.storedb import is_url
 
@@ -37,13 +37,30 @@ def _mark_interrupted(undo: dict[str, Any], label: str) -> str:
     return f"marked run {run_id} interrupted in {path} (iolab resume {run_id} continues it)"
 
 
+def _mark_killed(undo: dict[str, Any], label: str) -> str:
+    """An agent's try at a queued round, whose agent died (iolab.run.agent):
+    marked killed; the queue gives the round to another agent, and this
+    try's samples stay, superseded."""
+    where, attempt_id = undo["store"], int(undo["attempt_id"])
+    try:
+        store = Store(where)
+        changed = store.end_attempt(attempt_id, "killed", "its agent was killed", only_running=True)
+        store.close()
+    except (StoreError, OSError) as error:
+        raise knobs.KnobError(f"{label}: cannot mark it killed in {where}: {error}") from None
+    except Exception as error:  # psycopg's errors (the server is away): kept for the next try
+        raise knobs.KnobError(f"{label}: cannot mark it killed in {where}: {str(error)[:200]}") from None
+    return f"marked it killed in {where}" if changed else "it had ended already"
+
+
 def reclaim(journal: Path | None = None) -> list[knobs.Recovered]:
     """Undo what dead iolab processes left (knobs, loop devices, images,
-    mounts, processes) and mark their runs interrupted."""
+    mounts, processes) and mark their runs interrupted (and the rounds of
+    dead agents killed)."""
     found = []
     for path in (journal or default_journal(), *([] if journal else [legacy_journal()])):
         if path.exists():
-            found += knobs.recover(path, extra={"run": _mark_interrupted})
+            found += knobs.recover(path, extra={"run": _mark_interrupted, "attempt": _mark_killed})
     return found
 
 
@@ -52,7 +69,7 @@ def live_runs(journal: Path | None = None) -> set[tuple[str, int]]:
     live = set()
     for item in knobs.Journal(journal or default_journal()).entries():
         undo = item.get("undo", {})
-        if undo.get("kind") == "run" and knobs.journal.owner_alive(int(item.get("pid", 0)), item.get("start")):
+        if undo.get("kind") == "run" and owner_alive(int(item.get("pid", 0)), item.get("start")):
             live.add((str(undo.get("store")), int(undo.get("run_id", 0))))
     return live
 

@@ -10,6 +10,7 @@ with the run (runs.stop_reason).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import sys
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
 from iolab.run import adaptive, lock, recovery, series
-from iolab.cell import environment, interrupts
+from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
@@ -39,10 +40,33 @@ class Interrupted(KeyboardInterrupt):
         self.run_id = run_id
 
 
+def fio_binary(experiment: Experiment, log: Callable[[str], None] = lambda _: None) -> str:
+    """The fio the experiment's fio workloads run: "fio" on PATH, or one built
+    from Debian's source package (cached; built on first use)."""
+    if experiment.fio == "fio" or not any(w.engine == "fio" for w in experiment.workload):
+        return "fio"
+    return _built_fio(experiment.fio, log)
+
+
+@functools.lru_cache(maxsize=8)
+def _built_fio(name: str, log: Callable[[str], None]) -> str:
+    from iolab.kernels import fio_source
+
+    return str(fio_source.ensure(name, log).path)
+
+
+def _say(text: str) -> None:
+    print(f"iolab: {text}", file=sys.stderr)
+
+
 def preflight(experiment: Experiment) -> None:
-    """Refuse to start a run that cannot work: missing tools, not root."""
+    """Refuse to start a run that cannot work: the experiment's fio built
+    first where it names one from source, then what the experiment needs of
+    this machine (iolab.load.check_here), missing tools, not root."""
+    fio = fio_binary(experiment, _say)
+    load.check_here(experiment)
     for workload in experiment.workload:
-        engines.get(workload.engine).version()
+        engines.get(workload.engine, fio).version()
     target = experiment.target
     if target.kind != "dir":
         if os.geteuid() != 0:
@@ -96,6 +120,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             setup=experiment.cell,
             collect=experiment.collect,
             derived=experiment.derived,
+            fio=fio_binary(experiment, _say),
         )
         for cell in planned
     ]
@@ -163,7 +188,7 @@ def _begin(
         experiment_json=experiment.model_dump_json(),
         seed=seed,
         planned_cells=plan.total_rounds(experiment) * len(plan.pairs(experiment)),
-        host={**environment.host(), **host.describe()},
+        host=host.describe(),
         recheck_of=recheck_of,
     )
     return run_id, seed
@@ -173,7 +198,8 @@ def _execute(
     experiment: Experiment, store: Store, run_id: int, seed: int, host: Host, progress: Progress,
     clock: Callable[[], float],
 ) -> None:
-    """Run what is left of the run's plan; mark it complete, interrupted or failed."""
+    """Run what is left of the run's plan; mark it complete, interrupted or
+    failed (an exception, or no measured cell succeeded)."""
     done = {sample.seq for sample in store.samples(run_id)}
     status, stop_reason = "failed", None
     planned = plan.total_rounds(experiment) * len(plan.pairs(experiment))
@@ -190,13 +216,23 @@ def _execute(
             else:
                 cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
                 _run_cells(store, run_id, cells, host, progress)
-        status = "complete"
+        status, stop_reason = _outcome(store, run_id, stop_reason)
     except KeyboardInterrupt:
         status = "interrupted"
         raise Interrupted(run_id) from None
     finally:
         progress.stop()
         store.end_run(run_id, status, stop_reason)
+
+
+def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[str, str | None]:
+    """"complete", or "failed" with the first error when no measured cell succeeded."""
+    ok, failed = store.sample_counts(run_id)
+    if ok or not failed:
+        return "complete", stop_reason
+    first = min((s for s in store.samples(run_id, with_histograms=False) if s.status != "ok"),
+                key=lambda s: s.seq)
+    return "failed", f"every cell failed; the first (cell {first.seq}): {first.error or 'unknown error'}"
 
 
 def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_command: bool = False,
@@ -208,10 +244,6 @@ def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_co
 
         return VMHosts(variant_kernels, experiment.vm, show_command=show_command, steps=steps)
     return LocalHost()
-
-
-def _say(text: str) -> None:
-    print(f"iolab: {text}", file=sys.stderr)
 
 
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:

@@ -86,7 +86,8 @@ class Comparison:
     dropped: int = 0
     min_p: float = math.nan
     family: str = "primary"
-    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen)
+    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
+    # "hosts" (a queued run whose rounds came from hosts that differ in a checked environment key)
     exact: Exactness | None = None  # an exact comparison: no test, the delta as measured (iolab.stats.exact)
     tolerance: float = 0.0  # the relative width within which an exact comparison's values counted as equal
 

@@ -13,14 +13,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
-from iolab.hosts.local import default_journal
 from iolab.hosts.vm.host import VMHost, compile_iolab
 from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading, timing_env
+from iolab.journal import Journal, default_journal
 from iolab.kernels import Kernel, Steps, label
 from iolab.kernels.build import BUILD_LOG, build_log
-from iolab.knobs.journal import Journal
 from iolab.spec import VM
 
 
@@ -51,7 +51,7 @@ class VMHosts:
 
     def describe(self) -> dict[str, Any]:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
-        return {"vm": {
+        return {**environment.host(), "vm": {
             "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
             "tcg_thread": tcg_threading(self.settings.cpus, self.settings.timing) if self.accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,

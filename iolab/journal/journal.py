@@ -9,12 +9,13 @@ SIGKILL the file holds exactly what is left to reclaim. A line is
 owning process's start time (clock ticks since boot, /proc/PID/stat), so
 that a recycled PID is not taken for a live owner.
 
-`recover(path)` undoes what dead processes left, newest first (a mount
-before its loop device, a loop device before its image), and leaves the
-entries of live processes alone. Each kind's undo action is registered in
-UNDO by the module that creates that kind of thing (iolab.knobs.files,
-.loop, .cgroup, .resources); `recover` takes more handlers for kinds that
-live elsewhere (the runner's "run" entries).
+`recover(path, actions)` undoes what dead processes left, newest first (a
+mount before its loop device, a loop device before its image), and leaves
+the entries of live processes alone. `actions` maps each kind to its undo
+action, given explicitly by the caller: iolab.journal.reclaim.ACTIONS (paths,
+loop devices, mounts, processes, tracefs instances), iolab.knobs.UNDO (knob
+writes, loop direct I/O, cgroups) and the runner's "run" entries
+(iolab.run.recovery); an entry of a kind not given is kept.
 """
 
 from __future__ import annotations
@@ -28,20 +29,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from iolab.knobs.base import KnobError
-
 Undo = Callable[[dict[str, Any], str], str]  # (undo action, label) -> what was done
-UNDO: dict[str, Undo] = {}
 
 
-def registers(kind: str) -> Callable[[Undo], Undo]:
-    """Decorator: the undo action of one kind of journal entry."""
-
-    def register(action: Undo) -> Undo:
-        UNDO[kind] = action
-        return action
-
-    return register
+class UndoError(Exception):
+    """An undo action that failed; the message names the entry and why."""
 
 
 def process_start(pid: int) -> int | None:
@@ -165,7 +157,7 @@ class Recovered(NamedTuple):
 
 
 def recover(
-    journal_path: str | os.PathLike[str], extra: Mapping[str, Undo] | None = None, only_pid: int | None = None
+    journal_path: str | os.PathLike[str], actions: Mapping[str, Undo], only_pid: int | None = None
 ) -> list[Recovered]:
     """Undo what dead iolab processes left, newest entry first; one item per entry.
 
@@ -175,7 +167,6 @@ def recover(
     whose undo fails is kept, so the next recover() reports it again.
     """
     journal = Journal(journal_path)
-    handlers = {**UNDO, **(extra or {})}
     done: list[Recovered] = []
     with journal._locked():
         keep = []
@@ -191,12 +182,12 @@ def recover(
                 continue
             try:
                 undo = item["undo"]
-                action = handlers.get(undo.get("kind"))
-                if action is None:  # a kind another layer reclaims (the runner's "run")
+                action = actions.get(undo.get("kind"))
+                if action is None:  # a kind the caller does not reclaim
                     keep.append(item)
                     continue
                 done.append(Recovered("restored", f"{label}: {action(undo, label)}"))
-            except (KnobError, OSError) as exc:
+            except (UndoError, OSError) as exc:
                 done.append(Recovered("failed", f"{label}: {exc}" if isinstance(exc, OSError) else str(exc)))
                 keep.append(item)
         journal._rewrite(list(reversed(keep)))

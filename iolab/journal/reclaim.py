@@ -1,8 +1,10 @@
 """What a cell creates besides knobs, and how a dead run's leftovers are reclaimed.
 
-Journal kinds (iolab.knobs.journal), each written before the thing exists:
+Journal kinds (iolab.journal.journal), each written before the thing exists;
+their undo actions are ACTIONS:
 
-    path     {"path"}                  a scratch directory or image: removed
+    path     {"path"}                  a scratch directory or image: the processes
+                                       using it killed, then removed
     loop     {"image"}                 loop devices over that image: detached
     mount    {"mountpoint"}            processes using it killed, then unmounted
     process  {"pid", "start"}          a child (fio, probe, mkfs) and its
@@ -24,8 +26,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from iolab.knobs.base import KnobError
-from iolab.knobs.journal import owner_alive, registers
+from iolab.journal.journal import Undo, UndoError, owner_alive
 
 
 def _pids() -> list[int]:
@@ -112,8 +113,21 @@ def _state(pid: int) -> str | None:
 
 
 def kill_tree(pid: int) -> list[int]:
-    """Kill a process and everything below it; the pids killed."""
-    tree = [pid, *descendants(pid)]
+    """Kill a process and everything below it; the pids killed.
+
+    Each process is stopped before its children are looked for, so that
+    none forks a child unseen (fio starting its job processes as Ctrl-C
+    comes): a child made before the stop is found by the next look."""
+    tree: list[int] = []
+    todo = [pid]
+    while todo:
+        for stopping in todo:
+            try:
+                os.kill(stopping, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                continue
+        tree += todo
+        todo = [found for found in descendants(pid) if found not in tree]
     killed = kill(tree)
     _wait_gone(killed)
     return killed
@@ -135,7 +149,6 @@ def _mounted(mountpoint: str) -> bool:
     return mountpoint in _mountpoints()
 
 
-@registers("process")
 def _undo_process(undo: dict[str, Any], label: str) -> str:
     pid = int(undo["pid"])
     if not owner_alive(pid, undo.get("start")):
@@ -144,7 +157,6 @@ def _undo_process(undo: dict[str, Any], label: str) -> str:
     return f"killed {len(killed)} process(es): {', '.join(map(str, killed))}"
 
 
-@registers("mount")
 def _undo_mount(undo: dict[str, Any], label: str) -> str:
     mountpoint = undo["mountpoint"]
     if not _mounted(mountpoint):
@@ -152,7 +164,7 @@ def _undo_mount(undo: dict[str, Any], label: str) -> str:
     killed = kill_users(mountpoint)
     done = subprocess.run(["umount", mountpoint], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise KnobError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
+        raise UndoError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
     return "unmounted" + (f" after killing {len(killed)} process(es) using it" if killed else "")
 
 
@@ -171,7 +183,6 @@ def loops_over(image: str) -> list[str]:
     return found
 
 
-@registers("loop")
 def _undo_loop(undo: dict[str, Any], label: str) -> str:
     image = undo["image"]
     devices = loops_over(image)
@@ -179,25 +190,26 @@ def _undo_loop(undo: dict[str, Any], label: str) -> str:
         kill_users(device)
         done = subprocess.run(["losetup", "--detach", device], capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise KnobError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
+            raise UndoError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
     return f"detached {', '.join(devices)}" if devices else "none attached"
 
 
-@registers("path")
 def _undo_path(undo: dict[str, Any], label: str) -> str:
     path = undo["path"]
     if not os.path.lexists(path):
         return "gone already"
     if any(m == path or m.startswith(path.rstrip("/") + "/") for m in _mountpoints()):
-        raise KnobError(f"{label}: {path} still has a mount in it; not removed")
+        raise UndoError(f"{label}: {path} still has a mount in it; not removed")
+    # fio's job processes outlive a killed fio (they leave its session) and
+    # wait for it for ever, their working directory in the cell's directory
+    killed = kill_users(path)
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     else:
         os.unlink(path)
-    return "removed"
+    return "removed" + (f" after killing {len(killed)} process(es) using it" if killed else "")
 
 
-@registers("tracefs_instance")
 def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
     instance = undo["path"]
     if not os.path.isdir(instance):
@@ -214,5 +226,14 @@ def _undo_tracefs_instance(undo: dict[str, Any], label: str) -> str:
             return "removed"
         except OSError as exc:
             if exc.errno != errno.EBUSY or time.monotonic() > deadline:
-                raise KnobError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
+                raise UndoError(f"{label}: cannot remove {instance}: {os.strerror(exc.errno or 0)}") from None
             time.sleep(0.05)
+
+
+ACTIONS: dict[str, Undo] = {
+    "process": _undo_process,
+    "mount": _undo_mount,
+    "loop": _undo_loop,
+    "path": _undo_path,
+    "tracefs_instance": _undo_tracefs_instance,
+}

@@ -1,0 +1,492 @@
+"""From stored samples to the comparison table a reviewer reads (re-exported
+by iolab.analysis).
+
+`analyse` takes a run's samples and returns plain data (`Analysis`): per
+workload x metric x variant the central value, its spread and n; per
+candidate the delta against the baseline with its CI, the test, and the
+verdict; noise diagnostics (iolab.analysis.diagnostics). Renderers in iolab.report
+only format this data.
+
+Test. The plan fixes the test of a run before any data (iolab.plan.test_choice:
+the rounds, the order and the number of primary comparisons; never the values):
+the paired signed-rank test where its smallest p can pass the corrected level,
+else the exact Mann-Whitney U where that can. A run whose order gives every
+variant a cell in every round (interleaved, alternate) and whose plan can use
+the paired test is analysed **paired by round** (iolab.stats.paired:
+the signed-rank test of per-round ratios, Hodges-Lehmann delta and CI;
+for a percentile row the change of the merged histograms' percentile, with
+a bootstrap over the paired rounds):
+host noise that moves both variants of a round together stays out. Rounds
+in which the baseline or the candidate has no value (a failed cell) drop
+out of the pairing, and the comparison says how many. A sequential run,
+a row with fewer than MIN_PAIRS complete rounds, or values of 0 or below
+(no ratio) is compared unpaired (Mann-Whitney U, exact as benchstat), and
+the comparison's warnings say why.
+
+Family. The experiment's primary metrics (``[report] primary``,
+``[[workload]] primary``; default iolab.analysis.metrics.PRIMARY) form the family
+that Holm (or BH) corrects; the other rows are exploratory: each tested at
+alpha, uncorrected, and marked so in every report. An adaptive run tests
+each primary comparison at the per-look level of its stopping rule
+(iolab.stats.sequential.level: alpha split over the primary comparisons,
+then over the looks by the calibrated boundary), exploratory ones at the
+level of a single comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from iolab import histogram, plan, stats
+from iolab.analysis import metrics
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
+                                       host_differences, noise, round_effect)
+from iolab.analysis.metrics import Metric
+from iolab.analysis.series import TOTAL, SeriesResult, attribute, series_progress, step_pairs
+from iolab.spec import Experiment
+from iolab.cell.sample import Sample
+from iolab.stats import tails
+from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
+from iolab.stats.sequential import Sequential
+from iolab.store import RunInfo
+
+__all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "analyse", "sequential_level"]
+
+MIN_SAMPLES = 4  # per side, unpaired
+MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
+BOUNDARY = "calibrated"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One variant's figures in one row."""
+
+    n: int
+    failed: int
+    center: float  # nan when there is no successful sample
+    rel_spread: float
+    summary: stats.Summary | None
+    expected: str = ""  # why its cells fail by design ([[variant]] fails), shown instead of FAILED
+
+
+@dataclass(frozen=True)
+class Row:
+    workload: str
+    metric: Metric
+    figures: dict[str, Figure]  # by variant name
+    comparisons: dict[str, stats.Comparison]  # by candidate name
+    view: str = "median"  # the view used for this row (hmean falls back per row)
+    primary: bool = True  # in the corrected family; False: exploratory
+    # what each comparison is against, where not the baseline: a series step
+    # against the step measured before it (iolab.analysis.series)
+    against: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failure:
+    variant: str
+    workload: str
+    error: str
+    cells: list[int]  # seq numbers of the failed cells
+    expected: str = ""  # the experiment's reason for it ([[variant]] fails), e.g. "needs the series"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    run: RunInfo
+    experiment: Experiment
+    variants: list[str]  # baseline first
+    rows: list[Row]
+    failures: list[Failure]
+    notes: list[str] = field(default_factory=list)
+    rounds_done: int = 0  # measured rounds with a sample (ok or failed) of every variant x workload
+    cells_done: int = 0  # measured cells with a sample
+    cells_planned: int = 0  # measured cells the plan has (for auto: up to max_iterations)
+    view: str = "median"  # requested view
+    min_max: bool = False  # show min..max lines
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sequential: Sequential | None = None  # set for iterations = "auto"
+    original: Analysis | None = None  # for a recheck run: the run it rechecks
+    design: str = "unpaired"  # "paired" (by round) or "unpaired": the test the plan chose for the run
+    planned: Choice | None = None  # the plan's test choice (iolab.plan.test_choice)
+    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
+    disturbance_rule: str = DISTURBANCE_RULE
+    target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
+    series: SeriesResult | None = None  # a [series]: its steps and which patch made which change
+
+    @property
+    def baseline(self) -> str:
+        return self.variants[0]
+
+    @property
+    def tests(self) -> list[str]:
+        """The tests the comparisons used, most used first."""
+        count: dict[str, int] = defaultdict(int)
+        for row in self.rows:
+            for c in row.comparisons.values():
+                if c.verdict != "insufficient" and c.exact is None:
+                    count[c.test] += 1
+        return sorted(count, key=lambda t: -count[t])
+
+
+def _row_metrics(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
+    chosen = experiment.workload_named(workload).metrics or experiment.report.metrics
+    rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
+    declared = experiment.workload_named(workload).primary or experiment.report.primary or []
+    return rows + [name for name in declared if name not in rows]
+
+
+def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> list[str]:
+    """The metrics of this workload whose comparisons form the corrected family."""
+    declared = experiment.workload_named(workload).primary or experiment.report.primary
+    if declared:
+        return [name for name in rows if name in declared]
+    chosen = [name for name in rows if name in metrics.PRIMARY]
+    return chosen or rows[:1]
+
+
+def figure(values: list[float], failed: int, view: str, center: float | None = None) -> Figure:
+    if not values:
+        return Figure(0, failed, math.nan, math.nan, None)
+    summary = stats.summarize(values, view)
+    return Figure(len(values), failed, summary.center if center is None else center, summary.rel_spread, summary)
+
+
+def _unpaired(metric: Metric, view: str, base: list[Sample], cand: list[Sample]) -> stats.Comparison | None:
+    base_values = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
+    cand_values = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
+    if not base_values or not cand_values:
+        return None
+    comparison = stats.compare(base_values, cand_values, higher_is_better=metric.higher_is_better, view=view,
+                               min_n=MIN_SAMPLES)
+    if metric.histogram is None or metric.quantile is None:
+        return comparison
+    base_h = [s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms]
+    cand_h = [s.histograms[metric.histogram] for s in cand if metric.histogram in s.histograms]
+    if not base_h or not cand_h:
+        return comparison
+    delta, low, high = tails.delta_ci(base_h, cand_h, metric.quantile)
+    if comparison.verdict == "insufficient":
+        low = high = math.nan
+    return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
+                   rounds: set[int]) -> tuple[list[float], list[float], int]:
+    """Values of the rounds in which both have the metric, and how many rounds dropped out."""
+    b = {s.round: s.metrics[metric.name] for s in base if metric.name in s.metrics}
+    c = {s.round: s.metrics[metric.name] for s in cand if metric.name in s.metrics}
+    common = sorted(set(b) & set(c))
+    return [b[r] for r in common], [c[r] for r in common], len(rounds) - len(common)
+
+
+def _exact(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str, rounds: set[int],
+           tolerance: float) -> stats.Comparison | None:
+    """The exact comparison when neither variant's values vary (iolab.stats.exact);
+    a percentile row's delta is then that of its merged histograms' percentiles."""
+    if design == "paired":
+        b, c, dropped = _paired_values(metric, base, cand, rounds)
+    else:
+        b = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
+        c = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
+        dropped = 0
+    if not b or not c:
+        return None
+    comparison = stats.compare_exact(b, c, higher_is_better=metric.higher_is_better, view=view,
+                                     tolerance=tolerance, paired=design == "paired")
+    if comparison is None:
+        return None
+    base_center, cand_center = merged_center(metric, base), merged_center(metric, cand)
+    if comparison.exact != "paired" and base_center and cand_center is not None:
+        comparison = replace(comparison, delta=cand_center / base_center - 1.0)
+    return replace(comparison, dropped=dropped)
+
+
+def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
+                rounds: set[int], tolerance: float = 0.0) -> stats.Comparison | None:
+    """The comparison of one row for one candidate: exact when the values do
+    not vary (beyond ``tolerance``); else paired when the plan chose the
+    paired test ("paired") and the data allow, else unpaired with the reason
+    among its warnings."""
+    exact = _exact(metric, view, base, cand, design, rounds, tolerance)
+    if exact is not None:
+        return exact
+    if design != "paired":
+        return _unpaired(metric, view, base, cand)
+    b, c, dropped = _paired_values(metric, base, cand, rounds)
+    if not b:
+        return _unpaired(metric, view, base, cand)
+    why = stats.paired.pairable(stats.checks.values(b), stats.checks.values(c))
+    if not why and len(b) < MIN_PAIRS:
+        why = f"{len(b)} rounds with both variants, fewer than the {MIN_PAIRS} the paired test needs"
+    if why:
+        comparison = _unpaired(metric, view, base, cand)
+        return comparison and replace(comparison, dropped=dropped,
+                                      warnings=comparison.warnings + (f"unpaired test: {why}",))
+    comparison = stats.compare_paired(b, c, higher_is_better=metric.higher_is_better, view=view, dropped=dropped)
+    return _merged_tail_delta(metric, comparison, base, cand)
+
+
+def _merged_tail_delta(metric: Metric, comparison: stats.Comparison, base: list[Sample],
+                       cand: list[Sample]) -> stats.Comparison:
+    """A percentile row's delta is the change of the merged histograms' percentile
+    (the centers the row shows), its CI a bootstrap over the paired rounds."""
+    if metric.histogram is None or metric.quantile is None or comparison.verdict == "insufficient":
+        return comparison
+    b = {s.round: s.histograms[metric.histogram] for s in base if metric.histogram in s.histograms}
+    c = {s.round: s.histograms[metric.histogram] for s in cand if metric.histogram in s.histograms}
+    common = sorted(set(b) & set(c))
+    if len(common) < 2:
+        return comparison
+    delta, low, high = tails.delta_ci([b[r] for r in common], [c[r] for r in common], metric.quantile,
+                                      paired=True)
+    return replace(comparison, delta=delta, delta_low=low, delta_high=high)
+
+
+def expected_rows(experiment: Experiment, workload: str, directions: frozenset[str] = frozenset()) -> list[str]:
+    """The rows a workload will have, before it ran: the chosen metrics, else
+    the default rows its engine reports (a fio job: per direction it reads or
+    writes, ``directions``; the probe: per mode)."""
+    item = experiment.workload_named(workload)
+    if item.metrics or experiment.report.metrics:
+        return _row_metrics(experiment, workload, set())
+    if item.engine == "fio":
+        produced = {f"{d}_{m}" for d in directions for m in ("bw", "p50", "p99")}
+    else:
+        mode = (item.probe or {}).get("mode")
+        produced = {"batch": {"us_per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
+    return _row_metrics(experiment, workload, produced)
+
+
+def planned_comparisons(experiment: Experiment, rows: dict[str, list[str]]) -> int:
+    """The size of the primary family: primary rows x candidates, from each
+    workload's row names (what its engine reports, not the values)."""
+    candidates = len(experiment.variant) - 1
+    return candidates * sum(len(primary_metrics(experiment, w, names)) for w, names in rows.items())
+
+
+def planned_test(experiment: Experiment, comparisons: int) -> Choice:
+    """The plan's test for a family of ``comparisons`` primary comparisons."""
+    run = experiment.run
+    if not run.auto:
+        return plan.test_choice(experiment, comparisons)
+    design = "paired" if plan.paired(experiment) else "unpaired"
+    return plan.test_choice(experiment, comparisons, sequential_level(experiment, comparisons, design).look_alpha)
+
+
+def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
+    """The per-look level of an adaptive run with this many primary comparisons."""
+    run = experiment.run
+    test = "signed-rank" if design == "paired" else "mann-whitney"
+    return stats.level(experiment.report.alpha, comparisons, run.min_iterations, run.max_iterations, test, BOUNDARY)
+
+
+Pending = list[tuple[int, str, stats.Comparison]]
+
+
+def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: str) -> Sequential | None:
+    """Verdicts: the primary family corrected together, exploratory rows each at alpha.
+    A series' totals (last step against the base) are a family of their own
+    beside its steps' deltas."""
+    report = experiment.report
+    explore = [(i, cand, c) for i, cand, c in pending if not rows[i].primary]
+    families = [[(i, cand, c) for i, cand, c in pending if rows[i].primary and (cand == TOTAL) == total]
+                for total in (False, True)]
+    primary = families[0]
+    sequential = None
+    decided: list[stats.Comparison] = []
+    if experiment.run.auto:
+        sequential = sequential_level(experiment, len(primary), design)
+        single = sequential_level(experiment, 1, design).look_alpha
+        decided += stats.decide([c for *_, c in primary], sequential.look_alpha, "none")
+        if families[1]:
+            totals = sequential_level(experiment, len(families[1]), design).look_alpha
+            decided += stats.decide([c for *_, c in families[1]], totals, "none")
+        decided += stats.decide([c for *_, c in explore], single, "none", family="exploratory")
+    else:
+        for family in families:
+            decided += stats.decide([c for *_, c in family], report.alpha, report.correction) if family else []
+        decided += stats.decide([c for *_, c in explore], report.alpha, "none", family="exploratory")
+    for (row_index, candidate, _), comparison in zip(families[0] + families[1] + explore, decided):
+        rows[row_index].comparisons[candidate] = comparison
+    return sequential
+
+
+def _failures(failed: dict[tuple[str, str], list[Sample]], experiment: Experiment) -> list[Failure]:
+    failures = []
+    expected = {v.name: v.fails for v in experiment.variant}
+    for (variant, workload), group in sorted(failed.items()):
+        by_error: dict[str, list[int]] = defaultdict(list)
+        for sample in group:
+            by_error[sample.error or "unknown error"].append(sample.seq)
+        why = expected.get(variant, {}).get(workload, "")
+        failures += [Failure(variant, workload, error, seqs, why) for error, seqs in by_error.items()]
+    return failures
+
+
+def _row_view(view: str, values: list[list[float]]) -> str:
+    """The requested view, or the median where the harmonic mean cannot be taken."""
+    if view == "hmean" and any(v <= 0 for group in values for v in group):
+        return "median"
+    return view
+
+
+def merged_center(metric: Metric, samples: list[Sample]) -> float | None:
+    if metric.histogram is None or metric.quantile is None:
+        return None
+    hists = [s.histograms[metric.histogram] for s in samples if metric.histogram in s.histograms]
+    if not hists:
+        return None
+    return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
+
+
+def _target_place(samples: list[Sample]) -> str:
+    places = sorted({str(s.env.get("image_place")) for s in samples if s.env.get("image_place")})
+    return " and ".join(places)
+
+
+def _allowed(experiment: Experiment) -> list[str]:
+    """A note naming the fio options the experiment let through (allow = [...]):
+    a reader sees that the job ran programs or wrote outside the target."""
+    named = [f"{kind} {item.name!r}: {', '.join(item.allow)}"
+             for kind, items in (("workload", experiment.workload), ("variant", experiment.variant))
+             for item in items if getattr(item, "allow", None)]
+    return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
+
+
+def _inline_job(experiment: Experiment, workload: str) -> str:
+    job = experiment.workload_named(workload).job or ""
+    return _inline_job(experiment, job[1:].strip()) if job.startswith("@") else job
+
+
+def _fio_note(experiment: Experiment, measured: list[Sample]) -> list[str]:
+    """The fio that ran and the uncached flag, where the experiment chose a
+    fio or its jobs ask for RWF_DONTCACHE (uncached=1)."""
+    uncached = [w.name for w in experiment.workload
+                if w.engine == "fio" and re.search(r"^\s*uncached\s*=\s*[1-9]", _inline_job(experiment, w.name), re.M)]
+    if experiment.fio == "fio" and not uncached:
+        return []
+    versions = sorted({str(s.env["fio"]) for s in measured if s.env.get("fio")}) or ["no cell ran fio"]
+    text = f"fio: {', '.join(versions)} ({experiment.fio})"
+    if uncached:
+        text += f"; uncached=1 (buffered I/O with RWF_DONTCACHE) in {', '.join(uncached)}"
+    return [text]
+
+
+def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
+    """Why a paired run's rows use the unpaired test: the plan chose it before any data."""
+    if not plan.paired(experiment) or planned.test != UNPAIRED or experiment.run.auto:
+        return []  # undecidable plans: each row's warning says what its test could give
+    paired_p = min_p(PAIRED, planned.rounds)
+    return [f"the plan fixed the test before the run: with {planned.rounds} rounds the signed-rank test's "
+            f"smallest p is {paired_p:.3g}, not below {planned.level:.3g} ({planned.comparisons} primary "
+            f"comparisons), so every row uses the exact Mann-Whitney U"]
+
+
+def _refuse(rows: list[Row], why: str) -> None:
+    """No verdict for any comparison: the samples compared were not taken alike."""
+    for row in rows:
+        for candidate, c in row.comparisons.items():
+            row.comparisons[candidate] = replace(c, verdict="insufficient", refusal="hosts",
+                                                 warnings=c.warnings + (f"no verdict: {why}",))
+
+
+def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+    """How much of the plan ran: complete rounds (a sample, ok or failed, of
+    every variant x workload) and cells, so a run cut short says so."""
+    if experiment.series is not None:
+        return series_progress(measured, experiment)
+    pairs = len(experiment.variant) * len(experiment.workload)
+    per_round: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for sample in measured:
+        per_round[sample.round].add((sample.variant, sample.workload))
+    complete = sum(1 for cells in per_round.values() if len(cells) == pairs)
+    return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": experiment.run.max_rounds * pairs}
+
+
+def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min_max: bool | None = None,
+            original: Analysis | None = None) -> Analysis:
+    """The table of one run. ``view`` and ``min_max`` override ``[report]``;
+    ``original`` is the analysis of the run this one rechecks, shown beside it."""
+    experiment = Experiment.model_validate_json(run.experiment_json)
+    view = stats.checks.view(view or experiment.report.view)
+    variants = [v.name for v in experiment.variant]
+    measured = [s for s in samples if not s.warmup]
+    ok: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    failed: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+    for sample in measured:
+        (ok if sample.status == "ok" else failed)[(sample.variant, sample.workload)].append(sample)
+    rows: list[Row] = []
+    diagnostics: list[Diagnostic] = []
+    pending: Pending = []
+    names_of = {w.name: _row_metrics(experiment, w.name, {name for v in variants for s in ok[(v, w.name)]
+                                                            for name in s.metrics})
+                for w in experiment.workload}
+    planned = planned_test(experiment, planned_comparisons(experiment, names_of))
+    paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
+    design = "paired" if paired_plan else "unpaired"
+    for workload in (w.name for w in experiment.workload):
+        rounds = {s.round for s in measured if s.workload == workload}
+        names = names_of[workload]
+        primary = primary_metrics(experiment, workload, names)
+        for name in names:
+            metric = metrics.lookup(name, experiment.timing)
+            values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
+            row_view = _row_view(view, list(values.values()))
+            if row_view != view:
+                diagnostics.append(Diagnostic("view", workload, metric.label, "", detail=row_view))
+            figures = {}
+            for variant in variants:
+                group = ok[(variant, workload)]
+                figures[variant] = replace(
+                    figure(values[variant], len(failed[(variant, workload)]), row_view, merged_center(metric, group)),
+                    expected=experiment.variant[variants.index(variant)].fails.get(workload, ""))
+                diagnostics += noise(workload, metric, variant, group)
+            against: dict[str, str] = {}
+            rows.append(Row(workload, metric, figures, {}, row_view, name in primary, against))
+            if experiment.series is None:
+                compared = [(variants[0], candidate, candidate) for candidate in variants[1:]]
+            else:
+                compared = step_pairs(variants, {v: ok[(v, workload)] for v in variants})
+            for reference, candidate, key in compared:
+                base, cand = ok[(reference, workload)], ok[(candidate, workload)]
+                if key != TOTAL:
+                    diagnostics += round_effect(workload, metric, candidate, base, cand)
+                if reference != variants[0] or key == TOTAL:
+                    against[key] = reference
+                paired_rounds = rounds if experiment.series is None else \
+                    _both(measured, workload, reference, candidate)
+                comparison = compare_row(metric, row_view, base, cand, design, paired_rounds, experiment.tolerance)
+                if comparison is not None:
+                    pending.append((len(rows) - 1, key, comparison))
+    sequential = _decide(rows, pending, experiment, design)
+    hosts = host_differences(measured)
+    if hosts:
+        _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
+                      "(iolab submit --labels)")
+    result = Analysis(
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed, experiment),
+        notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
+               + _fio_note(experiment, measured)),
+        view=view, **_progress(measured, experiment),
+        min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
+        sequential=sequential, original=original, design=design, planned=planned,
+        disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
+        target_place=_target_place(measured),
+    )
+    if experiment.series is None:
+        return result
+    return replace(result, series=attribute(result, measured))
+
+
+def _both(measured: list[Sample], workload: str, reference: str, candidate: str) -> set[int]:
+    """The rounds in which two steps of a series both ran (a bisection's rounds
+    run only the steps of their stage)."""
+    ran: dict[str, set[int]] = defaultdict(set)
+    for sample in measured:
+        if sample.workload == workload:
+            ran[sample.variant].add(sample.round)
+    return ran[reference] & ran[candidate]

@@ -1,0 +1,149 @@
+"""How long a run will take, before it runs (the dry run's estimate).
+
+Per cell, the best figure at hand, and where it comes from:
+
+1. earlier runs of the same experiment (by name) in the store: their wall
+   time per cell (setup, the workload, teardown, VM boots: everything);
+2. else the workload's own time (fio's runtime with time_based, a runtime
+   cap, read from the job: iolab.engines.fio_jobs) plus the setup and
+   teardown of cells measured on this machine (the median over the store's
+   recent cells); a size-bound job or a probe workload has no time of its
+   own until it ran once.
+
+Plus the kernels the variants need: cached, or built (the last build of
+that object tree took, iolab.kernels.build) or fetched. Nothing here is a
+constant: where nothing was measured the estimate says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from iolab import load, plan
+from iolab.engines import fio_jobs
+from iolab.spec import Build, Experiment
+from iolab.store import Store
+from iolab.units import format_duration
+
+RECENT_RUNS = 5  # runs of the store whose cells give the setup/teardown figure
+
+
+@dataclass(frozen=True)
+class WorkloadTime:
+    workload: str
+    cell_s: float | None  # one cell, all in; None: unknown
+    how: str  # where the figure comes from
+
+
+@dataclass(frozen=True)
+class Estimate:
+    cells: int
+    workloads: list[WorkloadTime]
+    total_s: float | None  # None when some workload's time is unknown
+    at_least: bool  # some figure is a lower bound (VM boots or size-bound jobs left out)
+    kernels: list[str] = field(default_factory=list)  # one line per variant with a kernel
+
+    def lines(self) -> list[str]:
+        out = []
+        for w in self.workloads:
+            figure = f"{format_duration(w.cell_s)} a cell" if w.cell_s is not None else "time unknown"
+            out.append(f"  {w.workload}: {figure} ({w.how})")
+        if self.total_s is not None:
+            out.append(f"  all {self.cells} cells: {'at least ' if self.at_least else 'about '}"
+                       f"{format_duration(self.total_s)}")
+        else:
+            out.append(f"  all {self.cells} cells: unknown until a workload without a time of its own ran once")
+        return out + [f"  kernel {line}" for line in self.kernels]
+
+
+def _history(store: Store, experiment: Experiment) -> dict[str, float]:
+    """Seconds per cell of each workload in earlier runs of this experiment:
+    the runs' wall time shared over their cells by each cell's own time."""
+    per: dict[str, list[float]] = {}
+    for run in store.runs(experiment.name)[-RECENT_RUNS:]:
+        if run.finished is None:
+            continue
+        samples = [s for s in store.samples(run.id, with_histograms=False)]
+        own = [(s.setup_s or 0) + (s.run_s or 0) + (s.teardown_s or 0) for s in samples]
+        if not samples or sum(own) <= 0:
+            continue
+        scale = (run.finished - run.started) / sum(own)  # boots and gaps, shared in proportion
+        for sample, seconds in zip(samples, own):
+            per.setdefault(sample.workload, []).append(seconds * scale)
+    return {w: statistics.median(v) for w, v in per.items()}
+
+
+def _overhead(store: Store) -> tuple[float | None, int]:
+    """Median setup + teardown of the store's recent cells, and how many."""
+    found = []
+    for run in store.runs()[-RECENT_RUNS:]:
+        found += [(s.setup_s or 0) + (s.teardown_s or 0) for s in store.samples(run.id, with_histograms=False)
+                  if s.status == "ok" and s.setup_s is not None]
+    return (statistics.median(found) if found else None), len(found)
+
+
+def _job_seconds(experiment: Experiment, name: str) -> tuple[float | None, bool]:
+    workload = experiment.workload_named(name)
+    if workload.engine != "fio":
+        return None, False
+    longest, exact = 0.0, True
+    for variant in experiment.variant:
+        seconds, whole = fio_jobs.duration(fio_jobs.jobs(load.job_text(experiment, workload), dict(variant.fio)))
+        if seconds is None:
+            return None, False
+        longest, exact = max(longest, seconds), exact and whole
+    return longest, exact
+
+
+def _kernels(experiment: Experiment) -> list[str]:
+    from iolab.kernels import build, fetch
+    from iolab.kernels.kernel_ref import for_variant
+
+    lines = []
+    for variant in experiment.variant:
+        if isinstance(variant.kernel, Build):
+            resolved = build.plan(build.request_for(variant.kernel, experiment.base_dir))
+            if build.cached(resolved) is not None:
+                lines.append(f"{variant.name}: cached ({resolved.source.label})")
+                continue
+            last = build.last_build_seconds(resolved.tree_key)
+            took = f"the last build of this tree took {format_duration(last)}" if last else "no build timed yet"
+            lines.append(f"{variant.name}: to build from {resolved.source.label} ({took})")
+        elif variant.kernel is not None:
+            ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
+            state = "cached" if ref.kind == "local" or fetch.cached(ref) else "to fetch"
+            lines.append(f"{variant.name}: {state} ({variant.kernel})")
+    return lines
+
+
+def estimate(experiment: Experiment, store: Store | None) -> Estimate:
+    cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
+    history = _history(store, experiment) if store else {}
+    overhead, counted = _overhead(store) if store else (None, 0)
+    in_vm = any(v.kernel is not None for v in experiment.variant)
+    rows, total, at_least = [], 0.0, False
+    for workload in experiment.workload:
+        if workload.name in history:
+            rows.append(WorkloadTime(workload.name, history[workload.name], "earlier runs of this experiment"))
+            total += history[workload.name] * cells_per_workload
+            continue
+        seconds, exact = _job_seconds(experiment, workload.name)
+        if seconds is None:
+            rows.append(WorkloadTime(workload.name, None, "bound by its size or its op count: no time of its own"))
+            total, at_least = float("nan"), True
+            continue
+        how = "the job's runtime" if exact else "the job's runtime cap"
+        if overhead is not None:
+            seconds += overhead
+            how += f" + setup/teardown {overhead:.1f} s, the median of {counted} cells in the store"
+        else:
+            how += "; setup/teardown not measured here yet"
+            at_least = True
+        if in_vm:
+            how += "; VM boots not counted"
+            at_least = True
+        rows.append(WorkloadTime(workload.name, seconds, how))
+        total += seconds * cells_per_workload
+    cells = cells_per_workload * len(experiment.workload)
+    return Estimate(cells, rows, None if total != total else total, at_least, _kernels(experiment))
