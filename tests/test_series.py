@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load
-from iolab.cell import environment
 from iolab.cell.sample import Sample
 from iolab.hosts import CellByCell
 from iolab.run import runner
@@ -28,6 +27,9 @@ class StepHost(CellByCell):
     """us_per_call of a cell: the workload's level times the factor of every
     patch its step includes; `noise` is relative (0: exact, the same value
     every round)."""
+
+    def describe(self) -> dict:
+        return dict(FIXED_HOST)
 
     def __init__(self, factors: dict[str, dict[int, float]], noise: float = 0.0, fail: set[int] = frozenset(),
                  seed: int = 1):
@@ -75,7 +77,6 @@ def series_raw(tmp_path: Path, patches=PATCHES, **extra):
 
 
 def run_series(tmp_path, monkeypatch, host, **extra):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     experiment = load.parse(series_raw(tmp_path, **extra), base_dir=str(tmp_path))
     store = Store(tmp_path / "series.db")
     run_id = runner.run(experiment, store, host=host)
@@ -161,7 +162,7 @@ def test_the_reply_block_fits_a_mail(tmp_path, monkeypatch):
     """Golden: tests/golden/series-reply.txt (UPDATE_GOLDEN=1 to write it anew)."""
     from iolab.report import reply
     from iolab.analysis.model import Report
-    from tests.test_report_golden import check_golden
+    from tests.helpers import check_golden
 
     host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)
     result = run_series(tmp_path, monkeypatch, host, series={"patches": PATCHES, "strategy": "every"},
@@ -176,7 +177,7 @@ def test_the_reply_block_fits_a_mail(tmp_path, monkeypatch):
 
 # -- the plumbing on the stand-in kernel tarball (real patch, real make) -----------------
 
-from tests.test_kernel_build import LINES, cache, diff, fake_source  # noqa: E402,F401  (fixtures)
+from tests.stand_in_kernel import LINES, cache, diff, fake_source  # noqa: E402,F401  (fixtures)
 
 
 class KernelHost:
@@ -185,6 +186,9 @@ class KernelHost:
 
     def __init__(self, kernel, factors, seen):
         self.kernel, self.factors, self.seen = kernel, factors, seen
+
+    def describe(self) -> dict:
+        return dict(FIXED_HOST)
 
     def run_batch(self, cells):
         names = [Path(p).name for p in self.kernel.manifest["patches"]]
@@ -242,7 +246,6 @@ def stand_in_series(tmp_path, fake_source, strategy, broken=None, stale=None):
 
 @pytest.mark.parametrize("strategy", ["every", "bisect"])
 def test_steps_build_incrementally_on_the_stand_in_tree(tmp_path, monkeypatch, fake_source, cache, strategy):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     experiment = stand_in_series(tmp_path, fake_source, strategy)
     Hosts = stand_in_hosts({"w": {"p3.patch": 0.5}})
     hosts = Hosts(experiment, log=lambda _: None, scratch_parent=str(tmp_path))
@@ -262,7 +265,6 @@ def test_steps_build_incrementally_on_the_stand_in_tree(tmp_path, monkeypatch, f
 
 
 def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypatch, fake_source, cache):
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     experiment = stand_in_series(tmp_path, fake_source, "every", broken=4)
     hosts = stand_in_hosts({"w": {"p2.patch": 2.0}})(experiment, log=lambda _: None)
     store = Store(tmp_path / "s.db")
@@ -289,7 +291,6 @@ def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache
 def test_a_change_not_placed_within_the_budget_names_its_interval(tmp_path, monkeypatch):
     from iolab.report import renderer
 
-    monkeypatch.setattr(environment, "host", lambda: dict(FIXED_HOST))
     patches = [f"p{i}.patch" for i in range(1, 8)]
     raw = series_raw(tmp_path, patches=patches, series={"patches": patches, "strategy": "bisect"},
                      run={"iterations": "auto", "min_iterations": 8, "max_iterations": 10, "time_budget": "40s",
