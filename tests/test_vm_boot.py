@@ -65,16 +65,21 @@ def experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
     })
 
 
+def run_in_vms(exp: spec.Experiment, store: Store, tmp_path) -> tuple[int, list[str]]:
+    """Run the experiment in VMs booting its kernels; its run id and each boot's QEMU command line."""
+    shown: list[str] = []
+    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
+    host.show = shown.append
+    return runner.run(exp, store, host=host), shown
+
+
 def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_path, monkeypatch):
     """Both cells (one per variant, one boot) run in the guest on f2fs on the
     virtio disk, with the sysfs knob set in the guest; samples carry the VM."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     exp = experiment(tmp_path)
     store = Store(tmp_path / "vm.db")
-    shown = []
-    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
-    host.show = shown.append
-    run_id = runner.run(exp, store, host=host)
+    run_id, shown = run_in_vms(exp, store, tmp_path)
     samples = store.samples(run_id)
     assert [s.status for s in samples] == ["ok", "ok"], [s.error for s in samples]
     assert len(shown) == 1 and shown[0].startswith("qemu-system-x86_64 ")  # one boot, shlex-joined argv
@@ -146,10 +151,7 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
         "vm": {"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4},
     })
     store = Store(tmp_path / "icount.db")
-    shown = []
-    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
-    host.show = shown.append
-    run_id = runner.run(exp, store, host=host)
+    run_id, shown = run_in_vms(exp, store, tmp_path)
     samples = store.samples(run_id)
     assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
     assert "-icount shift=0,sleep=off" in shown[0] and len(shown) == 1
