@@ -276,17 +276,24 @@ class VMHost:
 
     def _follow(self, process: subprocess.Popen[bytes], boot: Boot, *, timeout: float) -> Iterator[Sample]:
         """Samples as their lines appear, until QEMU exits or the guest is
-        silent for longer than `timeout` (plus [vm] boot_timeout at first)."""
+        silent for longer than `timeout` (plus [vm] boot_timeout at first).
+        The guest speaks when its init starts the command (init.json), when
+        its executor is ready (guest.json) and with each sample."""
         samples_path = boot.xchg / "samples.jsonl"
         offset = 0
         deadline = boot.started + self.settings.boot_timeout + timeout
+        command_started = False
         while True:
             exited = process.poll() is not None
             now = time.monotonic()
+            if not command_started and (boot.xchg / "init.json").exists():
+                command_started = True
+                deadline = now + timeout
             if boot.ready_s is None and (boot.xchg / "guest.json").exists():
                 boot.ready_s = now - boot.started
                 boot.guest = {**(_read_json(boot.xchg / "init.json") or {}),
                               **(_read_json(boot.xchg / "guest.json") or {})}
+                deadline = now + timeout
             if samples_path.exists():
                 with open(samples_path) as handle:
                     handle.seek(offset)
