@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.journal.reclaim import descendants, users
+from iolab.journal.reclaim import users
+from iolab.process import descendants
 from tests.helpers import REPO, attached_loops, iolab, iolab_mounts, wait_for
 
 SYSCTL = Path("/proc/sys/vm/dirty_expire_centisecs")  # a sysctl no other test changes

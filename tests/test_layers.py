@@ -55,6 +55,7 @@ STAGES = (
     ("iolab.units", "iolab.sysutil", "iolab.histogram"),  # leaves
     ("iolab.journal",),  # the crash journal every stage that makes resources writes to
     ("iolab.process",),  # the one runner of programs
+    ("iolab.journal.reclaim",),  # reclaiming what a dead run left (umount, losetup: through the runner)
     ("iolab.knobs",),
     ("iolab.engines", "iolab.collectors"),
     ("iolab.cell",),  # the cell executor: the guest's top

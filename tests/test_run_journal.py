@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from iolab import process
 from iolab.cell import interrupts
-from iolab.journal import Journal, owner_alive, process_start
+from iolab.journal import Journal, owner_alive, process_start, using
 from iolab.journal import reclaim
 from iolab.knobs import recover
 from iolab.load import check_here
@@ -89,12 +90,38 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     # a child that starts a grandchild in a session of its own, as fio's job processes do
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script])
-    below = wait_for(lambda: reclaim.descendants(child.pid), 30, "the grandchild")
-    killed = reclaim.kill_tree(child.pid)
+    below = wait_for(lambda: process.descendants(child.pid), 30, "the grandchild")
+    killed = process.kill_tree(child.pid)
     assert set(killed) >= {child.pid, *below}
     child.wait(timeout=5)
     assert all(not owner_alive(pid, None) or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
                for pid in below)
+
+
+def test_a_child_beside_iolab_is_journalled_until_it_ends_then_stopped_with_its_tree(tmp_path):
+    # as QEMU or perf stat: started, read from, then stopped (SIGTERM, a grace, then SIGKILL to the tree)
+    journal = Journal(tmp_path / "run.journal")
+    script = ("import signal, subprocess, time; signal.signal(signal.SIGTERM, lambda *a: print('term', flush=True)); "
+              "subprocess.Popen(['sleep', '60']); print('up', flush=True); time.sleep(60)")
+    with using(journal):
+        child = process.start([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert [e["undo"] for e in journal.entries()] == [{"kind": "process", "pid": child.pid,
+                                                     "start": process_start(child.pid)}]
+    assert child.stdout.readline() == "up\n"
+    (sleeper,) = wait_for(lambda: process.descendants(child.pid), 30, "the grandchild")
+    assert process.end(child, grace=0.5) == -9  # it ignored the SIGTERM: killed after the grace
+    assert journal.entries() == []
+    wait_for(lambda: not owner_alive(sleeper, None), 10, "the grandchild's death")
+    assert process.end(child) == -9  # ending it again changes nothing
+
+
+def test_run_gives_input_takes_bytes_and_writes_a_log(tmp_path):
+    journal = Journal(tmp_path / "run.journal")
+    assert process.run(["cat"], input=b"\x00raw", text=False).stdout == b"\x00raw"
+    with open(tmp_path / "build.log", "w") as log, using(journal):
+        done = process.run(["sh", "-c", "echo out; echo err >&2; exit 3"], output=log, journalled=False)
+    assert done.returncode == 3 and (tmp_path / "build.log").read_text() == "out\nerr\n"
+    assert not (tmp_path / "run.journal").exists()  # not journalled: as reclaim's umount, under recover's lock
 
 
 def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
@@ -114,7 +141,7 @@ def test_children_die_with_iolab(tmp_path):
     script = ("import sys; sys.path.insert(0, %r); from iolab.process import run_tool; "
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
-    (sleeper,) = wait_for(lambda: reclaim.descendants(parent.pid), 30, "the tool")
+    (sleeper,) = wait_for(lambda: process.descendants(parent.pid), 30, "the tool")
     parent.kill()
     parent.wait()
     wait_for(lambda: not owner_alive(sleeper, None), 10, "the tool's death")
