@@ -133,7 +133,11 @@ def test_the_cli_switch_keeps_what_the_file_set(tmp_path, capsys):
                     f'kernel = "{KERNEL}"\n[[workload]]\nname = "w"\nengine = "probe"\n'
                     'probe = { mode = "batch", case = "write_u1k" }\n[vm]\nmemory = "1GiB"\n')
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 0
-    assert capsys.readouterr().out.startswith("x: 6 cells")  # 3 rounds x 2 variants
+    out = capsys.readouterr().out
+    assert out.startswith("x: 6 cells")  # 3 rounds x 2 variants
+    assert "  w: primary kinsn/call" in out and "us/call" not in out  # the plan's rows in its units
+    assert cli.main(["run", str(path), "--dry-run"]) == 0
+    assert "  w: primary us/call" in capsys.readouterr().out
     path.write_text(path.read_text() + "accel = \"kvm\"\n")
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 2
     err = capsys.readouterr().err
