@@ -294,3 +294,5 @@ def test_values_within_the_tolerance_are_exact_and_the_legend_names_them(tmp_pat
     assert bw.exact == "tolerance" and bw.verdict == "better" and bw.tolerance == 0.01
     text = " ".join(renderer("text")(result).split())
     assert "within ±1.0% of each other: randread rd BW MiB/Ginsn" in text
+    assert "(identical values: randread rd p50 kinsn" in text  # the others, by name
+    assert "every value of each variant identical" not in text
