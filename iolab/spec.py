@@ -260,15 +260,18 @@ def with_default_kernel(data: Any) -> Any:
 
 def with_timing_defaults(data: Any) -> Any:
     """In instructions mode a file that sets no [run] iterations runs
-    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more), and
-    one that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
+    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more); one
+    that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
     how QEMU's single thread interleaves several, and Debian's 6.1 kernel
-    never brings up a second vCPU under -icount (README, "Instructions mode")."""
+    never brings up a second vCPU under -icount; and one that sets no [vm]
+    disk has its target in the guest's memory (disk = "ram"): a wait for an
+    emulated disk is a jump of the guest's clock, not a count (README,
+    "Instructions mode")."""
     if not isinstance(data, dict) or not isinstance(data.get("vm"), dict):
         return data
     if data["vm"].get("timing") != "instructions":
         return data
-    vm = data["vm"] if "cpus" in data["vm"] else {**data["vm"], "cpus": 1}
+    vm = {"cpus": 1, "disk": "ram", **data["vm"]}
     run = data.get("run", {})
     if isinstance(run, dict) and "iterations" not in run:
         run = {**run, "iterations": INSTRUCTIONS_ITERATIONS}
@@ -620,6 +623,14 @@ class Experiment(Strict):
             )
         if self.target.kind == "dir":
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
+        if self.vm.disk == "ram":
+            # the image lives in the guest's /run, a tmpfs of half the VM's memory
+            sizes = {self.target_for(v, w).size for v in self.variant for w in self.workload} - {None}
+            if sizes and max(sizes) > self.vm.memory // 2:
+                raise ValueError(
+                    f"vm.memory: {self.vm.memory >> 20} MiB is too little for a {max(sizes) >> 20} MiB image in "
+                    f"the guest's memory (disk = \"ram\" keeps it in a tmpfs of half the VM's memory): set "
+                    f"memory = \"{max(sizes) * 2 >> 20}MiB\" or more, a smaller target size, or disk = \"virtio\"")
         return self
 
     @property
