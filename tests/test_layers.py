@@ -55,7 +55,8 @@ STAGES = (
     ("iolab.hosts",),
     ("iolab.run",),  # the runner drives hosts, stores samples, asks the analysis when to stop
     ("iolab.report",),  # renderers of a Report
-    ("iolab.progress", "iolab.doctor", "iolab.cli_kernel", "iolab.cli_gate", "iolab.cli_patch"),
+    ("iolab.progress", "iolab.doctor", "iolab.cli_common", "iolab.cli_kernel", "iolab.cli_gate", "iolab.cli_patch",
+     "iolab.cli_queue", "iolab.cli_store"),
     ("iolab.cli",),
 )
 
