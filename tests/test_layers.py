@@ -50,7 +50,7 @@ STAGES = (
     ("iolab.stats",),  # pure statistics (the plan fixes each comparison's test with them)
     ("iolab.plan", "iolab.kernels"),
     ("iolab.load", "iolab.workloads"),  # the experiment file; the workload library `iolab patch` writes one from
-    ("iolab.store", "iolab.storedb"),
+    ("iolab.store", "iolab.storeschema", "iolab.storedb"),
     ("iolab.analysis",),  # samples -> a Report
     ("iolab.hosts",),
     ("iolab.run",),  # the runner drives hosts, stores samples, asks the analysis when to stop
