@@ -1,31 +1,32 @@
-"""The iolab command line: run, report, calibrate, runs, doctor."""
+"""The iolab command line: run, report, calibrate, compare, resume, cleanup,
+doctor, and main(), the one entry. The other commands are in cli_store
+(runs, baseline, history), cli_queue (submit, agent, agents), cli_kernel
+and cli_patch; what they share (exit statuses, the store and experiment the
+arguments name) in cli_common, the CI gate in cli_gate."""
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import difflib
 import os
 import random
 import sqlite3
 import sys
 import textwrap
-from pathlib import Path
+from typing import Any
 
-from iolab import cli_gate, cli_kernel, cli_patch, doctor, load, progress, spec
+from iolab import cli_gate, cli_kernel, cli_patch, cli_queue, cli_store, doctor, progress, spec
+from iolab.cli_common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, STORE_HELP,
+                              checked_experiment, existing_store, few_lines, iterations_type, open_store,
+                              parse_run_id, store_option_everywhere, timing_option, view_options, with_iterations)
 from iolab.analysis import reports
 from iolab.analysis.model import Report
-from iolab.run import calibrate
 from iolab.cell import interrupts
-from iolab.run import runner
-from iolab.report import FORMATS, renderer
+from iolab.report import renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
+from iolab.run import calibrate, runner
 from iolab.store import Store, StoreError, default_path
-from iolab.storedb import is_url
 from iolab.sysutil import ToolError
 
-EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_PIPE = 141  # stdout closed by its reader (`| head`): what a shell shows for SIGPIPE
 EXIT_REGRESSION = cli_gate.EXIT_REGRESSION  # 3: --fail-on found a primary metric worse
 
 DESCRIPTION = """\
@@ -88,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("experiment", nargs="?", help="experiment file (TOML)")
     run.add_argument("--recheck", type=int, metavar="RUN",
                      help="run the stored experiment of RUN again (new seed) and show both")
-    run.add_argument("--iterations", type=_iterations, metavar="N|auto", help="override [run].iterations")
-    _timing_option(run)
+    run.add_argument("--iterations", type=iterations_type, metavar="N|auto", help="override [run].iterations")
+    timing_option(run)
     run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
     run.add_argument("--quiet", action="store_true", help="no progress display")
     run.add_argument("--dry-run", action="store_true",
@@ -98,16 +99,17 @@ def _parser() -> argparse.ArgumentParser:
                      help="run a plan under which no primary comparison can be decided (too few rounds)")
     run.add_argument("--show-command", action="store_true",
                      help="print each VM's QEMU command line (variants with a kernel) as it starts")
-    _view_options(run)
+    view_options(run)
     _gate_options(run)
-
 
     report = commands.add_parser("report", help="print the comparison of a stored run",
                                  description="Re-render a stored run from its samples.")
     report.add_argument("run", nargs="?", default="latest", help="run id (default: the latest)")
-    _view_options(report)
+    view_options(report)
     _gate_options(report)
-    _more_commands(commands)
+    _compare_command(commands)
+    cli_store.add_baseline(commands)
+    cli_store.add_history(commands)
 
     cal = commands.add_parser(
         "calibrate", help="run the baseline against itself: noise and detectable change",
@@ -118,102 +120,32 @@ def _parser() -> argparse.ArgumentParser:
     cal.add_argument("--iterations", type=int, metavar="N",
                      help="rounds (default: [run].iterations, or 10 when it is auto)")
     cal.add_argument("--seed", type=int, help="seed of the interleaving order")
-    _timing_option(cal)
+    timing_option(cal)
     cal.add_argument("--format", choices=tuple(CALIBRATION_RENDERERS), default="text",
                      help="report format (default: text)")
     cal.add_argument("--quiet", action="store_true", help="no progress display")
 
-    commands.add_parser("runs", help="list stored runs",
-                        description="List the runs in the store; a queued run's rounds: queued, running "
-                        "and done per host.")
-    _queue_commands(commands)
+    cli_store.add_runs(commands)
+    cli_queue.add_parsers(commands)
     cli_kernel.add_parser(commands)
     cli_patch.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
-    _store_option_everywhere(parser)
+    store_option_everywhere(parser)
     return parser
 
 
-STORE_HELP = "the store: an SQLite file, or a postgresql:// URL (a shared store)"
-
-
-def _store_option_everywhere(parser: argparse.ArgumentParser) -> None:
-    """--store after the subcommand too (iolab runs --store FILE): every
-    subcommand takes it, and leaves it unset unless given there."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in set(action.choices.values()):
-                sub.add_argument("--store", metavar="FILE|URL", default=argparse.SUPPRESS, help=STORE_HELP)
-                _store_option_everywhere(sub)
-
-
-def _more_commands(commands) -> None:
-    """compare, baseline, history."""
+def _compare_command(commands: Any) -> None:
     cmp = commands.add_parser(
         "compare", help="compare two stored runs of one experiment (unpaired)",
         description="Each variant's values in run A against run B (different times, machines or "
         "kernels): Mann-Whitney U, Holm-corrected; the environment differences are listed.")
     cmp.add_argument("run_a", type=int, metavar="RUN_A", help="the reference run")
     cmp.add_argument("run_b", type=int, metavar="RUN_B", help="the run compared with it")
-    _view_options(cmp)
+    view_options(cmp)
     cmp.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
                      help="exit 3 when a primary metric of RUN_B is worse than in RUN_A (by more than N%%)")
-    base = commands.add_parser("baseline", help="name runs to compare later runs with",
-                               description="Saved baselines: a name for a run (saving a name again "
-                               "moves it). Use with run/report --baseline NAME.")
-    actions = base.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
-    save = actions.add_parser("save", help="save RUN as baseline NAME", description="Save RUN as baseline NAME.")
-    save.add_argument("name", help="e.g. main, v6.18")
-    save.add_argument("run", help="run id, or 'latest'")
-    actions.add_parser("list", help="list saved baselines", description="List saved baselines.")
-    hist = commands.add_parser("history", help="a metric across the runs of an experiment",
-                               description="The central value of METRIC in each stored run of an "
-                               "experiment (default: the latest run's), per workload and variant.")
-    hist.add_argument("metric", help="metric name, e.g. read_bw, read_p99, lat_p50")
-    hist.add_argument("--experiment", metavar="NAME", help="experiment name (default: the latest run's)")
-    hist.add_argument("--last", type=int, metavar="N", help="only the last N runs")
-    hist.add_argument("--format", choices=("text", "json", "html"), default="text",
-                      help="report format (default: text)")
-    hist.add_argument("--timing", choices=("wall", "instructions"),
-                      help="the runs of this timing mode (default: the latest run's mode)")
-    hist.add_argument("--view", choices=("median", "mean", "hmean"), default="median",
-                      help="central value (default: median)")
-
-
-def _queue_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """submit, agent, agents: many machines pulling rounds from a queue in the PostgreSQL store."""
-    sub = commands.add_parser(
-        "submit", help="queue an experiment's rounds for test hosts (agents) to run",
-        description="Check the experiment as 'iolab run' does, store the run in the PostgreSQL store and "
-        "queue one job per round; print the run id and exit. Agents (iolab agent) with the labels take the "
-        "rounds; 'iolab runs' shows them, 'iolab report RUN' prints the table.")
-    sub.add_argument("experiment", help="experiment file (TOML)")
-    sub.add_argument("--labels", metavar="A,B", default="",
-                     help="only agents with all these labels take the rounds (e.g. nvme,x86)")
-    sub.add_argument("--iterations", type=_iterations, metavar="N", help="override [run].iterations")
-    sub.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
-    agent = commands.add_parser(
-        "agent", help="run on a test host: take rounds from the queue and run them",
-        description="A worker with concurrency 1 on this machine: take a round from the queue, hold the "
-        "machine lock, run the round's cells, write each sample to the shared store. SIGTERM (or Ctrl-C) "
-        "lets the current cell finish, gives the round back and exits. A round whose agent is killed goes "
-        "to another agent once that agent's heartbeats stop (after 3 heartbeats); its samples so far are "
-        "kept, superseded.")
-    agent.add_argument("--name", default=None, help="this agent's name in reports (default: the host name)")
-    agent.add_argument("--labels", metavar="A,B", default="",
-                       help="what this host is (e.g. nvme,x86): it takes rounds queued for a subset of these")
-    agent.add_argument("--until-idle", action="store_true",
-                       help="exit when no round for these labels is queued or running on another agent "
-                       "(tests, cron)")
-    agent.add_argument("--allow", action="append", default=[], metavar="NAME",
-                       help="run experiments that allow this fio option (allow = [...]); refused otherwise")
-    agent.add_argument("--heartbeat", type=float, default=10.0, metavar="S",
-                       help="seconds between heartbeats (default 10); a round whose agent is silent for 3 "
-                       "heartbeats goes back to the queue")
-    commands.add_parser("agents", help="list the agents of the store: labels, heartbeat, current round",
-                        description="The agents that have taken rounds from this store's queue.")
 
 
 def _gate(text: str) -> cli_gate.Gate:
@@ -239,88 +171,11 @@ def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPa
         "the samples it has are kept. Then print its comparison.")
     resume.add_argument("run", type=int, help="run id (iolab runs lists them)")
     resume.add_argument("--quiet", action="store_true", help="no progress display")
-    _view_options(resume)
+    view_options(resume)
     commands.add_parser(
         "cleanup", help="reclaim what killed runs left (knobs, loop devices, mounts, images, processes)",
         description="Undo what iolab processes that died (SIGKILL, a crash) left on this machine, and mark "
         "their runs interrupted; say what was done. A run does this itself before it starts.")
-
-
-def _iterations(text: str) -> int | str:
-    if text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of rounds or 'auto', got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _timing_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--timing", choices=("wall", "instructions"),
-        help="override [vm] timing: 'instructions' runs the VMs under QEMU's TCG with a fixed instruction "
-        "count (-icount shift=0,sleep=off), so the guest's durations are exact instruction counts, "
-        "not times (default then: 3 rounds, 1 vCPU, unless the file sets them)")
-
-
-def _view_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
-    command.add_argument("--view", choices=("median", "mean", "hmean"),
-                         help="central value: median ± CI (default), mean ± stddev, harmonic mean "
-                         "(for rates) (default: [report].view)")
-    command.add_argument("--min-max", action="store_true", default=None,
-                         help="show min..max under each row (JSON always has them)")
-
-
-def _experiment(path: str, timing: str | None = None) -> spec.Experiment:
-    """An experiment file, parsed and checked against this machine, in the
-    timing mode --timing asks for (an error then says so)."""
-    experiment = _load(path, timing)
-    with load.in_file(path):
-        load.check_here(experiment)
-    return experiment
-
-
-def _store(args: argparse.Namespace, exists: bool = False) -> Store:
-    """The store; with ``exists``, only one that is there already (a command
-    that reads runs never makes an empty store of a mistyped path)."""
-    where = args.store or default_path()
-    if exists and not is_url(str(where)) and not Path(where).exists():
-        raise StoreError(f"no store at {where}{_nearest_store(Path(where))}")
-    return Store(where)
-
-
-def _nearest_store(path: Path) -> str:
-    """"; did you mean ..." with the existing store whose name is nearest, or where stores are."""
-    places = {path.parent if str(path.parent) else Path(".")}
-    default = default_path()
-    if not is_url(str(default)):
-        places.add(Path(default).parent)
-    found = [p for place in places if place.is_dir() for p in place.iterdir()
-             if p.is_file() and p.suffix in (".db", ".sqlite", ".sqlite3")]
-    if Path(str(default)).exists():
-        found.append(Path(str(default)))
-    close = difflib.get_close_matches(str(path), [str(p) for p in found], n=1, cutoff=0.6)
-    if close:
-        return f"; did you mean {close[0]}?"
-    if found:
-        return f" (stores here: {', '.join(sorted({str(p) for p in found})[:4])})"
-    return " (a store is made by the first 'iolab run'; --store or $IOLAB_STORE name another)"
-
-
-def _existing_store(args: argparse.Namespace) -> Store | None:
-    """The store if it exists (a dry run reads earlier runs; it makes no store)."""
-    where = args.store or default_path()
-    if not is_url(str(where)) and not Path(where).exists():
-        return None
-    try:
-        return Store(where)
-    except StoreError as error:  # a store this iolab cannot read: plan without its history
-        print(f"iolab: the dry run reads no history: {_few_lines(str(error), 1)}", file=sys.stderr)
-        return None
 
 
 def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:
@@ -330,37 +185,12 @@ def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> 
         print(line)
 
 
-def _load(path: str, timing: str | None) -> spec.Experiment:
-    """The experiment file, in the timing mode --timing asks for (an error then says so)."""
-    try:
-        return load.load(path, timing)
-    except spec.SpecError as error:
-        if timing is None:
-            raise
-        raise spec.SpecError(f"--timing {timing}: {error}") from None
-
-
-def _with_iterations(experiment: spec.Experiment, iterations: int | str | None) -> spec.Experiment:
-    if iterations is None:
-        return experiment
-    data = experiment.model_dump()
-    if iterations != "auto":  # the adaptive settings only go with "auto"
-        for name in ("min_iterations", "max_iterations", "time_budget", "target_ci"):
-            data["run"].pop(name)
-    data["run"]["iterations"] = iterations
-    base_dir = data.pop("base_dir")
-    try:
-        return load.parse(data, base_dir=base_dir)
-    except spec.SpecError as error:
-        raise spec.SpecError(f"--iterations {iterations}: {error}") from None
-
-
 def _execute(
     args: argparse.Namespace, experiment: spec.Experiment, path: str | None, seed: int | None,
     recheck_of: int | None = None, show_command: bool = False, resume: int | None = None,
 ) -> tuple[Store, int, bool]:
     """Run and store; (store, run id, interrupted)."""
-    store = _store(args)
+    store = open_store(args)
     interrupts.sigterm_interrupts()
     shown = progress.for_terminal(args.quiet)
     try:
@@ -381,14 +211,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.recheck is not None:
         if args.timing is not None:
             raise spec.SpecError("--timing with --recheck: a recheck runs the stored experiment as it ran")
-        original = _store(args).run(args.recheck)
+        original = open_store(args).run(args.recheck)
         experiment = spec.Experiment.model_validate_json(original.experiment_json)
         path = original.experiment_path
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
     else:
-        experiment = _experiment(args.experiment, args.timing)
-    experiment = _with_iterations(experiment, args.iterations)
+        experiment = checked_experiment(args.experiment, args.timing)
+    experiment = with_iterations(experiment, args.iterations)
     from iolab.run import dryrun
 
     why = dryrun.undecidable(experiment)
@@ -396,7 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise spec.SpecError(why)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
-        _print_plan(experiment, fixed if fixed is not None else 0, _existing_store(args))
+        _print_plan(experiment, fixed if fixed is not None else 0, existing_store(args))
         if fixed is None:
             print("(the order shown is seed 0's; a run draws a random seed and stores it: "
                   "give --seed N to run this very order)")
@@ -444,7 +274,7 @@ def _failure_status(report: Report, fmt: str) -> int:
     if fmt in ("csv", "benchstat", "json"):
         first = result.failures[0]
         print(f"iolab: run {result.run.id}: {failed} of {result.cells_done} cells failed "
-              f"(first: {first.variant} / {first.workload}: {_few_lines(first.error, 1)})", file=sys.stderr)
+              f"(first: {first.variant} / {first.workload}: {few_lines(first.error, 1)})", file=sys.stderr)
     return EXIT_OK if fmt == "benchstat" else EXIT_FAILED_CELLS
 
 
@@ -459,127 +289,30 @@ def _gated(report: Report, args: argparse.Namespace, status: int) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    experiment = calibrate.aa_experiment(_experiment(args.experiment, args.timing), args.iterations)
+    experiment = calibrate.aa_experiment(checked_experiment(args.experiment, args.timing), args.iterations)
     store, run_id, interrupted = _execute(args, experiment, args.experiment, args.seed)
     status = _print_report(store, run_id, args)
     return EXIT_INTERRUPTED if interrupted else status
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    store = _store(args, exists=True)
-    run_id = _run_id(store, args.run)
+    store = open_store(args, exists=True)
+    run_id = parse_run_id(store, args.run)
     status = _print_report(store, run_id, args)
     return EXIT_REGRESSION if status == EXIT_REGRESSION else EXIT_OK
 
 
-def _run_id(store: Store, text: str) -> int:
-    if text == "latest":
-        return store.latest_run_id()
-    if text.isdigit():
-        return int(text)
-    raise StoreError(f"run must be a number or 'latest', got {text!r}")
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
-    store = _store(args, exists=True)
+    store = open_store(args, exists=True)
     report = reports.compare_report(store, args.run_a, args.run_b, view=args.view, min_max=args.min_max)
     sys.stdout.write(renderer(args.format)(report))
     return _gated(report, args, EXIT_OK)
 
 
-def cmd_baseline(args: argparse.Namespace) -> int:
-    store = _store(args, exists=True)
-    if args.baseline_command == "save":
-        run_id = _run_id(store, args.run)
-        store.save_baseline(args.name, run_id)
-        print(f"baseline {args.name!r} is run {run_id} ({store.run(run_id).name})")
-        return EXIT_OK
-    saved = store.baselines()
-    if not saved:
-        print("no baselines saved (save one: iolab baseline save NAME RUN)")
-    for item in saved:
-        when = datetime.datetime.fromtimestamp(item.saved).strftime("%Y-%m-%d %H:%M")
-        print(f"{item.name:<24}  run {item.run_id:<5}  saved {when}  {store.run(item.run_id).name}")
-    return EXIT_OK
-
-
-def cmd_history(args: argparse.Namespace) -> int:
-    from iolab.analysis import history
-    from iolab.report.history import RENDERERS as HISTORY_RENDERERS
-
-    if args.last is not None and args.last < 1:
-        raise spec.SpecError(f"--last must be at least 1, got {args.last}")
-    found = history.history(_store(args, exists=True), args.metric, experiment=args.experiment, last=args.last,
-                            view=args.view, timing=args.timing)
-    sys.stdout.write(HISTORY_RENDERERS[args.format](found))
-    return EXIT_OK
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    from iolab.run import recovery, status
-
-    store = _store(args, exists=True)
-    live = recovery.live_runs()
-    print(f"{'id':>4}  {'started':<16}  {'status':<11}  {'cells':>9}  name")
-    for run in store.runs():
-        ok, failed = store.sample_counts(run.id)
-        started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
-        cells = f"{ok + failed}/{run.planned_cells}"
-        note = f" ({failed} failed)" if failed else ""
-        if run.status == "running" and not run.queued and (recovery.store_name(store), run.id) not in live:
-            note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
-        print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")
-        if run.queued:
-            for line in status.round_lines(store, run):
-                print(f"{'':>6}{line}")
-    return EXIT_OK
-
-
-def cmd_submit(args: argparse.Namespace) -> int:
-    from iolab.run import queue, submit
-
-    labels = queue.labels(args.labels)
-    experiment = _with_iterations(_experiment(args.experiment), args.iterations)
-    store = _store(args)
-    done = submit.submit(experiment, store, labels=labels, seed=args.seed, experiment_path=args.experiment)
-    who = f"agents with labels {','.join(labels)}" if labels else "any agent"
-    print(f"run {done.run_id}: {done.rounds} rounds queued for {who} (queue {done.queue})")
-    print(f"  watch: iolab runs; iolab agents    table: iolab report {done.run_id}")
-    return EXIT_OK
-
-
-def cmd_agent(args: argparse.Namespace) -> int:
-    import platform
-
-    from iolab.run import agent, queue
-
-    where = str(args.store or default_path())
-    if not where.startswith(("postgresql://", "postgres://")):
-        raise spec.SpecError(f"--store: an agent takes rounds from a PostgreSQL store; {where} is not a "
-                             "postgresql:// URL")
-    if args.heartbeat <= 0 or args.heartbeat > 3600:
-        raise spec.SpecError(f"--heartbeat: seconds between 0 and 3600, got {args.heartbeat}")
-    name = args.name or platform.node()
-    if not name or len(name) > 64 or any(c.isspace() for c in name):
-        raise spec.SpecError("--name: 1 to 64 characters, no blanks")
-    settings = agent.Settings(url=where, name=name, labels=queue.labels(args.labels),
-                              allow=tuple(sorted(set(args.allow))), until_idle=args.until_idle,
-                              heartbeat=args.heartbeat)
-    return agent.Agent(settings).serve()
-
-
-def cmd_agents(args: argparse.Namespace) -> int:
-    from iolab.run import status
-
-    for line in status.agent_lines(_store(args)):
-        print(line)
-    return EXIT_OK
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
     from iolab.run import recovery
 
-    store = _store(args)
+    store = open_store(args)
     recovery.report(recovery.reclaim())  # a run left `running` by a dead process is marked interrupted
     original = store.run(args.run)
     if original.queued:
@@ -628,20 +361,12 @@ def cmd_patch(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    return cli_kernel.cmd_kernel(args, lambda: _store(args))
+    return cli_kernel.cmd_kernel(args, lambda: open_store(args))
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "runs": cmd_runs,
-            "doctor": cmd_doctor, "kernel": cmd_kernel, "compare": cmd_compare, "baseline": cmd_baseline,
-            "history": cmd_history, "resume": cmd_resume, "cleanup": cmd_cleanup, "patch": cmd_patch,
-            "submit": cmd_submit, "agent": cmd_agent, "agents": cmd_agents}
-
-
-def _few_lines(message: str, lines: int = 6, width: int = 300) -> str:
-    """An error message cut to a few short lines: it may quote what the user gave."""
-    kept = [line if len(line) <= width else line[: width - 3] + "..." for line in message.splitlines()[:lines]]
-    more = len(message.splitlines()) - lines
-    return "\n".join(kept + ([f"(and {more} more lines)"] if more > 0 else []))
+COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "doctor": cmd_doctor,
+            "kernel": cmd_kernel, "compare": cmd_compare, "resume": cmd_resume, "cleanup": cmd_cleanup,
+            "patch": cmd_patch, **cli_store.COMMANDS, **cli_queue.COMMANDS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -650,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except (spec.SpecError, StoreError, ToolError) as error:
-        message = textwrap.indent(_few_lines(str(error)), "  ").lstrip()
+        message = textwrap.indent(few_lines(str(error)), "  ").lstrip()
         print(f"iolab: {message}", file=sys.stderr)
         return EXIT_USAGE
     except sqlite3.Error as error:  # the store's disk is full, or its file is not a database

@@ -2,20 +2,8 @@
 database (iolab.storedb runs the same schema and queries in either).
 
 Samples are facts: each is written (and committed) the moment its cell
-ends, and nothing ever updates or deletes it. The schema is versioned
-(``PRAGMA user_version`` in SQLite, a ``schema_version`` table in
-PostgreSQL); a store of an unknown version is refused, and an older known
-version is migrated in place when opened (MIGRATIONS).
-
-Versions: 1 the first schema; 2 adds ``runs.stop_reason`` (why an adaptive
-run stopped, e.g. "all deltas decided"; NULL for fixed-length runs and
-runs stored by version 1); 3 adds ``baselines`` (a name for a run, for
-``iolab baseline save`` and ``--baseline``); 4 adds the queue (iolab.run.submit,
-iolab.run.agent): ``runs.labels`` (NULL: run here; else the labels its rounds
-were queued for), ``samples.attempt`` and ``samples.host`` (a round retried on
-another agent stores its samples again under a new attempt: unique per
-(run, seq, attempt)), ``attempts`` (each agent's try at a round) and
-``agents``.
+ends, and nothing ever updates or deletes it. The schema, its versions
+and the migrations of older stores are iolab.storeschema's.
 
 A round counts once: the samples of a round are those of its latest attempt
 that was not refused (``COUNTED``); the samples of earlier attempts (an agent
@@ -34,133 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab import storeschema
 from iolab.cell.sample import Sample  # re-exported: the store keeps samples
 from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
-
-SCHEMA_VERSION = 4
-
-SCHEMA = """
-CREATE TABLE runs (
-    id              INTEGER PRIMARY KEY,
-    name            TEXT NOT NULL,
-    experiment_path TEXT,
-    experiment_json TEXT NOT NULL,
-    seed            INTEGER NOT NULL,
-    planned_cells   INTEGER NOT NULL,
-    status          TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
-    started         REAL NOT NULL,
-    finished        REAL,
-    host_json       TEXT NOT NULL,
-    recheck_of      INTEGER REFERENCES runs(id),
-    stop_reason     TEXT,
-    labels          TEXT
-);
-CREATE TABLE samples (
-    id          INTEGER PRIMARY KEY,
-    run_id      INTEGER NOT NULL REFERENCES runs(id),
-    seq         INTEGER NOT NULL,
-    round       INTEGER NOT NULL,
-    iteration   INTEGER NOT NULL,
-    warmup      INTEGER NOT NULL,
-    variant     TEXT NOT NULL,
-    workload    TEXT NOT NULL,
-    status      TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-    error       TEXT,
-    started     REAL NOT NULL,
-    setup_s     REAL,
-    run_s       REAL,
-    teardown_s  REAL,
-    env_json    TEXT NOT NULL,
-    attempt     INTEGER NOT NULL DEFAULT 0,
-    host        TEXT,
-    UNIQUE (run_id, seq, attempt)
-);
-CREATE TABLE metrics (
-    sample_id INTEGER NOT NULL REFERENCES samples(id),
-    name      TEXT NOT NULL,
-    value     REAL NOT NULL,
-    PRIMARY KEY (sample_id, name)
-);
-CREATE TABLE histograms (
-    sample_id INTEGER NOT NULL REFERENCES samples(id),
-    name      TEXT NOT NULL,
-    bins_json TEXT NOT NULL,
-    PRIMARY KEY (sample_id, name)
-);
-CREATE TABLE artefacts (
-    sample_id INTEGER NOT NULL REFERENCES samples(id),
-    name      TEXT NOT NULL,
-    content   BLOB NOT NULL,
-    PRIMARY KEY (sample_id, name)
-);
-CREATE TABLE baselines (
-    name   TEXT PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    saved  REAL NOT NULL
-);
-""" + """
-CREATE TABLE attempts (
-    id        INTEGER PRIMARY KEY,
-    run_id    INTEGER NOT NULL REFERENCES runs(id),
-    round     INTEGER NOT NULL,
-    attempt   INTEGER NOT NULL,
-    host      TEXT NOT NULL,
-    job_id    INTEGER,
-    status    TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'refused', 'given back', 'killed',
-                                              'stalled')),
-    started   REAL NOT NULL,
-    finished  REAL,
-    error     TEXT,
-    host_json TEXT NOT NULL,
-    UNIQUE (run_id, round, attempt)
-);
-CREATE TABLE agents (
-    name      TEXT PRIMARY KEY,
-    labels    TEXT NOT NULL,
-    allow     TEXT NOT NULL,
-    hostname  TEXT NOT NULL,
-    pid       INTEGER NOT NULL,
-    heartbeat REAL NOT NULL,
-    worker_id INTEGER,
-    started   REAL NOT NULL,
-    stopped   REAL,
-    job       TEXT
-);
-"""
-
-
-# Statements that take a store from version N to N + 1, by N.
-MIGRATIONS = {
-    1: ["ALTER TABLE runs ADD COLUMN stop_reason TEXT"],
-    2: ["CREATE TABLE baselines (name TEXT PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
-        " saved REAL NOT NULL)"],
-    3: {  # samples' UNIQUE (run_id, seq) becomes (run_id, seq, attempt)
-        "sqlite": [  # SQLite cannot drop a constraint: the table is rebuilt, ids kept
-            "PRAGMA defer_foreign_keys = ON",  # metrics & co. point at samples while it is rebuilt
-            "CREATE TABLE samples_v3 AS SELECT * FROM samples",
-            "DROP TABLE samples",
-            SCHEMA[SCHEMA.index("CREATE TABLE samples"):SCHEMA.index("CREATE TABLE metrics")].strip().rstrip(";"),
-            "INSERT INTO samples (id, run_id, seq, round, iteration, warmup, variant, workload, status, error,"
-            " started, setup_s, run_s, teardown_s, env_json) SELECT id, run_id, seq, round, iteration, warmup,"
-            " variant, workload, status, error, started, setup_s, run_s, teardown_s, env_json FROM samples_v3",
-            "DROP TABLE samples_v3",
-        ],
-        "postgresql": [
-            "ALTER TABLE samples ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0",
-            "ALTER TABLE samples ADD COLUMN host TEXT",
-            "ALTER TABLE samples DROP CONSTRAINT samples_run_id_seq_key",
-            "ALTER TABLE samples ADD UNIQUE (run_id, seq, attempt)",
-        ],
-        "both": ["ALTER TABLE runs ADD COLUMN labels TEXT",
-                 *[s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE attempts"):].split(";") if s.strip()]],
-    },
-}
 
 # The attempt of a round whose samples count: its latest attempt not refused (0: a run made here).
 COUNTED = ("(SELECT coalesce(max(a.attempt), 0) FROM attempts a WHERE a.run_id = s.run_id AND a.round = s.round"
            " AND a.status <> 'refused')")
-
-
 
 
 @dataclass(frozen=True)
@@ -239,36 +107,7 @@ class Store:
         self.sql = connect(where)
         self.where = self.sql.where
         self.db = self.sql.db  # the DB-API connection itself (tests look at it)
-        self._check_version()
-
-    def _check_version(self) -> None:
-        with self.sql.schema_lock():
-            version = self.sql.version()
-            if version == 0:
-                if self.sql.has_tables():
-                    raise StoreError(f"{self.where}: not an iolab store (has tables but no schema version)")
-                self.sql.create(SCHEMA, SCHEMA_VERSION)
-            elif version < SCHEMA_VERSION and version in MIGRATIONS:
-                self._migrate(version)
-            elif version != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.where}: store schema version {version}, this iolab reads version "
-                    f"{SCHEMA_VERSION}; use a matching iolab or another --store"
-                )
-        if version == 0:
-            self.sql.created()
-
-    def _migrate(self, version: int) -> None:
-        """Bring a store of an older version up to SCHEMA_VERSION, within the
-        caller's transaction (all or nothing)."""
-        while version < SCHEMA_VERSION:
-            steps = MIGRATIONS[version]
-            if isinstance(steps, dict):  # statements of one database, then of both
-                steps = [*steps[self.sql.kind], *steps["both"]]
-            for statement in steps:
-                self.sql.ddl(statement)
-            version += 1
-            self.sql.set_version(version)
+        storeschema.ensure(self.sql)
 
     def schema_version(self) -> int:
         return self.sql.version()

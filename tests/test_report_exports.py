@@ -102,7 +102,7 @@ def test_history_suggests_metric_names(two_runs):
 
 def test_header_names_each_variants_filesystem(tmp_path):
     from iolab import load
-    from iolab.report.table import _fs_text
+    from iolab.report.headers import _fs_text
 
     exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b", "fs": "xfs"}],
                       "workload": [{"name": "w", "job": "[j]\n"}]})
@@ -114,7 +114,7 @@ def test_header_names_each_variants_filesystem(tmp_path):
 
 def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
     from iolab import load
-    from iolab.report.table import _same_variants
+    from iolab.report.headers import _same_variants
 
     kernel = "debian:6.1.0-56-amd64"
     same = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}],

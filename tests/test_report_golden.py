@@ -9,7 +9,7 @@ import pytest
 
 from iolab import analysis
 from iolab.run import runner
-from iolab.report import renderer, table
+from iolab.report import legends, renderer
 from iolab.store import Store
 from tests.fakes import ScriptedHost, ShapedHost
 from tests.helpers import check_golden, experiment
@@ -251,13 +251,13 @@ def test_six_rounds_decide_with_the_planned_rank_test(tmp_path, monkeypatch):
     primary = [c for row in result.rows if row.primary for c in row.comparisons.values()]
     assert len(primary) == 2 and {c.verdict for c in primary} <= {"better", "worse"}
     assert all(c.test == "mann-whitney" for c in primary)
-    legend = " ".join(table.legend(result))
+    legend = " ".join(legends.legend(result))
     assert "Mann-Whitney U, exact" in legend and "signed-rank" not in legend
 
 
 def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 200.0}, iterations=3)
-    legend = " ".join(table.legend(result))
+    legend = " ".join(legends.legend(result))
     assert "no comparison was tested" in legend
     assert "over 0 primary" not in legend and "signed-rank" not in legend
 

@@ -3,7 +3,8 @@ import sqlite3
 import pytest
 
 from iolab.cell.sample import Sample
-from iolab.store import SCHEMA_VERSION, Store, StoreError
+from iolab.store import Store, StoreError
+from iolab.storeschema import SCHEMA_VERSION
 
 
 def sample(seq, status="ok", **extra):

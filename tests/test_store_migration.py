@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from iolab import analysis
-from iolab.store import SCHEMA_VERSION, Store, StoreError
+from iolab.store import Store, StoreError
+from iolab.storeschema import SCHEMA_VERSION
 from tests.helpers import FIXTURES
 
 V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 2492f2f)
@@ -71,11 +72,11 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
 
 
 def test_failed_migration_leaves_the_store_as_it_was(tmp_path, monkeypatch):
-    from iolab import store as store_module
+    from iolab import storeschema
 
     path = tmp_path / "v1.db"
     shutil.copy(V1, path)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, ["CREATE TABLE baselines (x INTEGER)", "NOT SQL"])
+    monkeypatch.setitem(storeschema.MIGRATIONS, 2, ["CREATE TABLE baselines (x INTEGER)", "NOT SQL"])
     with pytest.raises(sqlite3.OperationalError):
         Store(path)
     db = sqlite3.connect(path)

@@ -3,70 +3,16 @@
 An engine turns a workload (job text and the variant's options) into
 metrics, latency histograms and raw artefacts, or raises EngineError with
 the tool's own error text.
+
+    base          Engine, WorkloadRun, Prepared, EngineResult, EngineError
+    registry      get(name): the engine of a workload
+    fio, probe    the engines; fio_options: which fio options a job may use;
+                  fio_jobs: a job's sizes and runtime, read from its text
+
+This file only re-exports.
 """
 
-from __future__ import annotations
+from iolab.engines.base import Engine, EngineError, EngineResult, Prepared, WorkloadRun
+from iolab.engines.registry import get
 
-import os
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Callable, Protocol
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A target ready for a workload."""
-
-    fs: str
-    device: str | None  # /dev/loop3, /dev/vdb; None for a directory target
-    mountpoint: str | None  # None for a raw device (fs = none)
-    mkfs_options: list[str] = field(default_factory=list)
-    mount_options: str = ""
-    loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
-    image_place: str = ""  # where a loop target's image lives ("RAM (tmpfs /dev/shm)", a directory)
-
-    @property
-    def device_name(self) -> str | None:
-        return os.path.basename(self.device) if self.device else None
-
-    def describe(self) -> dict[str, object]:
-        return asdict(self)
-
-
-class EngineError(Exception):
-    """The workload failed; the message is the tool's own error text."""
-
-
-@dataclass
-class EngineResult:
-    metrics: dict[str, float]
-    histograms: dict[str, dict[int, int]] = field(default_factory=dict)
-    artefacts: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class WorkloadRun:
-    """Everything an engine needs to run one workload once."""
-
-    job: str  # the workload's job text, as the user wrote it
-    options: dict[str, object]  # the variant's engine options (e.g. fio = {direct = 1})
-    target: Prepared
-    workdir: Path  # the cell's scratch directory (not on the target)
-    preexec: Callable[[], None] | None = None  # joins cgroups, pins CPUs, in the child
-    allow: tuple[str, ...] = ()  # fio options the experiment opts in to (iolab.engines.fio_options)
-
-
-class Engine(Protocol):
-    name: str
-
-    def version(self) -> str: ...
-
-    def run(self, work: WorkloadRun) -> EngineResult: ...
-
-
-def get(name: str, fio_binary: str = "fio") -> Engine:
-    """The engine of a workload; ``fio_binary``: the fio the fio engine runs."""
-    from iolab.engines import fio, probe
-
-    engines: dict[str, Engine] = {"fio": fio.FioEngine(fio_binary), "probe": probe.ProbeEngine()}
-    return engines[name]
+__all__ = ["Engine", "EngineError", "EngineResult", "Prepared", "WorkloadRun", "get"]

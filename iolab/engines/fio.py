@@ -15,7 +15,8 @@ from collections.abc import Collection
 from typing import Any
 
 from iolab import histogram, process
-from iolab.engines import EngineError, EngineResult, WorkloadRun, fio_options
+from iolab.engines import fio_options
+from iolab.engines.base import EngineError, EngineResult, WorkloadRun
 from iolab.sysutil import last_lines, require
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import histogram, process
-from iolab.engines import EngineError, EngineResult, WorkloadRun
+from iolab.engines.base import EngineError, EngineResult, WorkloadRun
 from iolab.sysutil import ToolError
 from iolab.units import parse_size
 

@@ -12,7 +12,7 @@ from types import TracebackType
 from iolab.cell import executor as cell_executor
 from iolab import knobs
 from iolab.cell.cellspec import CellSpec
-from iolab.hosts import CellByCell
+from iolab.hosts.base import CellByCell
 from iolab.cell.sample import Sample
 from iolab.journal import default_journal
 

@@ -1,21 +1,16 @@
 """Renderers: each module's ``render(report)`` takes a Report (computed data,
-iolab.analysis.model) and returns text; none sees CLI arguments or the store."""
+iolab.analysis.model) and returns text; none sees CLI arguments or the store.
 
-from __future__ import annotations
+    formats     FORMATS and renderer(fmt)
+    text markdown jsonout html csvout benchstat reply    one per format
+    table       the table the text, markdown, HTML and reply formats share:
+                headers, legends, footnotes around it, figures in its cells
+    series      a series' columns and attribution; plots: the HTML's SVG
+    calibration, history    the reports of iolab calibrate and iolab history
 
-from typing import Callable
+This file only re-exports.
+"""
 
-from iolab.analysis import Analysis
-from iolab.analysis.model import Report, as_report
+from iolab.report.formats import FORMATS, SAMPLE_FORMATS, renderer
 
-FORMATS = ("text", "markdown", "json", "html", "csv", "benchstat", "reply")
-# Formats that show samples, not only the table: they need a Report built from the store.
-SAMPLE_FORMATS = ("html", "csv", "benchstat")
-
-
-def renderer(fmt: str) -> Callable[[Report | Analysis], str]:
-    from iolab.report import benchstat, csvout, html, jsonout, markdown, reply, text
-
-    module = {"text": text, "markdown": markdown, "json": jsonout, "html": html, "csv": csvout,
-              "benchstat": benchstat, "reply": reply}[fmt]
-    return lambda report: module.render(as_report(report))
+__all__ = ["FORMATS", "SAMPLE_FORMATS", "renderer"]

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from iolab.run.calibrate import Calibration, CalibrationRow
-from iolab.report import table
+from iolab.report import figures, footnotes, headers, legends
 from iolab.report.jsonout import JSON_VERSION
 from iolab.units import percent
 
@@ -42,7 +42,7 @@ def cells(calibration: Calibration) -> list[list[str]]:
             row.workload if row.workload != previous else "",
             row.label,
             percent(row.noise, signed=False),
-            table.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" or row.aa.exact else
+            figures.delta_cell(row.aa) if row.aa is None or row.aa.verdict != "same" or row.aa.exact else
             f"{percent(row.aa.delta)} ~",
             _detectable(row),
             _false_positive(row),
@@ -53,7 +53,7 @@ def cells(calibration: Calibration) -> list[list[str]]:
 
 def header(calibration: Calibration) -> list[str]:
     result = calibration.analysis
-    head = table.header(result)
+    head = headers.header(result)
     run = result.run
     status = "" if run.status == "complete" else f" ({run.status})"
     head[0] = f"iolab calibrate: {result.experiment.name}"
@@ -67,7 +67,7 @@ def header(calibration: Calibration) -> list[str]:
 
 def methods(calibration: Calibration) -> list[str]:
     rows = sum(1 for row in calibration.analysis.rows if row.primary)
-    test = table.TEST_TEXT[calibration.test]
+    test = legends.TEST_TEXT[calibration.test]
     per = "rounds" if calibration.test == "signed-rank" else "per side"
     n = max((row.n for row in calibration.rows), default=0)
     rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
@@ -106,7 +106,7 @@ def _notes(calibration: Calibration) -> list[str]:
         for warning in row.warnings:
             where.setdefault(warning, []).append(f"{row.workload} {row.label}")
     notes = [f"{', '.join(rows)}: {warning}" for warning, rows in where.items()]
-    return list(dict.fromkeys(notes + table.footnotes(calibration.analysis)))
+    return list(dict.fromkeys(notes + footnotes.footnotes(calibration.analysis)))
 
 
 def _layout(lines: list[list[str]]) -> list[str]:
@@ -121,11 +121,11 @@ def _layout(lines: list[list[str]]) -> list[str]:
 
 
 def render_text(calibration: Calibration) -> str:
-    lines = table.wrapped(header(calibration)) + [""] + _layout(cells(calibration)) + [""]
-    lines += table.wrapped(methods(calibration))
+    lines = figures.wrapped(header(calibration)) + [""] + _layout(cells(calibration)) + [""]
+    lines += figures.wrapped(methods(calibration))
     notes = _notes(calibration)
     if notes:
-        lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")
+        lines += ["", "notes:"] + figures.wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -154,15 +154,15 @@ def document(calibration: Calibration) -> dict[str, Any]:
             "label": row.label,
             "unit": row.unit,
             "n": row.n,
-            "noise": table.json_number(row.noise),
-            "aa_delta": table.json_number(aa.delta) if aa else None,
-            "aa_delta_ci": [table.json_number(aa.delta_low), table.json_number(aa.delta_high)] if aa else None,
-            "aa_p": table.json_number(aa.p) if aa else None,
+            "noise": figures.json_number(row.noise),
+            "aa_delta": figures.json_number(aa.delta) if aa else None,
+            "aa_delta_ci": [figures.json_number(aa.delta_low), figures.json_number(aa.delta_high)] if aa else None,
+            "aa_p": figures.json_number(aa.p) if aa else None,
             "aa_verdict": aa.verdict if aa else None,
-            "detectable": None if math.isinf(row.detectable) else table.json_number(row.detectable),
+            "detectable": None if math.isinf(row.detectable) else figures.json_number(row.detectable),
             "detectable_reachable": not math.isinf(row.detectable),
             "false_positive": None if rate is None else {
-                "observed": table.json_number(rate.observed), "expected": table.json_number(rate.expected),
+                "observed": figures.json_number(rate.observed), "expected": figures.json_number(rate.expected),
                 "subsets": rate.subsets, "rounds_per_subset": rate.k,
             },
             "warnings": list(row.warnings),

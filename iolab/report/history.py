@@ -11,9 +11,9 @@ from typing import Any
 
 from iolab.analysis.history import History, sparkline
 from iolab.report import plots
+from iolab.report.figures import VIEW_TEXT, json_number, number, wrapped
 from iolab.report.html import page
 from iolab.report.jsonout import JSON_VERSION
-from iolab.report.table import VIEW_TEXT, json_number, number, wrapped
 
 
 def _when(started: float) -> str:

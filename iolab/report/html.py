@@ -19,7 +19,7 @@ from html import escape
 
 from iolab import histogram
 from iolab.analysis import Analysis
-from iolab.report import plots, series, table
+from iolab.report import footnotes, headers, legends, plots, series, table
 from iolab.analysis.model import Report, ok_samples
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -79,7 +79,7 @@ def _list(items: list[str], css: str = "") -> str:
 
 def _summary(report: Report) -> list[str]:
     analysis = report.analysis
-    head = table.report_header(report)
+    head = headers.report_header(report)
     parts = [f"<h1>{escape(head[0])}</h1>", *(f'<p class="meta">{escape(line)}</p>' for line in head[1:])]
     parts.append("<h2>Comparison</h2>")
     if analysis.series is not None:
@@ -87,8 +87,8 @@ def _summary(report: Report) -> list[str]:
     for block, candidate in zip([] if analysis.series is not None else table.blocks(analysis),
                                 analysis.variants[1:]):
         parts.append(table_html(block, _verdicts(analysis, candidate, block)))
-    parts.append(_list(table.legend(analysis)))
-    intervals = table.delta_intervals(analysis)
+    parts.append(_list(legends.legend(analysis)))
+    intervals = legends.delta_intervals(analysis)
     if intervals:
         parts += ["<h3>delta 95% CI</h3>", _list(intervals)]
     return parts
@@ -201,7 +201,7 @@ def samples_html(report: Report) -> list[str]:
         f"<td>{escape(s.host or '-')}</td><td>{escape(s.variant)}</td><td>{escape(s.workload)}</td>"
         f"<td>{escape(s.status)}</td><td>{mark}</td></tr>"
         for s, mark in sorted(rows, key=lambda item: (item[0].round, item[0].attempt, item[0].seq)))
-    return ["<h2>Samples by host</h2>", _list(table.host_lines(report)),
+    return ["<h2>Samples by host</h2>", _list(headers.host_lines(report)),
             f'<table class="env"><thead>{head}</thead><tbody>{body}</tbody></table>']
 
 
@@ -244,8 +244,8 @@ def render(report: Report) -> str:
             parts += _candidate_section(report, candidate)
     parts += samples_html(report)
     parts += environment_html(report)
-    notes = table.report_notes(report)
+    notes = footnotes.report_notes(report)
     if notes:
         parts += ["<h2>Notes</h2>", _list(notes, "notes")]
-    head = table.report_header(report)[0]
+    head = headers.report_header(report)[0]
     return page(head, parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from iolab.report.table import json_number
+from iolab.report.figures import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
 from iolab.analysis.series import TOTAL
 from iolab.analysis.model import Report

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.report import series, table
+from iolab.report import footnotes, headers, legends, series, table
 from iolab.analysis.model import Report
 
 
@@ -24,7 +24,7 @@ def _series(analysis) -> list[str]:
 
 def render(report: Report) -> str:
     analysis = report.analysis
-    head = table.report_header(report)
+    head = headers.report_header(report)
     lines = [f"### {head[0]}", "", *[f"{line}  " for line in head[1:]]]
     if analysis.series is not None:
         lines += _series(analysis)
@@ -33,11 +33,11 @@ def render(report: Report) -> str:
         lines += ["", "| " + " | ".join(columns) + " |", "|" + "---|" * 2 + "---:|" * 3]
         lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in block.rows]
     # each legend line its own paragraph, a leading * kept as text, not a bullet
-    lines += [part for line in table.legend(analysis) for part in ("", "\\" + line if line.startswith("*") else line)]
-    intervals = table.delta_intervals(analysis)
+    lines += [part for line in legends.legend(analysis) for part in ("", "\\" + line if line.startswith("*") else line)]
+    intervals = legends.delta_intervals(analysis)
     if intervals:
-        lines += ["", table.interval_title(analysis), "", *[f"- {line}" for line in intervals]]
-    notes = table.report_notes(report)
+        lines += ["", legends.interval_title(analysis), "", *[f"- {line}" for line in intervals]]
+    notes = footnotes.report_notes(report)
     if notes:
         lines += ["", "notes:", "", *[f"- {note}" for note in notes]]
     return "\n".join(lines) + "\n"

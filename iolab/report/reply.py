@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iolab.report import series, table
+from iolab.report import figures, legends, series, table
 from iolab.analysis.model import Report
 
-WIDTH = table.WIDTH
+WIDTH = figures.WIDTH
 RULE = "-" * 24
 
 
@@ -56,21 +56,21 @@ def _command(report: Report, command: str | None) -> str:
 
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
-    lines = [f"{RULE} iolab reply {RULE}", *table.wrapped([f"iolab: {analysis.experiment.name}"]),
-             *table.wrapped([_kernel(report), _timing(report)])]
-    rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {table.VIEW_TEXT[analysis.view]}"
-    lines += table.wrapped([rounds])
+    lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
+             *figures.wrapped([_kernel(report), _timing(report)])]
+    rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.VIEW_TEXT[analysis.view]}"
+    lines += figures.wrapped([rounds])
     if analysis.series is not None:
-        lines += ["", *series.text_table(analysis), "", *table.wrapped([series.steps_line(analysis)]),
-                  *table.wrapped(series.attribution(analysis), "      "), *table.wrapped([series.spent(analysis)])]
+        lines += ["", *series.text_table(analysis), "", *figures.wrapped([series.steps_line(analysis)]),
+                  *figures.wrapped(series.attribution(analysis), "      "), *figures.wrapped([series.spent(analysis)])]
     else:
         from iolab.report import text
 
         for block in table.blocks(analysis):
             lines += ["", *text._layout(block)]
-    lines += ["", *table.wrapped(table.legend(analysis))]
+    lines += ["", *figures.wrapped(legends.legend(analysis))]
     failures = [f"FAILED {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
-    lines += table.wrapped(failures)
-    lines += ["", "reproduce:", *table.wrapped([f"  {_command(report, command)}"], "    "),
+    lines += figures.wrapped(failures)
+    lines += ["", "reproduce:", *figures.wrapped([f"  {_command(report, command)}"], "    "),
               f"{RULE}-------------{RULE}"]
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -15,17 +15,17 @@ from pathlib import Path
 
 from iolab.analysis import Analysis, Row
 from iolab.analysis.series import TOTAL, Change, SeriesResult
-from iolab.report import table
+from iolab.report import figures
 from iolab.units import percent
 
-WIDTH = table.WIDTH
+WIDTH = figures.WIDTH
 
 
 def _value(row: Row, variant: str, spread: bool) -> str:
     figure = row.figures[variant]
     if figure.n == 0:
         return "FAILED" if figure.failed else "-"
-    return table.figure_cell(figure, row.view) if spread else table.number(figure.center)
+    return figures.figure_cell(figure, row.view) if spread else figures.number(figure.center)
 
 
 def step_label(analysis: Analysis, index: int) -> str:
@@ -46,10 +46,10 @@ def rows(analysis: Analysis, steps: list[int], spread: bool, total: bool) -> lis
         first = row.workload if row.workload != previous else ""
         previous = row.workload
         lines.append([first, row.metric.label, *(_value(row, name, spread) for name in names)] + [""] * total)
-        deltas = ["" if name not in row.comparisons else table.delta_cell(row.comparisons[name]) for name in names]
+        deltas = ["" if name not in row.comparisons else figures.delta_cell(row.comparisons[name]) for name in names]
         if total:
             whole = row.comparisons.get(TOTAL) or _only_step(row, analysis)
-            deltas.append(table.delta_cell(whole) if whole else "")
+            deltas.append(figures.delta_cell(whole) if whole else "")
         lines.append(["", "  delta", *deltas])
     return lines
 
@@ -155,5 +155,5 @@ def spent(analysis: Analysis) -> str:
 
 def text_lines(analysis: Analysis) -> list[str]:
     """The series part of a text report: table, steps, attribution, cost."""
-    return ["", *text_table(analysis), "", *table.wrapped([steps_line(analysis)]),
-            *table.wrapped(attribution(analysis), "      "), *table.wrapped([spent(analysis)])]
+    return ["", *text_table(analysis), "", *figures.wrapped([steps_line(analysis)]),
+            *figures.wrapped(attribution(analysis), "      "), *figures.wrapped([spent(analysis)])]

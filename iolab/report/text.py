@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from iolab.report import series, table
+from iolab.report import figures, footnotes, headers, legends, series, table
 from iolab.analysis.model import Report
 
-WIDTH = table.WIDTH
+WIDTH = figures.WIDTH
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
@@ -42,17 +42,17 @@ def _layout(block: table.Block) -> list[str]:
 
 def render(report: Report) -> str:
     analysis = report.analysis
-    lines = table.wrapped(table.report_header(report))
+    lines = figures.wrapped(headers.report_header(report))
     if analysis.series is not None:
         lines += series.text_lines(analysis)
     else:
         for block in table.blocks(analysis):
             lines += ["", *_layout(block)]
-    lines += [""] + table.wrapped(table.legend(analysis))
-    intervals = table.delta_intervals(analysis)
+    lines += [""] + figures.wrapped(legends.legend(analysis))
+    intervals = legends.delta_intervals(analysis)
     if intervals:
-        lines += table.wrapped([table.interval_title(analysis)]) + table.wrapped([f"  {line}" for line in intervals], "    ")
-    notes = table.report_notes(report)
+        lines += figures.wrapped([legends.interval_title(analysis)]) + figures.wrapped([f"  {line}" for line in intervals], "    ")
+    notes = footnotes.report_notes(report)
     if notes:
-        lines += ["", "notes:"] + table.wrapped([f"- {note}" for note in notes], "  ")
+        lines += ["", "notes:"] + figures.wrapped([f"- {note}" for note in notes], "  ")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,13 @@
+"""The engines by name: the one table a workload's `engine = "..."` picks from."""
+
+from __future__ import annotations
+
+from iolab.engines.base import Engine
+
+
+def get(name: str, fio_binary: str = "fio") -> Engine:
+    """The engine of a workload; ``fio_binary``: the fio the fio engine runs."""
+    from iolab.engines import fio, probe
+
+    engines: dict[str, Engine] = {"fio": fio.FioEngine(fio_binary), "probe": probe.ProbeEngine()}
+    return engines[name]

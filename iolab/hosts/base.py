@@ -1,0 +1,54 @@
+"""The Host protocol the runner sees every host through, and CellByCell, a
+host that runs one cell per batch (this machine, test doubles)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from iolab.cell import environment
+
+if TYPE_CHECKING:  # the guest imports iolab.hosts.vm.guest: keep this module light
+    from iolab.cell.cellspec import CellSpec
+    from iolab.cell.sample import Sample
+
+
+class Host(Protocol):
+    """Where cells run: a context manager around a whole run."""
+
+    def __enter__(self) -> Host: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """The run's record of where it ran (runs.host, the report's header):
+        the machine (kernel, CPUs, fio: iolab.cell.environment.host) and what
+        the host adds (a VM's shape and kernels). A test double describes
+        itself the same way."""
+        ...
+
+    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
+        """The cells in the groups this host runs together, in order."""
+        ...
+
+    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
+        """Run one batch; yield each cell's sample the moment it exists."""
+        ...
+
+
+class CellByCell:
+    """A host that runs one cell at a time (this machine, test doubles):
+    every batch is one cell. Subclasses define run_cell."""
+
+    def describe(self) -> dict[str, Any]:
+        return environment.host()
+
+    def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
+        return [[cell] for cell in cells]
+
+    def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
+        for cell in cells:
+            yield self.run_cell(cell)
+
+    def run_cell(self, cell: CellSpec) -> Sample:
+        raise NotImplementedError

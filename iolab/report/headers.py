@@ -1,0 +1,173 @@
+"""The header of a report: the experiment, where it ran (filesystem and
+target, kernel or VM), the timing mode, the rounds, the view; for a
+recheck its own line, for two runs compared a line per run; the hosts of a
+queued run's rounds."""
+
+from __future__ import annotations
+
+import datetime
+
+from iolab.analysis import Analysis
+from iolab.analysis import hosts as hosts_of
+from iolab.analysis.model import Report
+from iolab.report.figures import VIEW_TEXT
+from iolab.spec import Experiment
+from iolab.store import RunInfo
+from iolab.units import format_size
+
+
+def _rounds_text(analysis: Analysis) -> str:
+    run = analysis.experiment.run
+    if run.auto:
+        text = f"{analysis.rounds_done} rounds (auto, {run.min_iterations}..{run.max_iterations})"
+    else:
+        text = f"{analysis.rounds_done} of {run.max_rounds} rounds"
+    per_round = analysis.cells_planned // run.max_rounds if run.max_rounds else 0
+    partial = analysis.cells_done != analysis.rounds_done * per_round
+    if analysis.series is not None and analysis.series.strategy == "bisect":
+        partial = False  # its rounds run the steps of their stage only
+    if analysis.cells_planned and (partial or analysis.run.status != "complete"):
+        text += f" ({analysis.cells_done} of {analysis.cells_planned} cells)"  # a run cut short says how short
+    return text
+
+
+def _status(analysis: Analysis) -> str:
+    return "" if analysis.run.status == "complete" else f" ({analysis.run.status})"
+
+
+def _fs_text(experiment: Experiment) -> str:
+    """The filesystem; where variants (or workloads) set their own, each one's."""
+    def name(fs: str) -> str:
+        return "raw" if fs == "none" else fs
+
+    of = {(v.name, w.name): name(experiment.target_for(v, w).fs) for v in experiment.variant
+          for w in experiment.workload}
+    if len(set(of.values())) == 1:
+        return next(iter(of.values()))
+    by_variant = {v.name: {of[(v.name, w.name)] for w in experiment.workload} for v in experiment.variant}
+    if all(len(found) == 1 for found in by_variant.values()):
+        return ", ".join(f"{next(iter(found))} ({v})" for v, found in by_variant.items())
+    by_workload = {w.name: {of[(v.name, w.name)] for v in experiment.variant} for w in experiment.workload}
+    common = name(experiment.target.fs)
+    other = [f"{w}: {'/'.join(sorted(found))}" for w, found in by_workload.items() if found != {common}]
+    return f"{common} ({'; '.join(other)})"
+
+
+def _same_variants(experiment: Experiment) -> list[str]:
+    """A line naming candidates that boot the baseline's kernel with its
+    patches and settings, under another name (a series not given yet): an
+    A/A run, whose deltas are noise."""
+    def settings(variant) -> dict:  # type: ignore[no-untyped-def]
+        return variant.model_dump(exclude={"name", "description", "fails"})
+
+    base = experiment.baseline
+    if base.kernel is None:  # host cells: variants by name only are the test fakes' way to differ
+        return []
+    same = [v.name for v in experiment.variant[1:] if settings(v) == settings(base)]
+    if not same:
+        return []
+    return [f"A/A: {', '.join(same)} {'is' if len(same) == 1 else 'are'} {base.name} (same kernel, patches "
+            f"and settings): every delta is noise"]
+
+
+def header(analysis: Analysis) -> list[str]:
+    primary = analysis.original or analysis
+    run, experiment = primary.run, primary.experiment
+    target = experiment.target
+    where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
+    fs = _fs_text(experiment)
+    if target.fs == "erofs":
+        where["loop"] = "loop"
+    host = run.host
+    machine = f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs"
+    if target.kind == "loop" and primary.target_place:
+        where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
+    if "vm" in host:
+        disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
+        where["loop"] = f"{disk} ({format_size(target.size)})"
+        machine = _vm_text(host["vm"], analysis.variants, experiment.series is not None)
+    lines = [
+        f"iolab: {experiment.name}",
+        f"{fs} on {where[target.kind]}, {machine}",
+        *_vm_notes(host.get("vm")),
+        *timing_lines(experiment),
+        f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
+        f"{VIEW_TEXT[analysis.view]}",
+    ]
+    lines += _same_variants(experiment)
+    if run.stop_reason:
+        stopped = "failed" if run.status == "failed" else f"stopped after {primary.rounds_done} rounds"
+        lines.append(f"{stopped}: {run.stop_reason}")
+    if analysis.original is not None:
+        stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
+        lines.append(
+            f"recheck: run {analysis.run.id}{_status(analysis)}: {_rounds_text(analysis)}, "
+            f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
+        )
+    return lines
+
+
+def timing_lines(experiment: Experiment) -> list[str]:
+    """What the figures count, said in the header of every format."""
+    if experiment.timing != "instructions":
+        return []
+    lines = ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
+             "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
+             "Ginsn = 10^9), and rates are per 10^9 instructions"]
+    if experiment.vm.disk == "virtio":
+        lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
+                     "timer, not as instructions; disk = \"ram\" keeps the device out")
+    return lines
+
+
+def _run_line(side: str, run: RunInfo, report: Report) -> str:
+    when = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
+    host = run.host
+    rounds = len({s.round for s in report.samples if s.variant == f"run {run.id}"})
+    status = "" if run.status == "complete" else f" ({run.status})"
+    where = f", host {host['hostname']}" if host.get("hostname") else ""
+    return (f"{side} = run {run.id}{status}, {when}, {rounds} rounds; kernel {host.get('kernel')}, "
+            f"{host.get('cpus')} CPUs{where}")
+
+
+def report_header(report: Report) -> list[str]:
+    """The header of a run's report, or of two runs compared."""
+    analysis = report.analysis
+    if report.compared is None:
+        return header(analysis) + host_lines(report)
+    a, b = report.compared
+    return [
+        f"iolab compare: {analysis.experiment.name}",
+        _run_line("A", a, report),
+        _run_line("B", b, report),
+        *timing_lines(analysis.experiment),
+        f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
+    ]
+
+
+def host_lines(report: Report) -> list[str]:
+    """A queued run: a line per host (its rounds), and one per superseded try."""
+    if report.hosts is None:
+        return []
+    experiment = report.analysis.experiment
+    return hosts_of.lines(report.hosts, len(experiment.variant) * len(experiment.workload))
+
+
+def _vm_text(vm: dict, variants: list[str], series: bool = False) -> str:
+    """The VM line of the header: kernels, shape, QEMU."""
+    kernels = vm.get("kernels", {})
+    names = [kernels.get(v, "?") for v in variants]
+    which = f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
+    if series:  # its steps' kernels are built as they are first run
+        which = "a kernel per step (below)"
+    return (f"{which}; VM: {vm.get('machine')}, {vm.get('cpus')} vCPUs, "
+            f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
+
+
+def _vm_notes(vm: dict | None) -> list[str]:
+    if not vm:
+        return []
+    if vm.get("accel") == "tcg":
+        return ["emulated (TCG): numbers comparable only with each other; VM boot time (vm.boot_s) "
+                "is not in the figures"]
+    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures"]

@@ -1,0 +1,156 @@
+"""The lines under the table: what its marks mean (the test each row used,
+its level and correction; exploratory rows; exact comparisons), and each
+decided delta's 95% CI with its p."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from iolab.analysis import Analysis
+from iolab.report.figures import listing
+from iolab.stats import EXACTNESS, Comparison
+from iolab.units import percent
+
+
+def _test_text(analysis: Analysis) -> str:
+    """The test each tested row used: one name when all used the same, else
+    the most used one and the rows of each other one. "" when none ran."""
+    used: dict[str, list[str]] = defaultdict(list)
+    for row in analysis.rows:
+        for c in row.comparisons.values():
+            if c.verdict != "insufficient" and c.exact is None and f"{row.workload} {row.metric.label}" not in used[c.test]:
+                used[c.test].append(f"{row.workload} {row.metric.label}")
+    order = sorted(used, key=lambda t: -len(used[t]))
+    if not order:
+        return ""
+    others = [f"{TEST_TEXT.get(t, t)} for {listing(used[t], 3)}" for t in order[1:]]
+    return "; ".join([TEST_TEXT.get(order[0], order[0]) + (" for the other rows" if others else "")] + others)
+
+
+TEST_TEXT = {"signed-rank": "Wilcoxon signed-rank test of per-round ratios, paired by round",
+             "mann-whitney": "Mann-Whitney U, exact"}
+
+
+def _primary_count(analysis: Analysis, totals: bool = False) -> int:
+    """Primary comparisons that were tested (the size of the corrected family;
+    a series' totals are a family of their own)."""
+    return sum(1 for row in analysis.rows if row.primary for key, c in row.comparisons.items()
+               if c.verdict != "insufficient" and c.exact is None and (key == "total") == totals)
+
+
+def _legend_line(analysis: Analysis) -> str:
+    report = analysis.experiment.report
+    keys = "~ no significant change; ? no test (too few samples, or all values equal)"
+    tests = _test_text(analysis)
+    if not tests:
+        return (f"no comparison was tested: every row is ? (too few samples, all values equal, or a test "
+                f"whose smallest p cannot pass its level; the notes say which); ~ no significant change")
+    sequential = analysis.sequential
+    if sequential is not None:
+        return (
+            f"* significant ({tests}, p<{sequential.look_alpha:.2g}, the level of every "
+            f"look of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} primary "
+            f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
+        )
+    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
+    family = _primary_count(analysis)
+    totals = _primary_count(analysis, totals=True) if analysis.series is not None else 0
+    over = f"{family} primary comparison{'s' if family != 1 else ''}"
+    if totals:
+        over = f"the {family} primary steps' deltas, and apart over the {totals} totals"
+    return f"* significant ({tests}, p<{report.alpha:g}, {correction}-corrected over {over}); {keys}"
+
+
+def _exploratory_line(analysis: Analysis) -> list[str]:
+    rows = [f"{row.workload} {row.metric.label}" for row in analysis.rows if not row.primary]
+    if not rows:
+        return []
+    level = analysis.sequential.look_alpha if analysis.sequential else analysis.experiment.report.alpha
+    return [f"(*) (~) exploratory rows, not in the corrected family ([report] primary): each tested "
+            f"at p<{level:.2g} uncorrected, a lead to check, not a finding"]
+
+
+EXACT_TEXT = {
+    "identical": "every value of each variant identical",
+    "identical_rows": "identical values: {rows}",
+    "tolerance": "each variant's values within {tolerance} of each other: {rows}",
+    "paired": "the candidate equal to the baseline in every round: {rows}",
+}
+
+
+def exact_line(analysis: Analysis) -> list[str]:
+    """The legend of exact comparisons: how many rounds, which tolerance, and
+    the rows that were not identical."""
+    found = [(row, c) for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
+    if not found:
+        return []
+    rounds = sorted({min(c.n_base, c.n_cand) for _, c in found})
+    over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+    widest = max(c.tolerance for _, c in found)
+    tolerance = f"±{percent(widest, signed=False)}"
+    kinds = []
+    for kind in EXACTNESS:
+        rows = list(dict.fromkeys(f"{row.workload} {row.metric.label}" for row, c in found if c.exact == kind))
+        if rows:
+            every = kind == "identical" and len({c.exact for _, c in found}) == 1
+            text = EXACT_TEXT[kind if every or kind != "identical" else "identical_rows"]
+            kinds.append(text.format(tolerance=tolerance, rows=listing(rows)))
+    if widest and not any(c.exact == "tolerance" for _, c in found):
+        kinds.append(f"tolerance {tolerance}")
+    return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "
+            "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
+            "value and beyond the tolerance; (=) an exploratory row"]
+
+
+def _tested(analysis: Analysis) -> bool:
+    """Whether any comparison is a test's (not exact): the test legend is for those."""
+    return any(c.exact is None for row in analysis.rows for c in row.comparisons.values())
+
+
+def legend(analysis: Analysis) -> list[str]:
+    primary = analysis.original or analysis
+    lines = [_legend_line(primary), *_exploratory_line(primary)] if _tested(primary) else []
+    lines += exact_line(primary)
+    if analysis.original is not None and _tested(analysis) and _legend_line(analysis) not in lines:
+        lines.append("recheck: " + _legend_line(analysis))
+    return lines
+
+
+def interval_title(analysis: Analysis) -> str:
+    """The heading of the delta CI lines: which estimate they are."""
+    primary = analysis.original or analysis
+    if primary.design == "paired" and "signed-rank" in primary.tests:
+        return "delta 95% CI (paired rows: Hodges-Lehmann of per-round ratios):"
+    return "delta 95% CI:"
+
+
+def _intervals(analysis: Analysis, suffix: str) -> list[str]:
+    lines = []
+    for row in analysis.rows:
+        for candidate, comparison in row.comparisons.items():
+            if comparison.verdict in ("better", "worse", "same") and math.isfinite(comparison.delta_low):
+                who = f" {candidate}" if len(analysis.variants) > 2 else ""
+                if comparison.family == "exploratory":
+                    who += " (exploratory)"
+                mark = {"better": "*", "worse": "*", "same": "~"}[comparison.verdict]
+                lines.append(
+                    f"{row.workload} {row.metric.label}{who}{suffix}: {percent(comparison.delta)} "
+                    f"[{percent(comparison.delta_low)}, {percent(comparison.delta_high)}] {mark}, "
+                    f"{_p_text(comparison)}"
+                )
+    return lines
+
+
+def _p_text(comparison: Comparison) -> str:
+    """The p-value as tested, and the corrected one where a correction ran."""
+    name = {"holm": "Holm", "bh": "BH"}.get(comparison.correction, "")
+    if not name or comparison.family == "exploratory" or comparison.p_adjusted == comparison.p:
+        return f"p={comparison.p:.2g}"
+    return f"p={comparison.p:.2g} ({name} {comparison.p_adjusted:.2g})"
+
+
+def delta_intervals(analysis: Analysis) -> list[str]:
+    if analysis.original is None:
+        return _intervals(analysis, "")
+    return _intervals(analysis.original, "") + _intervals(analysis, ", recheck")

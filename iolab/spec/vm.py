@@ -1,0 +1,97 @@
+"""[vm]: the VM that cells of variants with a kernel run in, and its timing
+mode: wall time, or the guest's instructions (QEMU TCG with -icount), with
+that mode's defaults (with_timing_defaults)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from iolab.spec.base import Seconds, Size, Strict
+from iolab.units import parse_size
+
+Timing = Literal["wall", "instructions"]
+ICOUNT_SHIFT = 0  # the one shift iolab runs: a guest nanosecond is one instruction
+INSTRUCTIONS_ITERATIONS = 3  # default rounds in instructions mode: 2 prove determinism, a third confirms it
+# [report] tolerance by default in instructions mode: a variant's values within
+# 1% of each other are deterministic (README "Instructions mode": measured
+# spreads); in wall mode only identical values are
+EXACT_TOLERANCE = {"wall": 0.0, "instructions": 0.01}
+
+
+class VM(Strict):
+    """The VM that cells of variants with a kernel run in (iolab.hosts.vm);
+    recorded with every sample."""
+
+    memory: Size = parse_size("2GiB")
+    cpus: int = Field(default=2, ge=1, le=64)
+    timeout: Seconds = 600.0  # per cell: a guest silent for longer is killed
+    boot_timeout: Seconds = 120.0  # from QEMU's start to the first cell
+    cells_per_boot: int = Field(default=1, ge=1, le=10_000)
+    machine: Literal["microvm", "q35"] = "microvm"
+    accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM where a probe shows it works, else TCG
+    # Where the target lives in the guest: "virtio", a disk image on this
+    # host attached as virtio-blk (cache=none); "ram", an image in the guest's
+    # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
+    # the guest kernel's own work is what is timed (needs memory for the image)
+    disk: Literal["virtio", "ram"] = "virtio"
+    # What the guest's clock counts: "wall", real time (the default); or
+    # "instructions", QEMU's TCG with a fixed instruction count (single
+    # thread, -icount shift=N,sleep=off): the guest's clock advances 2^N ns
+    # per executed instruction, so every duration the guest measures is an
+    # instruction count (exact and repeatable), never a time
+    timing: Timing = "wall"
+    icount_shift: int = ICOUNT_SHIFT  # with timing = "instructions": guest ns per instruction = 2^shift
+
+    @field_validator("memory")
+    @classmethod
+    def _memory(cls, memory: int) -> int:
+        if memory < 256 << 20 or memory % (1 << 20):
+            raise ValueError("must be at least 256MiB and a whole number of MiB")
+        return memory
+
+    @field_validator("icount_shift", mode="before")
+    @classmethod
+    def _shift(cls, value: Any) -> Any:
+        if value == "auto":
+            raise ValueError("\"auto\" is QEMU's adaptive shift: the guest's clock would follow the host's "
+                             "speed, so counts would change from run to run; give a number (0: one "
+                             "instruction per guest nanosecond)")
+        if isinstance(value, bool) or value != ICOUNT_SHIFT:
+            raise ValueError(f"must be {ICOUNT_SHIFT}, got {value!r}: at shift 0 one guest nanosecond is one "
+                             "instruction, which is what the reports' instruction units count")
+        return value
+
+    @property
+    def accel_setting(self) -> str:
+        """The accelerator asked for: always TCG in instructions mode ("auto" would pick KVM)."""
+        return "tcg" if self.timing == "instructions" else self.accel
+
+    @model_validator(mode="after")
+    def _instructions(self) -> VM:
+        if self.timing == "instructions" and self.accel == "kvm":
+            raise ValueError("timing = \"instructions\" needs QEMU's TCG (it counts the instructions it "
+                             "emulates); KVM runs the guest on the CPU, whose clock is real time: "
+                             "set accel = \"tcg\" or \"auto\", or timing = \"wall\"")
+        return self
+
+
+def with_timing_defaults(data: Any) -> Any:
+    """In instructions mode a file that sets no [run] iterations runs
+    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more); one
+    that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
+    how QEMU's single thread interleaves several, and Debian's 6.1 kernel
+    never brings up a second vCPU under -icount; and one that sets no [vm]
+    disk has its target in the guest's memory (disk = "ram"): a wait for an
+    emulated disk is a jump of the guest's clock, not a count (README,
+    "Instructions mode")."""
+    if not isinstance(data, dict) or not isinstance(data.get("vm"), dict):
+        return data
+    if data["vm"].get("timing") != "instructions":
+        return data
+    vm = {"cpus": 1, "disk": "ram", **data["vm"]}
+    run = data.get("run", {})
+    if isinstance(run, dict) and "iterations" not in run:
+        run = {**run, "iterations": INSTRUCTIONS_ITERATIONS}
+    return {**data, "vm": vm, "run": run}
