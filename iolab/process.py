@@ -32,7 +32,7 @@ from iolab.journal import Journal, current, process_start
 from iolab.sysutil import ToolError, die_with_parent, error_lines, require
 
 
-class Child(subprocess.Popen):  # type: ignore[type-arg]
+class Child(subprocess.Popen[Any]):
     """A child made by `start`; `end` reaps it and drops its journal entry."""
 
     journal: Journal | None = None
