@@ -7,6 +7,7 @@ the run interrupted with its samples. Two runs at once: the second is
 refused while the first changes a sysctl, which ends as it was.
 """
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -54,10 +55,21 @@ pytestmark = [pytest.mark.root, pytest.mark.usefixtures("needs_root_tools")]
 
 
 @pytest.fixture
-def lab(tmp_path):
+def sysctl_alone():
+    """The sysctl is the machine's: a test suite run beside this one (another
+    checkout's make test) would read this test's value as its "original", and
+    this test its value as the knob's. One test at a time on the machine
+    changes it: an flock every checkout's suite takes."""
+    with open("/tmp/iolab-tests-dirty_expire_centisecs.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture
+def lab(tmp_path, sysctl_alone):
     """An experiment file and the environment of iolab processes run on it."""
     original = SYSCTL.read_text().strip()
-    value = int(original) + 1234
+    value = int(original) + 1000 + os.getpid() % 997  # this run's own value
     path = tmp_path / "kill.toml"
     path.write_text(EXPERIMENT.format(value=value, runtime=1, image_dir=tmp_path))  # not in RAM: seen below
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
