@@ -84,10 +84,10 @@ def test_decide_keeps_exact_verdicts_out_of_the_family():
 # -- the switch and its refusals ---------------------------------------------------------
 
 
-def vm_experiment(vm_table=None, run=None, kernel=KERNEL, **extra):
+def vm_experiment(vm_table=None, run=None, kernel=KERNEL, target=None, **extra):
     return load.parse({
         "name": "icount",
-        "target": {"fs": "ext4", "size": "64MiB"},
+        "target": target or {"fs": "ext4", "size": "64MiB"},
         "variant": [{"name": "nofix", "kernel": kernel}, {"name": "fix", "kernel": kernel}],
         "workload": [{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
         "vm": {"memory": "1GiB", **(vm_table or {})},
@@ -96,13 +96,26 @@ def vm_experiment(vm_table=None, run=None, kernel=KERNEL, **extra):
     })
 
 
-def test_instructions_mode_defaults_to_3_rounds_and_1_vcpu():
+def test_instructions_mode_defaults_to_3_rounds_1_vcpu_and_the_image_in_memory():
     wall = vm_experiment()
     assert wall.timing == "wall" and wall.run.iterations == 8 and wall.vm.cpus == 2 and wall.tolerance == 0
+    assert wall.vm.disk == "virtio"
     exact = vm_experiment({"timing": "instructions"})
     assert exact.timing == "instructions" and exact.run.iterations == 3 and exact.vm.cpus == 1
-    assert exact.tolerance == 0.01
+    assert exact.tolerance == 0.01 and exact.vm.disk == "ram"
     assert vm_experiment({"timing": "instructions"}, {"iterations": 5}).run.iterations == 5
+    assert vm_experiment({"timing": "instructions", "disk": "virtio"}).vm.disk == "virtio"  # as the file says
+
+
+def test_an_image_in_memory_needs_twice_its_size_of_vm_memory():
+    assert vm_experiment({"disk": "ram", "memory": "256MiB"}).vm.disk == "ram"  # 64 MiB image
+    with pytest.raises(SpecError) as error:
+        vm_experiment({"timing": "instructions", "memory": "256MiB"}, target={"fs": "ext4", "size": "200MiB"})
+    message = str(error.value)
+    assert "vm.memory: 256 MiB is too little for a 200 MiB image" in message
+    assert 'memory = "400MiB"' in message and 'disk = "virtio"' in message
+    assert vm_experiment({"timing": "instructions", "memory": "256MiB", "disk": "virtio"},
+                         target={"fs": "ext4", "size": "200MiB"}).vm.disk == "virtio"
 
 
 @pytest.mark.parametrize("vm_table, words", [
@@ -131,9 +144,14 @@ def test_the_cli_switch_keeps_what_the_file_set(tmp_path, capsys):
     path = tmp_path / "exp.toml"
     path.write_text(f'name = "x"\n[[variant]]\nname = "a"\nkernel = "{KERNEL}"\n[[variant]]\nname = "b"\n'
                     f'kernel = "{KERNEL}"\n[[workload]]\nname = "w"\nengine = "probe"\n'
-                    'probe = { mode = "batch", case = "write_u1k" }\n[vm]\nmemory = "1GiB"\n')
+                    'probe = { mode = "batch", case = "write_u1k" }\n[target]\nsize = "256MiB"\n'
+                    '[vm]\nmemory = "1GiB"\n')
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 0
-    assert capsys.readouterr().out.startswith("x: 6 cells")  # 3 rounds x 2 variants
+    out = capsys.readouterr().out
+    assert out.startswith("x: 6 cells")  # 3 rounds x 2 variants
+    assert "  w: primary kinsn/call" in out and "us/call" not in out  # the plan's rows in its units
+    assert cli.main(["run", str(path), "--dry-run"]) == 0
+    assert "  w: primary us/call" in capsys.readouterr().out
     path.write_text(path.read_text() + "accel = \"kvm\"\n")
     assert cli.main(["run", str(path), "--timing", "instructions", "--dry-run"]) == 2
     err = capsys.readouterr().err
@@ -290,3 +308,5 @@ def test_values_within_the_tolerance_are_exact_and_the_legend_names_them(tmp_pat
     assert bw.exact == "tolerance" and bw.verdict == "better" and bw.tolerance == 0.01
     text = " ".join(renderer("text")(result).split())
     assert "within ±1.0% of each other: randread rd BW MiB/Ginsn" in text
+    assert "(identical values: randread rd p50 kinsn" in text  # the others, by name
+    assert "every value of each variant identical" not in text

@@ -73,6 +73,7 @@ def _exploratory_line(analysis: Analysis) -> list[str]:
 
 EXACT_TEXT = {
     "identical": "every value of each variant identical",
+    "identical_rows": "identical values: {rows}",
     "tolerance": "each variant's values within {tolerance} of each other: {rows}",
     "paired": "the candidate equal to the baseline in every round: {rows}",
 }
@@ -92,7 +93,9 @@ def exact_line(analysis: Analysis) -> list[str]:
     for kind in EXACTNESS:
         rows = list(dict.fromkeys(f"{row.workload} {row.metric.label}" for row, c in found if c.exact == kind))
         if rows:
-            kinds.append(EXACT_TEXT[kind].format(tolerance=tolerance, rows=listing(rows)))
+            every = kind == "identical" and len({c.exact for _, c in found}) == 1
+            text = EXACT_TEXT[kind if every or kind != "identical" else "identical_rows"]
+            kinds.append(text.format(tolerance=tolerance, rows=listing(rows)))
     if widest and not any(c.exact == "tolerance" for _, c in found):
         kinds.append(f"tolerance {tolerance}")
     return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "

@@ -91,15 +91,16 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         yield f"test: none can decide ({undecidable(experiment)})"
     calibration = _calibration(store, experiment) if store else None
     base = experiment.baseline.name
+    label = {n: lookup(n, experiment.timing).label for names in primary.values() for n in names}
     for workload, names in primary.items():
-        line = f"  {workload}: primary {', '.join(lookup(n).label for n in names) or 'none'}"
+        line = f"  {workload}: primary {', '.join(label[n] for n in names) or 'none'}"
         if calibration and found.decidable:
             run_id, samples = calibration
             figures = []
             for name in names:
                 change = calibrate.detectable_at(samples, workload, name, base, calibrate.copy_name(base),
                                                  found.test, found.rounds, found.level)
-                figures.append(f"{lookup(name).label} " + ("?" if math.isnan(change) else
+                figures.append(f"{label[name]} " + ("?" if math.isnan(change) else
                                                            "none" if math.isinf(change) else f"{change:.1%}"))
             line += f"; detectable change (90% power, calibration run {run_id}): {', '.join(figures)}"
         yield line

@@ -79,15 +79,18 @@ class VM(Strict):
 
 def with_timing_defaults(data: Any) -> Any:
     """In instructions mode a file that sets no [run] iterations runs
-    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more), and
-    one that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
+    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more); one
+    that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
     how QEMU's single thread interleaves several, and Debian's 6.1 kernel
-    never brings up a second vCPU under -icount (README, "Instructions mode")."""
+    never brings up a second vCPU under -icount; and one that sets no [vm]
+    disk has its target in the guest's memory (disk = "ram"): a wait for an
+    emulated disk is a jump of the guest's clock, not a count (README,
+    "Instructions mode")."""
     if not isinstance(data, dict) or not isinstance(data.get("vm"), dict):
         return data
     if data["vm"].get("timing") != "instructions":
         return data
-    vm = data["vm"] if "cpus" in data["vm"] else {**data["vm"], "cpus": 1}
+    vm = {"cpus": 1, "disk": "ram", **data["vm"]}
     run = data.get("run", {})
     if isinstance(run, dict) and "iterations" not in run:
         run = {**run, "iterations": INSTRUCTIONS_ITERATIONS}
