@@ -50,7 +50,8 @@ def timing_option(command: argparse.ArgumentParser) -> None:
         "--timing", choices=get_args(spec.Timing),
         help="override [vm] timing: 'instructions' runs the VMs under QEMU's TCG with a fixed instruction "
         "count (-icount shift=0,sleep=off), so the guest's durations are exact instruction counts, "
-        "not times (default then: 3 rounds, 1 vCPU, unless the file sets them)")
+        "not times (default then: 3 rounds, 1 vCPU, the target in the guest's memory, unless the file "
+        "sets them)")
 
 
 def view_options(command: argparse.ArgumentParser) -> None:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from iolab.cli_common import EXIT_OK, checked_experiment, iterations_type, open_store, with_iterations
+from iolab.cli_common import (
+    EXIT_OK,
+    checked_experiment,
+    iterations_type,
+    open_store,
+    timing_option,
+    with_iterations,
+)
 from iolab.spec import SpecError
 from iolab.store import default_path
 
@@ -24,6 +31,9 @@ def add_parsers(commands: Any) -> None:
                      help="only agents with all these labels take the rounds (e.g. nvme,x86)")
     sub.add_argument("--iterations", type=iterations_type, metavar="N", help="override [run].iterations")
     sub.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
+    timing_option(sub)
+    sub.add_argument("--force", action="store_true",
+                     help="queue a plan under which no primary comparison can be decided (too few rounds)")
     agent = commands.add_parser(
         "agent", help="run on a test host: take rounds from the queue and run them",
         description="A worker with concurrency 1 on this machine: take a round from the queue, hold the "
@@ -50,7 +60,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from iolab.run import queue, submit
 
     labels = queue.labels(args.labels)
-    experiment = with_iterations(checked_experiment(args.experiment), args.iterations)
+    from iolab.run import dryrun
+
+    experiment = with_iterations(checked_experiment(args.experiment, args.timing), args.iterations)
+    why = dryrun.undecidable(experiment)
+    if why and not args.force:
+        raise SpecError(why)
     store = open_store(args)
     done = submit.submit(experiment, store, labels=labels, seed=args.seed, experiment_path=args.experiment)
     who = f"agents with labels {','.join(labels)}" if labels else "any agent"

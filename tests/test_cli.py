@@ -100,6 +100,9 @@ def test_a_plan_that_can_never_decide_is_refused_unless_forced(tmp_path):
     assert "it needs 5 rounds (--iterations 5)" in done.stderr
     forced = iolab("run", demo, "--dry-run", "--iterations", "4", "--force", store=tmp_path / "s.db")
     assert forced.returncode == 0 and "test: none can decide" in forced.stdout
+    queued = iolab("submit", demo, "--iterations", "4", store=tmp_path / "s.db")  # refused before any store
+    assert queued.returncode == 2 and "it needs 5 rounds (--iterations 5)" in queued.stderr
+    assert "--force" in iolab("submit", "--help").stdout
 
 
 FIO_RAND_READ = """; fio's examples/fio-rand-read.fio, as fio ships it

@@ -259,6 +259,20 @@ def test_an_exact_change_and_an_exact_aa(tmp_path, monkeypatch):
     assert outcome.passed and outcome.checked == 4
 
 
+def test_an_exact_calibration_names_no_test(tmp_path, monkeypatch):
+    from iolab.report.calibration import render_text
+    from iolab.run import calibrate
+
+    store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "nofix'": 100.0}, noise=0.001)
+    samples = store.samples(run_id)
+    found = calibrate.calibrate(run_report(store, run_id).analysis, samples)
+    assert {row.aa.exact for row in found.rows} == {"identical", "tolerance"}
+    assert all(row.detectable == 0.01 and row.false_positive is None for row in found.rows)
+    text = " ".join(render_text(found).split())
+    assert "= exact: every row's values repeat" in text and "> ±1.0%" in text
+    assert "Wilcoxon" not in text and "A/A FP:" not in text  # no test named, no A/A rate
+
+
 def test_an_exact_regression_fails_the_gate(tmp_path, monkeypatch):
     store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 125.0, "fix": 100.0})
     outcome = gate.check(run_report(store, run_id).analysis, gate.parse("regression:5%"))

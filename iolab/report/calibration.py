@@ -14,7 +14,14 @@ from iolab.units import percent
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
 
 
+def _within_tolerance(row: CalibrationRow) -> bool:
+    """An exact row with a tolerance (instructions mode): no test judged it."""
+    return row.aa is not None and row.aa.exact is not None and row.aa.tolerance > 0
+
+
 def _detectable(row: CalibrationRow) -> str:
+    if _within_tolerance(row):
+        return f"> ±{percent(row.detectable, signed=False)}"
     if math.isinf(row.detectable):
         return "none"
     return percent(row.detectable, signed=False)
@@ -64,15 +71,24 @@ def methods(calibration: Calibration) -> list[str]:
     per = "rounds" if calibration.test == "signed-rank" else "per side"
     n = max((row.n for row in calibration.rows), default=0)
     rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
-    lines = [
-        f"noise: relative stddev of the {2 * n} values of both copies.",
-        f"A/A delta: {calibration.copy} against {calibration.baseline} ({test}, Holm over the "
-        f"{rows} primary rows; others exploratory); ~ is the expected outcome, * a false alarm.",
-        f"detectable: smallest change the {test} finds with "
-        f"{calibration.power * 100:.0f}% power at this noise, n={n} {per}, alpha "
-        f"{calibration.alpha:g}/{rows} = {calibration.detect_alpha:.3g} (Holm's first step), "
-        f"simulated from the observed values; none: no change can reach it at this n.",
-    ]
+    exact = [row for row in calibration.rows if _within_tolerance(row)]
+    lines = [f"noise: relative stddev of the {2 * n} values of both copies."]
+    if len(exact) < len(calibration.rows):
+        lines += [
+            f"A/A delta: {calibration.copy} against {calibration.baseline} ({test}, Holm over the "
+            f"{rows} primary rows; others exploratory); ~ is the expected outcome, * a false alarm.",
+            f"detectable: smallest change the {test} finds with "
+            f"{calibration.power * 100:.0f}% power at this noise, n={n} {per}, alpha "
+            f"{calibration.alpha:g}/{rows} = {calibration.detect_alpha:.3g} (Holm's first step), "
+            f"simulated from the observed values; none: no change can reach it at this n.",
+        ]
+    if exact:
+        whose = "every row's values repeat" if len(exact) == len(calibration.rows) else "values that repeat"
+        lines.append(
+            f"= exact: {whose} (identical, or within the tolerance): no test, the A/A delta as measured "
+            f"({calibration.copy} against {calibration.baseline}); = same is the expected outcome. "
+            f"detectable: a change beyond the tolerance, its values on one side of the baseline's, "
+            f"shows at any number of rounds (2 or more).")
     if rates:
         rate = rates[0]
         lines.append(

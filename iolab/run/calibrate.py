@@ -74,7 +74,8 @@ class CalibrationRow:
     n: int  # rounds with a value from both copies
     noise: float  # rel. stddev of all values of both copies
     aa: stats.Comparison | None
-    detectable: float  # relative shift; inf: none at this n; nan: cannot say (see warnings)
+    detectable: float  # relative shift; inf: none at this n; nan: cannot say (see warnings); an exact
+    # row with a tolerance (aa.exact, instructions mode): the tolerance, beyond which a change shows
     false_positive: stats.AARate | None
     warnings: tuple[str, ...]
 
@@ -101,14 +102,30 @@ def _paired(samples: list[Sample], workload: str, metric: str, a: str, b: str) -
     return [by_round[a][r] for r in rounds], [by_round[b][r] for r in rounds]
 
 
+def _noise(pooled: np.ndarray) -> float:
+    """The relative stddev of both copies' values (nan: too few, or a mean of 0)."""
+    if pooled.size >= 2 and np.mean(pooled) != 0:
+        return float(np.std(pooled, ddof=1) / abs(np.mean(pooled)))
+    return math.nan
+
+
+def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> tuple:
+    """A row whose values repeat within a tolerance (iolab.stats.exact;
+    instructions mode): no test and no A/A rate; the smallest change that
+    shows is one beyond the tolerance (with its values on one side of the
+    baseline's), at any number of rounds. (Without a tolerance, values that
+    repeat are quantized or constant: _row says a change smaller than one
+    step does not show.)"""
+    return _noise(np.array(a + b, dtype=float)), aa.tolerance, None, ()
+
+
 def _row(row, a: list[float], b: list[float], test: stats.Test, alpha: float, detect_alpha: float) -> tuple:
     """noise, detectable change, A/A rate and warnings of one row."""
     pooled = np.array(a + b, dtype=float)
     warnings: list[str] = []
-    noise = detectable = math.nan
+    detectable = math.nan
     rate = None
-    if pooled.size >= 2 and np.mean(pooled) != 0:
-        noise = float(np.std(pooled, ddof=1) / abs(np.mean(pooled)))
+    noise = _noise(pooled)
     if len(a) < 2:
         warnings.append(f"need >= 2 rounds with both copies, have {len(a)}")
     elif np.any(pooled <= 0):
@@ -137,10 +154,14 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
     rows = []
     for row in result.rows:
         a, b = _paired(samples, row.workload, row.metric.name, baseline, copy)
-        noise, detectable, rate, warnings = _row(row, a, b, test, alpha, detect_alpha)
+        aa = row.comparisons.get(copy)
+        if aa is not None and aa.exact is not None and aa.tolerance:
+            noise, detectable, rate, warnings = _exact_row(a, b, aa)
+        else:
+            noise, detectable, rate, warnings = _row(row, a, b, test, alpha, detect_alpha)
         rows.append(CalibrationRow(
             workload=row.workload, metric=row.metric.name, label=row.metric.label, unit=row.metric.unit,
-            n=len(a), noise=noise, aa=row.comparisons.get(copy), detectable=detectable,
+            n=len(a), noise=noise, aa=aa, detectable=detectable,
             false_positive=rate, warnings=warnings,
         ))
     return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows, test)
