@@ -28,7 +28,7 @@ from scipy import stats as sps
 
 from iolab.stats import checks
 from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, VERDICTS, VIEWS, Correction,
-                               Exactness, Family, MwuMethod, PAIRED, Refused, Test, Verdict, View)
+                               Exactness, Family, MwuMethod, PAIRED, UNPAIRED, Refused, Test, Verdict, View)
 from iolab.stats.summary import Summary
 
 TESTS: dict[Test, str] = {
@@ -75,7 +75,7 @@ class Comparison:
     prob_cand_higher: float
     alpha: float
     correction: Correction | Literal[""]  # "" until decide() corrects its family
-    test: Test = "mann-whitney"
+    test: Test = UNPAIRED
     pairs: int = 0
     dropped: int = 0
     min_p: float = math.nan
