@@ -19,8 +19,8 @@ vary: the delta as measured, no test), ``choice`` (the test a plan fixes),
 
 from iolab.stats.checks import Refusal
 from iolab.stats.exact import compare_exact
-from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, PAIRED, UNPAIRED, VERDICTS, VIEWS, Correction, Exactness,
-                               Family, MwuMethod, Refused, Test, Verdict, View)
+from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, PAIRED, UNPAIRED, VERDICTS, VIEWS, Correction,
+                               Exactness, Family, MwuMethod, Refused, Test, Verdict, View)
 from iolab.stats.noise import AARate, Trend, aa_false_positive_rate, kendall, outliers, smallest_useful_k, trend
 from iolab.stats.paired import MIN_PAIRS, compare_paired, signed_rank
 from iolab.stats.power import detectable_change, detectable_change_paired

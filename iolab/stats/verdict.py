@@ -27,8 +27,8 @@ import numpy as np
 from scipy import stats as sps
 
 from iolab.stats import checks
-from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, VERDICTS, VIEWS, Correction,
-                               Exactness, Family, MwuMethod, PAIRED, UNPAIRED, Refused, Test, Verdict, View)
+from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, TEST_KINDS, VERDICTS, VIEWS,
+                               Correction, Exactness, Family, MwuMethod, PAIRED, UNPAIRED, Refused, Test, Verdict, View)
 from iolab.stats.summary import Summary
 
 TESTS: dict[Test, str] = {
@@ -89,7 +89,7 @@ class Comparison:
         """Every choice is one of its type's values (iolab.stats.kinds): a
         misspelt verdict or test fails here, not as a blank in a report."""
         for name, allowed in (("verdict", VERDICTS), ("view", VIEWS), ("mwu_method", MWU_METHODS),
-                              ("correction", ("", *CORRECTIONS)), ("test", tuple(TESTS)), ("family", FAMILIES),
+                              ("correction", ("", *CORRECTIONS)), ("test", TEST_KINDS), ("family", FAMILIES),
                               ("refusal", REFUSALS), ("exact", (None, *EXACTNESS))):
             if getattr(self, name) not in allowed:
                 raise checks.Refusal(f"Comparison.{name} must be one of {allowed}, got {getattr(self, name)!r}")
