@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab import load
 from iolab.cell import executor as cell
 from iolab.knobs import memory_cgroup
+from tests.helpers import experiment
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
@@ -15,14 +15,9 @@ THP = "/sys/kernel/mm/transparent_hugepage/use_zero_page"
 JOB = "[global]\nrw=randread\nbs=4k\nsize=16M\nruntime=1\ntime_based=1\n[r]\n"
 
 
-def make_cell(variant=None, workload=None, job=JOB, **experiment):
-    exp = load.parse({
-        "name": "cell test",
-        "target": {"size": "128MiB"},
-        "variant": [{"name": "v", **(variant or {})}, {"name": "other"}],
-        "workload": [{"name": "w", "job": job, **(workload or {})}],
-        **experiment,
-    })
+def make_cell(variant=None, workload=None, job=JOB, **tables):
+    exp = experiment([{"name": "v", **(variant or {})}, "other"], target={"size": "128MiB"},
+                     workload=[{"name": "w", "job": job, **(workload or {})}], **tables)
     return cell.CellSpec(seq=0, round=0, iteration=0, warmup=False, target=exp.target,
                          variant=exp.variant[0], workload=exp.workload[0], job=job,
                          setup=exp.cell, collect=exp.collect, derived=exp.derived)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, load
+from iolab import analysis
 from iolab.journal import reclaim
 from iolab.run import runner
 from iolab.store import Store
-from tests.helpers import REPO, attached_loops, iolab_mounts, wait_for
+from tests.helpers import REPO, attached_loops, experiment, iolab_mounts, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
@@ -24,20 +24,18 @@ ioengine=psync
 rw=randread
 bs=4k
 size=32M
-runtime=1
+runtime=300ms
 time_based=1
 [r]
 """
 
 
-def experiment(fs="ext4", variants=None, iterations=2, job=SHORT_JOB, **target):
-    return load.parse({
-        "name": f"integration {fs}",
-        "target": {"fs": fs, "size": "320MiB", **target},
-        "variant": variants or [{"name": "buffered", "fio": {"direct": 0}}, {"name": "direct", "fio": {"direct": 1}}],
-        "workload": [{"name": "randread", "job": job}],
-        "run": {"iterations": iterations, "seed": 1},
-    })
+def loop_experiment(fs="ext4", variants=None, iterations=2, job=SHORT_JOB, **target):
+    """On a loop device of 320 MiB: buffered against direct reads (or the variants given), seed 1."""
+    return experiment(
+        variants or [{"name": "buffered", "fio": {"direct": 0}}, {"name": "direct", "fio": {"direct": 1}}],
+        name=f"integration {fs}", target={"fs": fs, "size": "320MiB", **target},
+        workload=[{"name": "randread", "job": job}], run={"iterations": iterations, "seed": 1}, report=None)
 
 
 def run(tmp_path, exp):
@@ -50,7 +48,7 @@ def run(tmp_path, exp):
 def test_fresh_filesystem_each_cell(tmp_path, fs):
     if fs == "btrfs" and not os.path.exists("/usr/bin/mkfs.btrfs") and not os.path.exists("/sbin/mkfs.btrfs"):
         pytest.skip("mkfs.btrfs not installed")
-    store, run_id = run(tmp_path, experiment(fs))
+    store, run_id = run(tmp_path, loop_experiment(fs))
     samples = store.samples(run_id)
     assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
     for sample in samples:
@@ -63,7 +61,7 @@ def test_fresh_filesystem_each_cell(tmp_path, fs):
 
 def test_erofs_image_plain_and_lz4(tmp_path):
     job = "[global]\nrw=read\nbs=1M\nsize=8M\n[r]\nfilename=f0\n"
-    exp = experiment(
+    exp = loop_experiment(
         "erofs",
         variants=[{"name": "plain", "mkfs_options": []}, {"name": "lz4", "mkfs_options": ["-zlz4"]}],
         job=job,
@@ -77,7 +75,7 @@ def test_erofs_image_plain_and_lz4(tmp_path):
 
 
 def test_fio_error_is_a_failed_sample_with_its_text(tmp_path):
-    exp = experiment(variants=[{"name": "ok"}, {"name": "bad", "fio": {"direct": 1, "bs": 100}}], iterations=1)
+    exp = loop_experiment(variants=[{"name": "ok"}, {"name": "bad", "fio": {"direct": 1, "bs": 100}}], iterations=1)
     store, run_id = run(tmp_path, exp)
     by_variant = {s.variant: s for s in store.samples(run_id)}
     assert by_variant["ok"].status == "ok"
@@ -89,7 +87,7 @@ def test_fio_error_is_a_failed_sample_with_its_text(tmp_path):
 
 def test_a_a_experiment_finds_no_change(tmp_path):
     same = {"fio": {"direct": 1}}
-    exp = experiment(variants=[{"name": "A", **same}, {"name": "A2", **same}], iterations=9)
+    exp = loop_experiment(variants=[{"name": "A", **same}, {"name": "A2", **same}], iterations=9)
     # alpha 0.01 keeps this test's own false-alarm rate near 1%; the A/A
     # calibration at alpha 0.05 is measured in bench/, not asserted here.
     exp = exp.model_copy(update={"report": exp.report.model_copy(update={"alpha": 0.01})})
@@ -112,7 +110,7 @@ def test_large_real_effect_is_significant(tmp_path):
     # bandwidth, whatever else the machine is doing meanwhile.
     variants = [{"name": "4k", "fio": {"direct": 1, "bs": "4k"}}, {"name": "1m", "fio": {"direct": 1, "bs": "1m"}}]
     # paired by round: 7 rounds are the fewest at which p can pass Holm's alpha/2 for the 2 primary rows
-    store, run_id = run(tmp_path, experiment(variants=variants, iterations=7))
+    store, run_id = run(tmp_path, loop_experiment(variants=variants, iterations=7))
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
     bw = next(row for row in result.rows if row.metric.name == "read_bw")
     assert bw.comparisons["1m"].verdict == "better", bw.comparisons["1m"]
@@ -130,7 +128,7 @@ def test_ctrl_c_keeps_samples_and_leaves_nothing(tmp_path):
         name = "b"
         [[workload]]
         name = "w"
-        job = "[global]\\nrw=randread\\nsize=32M\\nruntime=2\\ntime_based=1\\n[r]\\n"
+        job = "[global]\\nrw=randread\\nsize=32M\\nruntime=1\\ntime_based=1\\n[r]\\n"
         [run]
         iterations = 20
     """))

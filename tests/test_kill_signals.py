@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.journal.reclaim import descendants, users
+from iolab.journal.reclaim import users
+from iolab.process import descendants
 from tests.helpers import REPO, attached_loops, iolab, iolab_mounts, wait_for
 
 SYSCTL = Path("/proc/sys/vm/dirty_expire_centisecs")  # a sysctl no other test changes
@@ -58,7 +59,7 @@ def lab(tmp_path):
     original = SYSCTL.read_text().strip()
     value = int(original) + 1234
     path = tmp_path / "kill.toml"
-    path.write_text(EXPERIMENT.format(value=value, runtime=2, image_dir=tmp_path))  # not in RAM: seen below
+    path.write_text(EXPERIMENT.format(value=value, runtime=1, image_dir=tmp_path))  # not in RAM: seen below
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
            "IOLAB_STORE": str(tmp_path / "store.db"), "PYTHONPATH": str(REPO)}
     yield {"path": path, "env": env, "tmp": tmp_path, "original": original, "value": str(value)}

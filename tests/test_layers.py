@@ -38,11 +38,24 @@ def test_guest_imports_only_the_cell_side():
     assert bad == []
 
 
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """scipy.stats (1-2 s to import), matplotlib and the queue's libraries load
+    when a command uses them, not with every `iolab` (--help, runs, cleanup, a
+    dry run, each agent): the statistics import scipy, whose submodules load
+    at their first use."""
+    program = "import sys, json; import iolab.cli; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                         cwd=ROOT.parent).stdout
+    loaded = __import__("json").loads(out)
+    assert [m for m in ("scipy.stats", "matplotlib", "procrastinate", "psycopg") if m in loaded] == []
+
+
 # From the bottom up; a name is a module or a package (its modules with it).
 STAGES = (
     ("iolab.units", "iolab.sysutil", "iolab.histogram"),  # leaves
     ("iolab.journal",),  # the crash journal every stage that makes resources writes to
     ("iolab.process",),  # the one runner of programs
+    ("iolab.journal.reclaim",),  # reclaiming what a dead run left (umount, losetup: through the runner)
     ("iolab.knobs",),
     ("iolab.engines", "iolab.collectors"),
     ("iolab.cell",),  # the cell executor: the guest's top

@@ -2,19 +2,19 @@ from collections import Counter
 
 import pytest
 
-from iolab import load, plan
+from iolab import plan
 from iolab.stats.choice import PAIRED, UNPAIRED, choose
+from tests.helpers import experiment as build
 
-EXPERIMENT = {
-    "name": "p",
-    "variant": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
-    "workload": [{"name": "w1", "job": "[j]\n"}, {"name": "w2", "job": "[j]\n"}],
-    "run": {"iterations": 5, "warmup": 1},
-}
+
+def matrix(**run):
+    """Three variants, two workloads, 5 rounds after 1 warm-up (or the run table given)."""
+    return build(("a", "b", "c"), workload=[{"name": "w1", "job": "[j]\n"}, {"name": "w2", "job": "[j]\n"}],
+                 run=run or {"iterations": 5, "warmup": 1})
 
 
 def test_every_round_runs_every_pair_once():
-    cells = plan.plan(load.parse(EXPERIMENT), seed=7)
+    cells = plan.plan(matrix(), seed=7)
     assert len(cells) == 3 * 2 * 6
     for round_index in range(6):
         pairs = [(c.variant, c.workload) for c in cells if c.round == round_index]
@@ -23,14 +23,14 @@ def test_every_round_runs_every_pair_once():
 
 
 def test_warmup_rounds_come_first_and_are_marked():
-    cells = plan.plan(load.parse(EXPERIMENT), seed=7)
+    cells = plan.plan(matrix(), seed=7)
     warm = [c for c in cells if c.warmup]
     assert len(warm) == 6 and all(c.round == 0 and c.iteration == -1 for c in warm)
     assert Counter(c.iteration for c in cells if not c.warmup) == {i: 6 for i in range(5)}
 
 
 def test_order_is_seeded_and_varies_by_round():
-    experiment = load.parse(EXPERIMENT)
+    experiment = matrix()
     assert plan.plan(experiment, 1) == plan.plan(experiment, 1)
     assert plan.plan(experiment, 1) != plan.plan(experiment, 2)
     orders = {tuple((c.variant, c.workload) for c in plan.plan(experiment, 1) if c.round == r) for r in range(6)}
@@ -38,14 +38,14 @@ def test_order_is_seeded_and_varies_by_round():
 
 
 def test_sequential_order():
-    experiment = load.parse({**EXPERIMENT, "run": {"iterations": 3, "order": "sequential"}})
+    experiment = matrix(iterations=3, order="sequential")
     cells = plan.plan(experiment, 0)
     assert [c.variant for c in cells[:3]] == ["a", "a", "a"]
     assert [c.iteration for c in cells[:3]] == [0, 1, 2]
 
 
 def test_rounds_on_demand_are_the_full_plan():
-    experiment = load.parse(EXPERIMENT)
+    experiment = matrix()
     full = plan.plan(experiment, 11)
     made = [cell for r in range(6) for cell in plan.round_cells(experiment, 11, r)]
     assert made == full
@@ -53,8 +53,7 @@ def test_rounds_on_demand_are_the_full_plan():
 
 
 def test_auto_plans_up_to_max_iterations():
-    experiment = load.parse({**EXPERIMENT, "run": {"iterations": "auto", "min_iterations": 4,
-                                                   "max_iterations": 9, "warmup": 1}})
+    experiment = matrix(iterations="auto", min_iterations=4, max_iterations=9, warmup=1)
     assert plan.total_rounds(experiment) == 10
     cells = plan.plan(experiment, 2)
     assert len(cells) == 6 * 10 and cells[-1].iteration == 8
@@ -63,7 +62,7 @@ def test_auto_plans_up_to_max_iterations():
 
 
 def test_rounds_on_demand_need_interleaving():
-    experiment = load.parse({**EXPERIMENT, "run": {"iterations": 3, "order": "sequential"}})
+    experiment = matrix(iterations=3, order="sequential")
     with pytest.raises(ValueError):
         plan.round_cells(experiment, 0, 0)
 
@@ -90,8 +89,7 @@ def test_a_plan_that_cannot_decide_names_the_rounds_it_needs():
 
 
 def test_the_choice_is_the_plans_and_the_analysis_uses_it():
-    exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
-                 "workload": [{"name": "w", "job": "[j]\nrw=read\n"}], "run": {"iterations": 6}})
+    exp = build(("a", "b"), iterations=6)
     assert plan.test_choice(exp, 2).test == UNPAIRED
     assert plan.test_choice(exp, 1).test == PAIRED  # 2/64 < 0.05
     sequential = exp.model_copy(update={"run": exp.run.model_copy(update={"order": "sequential"})})

@@ -25,7 +25,7 @@ from iolab.cell.sample import Sample
 from iolab.store import RunInfo, Store
 from iolab.sysutil import ToolError
 from iolab.engines import Prepared
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import FIXTURES, REPO, experiment
 
 PROBE_FIXTURES = FIXTURES / "probe"
 
@@ -116,18 +116,16 @@ def test_normalize_refuses(params, message):
 # -- experiment files ---------------------------------------------------------
 
 
-def experiment(workload: dict, variants: list[dict] | None = None) -> spec.Experiment:
-    return load.parse({
-        "name": "probe",
-        "variant": variants or [{"name": "a"}, {"name": "b"}],
-        "workload": [{"name": "w", "engine": "probe", **workload}],
-    })
+def probe_experiment(workload: dict, variants: list[dict] | None = None, **tables) -> spec.Experiment:
+    """An experiment of one probe workload "w" (the probe's default metrics)."""
+    return experiment(variants or ("a", "b"), workload=[{"name": "w", "engine": "probe", **workload}], report=None,
+                      **tables)
 
 
 def test_probe_workload_in_an_experiment():
-    exp = experiment({"probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "64M",
-                                "direct": True, "ops": 50000}},
-                     [{"name": "4k"}, {"name": "8k", "probe": {"bs": "8k", "direct": 1}}])
+    exp = probe_experiment({"probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "64M",
+                                      "direct": True, "ops": 50000}},
+                           [{"name": "4k"}, {"name": "8k", "probe": {"bs": "8k", "direct": 1}}])
     workload = exp.workload[0]
     assert workload.probe == {"mode": "lat", "op": "pread", "bs": 4096, "file-size": 64 << 20,
                               "direct": True, "ops": 50000}
@@ -149,14 +147,13 @@ def test_probe_workload_in_an_experiment():
 ])
 def test_probe_workload_refused(workload, variants, message):
     with pytest.raises(spec.SpecError) as error:
-        experiment(workload, variants)
+        probe_experiment(workload, variants)
     assert message in str(error.value)
 
 
 def test_probe_table_needs_probe_engine():
     with pytest.raises(spec.SpecError, match="probe = {...} is for engine = 'probe'"):
-        load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
-                    "workload": [{"name": "w", "job": "[j]\n", "probe": {"mode": "lat"}}]})
+        experiment(workload=[{"name": "w", "job": "[j]\n", "probe": {"mode": "lat"}}])
 
 
 def test_variant_override_not_in_the_mode_fails_the_cell(tmp_path):
@@ -256,7 +253,7 @@ def test_percentile_rows_use_the_merged_histogram():
     merged = histogram.merge([read.histograms["lat"], write.histograms["lat"]])
     assert histogram.total(merged) == read.metrics["ops"] + write.metrics["ops"]
     assert all(isinstance(k, int) and isinstance(v, int) for k, v in merged.items())
-    exp = experiment({"probe": {"mode": "lat"}})
+    exp = probe_experiment({"probe": {"mode": "lat"}})
     info = RunInfo(id=1, name="probe", status="complete", seed=1, started=0.0, finished=0.0,
                    experiment_path=None, experiment_json=exp.model_dump_json(), planned_cells=4,
                    host={}, recheck_of=None)
@@ -348,15 +345,9 @@ def test_stale_binary_says_rebuild(tmp_path, monkeypatch):
 
 
 def loop_experiment(variants: list[dict], iterations: int) -> spec.Experiment:
-    return load.parse({
-        "name": "probe integration",
-        "target": {"fs": "ext4", "size": "64MiB"},
-        "variant": variants,
-        "workload": [{"name": "dio", "engine": "probe",
-                      "probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "8M",
-                                "direct": True, "ops": 2000}}],
-        "run": {"iterations": iterations, "seed": 1},
-    })
+    return probe_experiment({"probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "8M", "direct": True,
+                                       "ops": 2000}},
+                            variants, target={"fs": "ext4", "size": "64MiB"}, run={"iterations": iterations, "seed": 1})
 
 
 @pytest.mark.integration

@@ -99,28 +99,21 @@ def test_history_suggests_metric_names(two_runs):
 
 
 def test_header_names_each_variants_filesystem(tmp_path):
-    from iolab import load
     from iolab.report.headers import _fs_text
 
-    exp = load.parse({"name": "x", "variant": [{"name": "a"}, {"name": "b", "fs": "xfs"}],
-                      "workload": [{"name": "w", "job": "[j]\n"}]})
-    assert _fs_text(exp) == "ext4 (a), xfs (b)"
-    raw = load.parse({"name": "x", "target": {"fs": "xfs"}, "variant": [{"name": "a"}, {"name": "b"}],
-                      "workload": [{"name": "w", "job": "[j]\n"}, {"name": "E", "fs": "none", "job": "[j]\n"}]})
+    assert _fs_text(experiment(["a", {"name": "b", "fs": "xfs"}])) == "ext4 (a), xfs (b)"
+    raw = experiment(("a", "b"), target={"fs": "xfs"},
+                     workload=[{"name": "w", "job": "[j]\n"}, {"name": "E", "fs": "none", "job": "[j]\n"}])
     assert _fs_text(raw) == "xfs (E: raw)"
 
 
 def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
-    from iolab import load
     from iolab.report.headers import _same_variants
 
     kernel = "debian:6.1.0-56-amd64"
-    same = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}],
-                       "workload": [{"name": "w", "job": "[j]\n"}]})
+    same = experiment([{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}])
     assert _same_variants(same) == ["A/A: series is base (same kernel, patches and settings): every delta is noise"]
-    other = load.parse({"name": "x", "variant": [{"name": "base", "kernel": kernel},
-                                                 {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}],
-                        "workload": [{"name": "w", "job": "[j]\n"}]})
+    other = experiment([{"name": "base", "kernel": kernel}, {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}])
     assert _same_variants(other) == []
 
 

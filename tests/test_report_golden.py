@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from iolab import analysis, load
+from iolab import analysis
 from iolab.run import runner
 from iolab.report import legends, renderer
 from iolab.store import Store
@@ -83,11 +83,7 @@ def stored(tmp_path, monkeypatch, experiment_, host, **kw):
 
 
 def auto_experiment(variants, **run):
-    e = experiment(variants)
-    data = e.model_dump()
-    data.pop("base_dir")
-    data["run"] = {"iterations": "auto", "seed": 5, **run}
-    return load.parse(data)
+    return experiment(variants, run={"iterations": "auto", "seed": 5, **run})
 
 
 def test_mean_view_with_min_max(tmp_path, monkeypatch):
@@ -235,13 +231,9 @@ def test_round_effect_footnote_when_variants_move_together(tmp_path, monkeypatch
 
 
 def test_wide_table_puts_workloads_on_their_own_lines(tmp_path, monkeypatch):
-    exp = load.parse({
-        "name": "wide",
-        "variant": [{"name": "rq_affinity=1"}, {"name": "rq_affinity=2"}],
-        "workload": [{"name": "B seq 128k qd128 long name", "job": "[j]\n"}],
-        "run": {"iterations": 4, "seed": 5},
-        "report": {"metrics": ["read_bw", "read_p99"]},
-    })
+    exp = experiment(["rq_affinity=1", "rq_affinity=2"], iterations=4, name="wide",
+                     workload=[{"name": "B seq 128k qd128 long name", "job": "[j]\n"}],
+                     report={"metrics": ["read_bw", "read_p99"]})
     store = Store(tmp_path / "wide.db")
     run_id = runner.run(exp, store, host=ScriptedHost({"rq_affinity=1": 100000.0, "rq_affinity=2": 100000.0}))
     text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
@@ -302,11 +294,9 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
 
 def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
     levels = {"base": 100.0, "direct": 1.0}
-    exp = experiment(list(levels)).model_dump()
-    exp["variant"][1]["fails"] = {"randread": "needs the series"}
-    exp.pop("base_dir")
+    exp = experiment(["base", {"name": "direct", "fails": {"randread": "needs the series"}}])
     store = Store(tmp_path / "golden.db")
-    run_id = runner.run(load.parse(exp), store,
+    run_id = runner.run(exp, store,
                         host=ScriptedHost(levels, {"direct": "fio: destination does not support O_DIRECT"}))
     text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
     assert "needs the series" in text.splitlines()[5] and "FAILED" not in text

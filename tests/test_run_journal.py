@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from iolab import process
 from iolab.cell import interrupts
-from iolab.journal import Journal, owner_alive, process_start
+from iolab.journal import Journal, owner_alive, process_start, using
 from iolab.journal import reclaim
 from iolab.knobs import recover
-from iolab.load import check_here, parse
+from iolab.load import check_here
 from iolab.run import lock, recovery
 from iolab.store import Store
-from tests.helpers import wait_for
+from tests.helpers import experiment, wait_for
 
 
 def dead_pid():
@@ -89,12 +90,38 @@ def test_kill_tree_reaches_processes_that_left_their_group(tmp_path):
     # a child that starts a grandchild in a session of its own, as fio's job processes do
     script = "import os,subprocess,time; subprocess.Popen(['sleep','60'], start_new_session=True); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", script])
-    below = wait_for(lambda: reclaim.descendants(child.pid), 30, "the grandchild")
-    killed = reclaim.kill_tree(child.pid)
+    below = wait_for(lambda: process.descendants(child.pid), 30, "the grandchild")
+    killed = process.kill_tree(child.pid)
     assert set(killed) >= {child.pid, *below}
     child.wait(timeout=5)
     assert all(not owner_alive(pid, None) or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
                for pid in below)
+
+
+def test_a_child_beside_iolab_is_journalled_until_it_ends_then_stopped_with_its_tree(tmp_path):
+    # as QEMU or perf stat: started, read from, then stopped (SIGTERM, a grace, then SIGKILL to the tree)
+    journal = Journal(tmp_path / "run.journal")
+    script = ("import signal, subprocess, time; signal.signal(signal.SIGTERM, lambda *a: print('term', flush=True)); "
+              "subprocess.Popen(['sleep', '60']); print('up', flush=True); time.sleep(60)")
+    with using(journal):
+        child = process.start([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert [e["undo"] for e in journal.entries()] == [{"kind": "process", "pid": child.pid,
+                                                     "start": process_start(child.pid)}]
+    assert child.stdout.readline() == "up\n"
+    (sleeper,) = wait_for(lambda: process.descendants(child.pid), 30, "the grandchild")
+    assert process.end(child, grace=0.5) == -9  # it ignored the SIGTERM: killed after the grace
+    assert journal.entries() == []
+    wait_for(lambda: not owner_alive(sleeper, None), 10, "the grandchild's death")
+    assert process.end(child) == -9  # ending it again changes nothing
+
+
+def test_run_gives_input_takes_bytes_and_writes_a_log(tmp_path):
+    journal = Journal(tmp_path / "run.journal")
+    assert process.run(["cat"], input=b"\x00raw", text=False).stdout == b"\x00raw"
+    with open(tmp_path / "build.log", "w") as log, using(journal):
+        done = process.run(["sh", "-c", "echo out; echo err >&2; exit 3"], output=log, journalled=False)
+    assert done.returncode == 3 and (tmp_path / "build.log").read_text() == "out\nerr\n"
+    assert not (tmp_path / "run.journal").exists()  # not journalled: as reclaim's umount, under recover's lock
 
 
 def test_users_of_a_directory_are_found_by_cwd_and_open_files(tmp_path):
@@ -114,33 +141,27 @@ def test_children_die_with_iolab(tmp_path):
     script = ("import sys; sys.path.insert(0, %r); from iolab.process import run_tool; "
               "run_tool(['sleep', '60'])") % str(Path(__file__).resolve().parent.parent)
     parent = subprocess.Popen([sys.executable, "-c", script])
-    (sleeper,) = wait_for(lambda: reclaim.descendants(parent.pid), 30, "the tool")
+    (sleeper,) = wait_for(lambda: process.descendants(parent.pid), 30, "the tool")
     parent.kill()
     parent.wait()
     wait_for(lambda: not owner_alive(sleeper, None), 10, "the tool's death")
 
 
-EXPERIMENT = {
-    "name": "lock",
-    "variant": [{"name": "a"}, {"name": "b", "sysctl": {"vm.dirty_expire_centisecs": 1000}}],
-    "workload": [{"name": "w", "job": "[w]\nrw=read\n"}],
-}
+KNOB = {"name": "b", "sysctl": {"vm.dirty_expire_centisecs": 1000}}  # a machine-wide change
 
 
 def test_machine_wide_changes_take_the_lock_alone(tmp_path):
-    changing = parse(EXPERIMENT)
-    plain = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "fio": {"direct": 1}}]})
+    changing = experiment(["a", KNOB], name="lock")
+    plain = experiment(["a", {"name": "b", "fio": {"direct": 1}}])
     assert lock.machine_wide(changing) == "sysctl vm.dirty_expire_centisecs"
     assert lock.machine_wide(plain) is None
-    in_vms = {**EXPERIMENT, "variant": [{**v, "kernel": "debian:6.1.0-56-amd64"} for v in EXPERIMENT["variant"]]}
-    assert lock.machine_wide(parse(in_vms)) is None  # the guests' sysctls, not this machine's
-    script = ("import sys, time; sys.path.insert(0, %r); from pathlib import Path; from iolab.load import parse; "
-              "from iolab.run import lock; import json; e = parse(json.loads(sys.argv[1])); "
+    in_vms = experiment([{"name": "a", "kernel": "debian:6.1.0-56-amd64"}, {**KNOB, "kernel": "debian:6.1.0-56-amd64"}])
+    assert lock.machine_wide(in_vms) is None  # the guests' sysctls, not this machine's
+    script = ("import sys, time; sys.path.insert(0, %r); from pathlib import Path; from iolab.spec import Experiment; "
+              "from iolab.run import lock; e = Experiment.model_validate_json(sys.argv[1]); "
               "cm = lock.machine_lock(e, Path(sys.argv[2])); cm.__enter__(); print('held', flush=True); time.sleep(60)"
               ) % str(Path(__file__).resolve().parent.parent)
-    import json
-
-    other = subprocess.Popen([sys.executable, "-c", script, json.dumps(EXPERIMENT), str(tmp_path)],
+    other = subprocess.Popen([sys.executable, "-c", script, changing.model_dump_json(), str(tmp_path)],
                              stdout=subprocess.PIPE, text=True)
     try:
         assert other.stdout.readline().strip() == "held"
@@ -178,18 +199,15 @@ def test_a_teardown_error_during_an_interrupt_is_a_note():
 def test_dir_targets_refuse_system_directories(path):
     from iolab.spec import SpecError
 
-    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
-                  "target": {"kind": "dir", "fs": "none", "path": path}}
-    parsed = parse(experiment)  # the schema takes any path; this machine's directories are checked here
-    with pytest.raises(SpecError, match="system or home directory"):
+    parsed = experiment(target={"kind": "dir", "fs": "none", "path": path})  # the schema takes any path
+    with pytest.raises(SpecError, match="system or home directory"):  # this machine's directories are checked here
         check_here(parsed)
 
 
 def test_a_dir_target_of_its_own_is_fine(tmp_path):
-    experiment = {**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}],
-                  "target": {"kind": "dir", "fs": "none", "path": str(tmp_path)}}
-    check_here(parse(experiment))
-    assert parse(experiment).target.path == str(tmp_path)
+    parsed = experiment(target={"kind": "dir", "fs": "none", "path": str(tmp_path)})
+    check_here(parsed)
+    assert parsed.target.path == str(tmp_path)
 
 
 def test_allow_opts_in_by_name():
@@ -197,8 +215,8 @@ def test_allow_opts_in_by_name():
 
     job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n"}
     with pytest.raises(SpecError, match=r'allow = \["write_bw_log"\]'):
-        parse({**EXPERIMENT, "workload": [job]})
-    assert parse({**EXPERIMENT, "workload": [{**job, "allow": ["write_bw_log"]}]})
+        experiment(workload=[job])
+    assert experiment(workload=[{**job, "allow": ["write_bw_log"]}])
 
 
 class InterruptingHost:
@@ -233,16 +251,16 @@ def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_pa
     from iolab.run import runner
 
     run = {"iterations": iterations, "seed": 5, **({"min_iterations": 4, "max_iterations": 5} if iterations == "auto" else {})}
-    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "run": run})
+    exp = experiment(("a", "b"), run=run)
     store = Store(tmp_path / "s.db")
     with pytest.raises(runner.Interrupted) as stopped:
-        runner.run(experiment, store, host=InterruptingHost(after=3))
+        runner.run(exp, store, host=InterruptingHost(after=3))
     run_id = stopped.value.run_id
     assert store.run(run_id).status == "interrupted" and len(store.samples(run_id)) == 3
     header = renderer("text")(reports.run_report(store, run_id))
     assert "(interrupted): 1 " in header and "(3 of " in header  # one complete round, three cells
     host = InterruptingHost(after=None)
-    assert runner.run(experiment, store, host=host, resume=run_id) == run_id
+    assert runner.run(exp, store, host=host, resume=run_id) == run_id
     samples = store.samples(run_id)
     assert sorted(s.seq for s in samples) == list(range(len(samples)))  # no cell twice, none missing
     assert min(c.seq for c in host.inner.seen) == 3  # the three stored cells did not run again
@@ -257,9 +275,9 @@ def test_resume_runs_only_the_cells_left_and_the_header_says_how_many_ran(tmp_pa
 def test_sysfs_knobs_stay_in_sys_and_exist(path, message):
     from iolab.spec import SpecError
 
-    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b", "sysfs": {path: 1}}]})
+    exp = experiment(["a", {"name": "b", "sysfs": {path: 1}}])
     with pytest.raises(SpecError, match=message):
-        check_here(experiment)
+        check_here(exp)
 
 
 def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
@@ -269,9 +287,8 @@ def test_allowed_options_are_named_in_the_report(tmp_path, monkeypatch):
     from tests.fakes import ScriptedHost
 
     job = {"name": "w", "job": "[w]\nrw=read\nwrite_bw_log=/tmp/bw\n", "allow": ["write_bw_log"]}
-    experiment = parse({**EXPERIMENT, "variant": [{"name": "a"}, {"name": "b"}], "workload": [job],
-                        "run": {"iterations": 2}})
+    exp = experiment(("a", "b"), iterations=2, workload=[job])
     store = Store(tmp_path / "s.db")
-    run_id = runner.run(experiment, store, host=ScriptedHost({"a": 100.0, "b": 100.0}))
+    run_id = runner.run(exp, store, host=ScriptedHost({"a": 100.0, "b": 100.0}))
     text = renderer("text")(reports.run_report(store, run_id))
     assert "fio options allowed past iolab's check: workload 'w': write_bw_log" in text.replace("\n  ", " ")

@@ -12,7 +12,7 @@ import math
 import pytest
 
 from iolab import cli_gate as gate
-from iolab import load, stats
+from iolab import stats
 from iolab.analysis import history, metrics
 from iolab.analysis.reports import baseline_report, compare_report, run_report
 from iolab.cell import environment
@@ -23,7 +23,7 @@ from iolab.run import adaptive, runner
 from iolab.spec import SpecError
 from iolab.store import Store, StoreError
 from tests.fakes import ScriptedHost
-from tests.helpers import check_golden
+from tests.helpers import check_golden, experiment
 
 KERNEL = "debian:6.1.0-56-amd64"
 TIME_UNITS = ("us", "ns", "ms", "MiB/s", "IOPS", "µs", "usecs", "latency")
@@ -85,15 +85,11 @@ def test_decide_keeps_exact_verdicts_out_of_the_family():
 
 
 def vm_experiment(vm_table=None, run=None, kernel=KERNEL, target=None, **extra):
-    return load.parse({
-        "name": "icount",
-        "target": target or {"fs": "ext4", "size": "64MiB"},
-        "variant": [{"name": "nofix", "kernel": kernel}, {"name": "fix", "kernel": kernel}],
-        "workload": [{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-        "vm": {"memory": "1GiB", **(vm_table or {})},
-        **({"run": run} if run else {}),
-        **extra,
-    })
+    """Two variants booting the same kernel, a probe workload; the run table given, else the defaults."""
+    return experiment([{"name": "nofix", "kernel": kernel}, {"name": "fix", "kernel": kernel}], name="icount",
+                      target=target or {"fs": "ext4", "size": "64MiB"}, run=run, report=None,
+                      workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+                      vm={"memory": "1GiB", **(vm_table or {})}, **extra)
 
 
 def test_instructions_mode_defaults_to_3_rounds_1_vcpu_and_the_image_in_memory():
@@ -133,9 +129,8 @@ def test_refusals_say_why(vm_table, words):
 
 def test_instructions_mode_needs_a_vm():
     with pytest.raises(SpecError, match="every variant needs a kernel"):
-        load.parse({"name": "host", "variant": [{"name": "a"}, {"name": "b"}],
-                    "workload": [{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-                    "vm": {"timing": "instructions"}})
+        experiment(("a", "b"), vm={"timing": "instructions"},
+                   workload=[{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}])
 
 
 def test_the_cli_switch_keeps_what_the_file_set(tmp_path, capsys):
@@ -210,16 +205,11 @@ def test_no_instruction_count_is_called_a_time():
 
 def scripted_run(tmp_path, monkeypatch, levels, *, timing="instructions", noise=0.0, iterations=None,
                  store=None, name="exact"):
-    experiment = load.parse({
-        "name": name,
-        "variant": [{"name": v, "kernel": KERNEL} for v in levels],
-        "workload": [{"name": "randread", "job": "[j]\nrw=randread\n"}],
-        "run": {"seed": 5, **({"iterations": iterations} if iterations else {})},
-        "report": {"metrics": ["read_bw", "read_p50", "read_p99", "ctx"]},
-        "vm": {"timing": timing, "disk": "ram", **({} if timing == "instructions" else {"cpus": 1})},
-    })
+    exp = experiment([{"name": v, "kernel": KERNEL} for v in levels], name=name,
+                     run={"seed": 5, **({"iterations": iterations} if iterations else {})},
+                     vm={"timing": timing, "disk": "ram", **({} if timing == "instructions" else {"cpus": 1})})
     store = store or Store(tmp_path / "timing.db")
-    run_id = runner.run(experiment, store, host=ScriptedHost(levels, noise=noise))
+    run_id = runner.run(exp, store, host=ScriptedHost(levels, noise=noise))
     return store, run_id
 
 

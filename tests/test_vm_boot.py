@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab import analysis, load, plan, spec
+from iolab import analysis, plan, spec
 from iolab import kernels
 from iolab.kernels import fetch
 from iolab.run import runner
@@ -20,6 +20,7 @@ from iolab.hosts.vm import host as vm
 from iolab.hosts.vm import variants
 from iolab.report import renderer
 from iolab.store import Store
+from tests.helpers import experiment
 
 pytestmark = [pytest.mark.slow, pytest.mark.vm, pytest.mark.root]
 
@@ -48,21 +49,16 @@ def qemu_pids(marker: str) -> list[int]:
     return found
 
 
-def experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
-    return load.parse({
-        "name": "vm test",
-        "target": {"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
-        "variant": [
-            {"name": "iostat0", "kernel": TEST_KERNEL, "sysfs": {"/sys/fs/f2fs/{dev}/iostat_enable": 0}},
-            {"name": "iostat1", "kernel": TEST_KERNEL, "sysfs": {"/sys/fs/f2fs/{dev}/iostat_enable": 1}},
-        ],
-        "workload": [{"name": "dio", "engine": "probe",
-                      "probe": {"mode": "lat", "op": "pread", "bs": "4k", "file_size": "4M", "direct": True,
-                                "ops": ops}}],
-        "run": {"iterations": 1, "seed": 3},
-        "report": {"metrics": ["lat_p50"]},
-        "vm": {"cells_per_boot": 2, "memory": "1GiB", **vm_table},
-    })
+def vm_experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
+    """Two variants of the test kernel (f2fs's iostat knob off, on), one probe cell each, one boot."""
+    return experiment(
+        [{"name": f"iostat{value}", "kernel": TEST_KERNEL, "sysfs": {"/sys/fs/f2fs/{dev}/iostat_enable": value}}
+         for value in (0, 1)],
+        name="vm test", run={"iterations": 1, "seed": 3}, report={"metrics": ["lat_p50"]},
+        target={"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
+        workload=[{"name": "dio", "engine": "probe", "probe": {"mode": "lat", "op": "pread", "bs": "4k",
+                                                                "file_size": "4M", "direct": True, "ops": ops}}],
+        vm={"cells_per_boot": 2, "memory": "1GiB", **vm_table})
 
 
 def run_in_vms(exp: spec.Experiment, store: Store, tmp_path) -> tuple[int, list[str]]:
@@ -77,7 +73,7 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
     """Both cells (one per variant, one boot) run in the guest on f2fs on the
     virtio disk, with the sysfs knob set in the guest; samples carry the VM."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    exp = experiment(tmp_path)
+    exp = vm_experiment(tmp_path)
     store = Store(tmp_path / "vm.db")
     run_id, shown = run_in_vms(exp, store, tmp_path)
     samples = store.samples(run_id)
@@ -109,8 +105,8 @@ def test_a_hung_guest_is_killed_and_its_cells_fail_with_the_console_tail(test_ke
     group), no QEMU is left, the cell is a failed sample with the console's
     last lines; the boot's other cell, already done, keeps its sample."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    exp = experiment(tmp_path, timeout=15, boot_timeout=90)
-    endless = experiment(tmp_path, ops=2_000_000_000, timeout=15, boot_timeout=90)
+    exp = vm_experiment(tmp_path, timeout=15, boot_timeout=90)
+    endless = vm_experiment(tmp_path, ops=2_000_000_000, timeout=15, boot_timeout=90)
     cells = runner.cell_specs(exp, plan.plan(exp, 3))
     hung = runner.cell_specs(endless, plan.plan(endless, 3))[1]
     host = vm.VMHost(test_kernel, exp.vm, scratch=tmp_path)
@@ -143,14 +139,11 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
     guest's memory) give one value (or values within 0.1%), so the A/A is an
     exact "same" of 0 (or within the tolerance)."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    exp = load.parse({
-        "name": "icount a/a",
-        "target": {"fs": "ext4", "size": "64MiB"},
-        "variant": [{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
-        "workload": [{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-        "run": {"iterations": 2, "seed": 1},
-        "vm": {"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4},
-    })
+    exp = experiment([{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
+                     name="icount a/a", run={"iterations": 2, "seed": 1}, report=None,
+                     target={"fs": "ext4", "size": "64MiB"},
+                     workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+                     vm={"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4})
     store = Store(tmp_path / "icount.db")
     run_id, shown = run_in_vms(exp, store, tmp_path)
     samples = store.samples(run_id)

@@ -36,7 +36,7 @@ from typing import Any
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.trace_phase import dev_t
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
-from iolab.sysutil import die_with_parent
+from iolab import process
 
 ACK_TIMEOUT = 20.0  # s; perf opens one counter per event and CPU before it acks
 _EVENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:.*/=,\-]*")
@@ -110,7 +110,7 @@ class PerfCounts(Collector):
         self.events = [spec.event for spec in self.specs]
         if len(set(self.events)) != len(self.events):
             raise ValueError(f"perf: each event can be counted once per cell: {self.events}")
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: process.Child | None = None
         self._ctl: int | None = None
         self._ack: int | None = None
         self._dir: str | None = None
@@ -151,11 +151,9 @@ class PerfCounts(Collector):
             if spec.filter:
                 argv += ["--filter", spec.filter]
         try:
-            with open(self._err, "wb") as err:
-                self._proc = subprocess.Popen(
-                    argv, pass_fds=(ctl_r, ack_w), stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                    preexec_fn=die_with_parent(),  # a perf stat -a left running would count forever
-                )
+            with open(self._err, "wb") as err:  # it dies with iolab: a perf stat -a left running would count forever
+                self._proc = process.start(argv, pass_fds=(ctl_r, ack_w), stdin=subprocess.DEVNULL, stdout=err,
+                                           stderr=err)
         finally:
             os.close(ctl_r)
             os.close(ack_w)
@@ -223,13 +221,14 @@ class PerfCounts(Collector):
         return out
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGINT)
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.send_signal(signal.SIGINT)
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+            process.end(self._proc)  # killed if SIGINT did not stop it
         for fd in (self._ctl, self._ack):
             if fd is not None:
                 os.close(fd)

@@ -7,8 +7,9 @@ their undo actions are ACTIONS:
                                        using it killed, then removed
     loop     {"image"}                 loop devices over that image: detached
     mount    {"mountpoint"}            processes using it killed, then unmounted
-    process  {"pid", "start"}          a child (fio, probe, mkfs) and its
-                                       descendants: killed
+    process  {"pid", "start"}          a child (fio, probe, mkfs, make, QEMU,
+                                       perf) and its descendants: killed
+                                       (iolab.process.kill_tree)
 
 Processes are found through /proc: a process "uses" a path when its cwd,
 root, an open file or a mapped file is under it (fio's job processes call
@@ -20,40 +21,11 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
-import subprocess
 import time
-from collections.abc import Iterable
 from typing import Any
 
 from iolab.journal.journal import Undo, UndoError, owner_alive
-
-
-def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def descendants(root: int) -> list[int]:
-    """The processes below `root` (children first found, then theirs)."""
-    children: dict[int, list[int]] = {}
-    for pid in _pids():
-        parent = _parent(pid)
-        if parent is not None:
-            children.setdefault(parent, []).append(pid)
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
+from iolab.process import all_pids, kill, kill_tree, run
 
 
 def _under(link: str, path: str) -> bool:
@@ -69,7 +41,7 @@ def users(path: str) -> list[int]:
     files are under `path`."""
     path = os.path.realpath(path)
     found = []
-    for pid in _pids():
+    for pid in all_pids():
         if pid == os.getpid():
             continue
         base = f"/proc/{pid}"
@@ -84,60 +56,9 @@ def users(path: str) -> list[int]:
     return found
 
 
-def kill(pids: Iterable[int]) -> list[int]:
-    """SIGKILL each process (stopped first, so none forks a replacement); the
-    ones that were signalled."""
-    pids = [pid for pid in pids if pid != os.getpid()]
-    for sig in (signal.SIGSTOP, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                continue
-    return pids
-
-
-def _wait_gone(pids: Iterable[int], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    for pid in pids:
-        while _state(pid) not in ("Z", "X", None) and time.monotonic() < deadline:
-            time.sleep(0.01)  # a zombie is gone enough: its parent reaps it
-
-
-def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def kill_tree(pid: int) -> list[int]:
-    """Kill a process and everything below it; the pids killed.
-
-    Each process is stopped before its children are looked for, so that
-    none forks a child unseen (fio starting its job processes as Ctrl-C
-    comes): a child made before the stop is found by the next look."""
-    tree: list[int] = []
-    todo = [pid]
-    while todo:
-        for stopping in todo:
-            try:
-                os.kill(stopping, signal.SIGSTOP)
-            except (ProcessLookupError, PermissionError):
-                continue
-        tree += todo
-        todo = [found for found in descendants(pid) if found not in tree]
-    killed = kill(tree)
-    _wait_gone(killed)
-    return killed
-
-
 def kill_users(path: str) -> list[int]:
     """Kill every process using `path` (see users); the pids killed."""
-    killed = kill(users(path))
-    _wait_gone(killed)
-    return killed
+    return kill(users(path))
 
 
 def _mountpoints() -> list[str]:
@@ -162,7 +83,7 @@ def _undo_mount(undo: dict[str, Any], label: str) -> str:
     if not _mounted(mountpoint):
         return "not mounted"
     killed = kill_users(mountpoint)
-    done = subprocess.run(["umount", mountpoint], capture_output=True, text=True, check=False)
+    done = run(["umount", mountpoint], journalled=False)  # recover() holds the journal
     if done.returncode != 0:
         raise UndoError(f"{label}: umount {mountpoint} failed: {done.stderr.strip()[-200:]}")
     return "unmounted" + (f" after killing {len(killed)} process(es) using it" if killed else "")
@@ -188,7 +109,7 @@ def _undo_loop(undo: dict[str, Any], label: str) -> str:
     devices = loops_over(image)
     for device in devices:
         kill_users(device)
-        done = subprocess.run(["losetup", "--detach", device], capture_output=True, text=True, check=False)
+        done = run(["losetup", "--detach", device], journalled=False)
         if done.returncode != 0:
             raise UndoError(f"{label}: losetup --detach {device} failed: {done.stderr.strip()[-200:]}")
     return f"detached {', '.join(devices)}" if devices else "none attached"

@@ -41,6 +41,7 @@ from iolab.kernels import apt, cache, images, initramfs, kconfig, patches, sourc
 from iolab.kernels.entry import Kernel, load
 from iolab.kernels.kernel_ref import KernelError, Log
 from iolab.kernels.patches import Patch
+from iolab.process import started
 from iolab.spec import Build
 
 BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
@@ -269,23 +270,23 @@ def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | 
             "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"]
     out.write("iolab: " + " ".join(argv) + "\n")
     out.flush()
-    files, started = 0, time.monotonic()
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace") as process:
-        assert process.stdout is not None
-        for line in process.stdout:
+    files, began = 0, time.monotonic()
+    with started(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as make:
+        assert make.stdout is not None
+        for line in make.stdout:
             out.write(line)
             step = _STEP.match(line)
             if step is None or reporter is None:
                 continue
             if step.group(1).startswith(("CC", "AS")):
                 files += 1
-                reporter.files(files, expected, _eta(files, expected, time.monotonic() - started))
+                reporter.files(files, expected, _eta(files, expected, time.monotonic() - began))
             elif step.group(1) == "LD" and step.group(2) in _LINK:
                 reporter.phase("link", step.group(2))
+        make.wait()
     out.flush()
-    if process.returncode != 0:
-        raise _failure(" ".join(targets), process.returncode, log_path or Path(out.name))
+    if make.returncode != 0:
+        raise _failure(" ".join(targets), make.returncode, log_path or Path(out.name))
     return files
 
 

@@ -26,11 +26,13 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab import process
 from iolab.kernels import cache, sources
 from iolab.kernels.apt import run as _run
 from iolab.kernels.kernel_ref import KernelError, Log
@@ -121,20 +123,23 @@ def _build(version: str, log: Log) -> Fio:
         log(f"fio {version}: configure and make (2 jobs); the log is {work / 'build.log'}")
         with open(work / "build.log", "w") as out:
             for argv in (["./configure", "--disable-native"], ["make", f"-j{os.cpu_count() or 1}", "fio"]):
-                done = subprocess.run(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT,
-                                      check=False)
+                try:
+                    done = process.run(argv, cwd=tree, output=out, timeout=BUILD_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise KernelError(f"fio {version}: {' '.join(argv)} did not finish in {BUILD_TIMEOUT:.0f} s; "
+                                      f"see {work / 'build.log'}") from None
                 if done.returncode != 0:
                     raise KernelError(f"fio {version}: {' '.join(argv)} failed (exit {done.returncode}); "
                                       f"see {work / 'build.log'}")
         binary = work / "fio"
         (tree / "fio").rename(binary)
-        reported = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        reported = _run([str(binary), "--version"], f"{binary} --version").strip()
         cache.write_manifest(work, {
             "package": "fio", "version": version, "fio_version": reported,
             "built_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "build_seconds": round(time.monotonic() - started, 1),
         })
-        subprocess.run(["rm", "-rf", str(tree)], check=False)
+        shutil.rmtree(tree, ignore_errors=True)
         cache.install(work, root() / f"fio-{version}")
     found = cached(version)
     assert found is not None

@@ -8,11 +8,11 @@ import lzma
 import re
 import shutil
 import struct
-import subprocess
 import zlib
 from pathlib import Path
 
 from iolab.kernels.kernel_ref import KernelError
+from iolab.process import run
 
 _PVH_NOTE = 18  # XEN_ELFNOTE_PHYS32_ENTRY: the kernel has a PVH entry point
 _MAGICS = ((b"\xfd7zXZ\x00", "xz"), (b"\x1f\x8b\x08", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
@@ -25,7 +25,7 @@ def _decompress(data: bytes, kind: str) -> bytes:
         return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data)
     if shutil.which("zstd") is None:
         raise KernelError("this kernel is zstd-compressed: install zstd")
-    return subprocess.run(["zstd", "-dcq"], input=data, capture_output=True, check=False).stdout
+    return run(["zstd", "-dcq"], input=data, text=False).stdout
 
 
 def extract_vmlinux(bzimage: bytes) -> bytes:

@@ -26,8 +26,9 @@ import io
 import lzma
 import os
 import stat
-import subprocess
 from pathlib import Path
+
+from iolab.process import run
 
 FORMAT = 3  # bump when the init or the layout changes: cached kernels rebuild theirs
 
@@ -149,7 +150,7 @@ def _plain(path: Path) -> bytes:
     if path.name.endswith(".gz"):
         return gzip.decompress(raw)
     if path.name.endswith(".zst"):
-        done = subprocess.run(["zstd", "-dc"], input=raw, capture_output=True, check=False)
+        done = run(["zstd", "-dc"], input=raw, text=False)
         if done.returncode != 0:
             raise InitramfsError(f"zstd -dc {path} failed (install zstd): {done.stderr.decode(errors='replace')}")
         return done.stdout

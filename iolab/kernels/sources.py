@@ -153,13 +153,23 @@ def _has_lists() -> bool:
     return any(apt_dir().joinpath("lists").glob("*_Packages*"))
 
 
+# package, index dir, index mtime -> candidate: one apt-cache call per package
+# while the index stays the same (a dry run asks once per variant; 1 s each)
+_candidates: dict[tuple[str, str, int], str] = {}
+
+
 def _candidate(package: str, log: Log) -> str:
     if not _has_lists():
         apt_update(log)
     for attempt in (1, 2):
+        lists = apt_dir() / "lists"
+        key = (package, str(lists), lists.stat().st_mtime_ns)
+        if key in _candidates:
+            return _candidates[key]
         out = _apt(["apt-cache", "policy", package], f"apt-cache policy {package}")
         match = re.search(r"^\s*Candidate:\s*(\S+)", out, re.M)
         if match and match.group(1) != "(none)":
+            _candidates[key] = match.group(1)
             return match.group(1)
         if attempt == 1:
             apt_update(log)

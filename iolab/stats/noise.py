@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks, paired, unpaired
 from iolab.stats.kinds import PAIRED, TEST_KINDS, UNPAIRED, Test
@@ -36,7 +36,7 @@ def trend(values_in_round_order: Sequence[float]) -> Trend:
         return Trend(math.nan, math.nan)
     if np.all(x == x[0]):
         return Trend(0.0, 1.0)
-    res = sps.kendalltau(np.arange(x.size), x)
+    res = scipy.stats.kendalltau(np.arange(x.size), x)
     return Trend(float(res.statistic), float(res.pvalue))
 
 
@@ -47,7 +47,7 @@ def kendall(x: Sequence[float], y: Sequence[float]) -> Trend:
         raise checks.Refusal(f"x and y must be paired, got {a.size} and {b.size} values")
     if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return Trend(math.nan, math.nan)
-    res = sps.kendalltau(a, b)
+    res = scipy.stats.kendalltau(a, b)
     return Trend(float(res.statistic), float(res.pvalue))
 
 

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
 from iolab.stats.kinds import PAIRED, View
@@ -62,7 +62,7 @@ def signed_rank(d: Sequence[float]) -> tuple[float, int]:
     m = int(nonzero.sum())
     if m == 0:
         return math.nan, 0
-    twice = np.rint(2 * sps.rankdata(np.abs(x))[nonzero]).astype(int)
+    twice = np.rint(2 * scipy.stats.rankdata(np.abs(x))[nonzero]).astype(int)
     observed = int(twice[x[nonzero] > 0].sum())
     counts = flip_counts(twice.tolist())
     mean = twice.sum() / 2.0

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
 from iolab.stats.kinds import View
@@ -98,10 +98,10 @@ def _median_ci(x: np.ndarray, confidence: float) -> tuple[float, float]:
 
 def _t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
     m = float(np.mean(x))
-    sem = float(sps.sem(x))
+    sem = float(scipy.stats.sem(x))
     if sem == 0.0:
         return m, m
-    lo, hi = sps.t.interval(confidence, x.size - 1, loc=m, scale=sem)
+    lo, hi = scipy.stats.t.interval(confidence, x.size - 1, loc=m, scale=sem)
     return float(lo), float(hi)
 
 
@@ -141,7 +141,7 @@ def summarize(values: Sequence[float], view: View = "median", confidence: float 
         rel_spread = (high - low) / 2.0 / abs(center) if center != 0 else nan
     else:
         amean = float(np.mean(x))
-        center = amean if view == "mean" else float(sps.hmean(x))
+        center = amean if view == "mean" else float(scipy.stats.hmean(x))
         if n >= 2:
             low, high = _t_interval(x, confidence) if view == "mean" else _hmean_ci(x, confidence, warnings)
         else:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
 from iolab.stats.kinds import UNPAIRED, View
@@ -58,7 +58,7 @@ def rank_sum_counts(n1: int, groups: Sequence[int], limit: int) -> np.ndarray:
 def _u_stats(b: np.ndarray, c: np.ndarray) -> tuple[float, np.ndarray]:
     """U of the baseline (benchstat's U1: its first sample is the old one) and the tie groups."""
     pooled = np.concatenate([b, c])
-    ranks = sps.rankdata(pooled)
+    ranks = scipy.stats.rankdata(pooled)
     u1 = float(ranks[: b.size].sum()) - b.size * (b.size + 1) / 2.0
     _, groups = np.unique(pooled, return_counts=True)
     return u1, groups
@@ -97,7 +97,7 @@ def mwu(base: Sequence[float], cand: Sequence[float]) -> tuple[float, str, float
     num = u1 - n1 * n2 / 2.0
     num -= math.copysign(0.5, num) if num != 0 else 0.0
     z = num / sd
-    return float(2.0 * min(sps.norm.cdf(z), sps.norm.sf(z))), "asymptotic", prob
+    return float(2.0 * min(scipy.stats.norm.cdf(z), scipy.stats.norm.sf(z))), "asymptotic", prob
 
 
 def min_possible_p(n_base: int, n_cand: int) -> float:
@@ -119,7 +119,7 @@ def untied_p_by_u(n1: int, n2: int) -> np.ndarray:
     else:
         sd = math.sqrt(n1 * n2 * (n1 + n2 + 1) / 12.0)
         z = (n1 * n2 / 2.0 - small - 0.5) / sd
-        p = np.minimum(1.0, 2.0 * sps.norm.sf(z))
+        p = np.minimum(1.0, 2.0 * scipy.stats.norm.sf(z))
     p[us == n1 * n2 - us] = 1.0
     p.flags.writeable = False
     return p
@@ -145,7 +145,7 @@ def bootstrap_delta(b: np.ndarray, c: np.ndarray, view: View, confidence: float,
                     seed: int) -> tuple[float, float]:
     """Percentile-bootstrap CI of ``center(c) / center(b) - 1`` (independent resampling)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        res = sps.bootstrap((b, c), _center_along(view), n_resamples=resamples, method="percentile",
+        res = scipy.stats.bootstrap((b, c), _center_along(view), n_resamples=resamples, method="percentile",
                             confidence_level=confidence, vectorized=True, paired=False,
                             rng=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
 from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, TEST_KINDS, VERDICTS, VIEWS,
@@ -118,7 +118,7 @@ def adjust_pvalues(ps: Sequence[float], method: Correction = "holm") -> np.ndarr
     if m == 0 or method == "none":
         return p.copy()
     if method == "bh":
-        return np.asarray(sps.false_discovery_control(p, method="bh"), dtype=float)
+        return np.asarray(scipy.stats.false_discovery_control(p, method="bh"), dtype=float)
     order = np.argsort(p, kind="stable")
     stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     out = np.empty(m)

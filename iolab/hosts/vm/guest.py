@@ -51,7 +51,9 @@ def load_modules(names: set[str]) -> subprocess.Popen[str]:
     """Start loading the modules the cells need (modprobe -a), so the kernel
     links them while Python imports the executor; failures are kept in
     guest.json (a module may be built in; the cell then says if one is
-    really missing)."""
+    really missing). Plain Popen, before any iolab import (iolab.process
+    would import the journal first); the guest is PID 1's only child and
+    the VM powers off after it, so nothing of it can be left."""
     return subprocess.Popen(["modprobe", "-a", *sorted(names)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 

@@ -31,7 +31,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -48,10 +47,12 @@ from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, choose_accel, guest_tsc
                                  tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
-from iolab.sysutil import ToolError, die_with_parent, require
+from iolab.process import Child, end, start
+from iolab.sysutil import ToolError, require
 
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
+QEMU_GRACE = 5.0  # seconds QEMU (its whole session) has after SIGTERM before SIGKILL
 ROOT_SHARE = "9p ro cache=loose"
 
 
@@ -125,20 +126,6 @@ class Boot:
         return "the VM stopped before its command ended (crash or panic)"
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop QEMU and everything in its session: SIGTERM, then SIGKILL."""
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    except ProcessLookupError:
-        process.wait()
-
-
 class VMHost:
     """Boots one kernel in a VM per batch of cells and brings their samples back."""
 
@@ -210,7 +197,7 @@ class VMHost:
             ) from None
         return Disk(str(image), DISK_SERIAL, image=True)
 
-    def _launch(self, xchg: Path, disks: Sequence[Disk], command: str) -> tuple[subprocess.Popen[bytes], Boot]:
+    def _launch(self, xchg: Path, disks: Sequence[Disk], command: str) -> tuple[Child, Boot]:
         """Start QEMU for one boot whose guest runs `command` (cmd.sh)."""
         require(QEMU)
         (xchg / "cmd.sh").write_text(command)
@@ -226,8 +213,8 @@ class VMHost:
         self.boots.append(boot)
         with open(xchg / "qemu.stderr", "wb") as stderr:
             boot.started = time.monotonic()
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=stderr, start_new_session=True, preexec_fn=die_with_parent())
+            process = start(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                            start_new_session=True)
         return process, boot
 
     def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = ()) -> Boot:
@@ -240,7 +227,7 @@ class VMHost:
             for _ in self._follow(process, boot, timeout=timeout):
                 pass
         finally:
-            _kill_group(process)
+            end(process, grace=QEMU_GRACE)
         return boot
 
     def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
@@ -266,7 +253,7 @@ class VMHost:
                     yield self._failed(cell, boot, len(cells))
         finally:
             if process is not None:
-                _kill_group(process)
+                end(process, grace=QEMU_GRACE)
             if disk is not None and disk.image:
                 Path(disk.path).unlink(missing_ok=True)
             if os.environ.get("IOLAB_KEEP_VM"):  # debugging a guest: keep console.log, guest.log, cells.json
@@ -274,19 +261,26 @@ class VMHost:
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
 
-    def _follow(self, process: subprocess.Popen[bytes], boot: Boot, *, timeout: float) -> Iterator[Sample]:
+    def _follow(self, process: Child, boot: Boot, *, timeout: float) -> Iterator[Sample]:
         """Samples as their lines appear, until QEMU exits or the guest is
-        silent for longer than `timeout` (plus [vm] boot_timeout at first)."""
+        silent for longer than `timeout` (plus [vm] boot_timeout at first).
+        The guest speaks when its init starts the command (init.json), when
+        its executor is ready (guest.json) and with each sample."""
         samples_path = boot.xchg / "samples.jsonl"
         offset = 0
         deadline = boot.started + self.settings.boot_timeout + timeout
+        command_started = False
         while True:
             exited = process.poll() is not None
             now = time.monotonic()
+            if not command_started and (boot.xchg / "init.json").exists():
+                command_started = True
+                deadline = now + timeout
             if boot.ready_s is None and (boot.xchg / "guest.json").exists():
                 boot.ready_s = now - boot.started
                 boot.guest = {**(_read_json(boot.xchg / "init.json") or {}),
                               **(_read_json(boot.xchg / "guest.json") or {})}
+                deadline = now + timeout
             if samples_path.exists():
                 with open(samples_path) as handle:
                     handle.seek(offset)
@@ -307,7 +301,7 @@ class VMHost:
                 return
             if now > deadline:
                 boot.timed_out = True
-                _kill_group(process)
+                end(process, grace=QEMU_GRACE)
                 boot.exited_s = time.monotonic() - boot.started
                 boot.qemu_rc = process.returncode
                 return
