@@ -9,9 +9,11 @@ import argparse
 import difflib
 import sys
 from pathlib import Path
+from typing import get_args
 
 from iolab import load, spec
 from iolab.report import FORMATS
+from iolab.stats import VIEWS
 from iolab.store import Store, StoreError, default_path
 from iolab.storedb import is_url
 
@@ -45,7 +47,7 @@ def iterations_type(text: str) -> int | str:
 
 def timing_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--timing", choices=("wall", "instructions"),
+        "--timing", choices=get_args(spec.Timing),
         help="override [vm] timing: 'instructions' runs the VMs under QEMU's TCG with a fixed instruction "
         "count (-icount shift=0,sleep=off), so the guest's durations are exact instruction counts, "
         "not times (default then: 3 rounds, 1 vCPU, the target in the guest's memory, unless the file "
@@ -54,7 +56,7 @@ def timing_option(command: argparse.ArgumentParser) -> None:
 
 def view_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--format", choices=FORMATS, default="text", help="report format (default: text)")
-    command.add_argument("--view", choices=("median", "mean", "hmean"),
+    command.add_argument("--view", choices=VIEWS,
                          help="central value: median ± CI (default), mean ± stddev, harmonic mean "
                          "(for rates) (default: [report].view)")
     command.add_argument("--min-max", action="store_true", default=None,

@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
-from typing import Any
+from typing import Any, get_args
 
 from iolab.cli_common import EXIT_OK, open_store, parse_run_id
-from iolab.spec import SpecError
+from iolab.spec import SpecError, Timing
+from iolab.stats import VIEWS
 
 
 def add_runs(commands: Any) -> None:
@@ -39,9 +40,9 @@ def add_history(commands: Any) -> None:
     hist.add_argument("--last", type=int, metavar="N", help="only the last N runs")
     hist.add_argument("--format", choices=("text", "json", "html"), default="text",
                       help="report format (default: text)")
-    hist.add_argument("--timing", choices=("wall", "instructions"),
+    hist.add_argument("--timing", choices=get_args(Timing),
                       help="the runs of this timing mode (default: the latest run's mode)")
-    hist.add_argument("--view", choices=("median", "mean", "hmean"), default="median",
+    hist.add_argument("--view", choices=VIEWS, default="median",
                       help="central value (default: median)")
 
 

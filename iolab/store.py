@@ -20,11 +20,15 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from iolab import storeschema
 from iolab.cell.sample import Sample  # re-exported: the store keeps samples
 from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
+
+RunStatus = Literal["running", "complete", "interrupted", "failed"]  # as the schema's CHECK (storeschema)
+# one agent's try at a round of a queued run
+AttemptStatus = Literal["running", "done", "failed", "refused", "given back", "killed", "stalled"]
 
 # The attempt of a round whose samples count: its latest attempt not refused (0: a run made here).
 COUNTED = ("(SELECT coalesce(max(a.attempt), 0) FROM attempts a WHERE a.run_id = s.run_id AND a.round = s.round"
@@ -39,7 +43,7 @@ class RunInfo:
     experiment_json: str
     seed: int
     planned_cells: int
-    status: str
+    status: RunStatus
     started: float
     finished: float | None
     host: dict[str, Any]
@@ -62,7 +66,7 @@ class Attempt:
     attempt: int  # 0 first; the queue's count of the job's earlier tries
     host: str  # the agent's name
     job_id: int | None
-    status: str  # running | done | failed | refused | given back | killed | stalled
+    status: AttemptStatus
     started: float
     finished: float | None
     error: str | None
@@ -142,7 +146,7 @@ class Store:
         with self.sql.transaction():
             self.sql.execute("UPDATE runs SET status = 'running', finished = NULL WHERE id = ?", (run_id,))
 
-    def end_run(self, run_id: int, status: str, stop_reason: str | None = None) -> None:
+    def end_run(self, run_id: int, status: RunStatus, stop_reason: str | None = None) -> None:
         with self.sql.transaction():
             self.sql.execute(
                 "UPDATE runs SET status = ?, finished = ?, stop_reason = ? WHERE id = ?",
@@ -245,19 +249,17 @@ class Store:
             " ORDER BY seq, attempt",
             (run_id,),
         )
-        samples = {}
-        for row in rows:
-            samples[row[0]] = Sample(
-                seq=row[1], round=row[2], iteration=row[3], warmup=bool(row[4]), variant=row[5],
-                workload=row[6], status=row[7], error=row[8], started=row[9], setup_s=row[10],
-                run_s=row[11], teardown_s=row[12], env=json.loads(row[13]), attempt=row[14], host=row[15],
-            )
+        metrics: dict[int, dict[str, float]] = {row[0]: {} for row in rows}
+        histograms: dict[int, dict[str, dict[int, int]]] = {row[0]: {} for row in rows}
         for sample_id, name, value in self._for_run("metrics", "name, value", run_id, which):
-            samples[sample_id].metrics[name] = value
+            metrics[sample_id][name] = value
         if with_histograms:
             for sample_id, name, bins in self._for_run("histograms", "name, bins_json", run_id, which):
-                samples[sample_id].histograms[name] = {int(k): v for k, v in json.loads(bins).items()}
-        return list(samples.values())
+                histograms[sample_id][name] = {int(k): v for k, v in json.loads(bins).items()}
+        return [Sample(seq=row[1], round=row[2], iteration=row[3], warmup=bool(row[4]), variant=row[5],
+                       workload=row[6], status=row[7], error=row[8], started=row[9], setup_s=row[10],
+                       run_s=row[11], teardown_s=row[12], env=json.loads(row[13]), attempt=row[14], host=row[15],
+                       metrics=metrics[row[0]], histograms=histograms[row[0]]) for row in rows]
 
     def _for_run(self, table: str, columns: str, run_id: int, which: str) -> Iterator[tuple[Any, ...]]:
         """A table's rows of one run's samples, in sample and name order (the
@@ -293,7 +295,7 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
                 (run_id, round_index, attempt, host, job_id, time.time(), json.dumps(facts)))
 
-    def end_attempt(self, attempt_id: int, status: str, error: str | None = None, *,
+    def end_attempt(self, attempt_id: int, status: AttemptStatus, error: str | None = None, *,
                     only_running: bool = False) -> bool:
         """Mark a try ended; with ``only_running``, only if it is still running. Whether it changed."""
         with self.sql.transaction():

@@ -54,6 +54,12 @@ order = "sequential"
 pytestmark = [pytest.mark.root, pytest.mark.usefixtures("needs_root_tools")]
 
 
+# Held while a test changes SYSCTL: test suites of other checkouts on this
+# machine (each with its own iolab state dir, so its own machine lock) wait
+# for it instead of reading each other's value as the original.
+SYSCTL_LOCK = Path("/tmp/iolab-tests-sysctl.lock")
+
+
 @pytest.fixture
 def sysctl_alone():
     """The sysctl is the machine's: a test suite run beside this one (another
@@ -68,6 +74,12 @@ def sysctl_alone():
 @pytest.fixture
 def lab(tmp_path, sysctl_alone):
     """An experiment file and the environment of iolab processes run on it."""
+    with open(SYSCTL_LOCK, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the suite dies
+        yield from _lab(tmp_path)
+
+
+def _lab(tmp_path):
     original = SYSCTL.read_text().strip()
     value = int(original) + 1000 + os.getpid() % 997  # this run's own value
     path = tmp_path / "kill.toml"

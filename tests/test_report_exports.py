@@ -68,9 +68,7 @@ class OtherKernel(ScriptedHost):
         return {**FIXED_HOST, "kernel": "6.19.0-test"}
 
     def run_cell(self, cell):
-        sample = super().run_cell(cell)
-        sample.env["kernel"] = "6.19.0-test"
-        return sample
+        return super().run_cell(cell).with_more(env={"kernel": "6.19.0-test"})
 
 
 def test_compare_lists_environment_differences(two_runs, monkeypatch):

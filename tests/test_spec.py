@@ -212,3 +212,17 @@ def test_check_here_has_fio_parse_every_job():
     experiment = load.parse({**MACHINE_BOUND, "variant": [{"name": "a"}, MACHINE_BOUND["variant"][1]]})
     with pytest.raises(spec.SpecError, match=r'workload\["w"\] with variant\["b"\]: fio refuses the job'):
         load.check_here(experiment)
+
+
+def test_the_schemas_choices_are_the_statistics_and_the_command_lines():
+    """[report] view is the statistics' View (iolab.stats.kinds); the
+    command line offers the same views and timing modes."""
+    from typing import get_args
+
+    from iolab import cli, stats
+
+    assert get_args(spec.ReportSettings.model_fields["view"].annotation) == stats.VIEWS
+    parser = cli._parser()
+    run = parser._subparsers._group_actions[0].choices["run"]
+    options = {a.dest: a.choices for a in run._actions}
+    assert tuple(options["view"]) == stats.VIEWS and tuple(options["timing"]) == get_args(spec.Timing)

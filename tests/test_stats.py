@@ -559,3 +559,15 @@ def test_kendall_matches_scipy_and_hand_count():
     assert math.isnan(S.kendall([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]).tau)
     with pytest.raises(ValueError):
         S.kendall([1.0, 2.0], [1.0])
+
+
+def test_a_comparison_holds_only_the_values_of_its_choices():
+    """Verdict, test, family, refusal, view and method are types
+    (iolab.stats.kinds): a misspelt one is refused when the comparison is
+    made, not shown as a blank or a wrong mark in a report."""
+    made = S.compare([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], higher_is_better=True)
+    assert made.verdict in S.VERDICTS and made.test in S.TESTS and made.mwu_method == "exact"
+    for field, bad in (("verdict", "significant"), ("test", "t-test"), ("family", "secondary"),
+                       ("refusal", "too few"), ("view", "p99"), ("mwu_method", "approximate"), ("exact", "same")):
+        with pytest.raises(S.Refusal, match=f"Comparison.{field} must be one of"):
+            replace(made, **{field: bad})

@@ -77,3 +77,36 @@ def test_foreign_file_is_refused(tmp_path):
 def test_missing_run(tmp_path):
     with pytest.raises(StoreError, match="no run 5"):
         Store(tmp_path / "s.db").run(5)
+
+
+def test_status_types_are_the_schemas_checks():
+    """A run's, an attempt's and a sample's status are Literal types; the
+    schema's CHECK constraints list the same values."""
+    import re
+    from typing import get_args
+
+    from iolab import store as store_module
+    from iolab.cell.sample import SampleStatus
+    from iolab.storeschema import SCHEMA
+
+    def checked(table: str) -> set[str]:
+        body = SCHEMA[SCHEMA.index(f"CREATE TABLE {table} ("):]
+        found = re.search(r"status\s+TEXT NOT NULL CHECK \(status IN \(([^)]*)\)\)", body)
+        assert found, table
+        return set(re.findall(r"'([^']*)'", found.group(1)))
+
+    assert checked("runs") == set(get_args(store_module.RunStatus))
+    assert checked("attempts") == set(get_args(store_module.AttemptStatus))
+    assert checked("samples") == set(get_args(SampleStatus))
+
+
+def test_a_sample_is_frozen_and_grows_by_copy():
+    import dataclasses
+
+    made = sample(0, metrics={"read_bw": 1.0})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.status = "failed"
+    more = made.with_more(metrics={"vm.boot_s": 0.5}, env={"vm": {"cpus": 1}})
+    assert made.metrics == {"read_bw": 1.0} and made.env == {}
+    assert more.metrics == {"read_bw": 1.0, "vm.boot_s": 0.5} and more.env == {"vm": {"cpus": 1}}
+    assert Sample.from_json(more.to_json()) == more

@@ -1,6 +1,7 @@
 """Schema versions 2 (runs.stop_reason), 3 (baselines) and 4 (the queue: attempts, agents, samples per
 attempt); migrating version-1, -2 and -3 stores."""
 
+import dataclasses
 import shutil
 import sqlite3
 
@@ -108,8 +109,7 @@ def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path
     assert samples[0].metrics and store.attempts(1) == []
     # the new uniqueness: a second attempt at a cell is stored beside the first
     store.begin_attempt(1, 0, 1, "agent-b", None, {})
-    again = samples[0]
-    again.attempt, again.host = 1, "agent-b"
+    again = dataclasses.replace(samples[0], attempt=1, host="agent-b")
     store.add_sample(1, again)
     round_0 = [s for s in samples if s.round == 0]
     counted = store.samples(1)  # round 0 is now its attempt 1 (one cell so far); attempt 0 is superseded

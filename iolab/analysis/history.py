@@ -46,7 +46,7 @@ class Series:
 class History:
     experiment: str
     metric: Metric
-    view: str
+    view: stats.View
     runs: list[RunInfo]
     series: list[Series]
     notes: list[str]
@@ -71,7 +71,7 @@ def _listing(names: list[str], limit: int = 12) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def _point(run: RunInfo, metric: Metric, view: str, group: list[Sample]) -> Point:
+def _point(run: RunInfo, metric: Metric, view: stats.View, group: list[Sample]) -> Point:
     values = [s.metrics[metric.name] for s in group if metric.name in s.metrics]
     if not values:
         return Point(run.id, math.nan, math.nan, math.nan, math.nan, 0)
@@ -113,7 +113,7 @@ def _of_timing(runs: list[RunInfo], timing: str | None) -> tuple[str, list[RunIn
 
 
 def history(store: Store, metric_name: str, *, experiment: str | None = None, last: int | None = None,
-            view: str = "median", timing: str | None = None) -> History:
+            view: stats.View = "median", timing: str | None = None) -> History:
     if view not in stats.VIEWS:
         raise StoreError(f"view must be one of {', '.join(stats.VIEWS)}, got {view!r}")
     name, runs = _experiment_runs(store, experiment)

@@ -12,10 +12,11 @@ from iolab.analysis import compare
 from iolab.analysis import envdiff
 from iolab.analysis.hosts import hosts
 from iolab.analysis.model import Report
+from iolab.stats import View
 from iolab.store import Store
 
 
-def run_report(store: Store, run_id: int, *, view: str | None = None, min_max: bool | None = None) -> Report:
+def run_report(store: Store, run_id: int, *, view: View | None = None, min_max: bool | None = None) -> Report:
     run = store.run(run_id)
     samples = store.samples(run_id)
     original = None
@@ -29,13 +30,13 @@ def run_report(store: Store, run_id: int, *, view: str | None = None, min_max: b
     return Report(result, measured, tuple(environment), hosts=where)
 
 
-def compare_report(store: Store, run_a: int, run_b: int, *, view: str | None = None,
+def compare_report(store: Store, run_a: int, run_b: int, *, view: View | None = None,
                    min_max: bool | None = None) -> Report:
     return compare.runs_compared(store.run(run_a), store.samples(run_a), store.run(run_b),
                                  store.samples(run_b), view=view, min_max=min_max)
 
 
-def baseline_report(store: Store, name: str, run_id: int, *, view: str | None = None,
+def baseline_report(store: Store, name: str, run_id: int, *, view: View | None = None,
                     min_max: bool | None = None) -> Report:
     saved = store.baseline(name)
     report = compare_report(store, saved.run_id, run_id, view=view, min_max=min_max)

@@ -18,6 +18,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from iolab.stats.kinds import Family, Verdict
+
 if TYPE_CHECKING:
     from iolab.cell.sample import Sample
     from iolab.spec import Experiment
@@ -47,8 +49,8 @@ class Change:
     delta: float
     delta_low: float
     delta_high: float
-    verdict: str  # better | worse
-    family: str  # primary | exploratory
+    verdict: Verdict  # better | worse
+    family: Family
     first: int  # the patches the change lies in: first..step (first == step: placed on one patch)
     exact: bool = False  # deterministic values compared as measured (iolab.stats.exact), no test
 

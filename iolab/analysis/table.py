@@ -39,6 +39,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from iolab import histogram, plan, stats
 from iolab.analysis import metrics
@@ -50,6 +51,7 @@ from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
 from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
+from iolab.stats.kinds import Test, View
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -58,6 +60,7 @@ __all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "
 MIN_SAMPLES = 4  # per side, unpaired
 MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
 BOUNDARY = "calibrated"
+Design = Literal["paired", "unpaired"]  # by round (every variant in every round), or not
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Row:
     metric: Metric
     figures: dict[str, Figure]  # by variant name
     comparisons: dict[str, stats.Comparison]  # by candidate name
-    view: str = "median"  # the view used for this row (hmean falls back per row)
+    view: View = "median"  # the view used for this row (hmean falls back per row)
     primary: bool = True  # in the corrected family; False: exploratory
     # what each comparison is against, where not the baseline: a series step
     # against the step measured before it (iolab.analysis.series)
@@ -105,12 +108,12 @@ class Analysis:
     rounds_done: int = 0  # measured rounds with a sample (ok or failed) of every variant x workload
     cells_done: int = 0  # measured cells with a sample
     cells_planned: int = 0  # measured cells the plan has (for auto: up to max_iterations)
-    view: str = "median"  # requested view
+    view: View = "median"  # requested view
     min_max: bool = False  # show min..max lines
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sequential: Sequential | None = None  # set for iterations = "auto"
     original: Analysis | None = None  # for a recheck run: the run it rechecks
-    design: str = "unpaired"  # "paired" (by round) or "unpaired": the test the plan chose for the run
+    design: Design = "unpaired"  # the test the plan chose for the run: paired by round, or not
     planned: Choice | None = None  # the plan's test choice (iolab.plan.test_choice)
     disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
@@ -122,9 +125,9 @@ class Analysis:
         return self.variants[0]
 
     @property
-    def tests(self) -> list[str]:
+    def tests(self) -> list[Test]:
         """The tests the comparisons used, most used first."""
-        count: dict[str, int] = defaultdict(int)
+        count: dict[Test, int] = defaultdict(int)
         for row in self.rows:
             for c in row.comparisons.values():
                 if c.verdict != "insufficient" and c.exact is None:
@@ -148,14 +151,14 @@ def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> l
     return chosen or rows[:1]
 
 
-def figure(values: list[float], failed: int, view: str, center: float | None = None) -> Figure:
+def figure(values: list[float], failed: int, view: View, center: float | None = None) -> Figure:
     if not values:
         return Figure(0, failed, math.nan, math.nan, None)
     summary = stats.summarize(values, view)
     return Figure(len(values), failed, summary.center if center is None else center, summary.rel_spread, summary)
 
 
-def _unpaired(metric: Metric, view: str, base: list[Sample], cand: list[Sample]) -> stats.Comparison | None:
+def _unpaired(metric: Metric, view: View, base: list[Sample], cand: list[Sample]) -> stats.Comparison | None:
     base_values = [s.metrics[metric.name] for s in base if metric.name in s.metrics]
     cand_values = [s.metrics[metric.name] for s in cand if metric.name in s.metrics]
     if not base_values or not cand_values:
@@ -183,7 +186,7 @@ def _paired_values(metric: Metric, base: list[Sample], cand: list[Sample],
     return [b[r] for r in common], [c[r] for r in common], len(rounds) - len(common)
 
 
-def _exact(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str, rounds: set[int],
+def _exact(metric: Metric, view: View, base: list[Sample], cand: list[Sample], design: Design, rounds: set[int],
            tolerance: float) -> stats.Comparison | None:
     """The exact comparison when neither variant's values vary (iolab.stats.exact);
     a percentile row's delta is then that of its merged histograms' percentiles."""
@@ -205,7 +208,7 @@ def _exact(metric: Metric, view: str, base: list[Sample], cand: list[Sample], de
     return replace(comparison, dropped=dropped)
 
 
-def compare_row(metric: Metric, view: str, base: list[Sample], cand: list[Sample], design: str,
+def compare_row(metric: Metric, view: View, base: list[Sample], cand: list[Sample], design: Design,
                 rounds: set[int], tolerance: float = 0.0) -> stats.Comparison | None:
     """The comparison of one row for one candidate: exact when the values do
     not vary (beyond ``tolerance``); else paired when the plan chose the
@@ -277,17 +280,17 @@ def planned_test(experiment: Experiment, comparisons: int) -> Choice:
     return plan.test_choice(experiment, comparisons, sequential_level(experiment, comparisons, design).look_alpha)
 
 
-def sequential_level(experiment: Experiment, comparisons: int, design: str = "unpaired") -> Sequential:
+def sequential_level(experiment: Experiment, comparisons: int, design: Design = "unpaired") -> Sequential:
     """The per-look level of an adaptive run with this many primary comparisons."""
     run = experiment.run
-    test = "signed-rank" if design == "paired" else "mann-whitney"
+    test = PAIRED if design == "paired" else UNPAIRED
     return stats.level(experiment.report.alpha, comparisons, run.min_iterations, run.max_iterations, test, BOUNDARY)
 
 
 Pending = list[tuple[int, str, stats.Comparison]]
 
 
-def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: str) -> Sequential | None:
+def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: Design) -> Sequential | None:
     """Verdicts: the primary family corrected together, exploratory rows each at alpha.
     A series' totals (last step against the base) are a family of their own
     beside its steps' deltas."""
@@ -327,7 +330,7 @@ def _failures(failed: dict[tuple[str, str], list[Sample]], experiment: Experimen
     return failures
 
 
-def _row_view(view: str, values: list[list[float]]) -> str:
+def _row_view(view: View, values: list[list[float]]) -> View:
     """The requested view, or the median where the harmonic mean cannot be taken."""
     if view == "hmean" and any(v <= 0 for group in values for v in group):
         return "median"
@@ -407,7 +410,7 @@ def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
     return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": experiment.run.max_rounds * pairs}
 
 
-def analyse(run: RunInfo, samples: list[Sample], *, view: str | None = None, min_max: bool | None = None,
+def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, min_max: bool | None = None,
             original: Analysis | None = None) -> Analysis:
     """The table of one run. ``view`` and ``min_max`` override ``[report]``;
     ``original`` is the analysis of the run this one rechecks, shown beside it."""

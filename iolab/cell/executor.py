@@ -94,18 +94,6 @@ def drop_caches() -> None:
         handle.write("3\n")
 
 
-def _sample(cell: CellSpec, **fields: object) -> Sample:
-    return Sample(
-        seq=cell.seq,
-        round=cell.round,
-        iteration=cell.iteration,
-        warmup=cell.warmup,
-        variant=cell.variant.name,
-        workload=cell.workload.name,
-        **fields,  # type: ignore[arg-type]
-    )
-
-
 def _measure(
     cell: CellSpec, prepared: Prepared, workdir: Path, journal: Path | None, env: dict[str, Any]
 ) -> EngineResult:
@@ -168,20 +156,20 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
             timings["run_s"] = t2 - t1
         timings["teardown_s"] = time.perf_counter() - t2
     except EXPECTED_ERRORS as error:
-        return _sample(cell, status="failed", error=str(error), env=env, started=started, **timings)
+        return Sample.of(cell, "failed", error=str(error), env=env, started=started, **timings)
     except Exception as error:  # a bug in iolab must not lose the run: store it, with its traceback
-        return _sample(
+        return Sample.of(
             cell,
-            status="failed",
+            "failed",
             error=f"internal error: {type(error).__name__}: {error}",
             artefacts={"traceback": traceback.format_exc()},
             env=env,
             started=started,
             **timings,
         )
-    return _sample(
+    return Sample.of(
         cell,
-        status="ok",
+        "ok",
         metrics=result.metrics,
         histograms=result.histograms,
         artefacts=result.artefacts,

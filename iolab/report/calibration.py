@@ -9,6 +9,7 @@ from typing import Any
 from iolab.run.calibrate import Calibration, CalibrationRow
 from iolab.report import figures, footnotes, headers, legends
 from iolab.report.jsonout import JSON_VERSION
+from iolab.stats import PAIRED
 from iolab.units import percent
 
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
@@ -68,7 +69,7 @@ def header(calibration: Calibration) -> list[str]:
 def methods(calibration: Calibration) -> list[str]:
     rows = sum(1 for row in calibration.analysis.rows if row.primary)
     test = legends.TEST_TEXT[calibration.test]
-    per = "rounds" if calibration.test == "signed-rank" else "per side"
+    per = "rounds" if calibration.test == PAIRED else "per side"
     n = max((row.n for row in calibration.rows), default=0)
     rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
     exact = [row for row in calibration.rows if _within_tolerance(row)]

@@ -8,7 +8,7 @@ import math
 import textwrap
 
 from iolab.analysis import Figure
-from iolab.stats import Comparison
+from iolab.stats import Comparison, View
 from iolab.units import percent
 
 
@@ -60,7 +60,7 @@ def mean_sd(center: float, stddev: float) -> str:
     return f"{c:.{decimals}f}{suffix} ±{s:.{decimals}f}{suffix}"
 
 
-def figure_cell(figure: Figure, view: str = "median") -> str:
+def figure_cell(figure: Figure, view: View = "median") -> str:
     if figure.n == 0:
         return (figure.expected or "FAILED") if figure.failed else "-"
     if view == "mean":

@@ -89,7 +89,7 @@ class Calibration:
     detect_alpha: float  # alpha / primary rows
     power: float
     rows: list[CalibrationRow]
-    test: str = "mann-whitney"  # the test the table used: "signed-rank" (paired) or "mann-whitney"
+    test: stats.Test = stats.UNPAIRED  # the test the table used: paired (signed-rank) or not
 
 
 def _paired(samples: list[Sample], workload: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
@@ -119,7 +119,7 @@ def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> tuple:
     return _noise(np.array(a + b, dtype=float)), aa.tolerance, None, ()
 
 
-def _row(row, a: list[float], b: list[float], test: str, alpha: float, detect_alpha: float) -> tuple:
+def _row(row, a: list[float], b: list[float], test: stats.Test, alpha: float, detect_alpha: float) -> tuple:
     """noise, detectable change, A/A rate and warnings of one row."""
     pooled = np.array(a + b, dtype=float)
     warnings: list[str] = []
@@ -133,7 +133,7 @@ def _row(row, a: list[float], b: list[float], test: str, alpha: float, detect_al
     elif pooled.max() == pooled.min():
         warnings.append("all values equal (deterministic, or quantized, e.g. a histogram bucket): "
                         "a change smaller than one step does not show at all")
-    elif test == "signed-rank":
+    elif test == stats.PAIRED:
         ratios = np.log(np.array(b)) - np.log(np.array(a))
         detectable = stats.detectable_change_paired(ratios, len(a), detect_alpha, POWER)
         rate = stats.aa_false_positive_rate(a, b, alpha, test=test)
@@ -150,7 +150,7 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
     baseline, copy = result.variants[0], result.variants[1]
     alpha = result.experiment.report.alpha
     detect_alpha = alpha / max(1, sum(1 for row in result.rows if row.primary))
-    test = "signed-rank" if result.design == "paired" else "mann-whitney"
+    test: stats.Test = stats.PAIRED if result.design == "paired" else stats.UNPAIRED
     rows = []
     for row in result.rows:
         a, b = _paired(samples, row.workload, row.metric.name, baseline, copy)
@@ -167,7 +167,7 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
     return Calibration(result, baseline, copy, alpha, detect_alpha, POWER, rows, test)
 
 
-def detectable_at(samples: list[Sample], workload: str, metric: str, baseline: str, copy: str, test: str,
+def detectable_at(samples: list[Sample], workload: str, metric: str, baseline: str, copy: str, test: stats.Test,
                   n: int, level: float) -> float:
     """The smallest change ``test`` finds with POWER at ``n`` rounds and
     ``level``, at the noise an A/A run of this machine recorded (nan: that
@@ -176,6 +176,6 @@ def detectable_at(samples: list[Sample], workload: str, metric: str, baseline: s
     pooled = np.array(a + b, dtype=float)
     if len(a) < 2 or np.any(pooled <= 0) or pooled.max() == pooled.min():
         return math.nan
-    if test == "signed-rank":
+    if test == stats.PAIRED:
         return stats.detectable_change_paired(np.log(np.array(b)) - np.log(np.array(a)), n, level, POWER)
     return stats.detectable_change(pooled, n, level, POWER)

@@ -18,7 +18,7 @@ from iolab.analysis.metrics import lookup
 from iolab.engines import fio_jobs
 from iolab.run import calibrate, estimate
 from iolab.spec import Experiment
-from iolab.stats.choice import Choice
+from iolab.stats.choice import PAIRED, Choice
 from iolab.store import Store
 
 TEST_NAMES = {"signed-rank": "Wilcoxon signed-rank of per-round ratios (paired)",
@@ -83,7 +83,7 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         yield ("test: exact where the instruction counts repeat (at any number of rounds); where they vary, "
                + (TEST_NAMES[found.test] if found.decidable else f"none can decide at {found.rounds} rounds"))
     elif found.decidable:
-        sizes = f"{found.rounds} pairs" if found.test == "signed-rank" else f"{found.rounds} + {found.rounds} values"
+        sizes = f"{found.rounds} pairs" if found.test == PAIRED else f"{found.rounds} + {found.rounds} values"
         yield (f"test: {TEST_NAMES[found.test]}, {sizes} a row: smallest p {found.min_p:.3g}, below "
                f"{found.level:.3g} (alpha {experiment.report.alpha:g} over {found.comparisons} primary "
                f"comparison{'s' if found.comparisons != 1 else ''})")

@@ -28,7 +28,7 @@ from iolab.hosts.local import LocalHost
 from iolab.kernels import Kernel
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
-from iolab.store import Store
+from iolab.store import RunStatus, Store
 from iolab.sysutil import ToolError, require
 
 
@@ -225,7 +225,7 @@ def _execute(
         store.end_run(run_id, status, stop_reason)
 
 
-def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[str, str | None]:
+def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[RunStatus, str | None]:
     """"complete", or "failed" with the first error when no measured cell succeeded."""
     ok, failed = store.sample_counts(run_id)
     if ok or not failed:

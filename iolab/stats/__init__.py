@@ -13,22 +13,25 @@ ratios, Hodges-Lehmann CI), ``verdict`` (Comparison, corrections,
 verdicts), ``sequential`` (per-look levels of adaptive runs), ``noise``
 (drift, outliers, A/A rate), ``power`` (detectable change), ``tails``
 (percentile deltas from merged histograms), ``exact`` (values that do not
-vary: the delta as measured, no test).
+vary: the delta as measured, no test), ``choice`` (the test a plan fixes),
+``kinds`` (the choices as types: View, Test, Verdict, Family, ...).
 """
 
-from iolab.stats.checks import VIEWS, Refusal
+from iolab.stats.checks import Refusal
+from iolab.stats.exact import compare_exact
+from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, PAIRED, UNPAIRED, VERDICTS, VIEWS, Correction,
+                               Exactness, Family, MwuMethod, Refused, Test, Verdict, View)
 from iolab.stats.noise import AARate, Trend, aa_false_positive_rate, kendall, outliers, smallest_useful_k, trend
 from iolab.stats.paired import MIN_PAIRS, compare_paired, signed_rank
 from iolab.stats.power import detectable_change, detectable_change_paired
 from iolab.stats.sequential import BOUNDARIES, Sequential, level, sequential_alpha
 from iolab.stats.summary import Summary, median_ci_min_n, median_ci_orders, summarize
 from iolab.stats.unpaired import DEFAULT_RESAMPLES, MIN_RESAMPLES, compare, min_possible_p, mwu
-from iolab.stats.verdict import (CORRECTIONS, EXACTNESS, FAMILIES, TESTS, VERDICTS, Comparison, Exactness,
-                                 adjust_pvalues, decide)
-from iolab.stats.exact import compare_exact
+from iolab.stats.verdict import TESTS, Comparison, adjust_pvalues, decide
 
 __all__ = [
     "VIEWS", "VERDICTS", "EXACTNESS", "Exactness", "compare_exact", "CORRECTIONS", "FAMILIES", "TESTS",
+    "View", "Test", "Verdict", "Family", "Correction", "Refused", "MwuMethod", "PAIRED", "UNPAIRED",
     "BOUNDARIES", "MIN_PAIRS", "DEFAULT_RESAMPLES",
     "MIN_RESAMPLES", "Refusal", "Summary", "Comparison", "Sequential", "AARate", "Trend",
     "summarize", "median_ci_min_n", "median_ci_orders", "compare", "compare_paired", "mwu", "signed_rank",

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from iolab.stats import checks
+from iolab.stats.kinds import PAIRED, UNPAIRED, Correction, Test
 
-PAIRED, UNPAIRED = "signed-rank", "mann-whitney"
 MOST_ROUNDS = 1000  # the search for the rounds a plan needs stops here
 
 
-def min_p(test: str, rounds: int) -> float:
+def min_p(test: Test, rounds: int) -> float:
     """The smallest two-sided exact p of ``test`` with ``rounds`` values a
     side (untied): signed-rank 2 / 2^n, Mann-Whitney U 2 / C(2n, n)
     (through logarithms: no overflow at any n)."""
@@ -39,7 +40,7 @@ def min_p(test: str, rounds: int) -> float:
     raise checks.Refusal(f"test must be {PAIRED!r} or {UNPAIRED!r}, got {test!r}")
 
 
-def first_level(alpha: float, comparisons: int, correction: str) -> float:
+def first_level(alpha: float, comparisons: int, correction: Correction) -> float:
     """The level the smallest p of a family must pass for any change to be
     found: alpha / m under Holm and Benjamini-Hochberg (one change among m),
     alpha uncorrected."""
@@ -57,7 +58,7 @@ class Choice:
     (``rounds`` when one does already).
     """
 
-    test: str
+    test: Test | Literal[""]
     rounds: int
     comparisons: int
     level: float
@@ -69,7 +70,7 @@ class Choice:
         return bool(self.test)
 
 
-def _passing(rounds: int, paired: bool, level: float) -> str:
+def _passing(rounds: int, paired: bool, level: float) -> Test | Literal[""]:
     for test in (PAIRED, UNPAIRED) if paired else (UNPAIRED,):
         if min_p(test, rounds) < level:
             return test
@@ -77,7 +78,7 @@ def _passing(rounds: int, paired: bool, level: float) -> str:
 
 
 def choose(rounds: int, comparisons: int, *, paired: bool, alpha: float = 0.05,
-           correction: str = "holm") -> Choice:
+           correction: Correction = "holm") -> Choice:
     """The test for ``comparisons`` primary comparisons over ``rounds`` rounds.
 
     ``paired``: the order gives every variant a cell in every round, so the

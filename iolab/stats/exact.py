@@ -36,7 +36,8 @@ import numpy as np
 
 from iolab.stats import checks
 from iolab.stats.summary import summarize
-from iolab.stats.verdict import Comparison, Exactness
+from iolab.stats.kinds import Exactness, View
+from iolab.stats.verdict import Comparison
 
 MIN_ROUNDS = 2  # values per variant that can show determinism
 
@@ -65,7 +66,7 @@ def kind_of(base: np.ndarray, cand: np.ndarray, tolerance: float, paired: bool) 
 
 
 def compare_exact(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool,
-                  view: str = "median", tolerance: float = 0.0, paired: bool = False) -> Comparison | None:
+                  view: View = "median", tolerance: float = 0.0, paired: bool = False) -> Comparison | None:
     """The exact comparison of the candidate with the baseline, or None when
     the values vary beyond ``tolerance``. ``paired``: ``base[i]`` and
     ``cand[i]`` come from round i (the "paired" case needs it). The verdict

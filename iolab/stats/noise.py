@@ -17,6 +17,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks, paired, unpaired
+from iolab.stats.kinds import PAIRED, TEST_KINDS, UNPAIRED, Test
 
 
 class Trend(NamedTuple):
@@ -73,18 +74,18 @@ class AARate(NamedTuple):
     warnings: tuple[str, ...]
 
 
-def smallest_useful_k(alpha: float, test: str = "mann-whitney") -> int:
+def smallest_useful_k(alpha: float, test: Test = UNPAIRED) -> int:
     """Fewest rounds (per side) at which the test can give p < alpha at all."""
     k = 1
-    floor = (lambda k: unpaired.min_possible_p(k, k)) if test == "mann-whitney" else (lambda k: 2.0 / 2**k)
+    floor = (lambda k: unpaired.min_possible_p(k, k)) if test == UNPAIRED else (lambda k: 2.0 / 2**k)
     while floor(k) >= alpha:
         k += 1
     return k
 
 
-def _null_share(k: int, alpha: float, test: str, seed: int) -> float:
+def _null_share(k: int, alpha: float, test: Test, seed: int) -> float:
     """P(p < alpha) with no difference at k (per side / pairs), untied data: exact."""
-    if test == "signed-rank":
+    if test == PAIRED:
         cdf = paired.untied_cdf(k)
         probs = np.diff(np.concatenate([[0.0], cdf]))
         return float(np.sum(probs[paired.untied_p_by_t(k) < alpha]))
@@ -94,15 +95,15 @@ def _null_share(k: int, alpha: float, test: str, seed: int) -> float:
     return float(np.mean(unpaired.untied_p_by_u(k, k)[u] < alpha))
 
 
-def _p(a: np.ndarray, b: np.ndarray, test: str) -> float:
-    if test == "signed-rank":
+def _p(a: np.ndarray, b: np.ndarray, test: Test) -> float:
+    if test == PAIRED:
         p, _ = paired.signed_rank(np.log(b) - np.log(a))
         return p
     return unpaired.mwu(a, b)[0]
 
 
 def aa_false_positive_rate(a: Sequence[float], b: Sequence[float], alpha: float = 0.05, *, k: int | None = None,
-                           subsets: int = 2000, seed: int = 0, test: str = "mann-whitney") -> AARate:
+                           subsets: int = 2000, seed: int = 0, test: Test = UNPAIRED) -> AARate:
     """How often A against A' on a subset of k rounds gives p < alpha.
 
     ``a[i]``, ``b[i]``: the two copies' values in round i. ``test``:
@@ -118,9 +119,9 @@ def aa_false_positive_rate(a: Sequence[float], b: Sequence[float], alpha: float 
     alpha = checks.fraction("alpha", alpha)
     if x.size != y.size:
         raise checks.Refusal(f"a and b must be paired by round, got {x.size} and {y.size} values")
-    if test not in ("mann-whitney", "signed-rank"):
+    if test not in TEST_KINDS:
         raise checks.Refusal(f"test must be mann-whitney or signed-rank, got {test!r}")
-    if test == "signed-rank" and (np.any(x <= 0) or np.any(y <= 0)):
+    if test == PAIRED and (np.any(x <= 0) or np.any(y <= 0)):
         raise checks.Refusal("the paired A/A rate needs positive values (per-round ratios)")
     n, kmin = int(x.size), smallest_useful_k(alpha, test)
     k = max(n // 2, kmin) if k is None else checks.positive_int("k", k)

@@ -35,6 +35,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.kinds import PAIRED, View
 from iolab.stats.summary import summarize
 from iolab.stats.verdict import Comparison
 
@@ -113,7 +114,7 @@ def pairable(base: np.ndarray, cand: np.ndarray) -> str:
 
 
 def compare_paired(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool,
-                   view: str = "median", dropped: int = 0, min_pairs: int = MIN_PAIRS,
+                   view: View = "median", dropped: int = 0, min_pairs: int = MIN_PAIRS,
                    confidence: float = 0.95) -> Comparison:
     """Candidate against baseline, ``base[i]`` and ``cand[i]`` from round i.
 
@@ -133,9 +134,9 @@ def compare_paired(base: Sequence[float], cand: Sequence[float], *, higher_is_be
         if dropped else []
     common = dict(n_base=m, n_cand=m, base=summarize(b, view, confidence), cand=summarize(c, view, confidence),
                   p_adjusted=math.nan, higher_is_better=bool(higher_is_better), view=view, alpha=math.nan,
-                  correction="", test="signed-rank", pairs=m, dropped=int(dropped))
+                  correction="", test=PAIRED, pairs=m, dropped=int(dropped))
     d = np.log(c) - np.log(b)
-    refusal, kind = "", ""
+    refusal, kind = "", ""  # the warning, and its Refused kind
     if m < min_pairs:
         refusal, kind = f"need >= {min_pairs} rounds with both variants for the signed-rank test, have {m}", "few"
     elif np.all(d == 0):

@@ -32,9 +32,10 @@ from functools import lru_cache
 import numpy as np
 
 from iolab.stats import checks, paired, unpaired
+from iolab.stats.kinds import TEST_KINDS, UNPAIRED, Test
 
 BOUNDARIES = ("bonferroni", "calibrated")
-SEQUENTIAL_TESTS = ("mann-whitney", "signed-rank")
+SEQUENTIAL_TESTS = TEST_KINDS
 SIMULATIONS = 20000
 
 
@@ -49,7 +50,7 @@ class Sequential:
     last_look: int
     boundary: str
     look_alpha: float  # each comparison is significant when p < look_alpha
-    test: str = "mann-whitney"
+    test: Test = UNPAIRED
 
     @property
     def looks(self) -> int:
@@ -86,16 +87,16 @@ def _signed_rank_minima(first: int, last: int, simulations: int, seed: int) -> n
 
 
 @lru_cache(maxsize=64)
-def _min_p_over_looks(first: int, last: int, test: str, simulations: int, seed: int) -> np.ndarray:
+def _min_p_over_looks(first: int, last: int, test: Test, simulations: int, seed: int) -> np.ndarray:
     """Sorted smallest p over looks first..last of simulated runs with no difference."""
-    simulate = _mwu_minima if test == "mann-whitney" else _signed_rank_minima
+    simulate = _mwu_minima if test == UNPAIRED else _signed_rank_minima
     minima = np.sort(simulate(first, last, simulations, seed))
     minima.flags.writeable = False
     return minima
 
 
 def sequential_alpha(alpha: float, first_look: int, last_look: int, boundary: str = "calibrated", *,
-                     test: str = "mann-whitney", simulations: int = SIMULATIONS, seed: int = 0) -> float:
+                     test: Test = UNPAIRED, simulations: int = SIMULATIONS, seed: int = 0) -> float:
     """The level of each look (module docstring). "calibrated" returns the
     value at index ``floor(alpha * simulations)`` of the sorted minima, so
     that the share of simulated runs with any p below it is <= alpha, capped
@@ -116,7 +117,7 @@ def sequential_alpha(alpha: float, first_look: int, last_look: int, boundary: st
     return min(alpha, float(minima[int(math.floor(alpha * simulations))]))
 
 
-def level(alpha: float, comparisons: int, first_look: int, last_look: int, test: str,
+def level(alpha: float, comparisons: int, first_look: int, last_look: int, test: Test,
           boundary: str = "calibrated") -> Sequential:
     """The per-look level of an adaptive run whose ``comparisons`` primary
     comparisons share ``alpha`` (Bonferroni over them, then the boundary)."""

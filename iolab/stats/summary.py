@@ -34,6 +34,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.kinds import View
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Summary:
     """
 
     n: int
-    view: str
+    view: View
     center: float
     low: float
     high: float
@@ -113,7 +114,7 @@ def _hmean_ci(x: np.ndarray, confidence: float, warnings: list[str]) -> tuple[fl
     return 1.0 / hi_r, math.inf
 
 
-def summarize(values: Sequence[float], view: str = "median", confidence: float = 0.95) -> Summary:
+def summarize(values: Sequence[float], view: View = "median", confidence: float = 0.95) -> Summary:
     """Center, CI of the center, spread and range of ``values``.
 
     An empty input gives an all-nan Summary with the warning "no samples";

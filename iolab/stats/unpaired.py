@@ -26,6 +26,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.kinds import UNPAIRED, View
 from iolab.stats.summary import summarize
 from iolab.stats.verdict import Comparison
 
@@ -124,7 +125,7 @@ def untied_p_by_u(n1: int, n2: int) -> np.ndarray:
     return p
 
 
-def _center_along(view: str):
+def _center_along(view: View):
     def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
         b, c = samples
         if view == "median":
@@ -140,7 +141,7 @@ def _center_along(view: str):
     return stat
 
 
-def bootstrap_delta(b: np.ndarray, c: np.ndarray, view: str, confidence: float, resamples: int,
+def bootstrap_delta(b: np.ndarray, c: np.ndarray, view: View, confidence: float, resamples: int,
                     seed: int) -> tuple[float, float]:
     """Percentile-bootstrap CI of ``center(c) / center(b) - 1`` (independent resampling)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -150,7 +151,7 @@ def bootstrap_delta(b: np.ndarray, c: np.ndarray, view: str, confidence: float, 
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool, view: str = "median",
+def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool, view: View = "median",
             min_n: int = 4, seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
             confidence: float = 0.95) -> Comparison:
     """Candidate samples against baseline samples for one metric, unpaired.
@@ -175,7 +176,7 @@ def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: b
         delta = sc.center / sb.center - 1.0
     common = dict(n_base=int(b.size), n_cand=int(c.size), base=sb, cand=sc, delta=delta, p_adjusted=math.nan,
                   higher_is_better=bool(higher_is_better), view=view, alpha=math.nan, correction="",
-                  test="mann-whitney")
+                  test=UNPAIRED)
     refusal, kind = None, ""
     if b.size < min_n or c.size < min_n:
         refusal, kind = f"need >= {min_n} samples per side, have {b.size} and {c.size}", "few"

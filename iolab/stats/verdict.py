@@ -27,17 +27,11 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, TEST_KINDS, VERDICTS, VIEWS,
+                               Correction, Exactness, Family, MwuMethod, PAIRED, UNPAIRED, Refused, Test, Verdict, View)
 from iolab.stats.summary import Summary
 
-VERDICTS = ("better", "worse", "same", "insufficient")
-# How an exact comparison (iolab.stats.exact) knows its values do not vary:
-# each variant's values identical, or within the stated tolerance; or the
-# candidate equal to the baseline in every round
-Exactness = Literal["identical", "tolerance", "paired"]
-EXACTNESS: tuple[Exactness, ...] = ("identical", "tolerance", "paired")
-CORRECTIONS = ("holm", "bh", "none")
-FAMILIES = ("primary", "exploratory")
-TESTS = {
+TESTS: dict[Test, str] = {
     "mann-whitney": "Mann-Whitney U",
     "signed-rank": "Wilcoxon signed-rank of per-round ratios",
 }
@@ -73,30 +67,39 @@ class Comparison:
     delta_high: float
     p: float
     p_adjusted: float
-    verdict: str
+    verdict: Verdict
     warnings: tuple[str, ...]
     higher_is_better: bool
-    view: str
-    mwu_method: str
+    view: View
+    mwu_method: MwuMethod
     prob_cand_higher: float
     alpha: float
-    correction: str
-    test: str = "mann-whitney"
+    correction: Correction | Literal[""]  # "" until decide() corrects its family
+    test: Test = UNPAIRED
     pairs: int = 0
     dropped: int = 0
     min_p: float = math.nan
-    family: str = "primary"
-    refusal: str = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
+    family: Family = "primary"
+    refusal: Refused = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
     # "hosts" (a queued run whose rounds came from hosts that differ in a checked environment key)
     exact: Exactness | None = None  # an exact comparison: no test, the delta as measured (iolab.stats.exact)
     tolerance: float = 0.0  # the relative width within which an exact comparison's values counted as equal
+
+    def __post_init__(self) -> None:
+        """Every choice is one of its type's values (iolab.stats.kinds): a
+        misspelt verdict or test fails here, not as a blank in a report."""
+        for name, allowed in (("verdict", VERDICTS), ("view", VIEWS), ("mwu_method", MWU_METHODS),
+                              ("correction", ("", *CORRECTIONS)), ("test", TEST_KINDS), ("family", FAMILIES),
+                              ("refusal", REFUSALS), ("exact", (None, *EXACTNESS))):
+            if getattr(self, name) not in allowed:
+                raise checks.Refusal(f"Comparison.{name} must be one of {allowed}, got {getattr(self, name)!r}")
 
     @property
     def test_name(self) -> str:
         return TESTS.get(self.test, self.test)
 
 
-def adjust_pvalues(ps: Sequence[float], method: str = "holm") -> np.ndarray:
+def adjust_pvalues(ps: Sequence[float], method: Correction = "holm") -> np.ndarray:
     """Adjusted p-values, in the input order.
 
     "holm": step-down Holm-Bonferroni (sort ascending, multiply the i-th
@@ -150,8 +153,8 @@ def _caveats(c: Comparison, significant: bool, ptext: str, alpha: float) -> list
     return found
 
 
-def decide(comparisons: Sequence[Comparison], alpha: float = 0.05, method: str = "holm",
-           family: str = "primary") -> list[Comparison]:
+def decide(comparisons: Sequence[Comparison], alpha: float = 0.05, method: Correction = "holm",
+           family: Family = "primary") -> list[Comparison]:
     """Correct the p-values of one family together and set the verdicts.
 
     Warnings added: a significant result whose delta CI contains 0, a delta
@@ -178,13 +181,13 @@ def decide(comparisons: Sequence[Comparison], alpha: float = 0.05, method: str =
         c, pa = comparisons[i], float(pa)
         ptext = f"p={c.p:.3g}" if method == "none" else f"p={c.p:.3g}, {name} p={pa:.3g}"
         significant = pa < alpha and direction(c) != 0
-        verdict = "same"
+        verdict: Verdict = "same"
         if significant:
             verdict = "better" if (direction(c) > 0) == c.higher_is_better else "worse"
         w = list(c.warnings) + _caveats(c, significant, ptext, alpha)
         if math.isfinite(c.min_p) and c.min_p >= first_step:
             level = f"{alpha:.3g}" if method == "none" else f"alpha/{m} = {alpha / m:.3g}"
-            sizes = f"{c.pairs} rounds" if c.test == "signed-rank" else f"{c.n_base} and {c.n_cand} samples"
+            sizes = f"{c.pairs} rounds" if c.test == PAIRED else f"{c.n_base} and {c.n_cand} samples"
             w.append(f"with {sizes} the smallest possible p is {c.min_p:.3g}, not below {level}: "
                      f"no change could have been found; run more rounds")
             if not significant:  # the test could not have said anything: refuse, never "same"

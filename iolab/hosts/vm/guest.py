@@ -111,8 +111,7 @@ def main(argv: list[str]) -> int:
         except Exception as error:  # a cell the guest cannot take must not lose the others
             append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {type(error).__name__}: {error}", env))
             continue
-        sample = executor.execute(in_guest(cell, device, ram), scratch, cache, journal)
-        sample.env.update(env)
+        sample = executor.execute(in_guest(cell, device, ram), scratch, cache, journal).with_more(env=env)
         append_sample(xchg / SAMPLES, sample.to_json())
     return 0
 

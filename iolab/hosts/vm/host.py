@@ -315,17 +315,13 @@ class VMHost:
                 "guest_timeline": timeline, "modprobe": guest.get("modprobe")}
 
     def _enriched(self, sample: Sample, boot: Boot, count: int) -> Sample:
-        sample.env["vm"] = self._vm_env(boot, count)
-        if boot.ready_s is not None:
-            sample.metrics["vm.boot_s"] = round(boot.ready_s, 3)
-        return sample
+        boot_s = {"vm.boot_s": round(boot.ready_s, 3)} if boot.ready_s is not None else {}
+        return sample.with_more(env={"vm": self._vm_env(boot, count)}, metrics=boot_s)
 
     def _failed(self, cell: CellSpec, boot: Boot, count: int) -> Sample:
         tail = boot.console_tail()
-        return Sample(
-            seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
-            variant=cell.variant.name, workload=cell.workload.name, status="failed",
-            error=f"no sample from the VM: {boot.outcome()}; console: " + " | ".join(tail[-6:]),
+        return Sample.of(
+            cell, "failed", error=f"no sample from the VM: {boot.outcome()}; console: " + " | ".join(tail[-6:]),
             artefacts={"console": "\n".join(tail)}, env={"vm": self._vm_env(boot, count)}, started=time.time(),
         )
 

@@ -119,25 +119,21 @@ class VMHosts:
             assert self.steps is not None
             error = self.steps.errors[cells[0].variant.name]
             for cell in cells:
-                yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
-                             variant=cell.variant.name, workload=cell.workload.name, status="failed",
-                             error=f"the kernel did not build: {error.splitlines()[0]}",
-                             artefacts={BUILD_LOG: error}, started=time.time())
+                yield Sample.of(cell, "failed", error=f"the kernel did not build: {error.splitlines()[0]}",
+                                artefacts={BUILD_LOG: error}, started=time.time())
             return
         for sample in host.run_batch(cells):
-            self._attach_build_log(sample)
-            yield sample
+            yield self._with_build_log(sample)
 
-    def _attach_build_log(self, sample: Sample) -> None:
+    def _with_build_log(self, sample: Sample) -> Sample:
         """The run's first sample of a variant whose kernel was built from
         source carries that build's log (artefact BUILD_LOG): the log is
         stored with the run (iolab kernel log RUN VARIANT prints it)."""
         if sample.variant in self.logged:
-            return
+            return sample
         self.logged.add(sample.variant)
         text = build_log(self.kernels[sample.variant])
-        if text is not None:
-            sample.artefacts[BUILD_LOG] = text
+        return sample if text is None else sample.with_more(artefacts={BUILD_LOG: text})
 
     def run_cell(self, cell: CellSpec) -> Sample:
         return list(self.run_batch([cell]))[0]
