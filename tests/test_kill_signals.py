@@ -61,18 +61,7 @@ SYSCTL_LOCK = Path("/tmp/iolab-tests-sysctl.lock")
 
 
 @pytest.fixture
-def sysctl_alone():
-    """The sysctl is the machine's: a test suite run beside this one (another
-    checkout's make test) would read this test's value as its "original", and
-    this test its value as the knob's. One test at a time on the machine
-    changes it: an flock every checkout's suite takes."""
-    with open("/tmp/iolab-tests-dirty_expire_centisecs.lock", "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        yield
-
-
-@pytest.fixture
-def lab(tmp_path, sysctl_alone):
+def lab(tmp_path):
     """An experiment file and the environment of iolab processes run on it."""
     with open(SYSCTL_LOCK, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the suite dies
@@ -81,7 +70,7 @@ def lab(tmp_path, sysctl_alone):
 
 def _lab(tmp_path):
     original = SYSCTL.read_text().strip()
-    value = int(original) + 1000 + os.getpid() % 997  # this run's own value
+    value = int(original) + 1000 + os.getpid() % 997  # its own (a checkout without the lock sets another)
     path = tmp_path / "kill.toml"
     path.write_text(EXPERIMENT.format(value=value, runtime=1, image_dir=tmp_path))  # not in RAM: seen below
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
