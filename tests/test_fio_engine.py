@@ -9,7 +9,7 @@ import pytest
 from iolab import histogram
 from iolab.engines import EngineError
 from iolab.engines.fio import fio_error, load_report, parse_report, place_job
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, experiment
 
 FIO = FIXTURES / "fio"
 
@@ -112,9 +112,8 @@ def test_uncached_under_a_fio_without_rwf_dontcache_is_refused():
     done = subprocess.run(["fio", "--enghelp=io_uring"], capture_output=True, text=True, check=False).stdout
     if "RWF_DONTCACHE" in done:
         pytest.skip("this fio's uncached is RWF_DONTCACHE")
-    experiment = {"name": "x", "variant": [{"name": "a"}, {"name": "b"}],
-                  "workload": [{"name": "w", "job": "[j]\nrw=write\nioengine=io_uring\nsize=1M\nuncached=1\n"}]}
-    parsed = load.parse(experiment)  # the schema and structure hold; this machine's fio does not
+    # the schema and structure hold; this machine's fio does not
+    parsed = experiment(workload=[{"name": "w", "job": "[j]\nrw=write\nioengine=io_uring\nsize=1M\nuncached=1\n"}])
     with pytest.raises(SpecError, match="this fio \\(fio\\) sets RWF_UNCACHED"):
         load.check_here(parsed)
 

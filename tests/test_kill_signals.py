@@ -70,7 +70,7 @@ def lab(tmp_path):
 
 def _lab(tmp_path):
     original = SYSCTL.read_text().strip()
-    value = int(original) + 1234
+    value = int(original) + 1000 + os.getpid() % 997  # its own (a checkout without the lock sets another)
     path = tmp_path / "kill.toml"
     path.write_text(EXPERIMENT.format(value=value, runtime=1, image_dir=tmp_path))  # not in RAM: seen below
     env = {**os.environ, "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
