@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from iolab.run.calibrate import Calibration, CalibrationRow
+from iolab.run.calibrate import Calibration, CalibrationRow, within_tolerance
 from iolab.report import figures, footnotes, headers, legends
 from iolab.report.jsonout import JSON_VERSION
 from iolab.stats import PAIRED
@@ -15,13 +15,8 @@ from iolab.units import percent
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
 
 
-def _within_tolerance(row: CalibrationRow) -> bool:
-    """An exact row with a tolerance (instructions mode): no test judged it."""
-    return row.aa is not None and row.aa.exact is not None and row.aa.tolerance > 0
-
-
 def _detectable(row: CalibrationRow) -> str:
-    if _within_tolerance(row):
+    if within_tolerance(row.aa):
         return f"> ±{percent(row.detectable, signed=False)}"
     if math.isinf(row.detectable):
         return "none"
@@ -72,7 +67,7 @@ def methods(calibration: Calibration) -> list[str]:
     per = "rounds" if calibration.test == PAIRED else "per side"
     n = max((row.n for row in calibration.rows), default=0)
     rates = [row.false_positive for row in calibration.rows if row.false_positive and row.false_positive.subsets]
-    exact = [row for row in calibration.rows if _within_tolerance(row)]
+    exact = [row for row in calibration.rows if within_tolerance(row.aa)]
     lines = [f"noise: relative stddev of the {2 * n} values of both copies."]
     if len(exact) < len(calibration.rows):
         lines += [

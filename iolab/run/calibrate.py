@@ -109,6 +109,11 @@ def _noise(pooled: np.ndarray) -> float:
     return math.nan
 
 
+def within_tolerance(aa: stats.Comparison | None) -> bool:
+    """An A/A comparison exact within a tolerance (instructions mode): no test judged it."""
+    return aa is not None and aa.exact is not None and aa.tolerance > 0
+
+
 def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> tuple:
     """A row whose values repeat within a tolerance (iolab.stats.exact;
     instructions mode): no test and no A/A rate; the smallest change that
@@ -155,7 +160,7 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
     for row in result.rows:
         a, b = _paired(samples, row.workload, row.metric.name, baseline, copy)
         aa = row.comparisons.get(copy)
-        if aa is not None and aa.exact is not None and aa.tolerance:
+        if within_tolerance(aa):
             noise, detectable, rate, warnings = _exact_row(a, b, aa)
         else:
             noise, detectable, rate, warnings = _row(row, a, b, test, alpha, detect_alpha)
