@@ -93,9 +93,9 @@ def exact_line(analysis: Analysis) -> list[str]:
     for kind in EXACTNESS:
         rows = list(dict.fromkeys(f"{row.workload} {row.metric.label}" for row, c in found if c.exact == kind))
         if rows:
-            every = kind == "identical" and len({c.exact for _, c in found}) == 1
-            text = EXACT_TEXT[kind if every or kind != "identical" else "identical_rows"]
-            kinds.append(text.format(tolerance=tolerance, rows=listing(rows)))
+            # identical rows beside others are named; alone, "every value" says it
+            key = "identical_rows" if kind == "identical" and len({c.exact for _, c in found}) > 1 else kind
+            kinds.append(EXACT_TEXT[key].format(tolerance=tolerance, rows=listing(rows)))
     if widest and not any(c.exact == "tolerance" for _, c in found):
         kinds.append(f"tolerance {tolerance}")
     return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "
