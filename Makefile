@@ -8,11 +8,11 @@ demo: setup
 	.venv/bin/iolab run scenarios/demo.toml
 
 test: setup
-	.venv/bin/pytest -q -ra
+	.venv/bin/pytest -q -ra -n auto --dist worksteal
 
 # Everything but the slow tests that boot VMs under emulation and the tests that need root.
 test-quick: setup
-	.venv/bin/pytest -q -ra -m "not slow and not root"
+	.venv/bin/pytest -q -ra -n auto --dist worksteal -m "not slow and not root"
 
 clean:
 	rm -rf .venv build *.egg-info

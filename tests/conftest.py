@@ -1,7 +1,9 @@
+import fcntl
 import os
 import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,22 @@ def own_state_dir(tmp_path_factory, monkeypatch):
     lock, so tests (and other iolab runs on the machine) never reclaim or
     wait for each other's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+# Held by every test marked machine_wide, across pytest-xdist's workers and
+# the suites of other checkouts on this machine (each has its own iolab state
+# dir, so its own iolab machine lock): such tests change what every process
+# sees, and would read each other's values as the originals.
+MACHINE_WIDE_LOCK = Path("/tmp/iolab-tests-machine-wide.lock")
+
+
+@pytest.fixture(autouse=True)
+def machine_wide_alone(request):
+    """A test marked machine_wide runs alone among such tests on this machine
+    (autouse: taken before the test's other fixtures change anything)."""
+    if request.node.get_closest_marker("machine_wide") is None:
+        yield
+        return
+    with open(MACHINE_WIDE_LOCK, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+        yield

@@ -9,7 +9,7 @@ from iolab.cell import executor as cell
 from iolab.knobs import memory_cgroup
 from tests.helpers import experiment
 
-pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
+pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.machine_wide, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
 THP = "/sys/kernel/mm/transparent_hugepage/use_zero_page"
 JOB = "[global]\nrw=randread\nbs=4k\nsize=16M\nruntime=1\ntime_based=1\n[r]\n"

@@ -23,7 +23,8 @@ needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf not i
 
 
 def integration(test):
-    return pytest.mark.integration(pytest.mark.root(needs_root(test)))
+    """On this machine's kernel interfaces: alone among the machine_wide tests (tests/conftest.py)."""
+    return pytest.mark.integration(pytest.mark.root(pytest.mark.machine_wide(needs_root(test))))
 
 
 def dd_write(dev, mib):

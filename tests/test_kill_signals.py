@@ -7,7 +7,6 @@ the run interrupted with its samples. Two runs at once: the second is
 refused while the first changes a sysctl, which ends as it was.
 """
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -51,21 +50,15 @@ iterations = 2
 order = "sequential"
 """
 
-pytestmark = [pytest.mark.root, pytest.mark.usefixtures("needs_root_tools")]
-
-
-# Held while a test changes SYSCTL: test suites of other checkouts on this
-# machine (each with its own iolab state dir, so its own machine lock) wait
-# for it instead of reading each other's value as the original.
-SYSCTL_LOCK = Path("/tmp/iolab-tests-sysctl.lock")
+pytestmark = [pytest.mark.root, pytest.mark.machine_wide, pytest.mark.usefixtures("needs_root_tools")]
 
 
 @pytest.fixture
 def lab(tmp_path):
-    """An experiment file and the environment of iolab processes run on it."""
-    with open(SYSCTL_LOCK, "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the suite dies
-        yield from _lab(tmp_path)
+    """An experiment file and the environment of iolab processes run on it
+    (machine_wide: no other such test, of any worker or checkout, changes
+    SYSCTL meanwhile)."""
+    yield from _lab(tmp_path)
 
 
 def _lab(tmp_path):

@@ -34,7 +34,8 @@ needs_root = pytest.mark.skipif(
 
 
 def integration(test):
-    return pytest.mark.integration(pytest.mark.root(needs_root(test)))
+    """On this machine's kernel interfaces: alone among the machine_wide tests (tests/conftest.py)."""
+    return pytest.mark.integration(pytest.mark.root(pytest.mark.machine_wide(needs_root(test))))
 
 
 def read(path):
