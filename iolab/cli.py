@@ -23,7 +23,7 @@ from iolab.analysis.model import Report
 from iolab.cell import interrupts
 from iolab.report import renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
-from iolab.run import calibrate, runner
+from iolab.run import calibrate, inputs, runner
 from iolab.store import Store, StoreError, default_path
 from iolab.sysutil import ToolError
 
@@ -211,8 +211,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.recheck is not None:
         if args.timing is not None:
             raise spec.SpecError("--timing with --recheck: a recheck runs the stored experiment as it ran")
-        original = open_store(args).run(args.recheck)
-        experiment = spec.Experiment.model_validate_json(original.experiment_json)
+        store = open_store(args)
+        original = store.run(args.recheck)
+        experiment = inputs.stored(spec.Experiment.model_validate_json(original.experiment_json), store, args.recheck)
         path = original.experiment_path
         while seed is None or seed == original.seed:  # the same plan, shuffled anew
             seed = random.randrange(2**31)
@@ -322,7 +323,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise StoreError(f"run {args.run} is complete: nothing to resume (iolab run --recheck {args.run} runs it again)")
     if original.status == "running":
         raise StoreError(f"run {args.run} is still running (its process is alive); stop it first")
-    experiment = spec.Experiment.model_validate_json(original.experiment_json)
+    experiment = inputs.stored(spec.Experiment.model_validate_json(original.experiment_json), store, args.run)
     store, run_id, interrupted = _execute(args, experiment, original.experiment_path, original.seed,
                                           resume=args.run)
     status = _print_report(store, run_id, args)

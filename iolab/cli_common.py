@@ -92,7 +92,7 @@ def with_iterations(experiment: spec.Experiment, iterations: int | str | None) -
     data["run"]["iterations"] = iterations
     base_dir = data.pop("base_dir")
     try:
-        return load.parse(data, base_dir=base_dir)
+        return load.parse(data, base_dir=base_dir, inputs=experiment.inputs)
     except spec.SpecError as error:
         raise spec.SpecError(f"--iterations {iterations}: {error}") from None
 

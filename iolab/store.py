@@ -13,6 +13,7 @@ analysis, and shown in the report beside the counted ones.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -132,14 +133,35 @@ class Store:
         host: dict[str, Any],
         recheck_of: int | None = None,
         labels: str | None = None,
+        files: dict[str, bytes] | None = None,
     ) -> int:
+        """Store a new run, with the files its experiment names (``files``:
+        name as written -> bytes; iolab.run.inputs), in one transaction."""
         with self.sql.transaction():
-            return self.sql.insert(
+            run_id = self.sql.insert(
                 "INSERT INTO runs (name, experiment_path, experiment_json, seed, planned_cells,"
                 " status, started, host_json, recheck_of, labels) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (name, experiment_path, experiment_json, seed, planned_cells, time.time(),
                  json.dumps(host), recheck_of, labels),
             )
+            self.sql.executemany(
+                "INSERT INTO run_files (run_id, name, sha256, content) VALUES (?, ?, ?, ?)",
+                [(run_id, name, hashlib.sha256(data).hexdigest(), zlib.compress(data))
+                 for name, data in sorted((files or {}).items())],
+            )
+        return run_id
+
+    def run_files(self, run_id: int) -> dict[str, bytes]:
+        """The files stored with a run, by name as its experiment wrote it
+        (StoreError when one does not match its stored digest)."""
+        found = {}
+        for name, digest, content in self.sql.query(
+                "SELECT name, sha256, content FROM run_files WHERE run_id = ? ORDER BY name", (run_id,)):
+            data = zlib.decompress(bytes(content))
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise StoreError(f"run {run_id}: the stored copy of {name!r} does not match its sha256")
+            found[name] = data
+        return found
 
     def reopen_run(self, run_id: int) -> None:
         """Mark a stored run running again (iolab resume); its samples stay."""

@@ -15,7 +15,8 @@ iolab.run.agent): ``runs.labels`` (NULL: run here; else the labels its rounds
 were queued for), ``samples.attempt`` and ``samples.host`` (a round retried on
 another agent stores its samples again under a new attempt: unique per
 (run, seq, attempt)), ``attempts`` (each agent's try at a round) and
-``agents``.
+``agents``; 5 adds ``run_files`` (the files an experiment names, stored
+with its run: iolab.run.inputs).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from iolab.storedb import StoreError
 if TYPE_CHECKING:
     from iolab.storedb import PostgreSQL, SQLite
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -116,6 +117,14 @@ CREATE TABLE agents (
     stopped   REAL,
     job       TEXT
 );
+""" + """
+CREATE TABLE run_files (
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    name    TEXT NOT NULL,
+    sha256  TEXT NOT NULL,
+    content BLOB NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
 """
 
 
@@ -142,8 +151,10 @@ MIGRATIONS = {
             "ALTER TABLE samples ADD UNIQUE (run_id, seq, attempt)",
         ],
         "both": ["ALTER TABLE runs ADD COLUMN labels TEXT",
-                 *[s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE attempts"):].split(";") if s.strip()]],
+                 *[s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE attempts"):SCHEMA.index("CREATE TABLE run_files")]
+                   .split(";") if s.strip()]],
     },
+    4: [SCHEMA[SCHEMA.index("CREATE TABLE run_files"):].strip().rstrip(";")],
 }
 
 

@@ -370,7 +370,7 @@ def test_kernel_table_is_every_variants_kernel(tmp_path):
     assert more.patches == ["all.patch", "b.patch"]
     again = spec.Experiment.model_validate_json(experiment.model_dump_json())  # a stored run reads back
     assert again.variant == experiment.variant
-    request = build.request_for(nofix, str(tmp_path))
+    request = build.request_for(nofix, experiment)
     assert request.patches == (Patch(tmp_path / "a.patch", True), Patch(tmp_path / "all.patch"))
     assert request.config == (("kernel.config", "CONFIG_X=y"),)
 

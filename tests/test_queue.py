@@ -134,9 +134,15 @@ def lab(tmp_path, postgres_url):
     subprocess.run([sys.executable, "-m", "iolab.cli", "cleanup"], env=env, capture_output=True, timeout=120)
 
 
-def write_experiment(lab, rounds=3, runtime="500ms", allow=""):
+def write_experiment(lab, rounds=3, runtime="500ms", allow="", job_file=None):
+    """The experiment file; with `job_file`, its job in that file beside it."""
     path = lab["tmp"] / "exp.toml"
-    path.write_text(EXPERIMENT.format(image_dir=lab["images"], allow=allow, runtime=runtime, rounds=rounds))
+    text = EXPERIMENT.format(image_dir=lab["images"], allow=allow, runtime=runtime, rounds=rounds)
+    if job_file is not None:
+        start, end = text.index('job = """\n'), text.index('"""\n[run]')
+        (lab["tmp"] / job_file).write_text(text[start + len('job = """\n'):end])
+        text = text[:start] + f'job_file = "{job_file}"\n' + text[end + len('"""\n'):]
+    path.write_text(text)
     return path
 
 
@@ -210,13 +216,16 @@ NOTHING = {"loops": set(), "mounts": [], "files": [], "processes": [], "journal"
 @pytest.mark.integration
 @pytest.mark.usefixtures("needs_root_tools")
 def test_two_agents_complete_the_run_each_round_once_and_the_report_names_both(lab):
-    run_id = submit(lab, write_experiment(lab, rounds=3), command=True)
+    run_id = submit(lab, write_experiment(lab, rounds=3, job_file="w.fio"), command=True)
+    submitted = (lab["tmp"] / "w.fio").read_bytes()
+    (lab["tmp"] / "w.fio").write_text("[w]\nrw=nonsense\n")  # edited after submitting: the agents run the stored copy
     agents = {name: start_agent(lab, name) for name in ("agent-a", "agent-b")}
     for name, process in agents.items():
         finish(process, lab, name)
     store = Store(lab["url"])
     assert store.run(run_id).status == "complete"
     samples = counted_once(store, run_id, 3)
+    assert {s.status for s in samples} == {"ok"} and store.run_files(run_id) == {"w.fio": submitted}
     assert {s.host for s in samples} == {"agent-a", "agent-b"}  # they took turns on the machine lock
     assert all(len({s.host for s in samples if s.round == r}) == 1 for r in range(3))  # a round on one host
     assert store.samples(run_id, superseded=True) == []

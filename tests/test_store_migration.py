@@ -1,9 +1,10 @@
-"""Schema versions 2 (runs.stop_reason), 3 (baselines) and 4 (the queue: attempts, agents, samples per
-attempt); migrating version-1, -2 and -3 stores."""
+"""Schema versions 2 (runs.stop_reason), 3 (baselines), 4 (the queue: attempts, agents, samples per
+attempt) and 5 (run_files: the files an experiment names); migrating version-1 to -4 stores."""
 
 import dataclasses
 import shutil
 import sqlite3
+import zlib
 
 import pytest
 
@@ -15,6 +16,7 @@ from tests.helpers import FIXTURES
 V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 2492f2f)
 V2 = FIXTURES / "store-v2.db"  # written by the version-2 store code (commit 30a5c48)
 V3 = FIXTURES / "store-v3.db"  # written by the version-3 store code (commit 59771cc)
+V4 = FIXTURES / "store-v4.db"  # store-v3.db opened and added to by the version-4 store code (commit 4cb9d45)
 
 
 def test_fixture_is_version_1():
@@ -27,8 +29,8 @@ def test_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "old.db"
     shutil.copy(V1, path)
     store = Store(path)
-    assert SCHEMA_VERSION == 4
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert SCHEMA_VERSION == 5
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 5
     assert store.baselines() == []
     run = store.run(1)
     assert (run.name, run.status, run.stop_reason) == ("v1 fixture", "complete", None)
@@ -50,7 +52,7 @@ def test_new_store_has_stop_reason(tmp_path):
     assert store.run(run_id).stop_reason == "budget reached"
 
 
-@pytest.mark.parametrize("version", [5, 99])
+@pytest.mark.parametrize("version", [6, 99])
 def test_unknown_versions_are_still_refused(tmp_path, version):
     path = tmp_path / "future.db"
     shutil.copy(V1, path)
@@ -64,7 +66,7 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
     shutil.copy(V2, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
     store = Store(path)
-    assert store.schema_version() == 4
+    assert store.schema_version() == 5
     run = store.run(1)
     assert run.name == "v2 fixture" and len(store.samples(1)) == 8
     store.save_baseline("main", 1)
@@ -98,7 +100,7 @@ def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path
     before = sqlite3.connect(path).execute("SELECT id, seq FROM samples ORDER BY id").fetchall()
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
     store = Store(path)
-    assert store.schema_version() == 4
+    assert store.schema_version() == 5
     assert store.db.execute("SELECT id, seq FROM samples ORDER BY id").fetchall() == before
     assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
     run = store.run(1)
@@ -115,3 +117,27 @@ def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path
     counted = store.samples(1)  # round 0 is now its attempt 1 (one cell so far); attempt 0 is superseded
     assert len(counted) == 8 - len(round_0) + 1 and ("agent-b", 1) in {(s.host, s.attempt) for s in counted}
     assert [(s.seq, s.host) for s in store.samples(1, superseded=True)] == [(s.seq, None) for s in round_0]
+
+
+def test_version_4_store_gets_run_files_and_keeps_its_queue(tmp_path):
+    path = tmp_path / "v4.db"
+    shutil.copy(V4, path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
+    store = Store(path)
+    assert store.schema_version() == 5
+    assert store.run(1).name == "v4 fixture" and len(store.samples(1)) == 8
+    assert [(a.host, a.status) for a in store.attempts(1)] == [("agent-a", "done")]
+    assert store.run_files(1) == {}  # stored before runs kept their files
+    run_id = store.begin_run(name="n", experiment_path=None, experiment_json="{}", seed=1, planned_cells=2,
+                             host={}, files={"fix.patch": b"--- a\n+++ b\n", "job.fio": b"[j]\n"})
+    store.close()
+    assert Store(path).run_files(run_id) == {"fix.patch": b"--- a\n+++ b\n", "job.fio": b"[j]\n"}
+
+
+def test_a_stored_file_that_does_not_match_its_digest_is_refused(tmp_path):
+    store = Store(tmp_path / "s.db")
+    run_id = store.begin_run(name="n", experiment_path=None, experiment_json="{}", seed=1, planned_cells=2,
+                             host={}, files={"fix.patch": b"+good\n"})
+    store.db.execute("UPDATE run_files SET content = ? WHERE name = 'fix.patch'", (zlib.compress(b"+evil\n"),))
+    with pytest.raises(StoreError, match="stored copy of 'fix.patch' does not match its sha256"):
+        store.run_files(run_id)

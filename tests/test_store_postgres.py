@@ -32,12 +32,16 @@ def test_fresh_database_gets_the_schema_and_its_version(postgres_url):
     tables = {row[0] for row in store.db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
     assert tables == {"runs", "samples", "metrics", "histograms", "artefacts", "baselines", "attempts", "agents",
-                      "schema_version"}
+                      "run_files", "schema_version"}
     types = dict(store.db.execute(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'metrics'"))
     assert types["value"] == "double precision"  # float64, as SQLite's REAL
+    run_id = store.begin_run(name="n", experiment_path=None, experiment_json="{}", seed=1, planned_cells=2,
+                             host={}, files={"fix.patch": b"+\x00binary too\n"})
     store.close()
-    assert Store(postgres_url).schema_version() == SCHEMA_VERSION  # reopened, not recreated
+    again = Store(postgres_url)
+    assert again.schema_version() == SCHEMA_VERSION  # reopened, not recreated
+    assert again.run_files(run_id) == {"fix.patch": b"+\x00binary too\n"}  # BYTEA, as SQLite's BLOB
 
 
 def test_unknown_version_and_foreign_tables_are_refused(postgres_url):
@@ -134,7 +138,8 @@ def test_version_3_database_is_migrated(postgres_url):
     old.db.execute("INSERT INTO metrics (sample_id, name, value) VALUES (1, 'read_bw', 2.5)")
     old.close()
     store = Store(postgres_url)
-    assert store.schema_version() == SCHEMA_VERSION == 4
+    assert store.schema_version() == SCHEMA_VERSION == 5  # through 4 (the queue) to 5 (run_files)
+    assert store.run_files(1) == {}
     [sample] = store.samples(1)
     assert (sample.metrics, sample.attempt, sample.host) == ({"read_bw": 2.5}, 0, None)
     assert store.run(1).labels is None

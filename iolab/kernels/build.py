@@ -42,7 +42,7 @@ from iolab.kernels.entry import Kernel, load
 from iolab.kernels.kernel_ref import KernelError, Log
 from iolab.kernels.patches import Patch
 from iolab.process import started
-from iolab.spec import Build
+from iolab.spec import Build, Experiment
 
 BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
 TAIL_LINES = 20  # lines of a failed build's log shown in the error
@@ -148,10 +148,11 @@ def fragments(request: BuildRequest) -> tuple[dict[str, kconfig.Option], list[st
     return kconfig.merge(base, *own)
 
 
-def request_for(build: Build, base_dir: str) -> BuildRequest:
-    """The build an experiment's kernel table asks for, its paths made absolute."""
+def request_for(build: Build, experiment: Experiment) -> BuildRequest:
+    """The build a kernel table of `experiment` asks for, its paths made
+    absolute (patches and fragments: their stored copies, Experiment.file)."""
     def path(name: str) -> Path:
-        return Path(base_dir, name).resolve()
+        return experiment.file(name).resolve()
 
     fragments = []
     if build.config_file:
@@ -159,7 +160,7 @@ def request_for(build: Build, base_dir: str) -> BuildRequest:
     if build.config:
         fragments.append(("kernel.config", build.config))
     return BuildRequest(
-        source=sources.parse(build.source, build.commit, base_dir),
+        source=sources.parse(build.source, build.commit, experiment.base_dir),
         patches=(*(Patch(path(p), True) for p in build.reverse), *(Patch(path(p)) for p in build.patches)),
         config=tuple(fragments),
     )

@@ -24,7 +24,7 @@ class Steps:
 
     def __init__(self, experiment: Experiment, log: Log, reporter: Reporter | None = None):
         self.log, self.reporter = log, reporter
-        self.requests = {v.name: build.request_for(v.kernel, experiment.base_dir) for v in experiment.variant
+        self.requests = {v.name: build.request_for(v.kernel, experiment) for v in experiment.variant
                          if isinstance(v.kernel, Build)}
         build.check_steps(list(self.requests.values()), log)
         self.built: dict[str, Kernel] = {}
@@ -53,7 +53,7 @@ def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None) ->
     kernels: dict[str, Kernel] = {}
     for variant in experiment.variant if experiment.series is None else ():
         if isinstance(variant.kernel, Build):
-            request = build.request_for(variant.kernel, experiment.base_dir)
+            request = build.request_for(variant.kernel, experiment)
             kernels[variant.name] = build.ensure(request, log, reporter)
         elif variant.kernel is not None:
             kernels[variant.name] = fetch.ensure(for_variant(variant.kernel, variant.modules, experiment.base_dir),

@@ -29,7 +29,7 @@ def read_text(path: Path, what: str) -> str:
 def job_text(experiment: Experiment, workload: Workload) -> str:
     """The fio job text of a workload, following '@other' references and job files."""
     if workload.job_file is not None:
-        return read_text(Path(experiment.base_dir, workload.job_file), "job file")
+        return read_text(experiment.file(workload.job_file), "job file")
     assert workload.job is not None
     if workload.job.startswith("@"):
         return job_text(experiment, experiment.workload_named(workload.job[1:].strip()))

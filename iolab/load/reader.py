@@ -33,8 +33,9 @@ def load(path: str | os.PathLike[str], timing: str | None = None) -> Experiment:
         raise SpecError(f"{path}: not valid TOML: {str(error)[:200]}") from None
     except RecursionError:
         raise SpecError(f"{path}: not valid TOML: nested more than {MAX_DEPTH} levels deep") from None
-    if "base_dir" in raw:
-        raise SpecError(f"{path}: base_dir: unknown field")
+    for field in ("base_dir", "inputs"):  # iolab's own, not a file's
+        if field in raw:
+            raise SpecError(f"{path}: {field}: unknown field")
     if timing is not None:
         vm = raw.get("vm", {})
         raw = {**raw, "vm": {**(vm if isinstance(vm, dict) else {}), "timing": timing}}
@@ -51,14 +52,15 @@ def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
         raise SpecError(f"{path}: {error}".replace("\n", f"\n{path}: ")) from None
 
 
-def parse(raw: dict[str, Any], base_dir: str = ".") -> Experiment:
+def parse(raw: dict[str, Any], base_dir: str = ".", inputs: dict[str, str] | None = None) -> Experiment:
     """The experiment of a TOML table, its schema and structure checked
-    (paths relative to ``base_dir``); nothing of this machine."""
+    (paths relative to ``base_dir``, or the stored copies in ``inputs``:
+    Experiment.file); nothing of this machine."""
     _check_depth(raw)
     check_series(raw)
     prepared = _probe_tables(raw)
     try:
-        experiment = Experiment.model_validate({**prepared, "base_dir": base_dir})
+        experiment = Experiment.model_validate({**prepared, "base_dir": base_dir, "inputs": inputs or {}})
     except ValidationError as error:
         raise SpecError(explain(error, raw)) from None
     for check in STRUCTURE:

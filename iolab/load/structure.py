@@ -68,8 +68,8 @@ def _check_series_files(experiment: Experiment) -> None:
     if experiment.series is None:
         return
     for index, patch in enumerate(experiment.series.patches):
-        if not Path(experiment.base_dir, patch).is_file():
-            raise SpecError(f"series.patches[{index}]: no such file: {Path(experiment.base_dir, patch)}")
+        if not experiment.file(patch).is_file():
+            raise SpecError(f"series.patches[{index}]: no such file: {experiment.file(patch)}")
 
 
 # -- checks of a validated experiment ------------------------------------------
@@ -79,7 +79,7 @@ def _check_job_references(experiment: Experiment) -> None:
     for index, workload in enumerate(experiment.workload):
         where = f'workload["{workload.name}"]'
         if workload.job_file is not None:
-            job_path = Path(experiment.base_dir, workload.job_file)
+            job_path = experiment.file(workload.job_file)
             if not job_path.is_file():
                 raise SpecError(f"{where}.job_file: no such file: {job_path}")
         elif workload.job is not None and workload.job.startswith("@"):
@@ -111,7 +111,7 @@ def _check_kernels(experiment: Experiment) -> None:
             continue
         where = f'variant["{variant.name}"]'
         if isinstance(variant.kernel, Build):
-            _check_build(variant.kernel, f"{where}.kernel", experiment.base_dir)
+            _check_build(variant.kernel, f"{where}.kernel", experiment)
             continue
         try:
             ref = kernels.parse(variant.kernel, variant.modules)
@@ -125,7 +125,7 @@ def _check_kernels(experiment: Experiment) -> None:
                 raise SpecError(f"{where}.{name}: no such file: {Path(experiment.base_dir, value)}")
 
 
-def _check_build(build: Build, where: str, base_dir: str) -> None:
+def _check_build(build: Build, where: str, experiment: Experiment) -> None:
     from iolab.kernels import kconfig, sources
 
     try:
@@ -137,8 +137,9 @@ def _check_build(build: Build, where: str, base_dir: str) -> None:
     named += [("config_file", build.config_file)] if build.config_file else []
     named += [("patches", p) for p in build.patches] + [("reverse", p) for p in build.reverse]
     for name, value in named:
-        if not value.strip() or not Path(base_dir, value).exists():
-            raise SpecError(f"{where}.{name}: no such file: {Path(base_dir, value)}")
+        path = Path(experiment.base_dir, value) if name == "source" else experiment.file(value)
+        if not value.strip() or not path.exists():
+            raise SpecError(f"{where}.{name}: no such file: {path}")
 
 
 def _check_derived(experiment: Experiment) -> None:

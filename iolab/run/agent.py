@@ -6,7 +6,9 @@ cells of that round, on this host, in the planned order, so pairing by
 round stays within one machine. For each job the agent
 
 1. checks the stored experiment as ``iolab run`` checks a file (schema,
-   fio option check, limits, fio's own parse) and refuses what it cannot
+   fio option check, limits, fio's own parse), reading the job files, patches
+   and config fragments it names from the copies stored with the run
+   (iolab.run.inputs), and refuses what it cannot
    run -- an experiment that ``allow``s options this agent was not started
    with ``--allow``, a tool it lacks -- saying why: the round is recorded as
    refused, the run fails with that reason, its queued rounds are cancelled;
@@ -57,7 +59,7 @@ from typing import Any
 from iolab import kernels, knobs, load, plan
 from iolab.cell import environment
 from iolab.journal import default_journal
-from iolab.run import lock, queue, recovery, runner
+from iolab.run import inputs, lock, queue, recovery, runner
 from iolab.spec import Experiment, SpecError
 from iolab.store import Sample, Store, StoreError
 from iolab.storedb import shown
@@ -101,8 +103,10 @@ def allowed_names(experiment: Experiment) -> set[str]:
     return {name for item in [*experiment.workload, *experiment.variant] for name in getattr(item, "allow", [])}
 
 
-def checked(run_json: str) -> Experiment:
-    """The stored experiment checked again here, as ``iolab run`` checks a file."""
+def checked(run_json: str, stored: dict[str, str] | None = None) -> Experiment:
+    """The stored experiment checked again here, as ``iolab run`` checks a
+    file, reading the files it names from the copies stored with the run
+    (``stored``: iolab.run.inputs.of_run)."""
     if len(run_json.encode()) > load.MAX_FILE:
         raise SpecError(f"the experiment is larger than {load.MAX_FILE} bytes")
     try:
@@ -114,7 +118,7 @@ def checked(run_json: str) -> Experiment:
     base_dir = str(data.pop("base_dir", "."))
     if not os.path.isdir(base_dir):
         base_dir = "."
-    return load.parse(data, base_dir=base_dir)
+    return load.parse(data, base_dir=base_dir, inputs=stored)
 
 
 def refusal(experiment: Experiment, settings: Settings) -> str | None:
@@ -286,10 +290,12 @@ class Agent:
             say(name, f"{what}: the run is {run.status}; nothing to do")
             return f"run {run.status}"
         try:
-            experiment = checked(run.experiment_json)
+            experiment = checked(run.experiment_json, inputs.of_run(store, run_id))
             why = refusal(experiment, self.settings)
         except SpecError as error:
             experiment, why = None, f"the experiment does not pass iolab's check here: {error}"
+        except StoreError as error:  # a stored file whose digest does not match
+            experiment, why = None, str(error)
         facts = {**environment.host(), "agent": name}
         if why is None and experiment is not None and keys:
             facts["kernel_keys"] = self._kernel_keys(experiment, keys, what)

@@ -62,7 +62,7 @@ def aa_experiment(experiment: Experiment, iterations: int | None = None) -> Expe
     data["run"] = Run(iterations=rounds, order="interleaved", warmup=experiment.run.warmup,
                       seed=experiment.run.seed).model_dump()
     data["report"] = {**experiment.report.model_dump(), "kind": "calibration"}
-    return Experiment.model_validate(data)
+    return Experiment.model_validate({**data, "inputs": experiment.inputs})
 
 
 @dataclass(frozen=True)

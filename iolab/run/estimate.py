@@ -103,7 +103,7 @@ def _kernels(experiment: Experiment) -> list[str]:
     lines = []
     for variant in experiment.variant:
         if isinstance(variant.kernel, Build):
-            resolved = build.plan(build.request_for(variant.kernel, experiment.base_dir))
+            resolved = build.plan(build.request_for(variant.kernel, experiment))
             if build.cached(resolved) is not None:
                 lines.append(f"{variant.name}: cached ({resolved.source.label})")
                 continue

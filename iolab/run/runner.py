@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
-from iolab.run import adaptive, lock, recovery, series
+from iolab.run import adaptive, inputs, lock, recovery, series
 from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import Host
@@ -190,6 +190,7 @@ def _begin(
         planned_cells=plan.total_rounds(experiment) * len(plan.pairs(experiment)),
         host=host.describe(),
         recheck_of=recheck_of,
+        files=inputs.read(experiment),
     )
     return run_id, seed
 

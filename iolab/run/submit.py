@@ -7,7 +7,9 @@ per round, so a round cannot be queued twice. A job carries the build key
 of each variant's kernel built from source (iolab.kernels.build: source,
 patches, configuration, toolchain), as this machine computes it: an agent
 builds by its own key or finds it in its cache, and says so when its
-toolchain gives another key. The agents (iolab.run.agent)
+toolchain gives another key. The files the experiment names (job files,
+patches, config fragments) are stored with the run (iolab.run.inputs):
+an agent runs those, not what its own disk holds. The agents (iolab.run.agent)
 do the rest; the run is marked complete by the agent that finishes its last
 round.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 
 from iolab import plan
 from iolab.kernels import KernelError
-from iolab.run import queue
+from iolab.run import inputs, queue
 from iolab.spec import Build, Experiment, SpecError
 from iolab.store import Store
 
@@ -40,7 +42,7 @@ def build_keys(experiment: Experiment) -> dict[str, str]:
     for variant in experiment.variant:
         if isinstance(variant.kernel, Build):
             try:
-                keys[variant.name] = build.plan(build.request_for(variant.kernel, experiment.base_dir)).key
+                keys[variant.name] = build.plan(build.request_for(variant.kernel, experiment)).key
             except (KernelError, OSError) as error:
                 raise SpecError(f"variant[{variant.name!r}].kernel: {str(error)[:300]}") from None
     return keys
@@ -60,7 +62,8 @@ def submit(experiment: Experiment, store: Store, *, labels: tuple[str, ...] = ()
     rounds = plan.total_rounds(experiment)
     run_id = store.begin_run(
         name=experiment.name, experiment_path=experiment_path, experiment_json=experiment.model_dump_json(),
-        seed=seed, planned_cells=rounds * len(plan.pairs(experiment)), host={}, labels=",".join(labels))
+        seed=seed, planned_cells=rounds * len(plan.pairs(experiment)), host={}, labels=",".join(labels),
+        files=inputs.read(experiment))
     app = queue.app(store.sql.url)
     with app.open():
         job_ids = [

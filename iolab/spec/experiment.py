@@ -4,6 +4,7 @@ or none, the target each variant and workload make)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -126,6 +127,14 @@ class Experiment(Strict):
     fio: str = Field(default="fio", pattern=r"^(fio|debian:fio(=[0-9][0-9a-z.+~:-]*)?)$")
     # Where the file was read from: relative job_file paths start there.
     base_dir: str = "."
+    # The stored copies of the files it names, when it is read back from a run (iolab.run.inputs): each
+    # name as written -> a path on this machine. Set by iolab, never by a file; not stored with the run.
+    inputs: dict[str, str] = Field(default={}, exclude=True)
+
+    def file(self, name: str) -> Path:
+        """Where a file the experiment names (a job file, a patch, a config
+        fragment) is read: its stored copy, else relative to base_dir."""
+        return Path(self.inputs[name]) if name in self.inputs else Path(self.base_dir, name)
 
     @model_validator(mode="before")
     @classmethod
