@@ -246,15 +246,8 @@ def test_an_agent_killed_mid_round_its_round_is_retried_once_and_nothing_is_left
     run_id = submit(lab, write_experiment(lab, rounds=3))
     victim, survivor = start_agent(lab, "victim"), start_agent(lab, "survivor")
     store = Store(lab["url"])
-
-    def mid_round():  # the victim stored a round's first cell and runs its second
-        rows = store.db.execute(
-            "SELECT count(*) FROM samples s JOIN attempts a ON a.run_id = s.run_id AND a.round = s.round"
-            " AND a.attempt = s.attempt WHERE s.host = 'victim' AND a.status = 'running'").fetchone()
-        return rows[0] == 1
-
     deadline = time.monotonic() + 180
-    while not mid_round():
+    while not mid_round(store, "victim"):
         assert time.monotonic() < deadline and victim.poll() is None, "the victim never got mid-round"
         time.sleep(0.05)
     time.sleep(0.5)  # its second cell is under way (mount, fio)
@@ -274,6 +267,52 @@ def test_an_agent_killed_mid_round_its_round_is_retried_once_and_nothing_is_left
     assert leftovers(lab) == NOTHING
     log = (lab["tmp"] / "survivor.log").read_text()
     assert "back to the queue" in log and "reclaimed" in log, log[-3000:]
+
+
+def mid_round(store, name):
+    """`name` stored a round's first cell and runs its second."""
+    rows = store.db.execute(
+        "SELECT count(*) FROM samples s JOIN attempts a ON a.run_id = s.run_id AND a.round = s.round"
+        " AND a.attempt = s.attempt WHERE s.host = %s AND a.status = 'running'", (name,)).fetchone()
+    return rows[0] == 1
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("needs_root_tools")
+def test_a_frozen_agent_that_wakes_after_its_round_was_given_away_writes_no_counted_sample(lab):
+    """The zombie: an agent whose heartbeats stop while it lives on (SIGSTOP
+    here; a suspended VM or a cut network in the field). Its round goes to
+    another agent; woken, it finishes the cell it was in (kept, superseded)
+    and exits at its next check, before another cell."""
+    run_id = submit(lab, write_experiment(lab, rounds=2))
+    zombie, survivor = start_agent(lab, "zombie"), start_agent(lab, "survivor")
+    store = Store(lab["url"])
+    store.db.autocommit = True  # each poll sees the agents' latest commits
+    deadline = time.monotonic() + 180
+    while not mid_round(store, "zombie"):
+        assert time.monotonic() < deadline and zombie.poll() is None, "the zombie never got mid-round"
+        time.sleep(0.05)
+    zombie.send_signal(signal.SIGSTOP)
+    log = lab["tmp"] / "survivor.log"
+    try:
+        while "back to the queue" not in log.read_text():  # silent for 3 heartbeats: its round is given away
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.1)
+    finally:
+        zombie.send_signal(signal.SIGCONT)  # it holds the machine lock the survivor waits for
+    assert zombie.wait(timeout=120) == agent.EXIT_LOST, (lab["tmp"] / "zombie.log").read_text()[-3000:]
+    assert "gave this round to another agent; exiting" in (lab["tmp"] / "zombie.log").read_text()
+    finish(survivor, lab, "survivor")
+    assert store.run(run_id).status == "complete"
+    samples = counted_once(store, run_id, 2)
+    [lost] = [a for a in store.attempts(run_id) if a.host == "zombie" and a.status != "done"]
+    assert lost.status in ("killed", "stalled")  # reclaimed from the zombie's journal, or marked by the next try
+    assert {s.host for s in samples if s.round == lost.round} == {"survivor"}
+    superseded = store.samples(run_id, superseded=True)
+    assert {(s.host, s.round, s.attempt) for s in superseded} == {("zombie", lost.round, lost.attempt)}
+    assert len(superseded) <= 2  # the cell it was in when frozen, and none after
+    subprocess.run([sys.executable, "-m", "iolab.cli", "cleanup"], env=lab["env"], capture_output=True, timeout=120)
+    assert leftovers(lab) == NOTHING
 
 
 @pytest.mark.integration

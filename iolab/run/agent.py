@@ -376,12 +376,15 @@ class Agent:
                     store.add_sample(run.id, stamped)
                     say(self.settings.name, f"run {run.id} round {round_index}: {sample.variant} / "
                         f"{sample.workload}: {sample.status}" + (f" ({sample.error[:80]})" if sample.error else ""))
+        self._still_mine(store, job, attempt)  # not done if it froze in its last cell: the round is another's
 
     def _still_mine(self, store: Any, job: Any, attempt: int) -> None:
         """Exit at once when the queue gave this round to another agent (our
-        heartbeats stopped reaching the store for too long): nothing more of
-        this try may be written, nor may procrastinate finish a job another
-        worker now holds."""
+        heartbeats stopped reaching the store for too long: a zombie, frozen
+        or cut off, that lives on): no further cell of this try may run, its
+        round may not be marked done, nor may procrastinate finish a job
+        another worker now holds. Checked before each cell and after the last;
+        the cell under way when it froze is kept, superseded."""
         owner = store.call(queue.job_owner, job.id)
         if owner and owner["status"] == "doing" and owner["worker_id"] == job.worker_id \
                 and owner["attempts"] == attempt:
