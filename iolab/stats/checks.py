@@ -11,17 +11,21 @@ result as a verdict "insufficient" and a warning that says why.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 
 from iolab.stats.kinds import VIEWS, View
+
+Values: TypeAlias = Sequence[float] | np.ndarray
+"""What the statistics take as samples: a list of numbers, or a numpy array of them."""
 
 
 class Refusal(ValueError):
     """Input the statistics cannot use; the message names the argument."""
 
 
-def values(data: Sequence[float], name: str = "values") -> np.ndarray:
+def values(data: Values, name: str = "values") -> np.ndarray:
     a = np.asarray(data, dtype=float)
     if a.ndim != 1:
         raise Refusal(f"{name}: expected a flat sequence of numbers, got shape {a.shape}")
@@ -31,9 +35,10 @@ def values(data: Sequence[float], name: str = "values") -> np.ndarray:
 
 
 def view(name: str) -> View:
-    if name not in VIEWS:
-        raise Refusal(f"view must be one of {VIEWS}, got {name!r}")
-    return name  # type: ignore[return-value]  # one of VIEWS
+    for known in VIEWS:
+        if name == known:
+            return known
+    raise Refusal(f"view must be one of {VIEWS}, got {name!r}")
 
 
 def fraction(name: str, x: float) -> float:

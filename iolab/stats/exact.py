@@ -30,13 +30,13 @@ usual tests apply (iolab.stats.paired, iolab.stats.unpaired).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
 from iolab.stats import checks
+from iolab.stats.checks import Values
 from iolab.stats.summary import summarize
-from iolab.stats.kinds import Exactness, View
+from iolab.stats.kinds import Exactness, Verdict, View
 from iolab.stats.verdict import Comparison
 
 MIN_ROUNDS = 2  # values per variant that can show determinism
@@ -65,7 +65,7 @@ def kind_of(base: np.ndarray, cand: np.ndarray, tolerance: float, paired: bool) 
     return None
 
 
-def compare_exact(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool,
+def compare_exact(base: Values, cand: Values, *, higher_is_better: bool,
                   view: View = "median", tolerance: float = 0.0, paired: bool = False) -> Comparison | None:
     """The exact comparison of the candidate with the baseline, or None when
     the values vary beyond ``tolerance``. ``paired``: ``base[i]`` and
@@ -85,7 +85,7 @@ def compare_exact(base: Sequence[float], cand: Sequence[float], *, higher_is_bet
     else:
         delta = sc.center / sb.center - 1.0 if sb.center else (0.0 if sc.center == 0 else math.nan)
     disjoint = c.min() > b.max() or c.max() < b.min()
-    verdict = "same"
+    verdict: Verdict = "same"
     if kind != "paired" and disjoint and not abs(delta) <= tolerance:
         verdict = "better" if (c.min() > b.max()) == bool(higher_is_better) else "worse"
     elif kind == "tolerance" and not abs(delta) <= tolerance:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks, paired, unpaired
+from iolab.stats.checks import Values
 from iolab.stats.kinds import PAIRED, TEST_KINDS, UNPAIRED, Test
 
 
@@ -27,7 +27,7 @@ class Trend(NamedTuple):
     p: float
 
 
-def trend(values_in_round_order: Sequence[float]) -> Trend:
+def trend(values_in_round_order: Values) -> Trend:
     """Drift: Mann-Kendall test of the values against round order
     (``scipy.stats.kendalltau``: exact without ties for n <= 33, else the
     tie-corrected normal approximation). Constant: (0, 1); fewer than 2: nan."""
@@ -40,7 +40,7 @@ def trend(values_in_round_order: Sequence[float]) -> Trend:
     return Trend(float(res.statistic), float(res.pvalue))
 
 
-def kendall(x: Sequence[float], y: Sequence[float]) -> Trend:
+def kendall(x: Values, y: Values) -> Trend:
     """Kendall's tau-b of two paired series; fewer than 2 pairs or a constant series: nan."""
     a, b = checks.values(x, "x"), checks.values(y, "y")
     if a.size != b.size:
@@ -51,7 +51,7 @@ def kendall(x: Sequence[float], y: Sequence[float]) -> Trend:
     return Trend(float(res.statistic), float(res.pvalue))
 
 
-def outliers(values: Sequence[float], k: float = 1.5) -> list[int]:
+def outliers(values: Values, k: float = 1.5) -> list[int]:
     """Indices outside Tukey's fences ``[Q1 - k IQR, Q3 + k IQR]`` (linear
     quartiles; a value on a fence is kept). Fewer than 4 values: []."""
     x = checks.values(values)
@@ -102,7 +102,7 @@ def _p(a: np.ndarray, b: np.ndarray, test: Test) -> float:
     return unpaired.mwu(a, b)[0]
 
 
-def aa_false_positive_rate(a: Sequence[float], b: Sequence[float], alpha: float = 0.05, *, k: int | None = None,
+def aa_false_positive_rate(a: Values, b: Values, alpha: float = 0.05, *, k: int | None = None,
                            subsets: int = 2000, seed: int = 0, test: Test = UNPAIRED) -> AARate:
     """How often A against A' on a subset of k rounds gives p < alpha.
 

@@ -35,7 +35,8 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
-from iolab.stats.kinds import PAIRED, View
+from iolab.stats.checks import Values
+from iolab.stats.kinds import PAIRED, MwuMethod, Refused, Verdict, View
 from iolab.stats.summary import summarize
 from iolab.stats.verdict import Comparison
 
@@ -54,7 +55,7 @@ def flip_counts(twice_ranks: Sequence[int]) -> np.ndarray:
     return counts
 
 
-def signed_rank(d: Sequence[float]) -> tuple[float, int]:
+def signed_rank(d: Values) -> tuple[float, int]:
     """Two-sided exact signed-rank p of ``d`` against 0 (Pratt), and the
     number of nonzero differences. None nonzero: ``(nan, 0)``."""
     x = checks.values(d, "d")
@@ -113,7 +114,7 @@ def pairable(base: np.ndarray, cand: np.ndarray) -> str:
     return ""
 
 
-def compare_paired(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool,
+def compare_paired(base: Values, cand: Values, *, higher_is_better: bool,
                    view: View = "median", dropped: int = 0, min_pairs: int = MIN_PAIRS,
                    confidence: float = 0.95) -> Comparison:
     """Candidate against baseline, ``base[i]`` and ``cand[i]`` from round i.
@@ -132,25 +133,29 @@ def compare_paired(base: Sequence[float], cand: Sequence[float], *, higher_is_be
     m = int(b.size)
     warnings = [f"{dropped} round{'s' if dropped != 1 else ''} without both values left out of the pairing"] \
         if dropped else []
-    common = dict(n_base=m, n_cand=m, base=summarize(b, view, confidence), cand=summarize(c, view, confidence),
-                  p_adjusted=math.nan, higher_is_better=bool(higher_is_better), view=view, alpha=math.nan,
-                  correction="", test=PAIRED, pairs=m, dropped=int(dropped))
     d = np.log(c) - np.log(b)
-    refusal, kind = "", ""  # the warning, and its Refused kind
+    kind: Refused = ""  # why no test runs
     if m < min_pairs:
-        refusal, kind = f"need >= {min_pairs} rounds with both variants for the signed-rank test, have {m}", "few"
+        kind = "few"
+        warnings.append(f"need >= {min_pairs} rounds with both variants for the signed-rank test, have {m}")
     elif np.all(d == 0):
-        refusal, kind = f"both variants gave the same value in all {m} rounds: no test (quantized metric?)", "equal"
-    if refusal:
+        kind = "equal"
+        warnings.append(f"both variants gave the same value in all {m} rounds: no test (quantized metric?)")
+    verdict: Verdict = "insufficient"
+    p = low = high = prob = min_p = math.nan
+    method: MwuMethod = ""
+    if kind:
         delta = float(np.expm1(np.median(d))) if m else math.nan
-        return Comparison(**common, delta=delta, delta_low=math.nan, delta_high=math.nan, p=math.nan,
-                          verdict="insufficient", warnings=tuple(warnings + [refusal]), mwu_method="",
-                          prob_cand_higher=math.nan, refusal=kind)
-    p, nonzero = signed_rank(d)
-    estimate, low, high = hodges_lehmann(d, confidence)
-    if math.isnan(low):
-        warnings.append(f"too few rounds for a {checks.conf(confidence)} CI of the paired change")
-    prob = (float(np.sum(d > 0)) + 0.5 * float(np.sum(d == 0))) / m
-    return Comparison(**common, delta=float(np.expm1(estimate)), delta_low=float(np.expm1(low)),
-                      delta_high=float(np.expm1(high)), p=p, verdict="same", warnings=tuple(warnings),
-                      mwu_method="exact", prob_cand_higher=prob, min_p=min(1.0, 2.0 / 2**nonzero))
+    else:
+        p, nonzero = signed_rank(d)
+        estimate, low, high = hodges_lehmann(d, confidence)
+        if math.isnan(low):
+            warnings.append(f"too few rounds for a {checks.conf(confidence)} CI of the paired change")
+        prob = (float(np.sum(d > 0)) + 0.5 * float(np.sum(d == 0))) / m
+        verdict, method, min_p = "same", "exact", min(1.0, 2.0 / 2**nonzero)
+        delta, low, high = float(np.expm1(estimate)), float(np.expm1(low)), float(np.expm1(high))
+    return Comparison(n_base=m, n_cand=m, base=summarize(b, view, confidence), cand=summarize(c, view, confidence),
+                      delta=delta, delta_low=low, delta_high=high, p=p, p_adjusted=math.nan, verdict=verdict,
+                      warnings=tuple(warnings), higher_is_better=bool(higher_is_better), view=view,
+                      mwu_method=method, prob_cand_higher=prob, alpha=math.nan, correction="", test=PAIRED, pairs=m,
+                      dropped=int(dropped), min_p=min_p, refusal=kind)

@@ -22,11 +22,12 @@ method, seeded:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
 from iolab.stats import checks, paired, unpaired
+from iolab.stats.checks import Values
 
 
 def _smoothed(logs: np.ndarray, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
@@ -62,7 +63,7 @@ def _check(x: np.ndarray, n: int, alpha: float, power: float) -> tuple[float, fl
     return alpha, power
 
 
-def detectable_change(values: Sequence[float], n: int, alpha: float = 0.05, power: float = 0.9, *, seed: int = 0,
+def detectable_change(values: Values, n: int, alpha: float = 0.05, power: float = 0.9, *, seed: int = 0,
                       simulations: int = 1000) -> float:
     """Smallest relative upward shift of one side that an unpaired
     Mann-Whitney U with n values per side detects (p < alpha) in a share
@@ -88,7 +89,7 @@ def detectable_change(values: Sequence[float], n: int, alpha: float = 0.05, powe
     return _search(reaches)
 
 
-def detectable_change_paired(log_ratios: Sequence[float], n: int, alpha: float = 0.05, power: float = 0.9, *,
+def detectable_change_paired(log_ratios: Values, n: int, alpha: float = 0.05, power: float = 0.9, *,
                              seed: int = 0, simulations: int = 1000) -> float:
     """The same for the paired signed-rank test over n rounds, at the noise of
     per-round log ratios (e.g. ``log(A'/A)`` of an A/A run; centred here)."""

@@ -26,7 +26,6 @@ mean, hmean: stddev over the arithmetic mean; nan when undefined.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,6 +33,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.checks import Values
 from iolab.stats.kinds import View
 
 
@@ -114,7 +114,7 @@ def _hmean_ci(x: np.ndarray, confidence: float, warnings: list[str]) -> tuple[fl
     return 1.0 / hi_r, math.inf
 
 
-def summarize(values: Sequence[float], view: View = "median", confidence: float = 0.95) -> Summary:
+def summarize(values: Values, view: View = "median", confidence: float = 0.95) -> Summary:
     """Center, CI of the center, spread and range of ``values``.
 
     An empty input gives an all-nan Summary with the warning "no samples";

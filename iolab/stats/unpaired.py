@@ -21,12 +21,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
-from iolab.stats.kinds import UNPAIRED, View
+from iolab.stats.checks import Values
+from iolab.stats.kinds import UNPAIRED, MwuMethod, Refused, Verdict, View
 from iolab.stats.summary import summarize
 from iolab.stats.verdict import Comparison
 
@@ -69,7 +71,7 @@ def exact_region(n1: int, n2: int, ties: bool) -> bool:
     return n1 <= limit and n2 <= limit
 
 
-def mwu(base: Sequence[float], cand: Sequence[float]) -> tuple[float, str, float]:
+def mwu(base: Values, cand: Values) -> tuple[float, MwuMethod | Literal["all-equal"], float]:
     """Two-sided Mann-Whitney U of ``cand`` against ``base``: ``(p, method,
     prob_cand_higher)``, method "exact" or "asymptotic". Every value equal
     (no order to test) is refused: ``(nan, "all-equal", 0.5)``."""
@@ -151,7 +153,7 @@ def bootstrap_delta(b: np.ndarray, c: np.ndarray, view: View, confidence: float,
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: bool, view: View = "median",
+def compare(base: Values, cand: Values, *, higher_is_better: bool, view: View = "median",
             min_n: int = 4, seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
             confidence: float = 0.95) -> Comparison:
     """Candidate samples against baseline samples for one metric, unpaired.
@@ -174,22 +176,25 @@ def compare(base: Sequence[float], cand: Sequence[float], *, higher_is_better: b
         warnings.append("baseline center is 0: relative change undefined")
     else:
         delta = sc.center / sb.center - 1.0
-    common = dict(n_base=int(b.size), n_cand=int(c.size), base=sb, cand=sc, delta=delta, p_adjusted=math.nan,
-                  higher_is_better=bool(higher_is_better), view=view, alpha=math.nan, correction="",
-                  test=UNPAIRED)
-    refusal, kind = None, ""
+    kind: Refused = ""  # why no test runs
     if b.size < min_n or c.size < min_n:
-        refusal, kind = f"need >= {min_n} samples per side, have {b.size} and {c.size}", "few"
+        kind = "few"
+        warnings.append(f"need >= {min_n} samples per side, have {b.size} and {c.size}")
     elif np.all(b == b[0]) and np.all(c == b[0]):
-        refusal, kind = f"all {b.size + c.size} values are equal ({b[0]:g}): no test (quantized metric?)", "equal"
-    if refusal:
-        return Comparison(**common, delta_low=math.nan, delta_high=math.nan, p=math.nan, verdict="insufficient",
-                          warnings=tuple(warnings + [refusal]), mwu_method="", prob_cand_higher=math.nan,
-                          refusal=kind)
-    p, method, prob = mwu(b, c)
-    lo, hi = bootstrap_delta(b, c, view, confidence, resamples, seed)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        lo = hi = math.nan
-        warnings.append("no bootstrap CI for the change: baseline center is 0 in some resamples")
-    return Comparison(**common, delta_low=lo, delta_high=hi, p=p, verdict="same", warnings=tuple(warnings),
-                      mwu_method=method, prob_cand_higher=prob, min_p=min_possible_p(b.size, c.size))
+        kind = "equal"
+        warnings.append(f"all {b.size + c.size} values are equal ({b[0]:g}): no test (quantized metric?)")
+    verdict: Verdict = "insufficient"
+    p = lo = hi = prob = min_p = math.nan
+    method: MwuMethod = ""
+    if not kind:
+        p, tested, prob = mwu(b, c)
+        assert tested != "all-equal"  # refused above: every value equal
+        verdict, method, min_p = "same", tested, min_possible_p(b.size, c.size)
+        lo, hi = bootstrap_delta(b, c, view, confidence, resamples, seed)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            lo = hi = math.nan
+            warnings.append("no bootstrap CI for the change: baseline center is 0 in some resamples")
+    return Comparison(n_base=int(b.size), n_cand=int(c.size), base=sb, cand=sc, delta=delta, delta_low=lo,
+                      delta_high=hi, p=p, p_adjusted=math.nan, verdict=verdict, warnings=tuple(warnings),
+                      higher_is_better=bool(higher_is_better), view=view, mwu_method=method, prob_cand_higher=prob,
+                      alpha=math.nan, correction="", test=UNPAIRED, min_p=min_p, refusal=kind)

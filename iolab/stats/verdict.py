@@ -27,6 +27,7 @@ import numpy as np
 import scipy  # scipy.stats (2 s to import) loads at its first use, not with every command
 
 from iolab.stats import checks
+from iolab.stats.checks import Values
 from iolab.stats.kinds import (CORRECTIONS, EXACTNESS, FAMILIES, MWU_METHODS, REFUSALS, TEST_KINDS, VERDICTS, VIEWS,
                                Correction, Exactness, Family, MwuMethod, PAIRED, UNPAIRED, Refused, Test, Verdict, View)
 from iolab.stats.summary import Summary
@@ -99,7 +100,7 @@ class Comparison:
         return TESTS.get(self.test, self.test)
 
 
-def adjust_pvalues(ps: Sequence[float], method: Correction = "holm") -> np.ndarray:
+def adjust_pvalues(ps: Values, method: Correction = "holm") -> np.ndarray:
     """Adjusted p-values, in the input order.
 
     "holm": step-down Holm-Bonferroni (sort ascending, multiply the i-th
