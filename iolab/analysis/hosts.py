@@ -69,14 +69,14 @@ def hosts(attempts: list[Attempt], counted: list[Sample], superseded: list[Sampl
 def lines(found: Hosts, cells_per_round: int) -> list[str]:
     """One line per host, then one per superseded try."""
     out = []
-    for item in found.by_host:
-        numbers = ", ".join(str(r) for r in item.rounds)
-        machine = f" (kernel {item.kernel}, {item.cpus} CPUs)" if item.kernel else ""
-        out.append(f"host {item.host}: {'round' if len(item.rounds) == 1 else 'rounds'} {numbers}{machine}")
-    for item in found.superseded:
-        failed = f", {item.failed} failed" if item.failed else ""
-        why = f" ({item.error})" if item.error and item.status != "done" else ""
-        by = f" by try {item.by.attempt + 1} on {item.by.host}" if item.by else ""
-        out.append(f"round {item.round}: try {item.attempt + 1} on {item.host} {item.status}{why} after "
-                   f"{item.cells} of {cells_per_round} cells{failed}; kept, superseded{by}")
+    for machine in found.by_host:
+        numbers = ", ".join(str(r) for r in machine.rounds)
+        facts = f" (kernel {machine.kernel}, {machine.cpus} CPUs)" if machine.kernel else ""
+        out.append(f"host {machine.host}: {'round' if len(machine.rounds) == 1 else 'rounds'} {numbers}{facts}")
+    for old in found.superseded:
+        failed = f", {old.failed} failed" if old.failed else ""
+        why = f" ({old.error})" if old.error and old.status != "done" else ""
+        by = f" by try {old.by.attempt + 1} on {old.by.host}" if old.by else ""
+        out.append(f"round {old.round}: try {old.attempt + 1} on {old.host} {old.status}{why} after "
+                   f"{old.cells} of {cells_per_round} cells{failed}; kept, superseded{by}")
     return out
