@@ -183,8 +183,10 @@ class Store:
         )
         if not rows:
             raise StoreError(f"no run {run_id} in {self.where} (see 'iolab runs')")
-        row = rows[0]
-        return RunInfo(*row[:9], host=json.loads(row[9]), recheck_of=row[10], stop_reason=row[11], labels=row[12])
+        (id_, name, experiment_path, experiment_json, seed, planned_cells, status, started, finished, host_json,
+         recheck_of, stop_reason, labels) = rows[0]
+        return RunInfo(id_, name, experiment_path, experiment_json, seed, planned_cells, status, started, finished,
+                       host=json.loads(host_json), recheck_of=recheck_of, stop_reason=stop_reason, labels=labels)
 
     def runs(self, name: str | None = None) -> list[RunInfo]:
         """All runs, oldest first; with ``name``, the runs of the experiment of that name."""
@@ -332,7 +334,9 @@ class Store:
         rows = self.sql.query(
             "SELECT id, run_id, round, attempt, host, job_id, status, started, finished, error, host_json"
             " FROM attempts WHERE run_id = ? ORDER BY round, attempt", (run_id,))
-        return [Attempt(*row[:10], host_facts=json.loads(row[10])) for row in rows]
+        return [Attempt(id_, run_id_, round_, attempt, host, job_id, status, started, finished, error,
+                        host_facts=json.loads(host_json))
+                for id_, run_id_, round_, attempt, host, job_id, status, started, finished, error, host_json in rows]
 
     def complete_if_done(self, run_id: int, rounds: int) -> bool:
         """Mark a queued run complete once every round has a counted attempt

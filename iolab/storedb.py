@@ -169,8 +169,15 @@ class PostgreSQL:
         if rows:
             self.db.cursor().executemany(self._sql(sql), rows)
 
+    def _value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The one value of a statement that always returns one row (a count, an INSERT ... RETURNING)."""
+        row = self.db.execute(sql, params).fetchone()
+        if row is None:
+            raise StoreError(f"PostgreSQL returned no row for: {sql}")
+        return row[0]
+
     def insert(self, sql: str, params: Sequence[Any]) -> int:
-        return self.db.execute(self._sql(sql) + " RETURNING id", params).fetchone()[0]
+        return self._value(self._sql(sql) + " RETURNING id", params)
 
     def update(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.db.execute(self._sql(sql), params).rowcount
@@ -187,16 +194,11 @@ class PostgreSQL:
             yield
 
     def has_tables(self) -> bool:
-        row = self.db.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
-        ).fetchone()
-        return row[0] > 0
+        return self._value("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()") > 0
 
     def version(self) -> int:
-        found = self.db.execute(
-            "SELECT count(*) FROM information_schema.tables"
-            " WHERE table_schema = current_schema() AND table_name = 'schema_version'"
-        ).fetchone()[0]
+        found = self._value("SELECT count(*) FROM information_schema.tables"
+                            " WHERE table_schema = current_schema() AND table_name = 'schema_version'")
         if not found:
             return 0
         row = self.db.execute("SELECT version FROM schema_version").fetchone()
