@@ -75,6 +75,7 @@ class Derived:
 
     def _eval(self, node: ast.expr, metrics: Mapping[str, float]) -> float:
         if isinstance(node, ast.Constant):
+            assert isinstance(node.value, (int, float))  # _check let only numbers through
             return float(node.value)
         if isinstance(node, (ast.Name, ast.Attribute)):
             name = self._name(node)

@@ -185,8 +185,9 @@ def _judge_paths(option: str, value: str, raw_device: bool) -> str | None:
     return None
 
 
-def judge(option: str, value: str, raw_device: bool = False) -> tuple[str, str] | None:
-    """(reason, allow name) if `option=value` is refused, else None."""
+def judge(option: str, value: str, raw_device: bool = False) -> tuple[str, str | None] | None:
+    """(reason, allow name) if `option=value` is refused, else None; the allow
+    name is None where no allow can lift the refusal."""
     name = ALIASES.get(option, option)
     if name not in KNOWN:
         close = difflib.get_close_matches(name, sorted(KNOWN | set(ALIASES)), n=1)
