@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, NoReturn
 
 
 def _plain(value: Any) -> Any:
@@ -39,12 +39,20 @@ def _json(value: Any) -> Any:
     return value
 
 
-class Record(dict):  # type: ignore[type-arg]
+class Record(dict[str, Any]):
     """A dict of validated values that is also read by attribute
     (``target.loop.direct_io``); read-only: change a copy with replace()."""
 
-    def __init__(self, data: Mapping[str, Any] = ()):
-        super().__init__({str(k): _plain(v) for k, v in dict(data).items()})
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        super().__init__({str(k): _plain(v) for k, v in dict(data or {}).items()})
+
+    @classmethod
+    def of(cls, table: Any) -> Record:
+        """A validated model (anything with model_dump) or a mapping, as a Record."""
+        plain = _plain(table)
+        if not isinstance(plain, Record):
+            raise TypeError(f"a table must be a model or a mapping, got {type(table).__name__}")
+        return plain
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -52,12 +60,13 @@ class Record(dict):  # type: ignore[type-arg]
         except KeyError:
             raise AttributeError(name) from None
 
-    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+    def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError("a Record is read-only: use replace()")
 
-    __setitem__ = __delitem__ = __setattr__ = _read_only  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __setattr__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
+    # typeshed declares a dict unhashable (dict.__hash__ is None); a Record is read-only, so it hashes
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(json.dumps(self, sort_keys=True, default=str))
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from iolab import analysis, engines, kernels, load, plan
 from iolab.run import adaptive, inputs, lock, recovery, series
 from iolab.cell import interrupts
-from iolab.cell.cellspec import CellSpec
+from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.kernels import Kernel
@@ -113,12 +113,12 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             round=cell.round,
             iteration=cell.iteration,
             warmup=cell.warmup,
-            target=experiment.target_for(variants[cell.variant], workloads[cell.workload]),
-            variant=variants[cell.variant],
-            workload=workloads[cell.workload],
+            target=Record.of(experiment.target_for(variants[cell.variant], workloads[cell.workload])),
+            variant=Record.of(variants[cell.variant]),
+            workload=Record.of(workloads[cell.workload]),
             job=load.job_text(experiment, workloads[cell.workload]),
-            setup=experiment.cell,
-            collect=experiment.collect,
+            setup=Record.of(experiment.cell),
+            collect=Record.of(experiment.collect),
             derived=experiment.derived,
             fio=fio_binary(experiment, _say),
         )
@@ -202,7 +202,8 @@ def _execute(
     """Run what is left of the run's plan; mark it complete, interrupted or
     failed (an exception, or no measured cell succeeded)."""
     done = {sample.seq for sample in store.samples(run_id)}
-    status, stop_reason = "failed", None
+    status: RunStatus = "failed"
+    stop_reason: str | None = None
     planned = plan.total_rounds(experiment) * len(plan.pairs(experiment))
     progress.start(planned - len(done))
     try:
