@@ -4,6 +4,7 @@ host that runs one cell per batch (this machine, test doubles)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from iolab.cell import environment
@@ -18,7 +19,8 @@ class Host(Protocol):
 
     def __enter__(self) -> Host: ...
 
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
 
     def describe(self) -> dict[str, Any]:
         """The run's record of where it ran (runs.host, the report's header):
