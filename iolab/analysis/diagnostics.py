@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -33,6 +34,9 @@ DISTURBANCE_RULE = (f"a cell during which other processes used > {OTHER_CPU:.0%}
                     f"or the host disk behind the image was busy > {DISK_BUSY:.0%} of the time")
 
 
+DiagnosticKind = Literal["spread", "drift", "outliers", "rounds", "view"]
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """A noise finding about one variant's values in one row.
@@ -44,7 +48,7 @@ class Diagnostic:
     "view" (the row could not use the requested view).
     """
 
-    kind: str
+    kind: DiagnosticKind
     workload: str
     label: str
     variant: str
@@ -56,26 +60,26 @@ class Diagnostic:
 
 def noise(workload: str, metric: Metric, variant: str, group: list[Sample]) -> list[Diagnostic]:
     """Spread, drift and outlier findings for one variant's values in round order."""
-    found = []
+    found: list[Diagnostic] = []
     pairs = [(s.round, s.metrics[metric.name]) for s in sorted(group, key=lambda s: s.seq) if metric.name in s.metrics]
     rounds = [r for r, _ in pairs]
     values = np.array([v for _, v in pairs], dtype=float)
-    where = dict(workload=workload, label=metric.label, variant=variant)
     if values.size < MIN_SAMPLES:
         return found
     mean = float(np.mean(values))
     if mean != 0:
         spread = float(np.std(values, ddof=1)) / abs(mean)
         if spread > HIGH_SPREAD:
-            found.append(Diagnostic("spread", value=spread, **where))
+            found.append(Diagnostic("spread", workload, metric.label, variant, value=spread))
     drift = stats.trend(values)
     if math.isfinite(drift.p) and drift.p < DRIFT_P:
-        found.append(Diagnostic("drift", value=drift.tau, p=drift.p, **where))
+        found.append(Diagnostic("drift", workload, metric.label, variant, value=drift.tau, p=drift.p))
     q1, q3 = np.percentile(values, [25, 75])
     if q3 > q1:  # with most values equal (quantized percentiles) Tukey's rule flags all others
         odd = stats.outliers(values)
         if odd:
-            found.append(Diagnostic("outliers", rounds=tuple(rounds[i] for i in odd), **where))
+            found.append(Diagnostic("outliers", workload, metric.label, variant,
+                                    rounds=tuple(rounds[i] for i in odd)))
     return found
 
 
