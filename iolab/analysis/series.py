@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from iolab.stats.kinds import Family, Verdict
 
@@ -83,7 +83,15 @@ def step_pairs(variants: list[str], ok: dict[str, list[Sample]]) -> list[tuple[s
     return pairs
 
 
-def series_progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+class Done(TypedDict):
+    """How much of a run's plan ran: the Analysis fields of that name."""
+
+    rounds_done: int
+    cells_done: int
+    cells_planned: int
+
+
+def series_progress(measured: list[Sample], experiment: Experiment) -> Done:
     """Rounds in which every step that ran has a sample of every workload, and cells."""
     workloads = len(experiment.workload)
     per_round: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))

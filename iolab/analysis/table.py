@@ -46,7 +46,7 @@ from iolab.analysis import metrics
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
                                        host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
-from iolab.analysis.series import TOTAL, SeriesResult, attribute, series_progress, step_pairs
+from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_progress, step_pairs
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
@@ -276,7 +276,7 @@ def planned_test(experiment: Experiment, comparisons: int) -> Choice:
     run = experiment.run
     if not run.auto:
         return plan.test_choice(experiment, comparisons)
-    design = "paired" if plan.paired(experiment) else "unpaired"
+    design: Design = "paired" if plan.paired(experiment) else "unpaired"
     return plan.test_choice(experiment, comparisons, sequential_level(experiment, comparisons, design).look_alpha)
 
 
@@ -397,7 +397,7 @@ def _refuse(rows: list[Row], why: str) -> None:
                                                  warnings=c.warnings + (f"no verdict: {why}",))
 
 
-def _progress(measured: list[Sample], experiment: Experiment) -> dict[str, int]:
+def _progress(measured: list[Sample], experiment: Experiment) -> Done:
     """How much of the plan ran: complete rounds (a sample, ok or failed, of
     every variant x workload) and cells, so a run cut short says so."""
     if experiment.series is not None:
@@ -430,7 +430,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
                 for w in experiment.workload}
     planned = planned_test(experiment, planned_comparisons(experiment, names_of))
     paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
-    design = "paired" if paired_plan else "unpaired"
+    design: Design = "paired" if paired_plan else "unpaired"
     for workload in (w.name for w in experiment.workload):
         rounds = {s.round for s in measured if s.workload == workload}
         names = names_of[workload]
