@@ -113,9 +113,9 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
         replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics],
         disturbed={})
     for run, samples in ((a, samples_a), (b, samples_b)):  # each run's own round numbers
-        rounds = diagnostics.disturbed_rounds([s for s in samples if not s.warmup])
-        if rounds:
-            notes.append(f"run {run.id}: host disturbed rounds {', '.join(map(str, sorted(rounds)))} "
+        disturbed = diagnostics.disturbed_rounds([s for s in samples if not s.warmup])
+        if disturbed:
+            notes.append(f"run {run.id}: host disturbed rounds {', '.join(map(str, sorted(disturbed)))} "
                          f"(rule: {result.disturbance_rule})")
     environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)], mixed_differs=False)
     return Report(result, tuple(relabelled), tuple(environment), (a, b), tuple(notes))
