@@ -6,12 +6,13 @@ queued run's rounds."""
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from iolab.analysis import Analysis
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis.model import Report
 from iolab.report.figures import VIEW_TEXT
-from iolab.spec import Experiment
+from iolab.spec import Experiment, Variant
 from iolab.store import RunInfo
 from iolab.units import format_size
 
@@ -57,7 +58,7 @@ def _same_variants(experiment: Experiment) -> list[str]:
     """A line naming candidates that boot the baseline's kernel with its
     patches and settings, under another name (a series not given yet): an
     A/A run, whose deltas are noise."""
-    def settings(variant) -> dict:  # type: ignore[no-untyped-def]
+    def settings(variant: Variant) -> dict[str, Any]:
         return variant.model_dump(exclude={"name", "description", "fails"})
 
     base = experiment.baseline

@@ -101,14 +101,14 @@ def _series(analysis: Analysis) -> list[str]:
     head = "".join(f'<th{" class=num" if i >= 2 else ""}>{escape(c)}</th>' for i, c in enumerate(block.columns))
     body = [_cells(line, 2) for line in block.rows]
     attribution = series.attribution(analysis)
-    panels = [plots.StepLine(f"{row.workload} {row.metric.label}", row.metric.unit,
-                             [series.step_label(analysis, k) for k in range(len(analysis.variants))],
-                             [row.figures[v].center for v in analysis.variants],
-                             [row.figures[v].summary.low if row.figures[v].summary else math.nan
-                              for v in analysis.variants],
-                             [row.figures[v].summary.high if row.figures[v].summary else math.nan
-                              for v in analysis.variants])
-              for row in analysis.rows]
+    labels = [series.step_label(analysis, k) for k in range(len(analysis.variants))]
+    panels = []
+    for row in analysis.rows:
+        figures = [row.figures[v] for v in analysis.variants]
+        panels.append(plots.StepLine(f"{row.workload} {row.metric.label}", row.metric.unit, labels,
+                                     [f.center for f in figures],
+                                     [f.summary.low if f.summary else math.nan for f in figures],
+                                     [f.summary.high if f.summary else math.nan for f in figures]))
     return [f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
             f"<p>{escape(series.steps_line(analysis))}</p>", f"<h3>{escape(attribution[0])}</h3>",
             _list([line.strip() for line in attribution[1:]]), f"<p>{escape(series.spent(analysis))}</p>",

@@ -106,11 +106,11 @@ def _last(row: Any) -> str:
 
 
 def _series(analysis: Analysis) -> dict[str, Any] | None:
-    series = analysis.series
-    if series is None:
+    series, asked = analysis.series, analysis.experiment.series
+    if series is None or asked is None:  # a series result comes only from an experiment with a [series]
         return None
     return {
-        "patches": list(analysis.experiment.series.patches),
+        "patches": list(asked.patches),
         "strategy": series.strategy,
         "builds": series.builds,
         "rounds": series.rounds,

@@ -16,14 +16,18 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iolab import histogram
 
+if TYPE_CHECKING:  # matplotlib loads when the first figure is drawn
+    from matplotlib.typing import RcKeyType
+
 COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
 VERDICT_COLORS = {"better": "#2e7d32", "worse": "#c62828", "same": "#757575", "insufficient": "#9e9e9e"}
-RC = {
+RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
     "text.parse_math": False,
     "text.usetex": False,
