@@ -119,7 +119,7 @@ def apply(config_text: str, merged: dict[str, Option]) -> str:
 def dropped(merged: dict[str, Option], final: dict[str, str | None]) -> list[tuple[Option, str | None]]:
     """Requested options that the final .config does not have as asked:
     (the request, what the .config has; None when it is not set)."""
-    out = []
+    out: list[tuple[Option, str | None]] = []
     for option in merged.values():
         actual = final.get(option.name)
         if option.value is None:

@@ -126,7 +126,8 @@ class Knob(ABC):
 
 def format_cpus(cpus: set[int]) -> str:
     """{0, 1, 2, 5} -> "0-2,5" (the kernel's cpulist format)."""
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for cpu in sorted(cpus):
         if run and cpu == run[-1] + 1:
             run.append(cpu)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def _noise(pooled: np.ndarray) -> float:
     return math.nan
 
 
-def within_tolerance(aa: stats.Comparison | None) -> bool:
+def within_tolerance(aa: stats.Comparison | None) -> TypeGuard[stats.Comparison]:
     """An A/A comparison exact within a tolerance (instructions mode): no test judged it."""
     return aa is not None and aa.exact is not None and aa.tolerance > 0
 

@@ -65,8 +65,8 @@ def _open(result: analysis.Analysis, steps: list[int], target: float) -> bool:
 
 def _splits(result: analysis.Analysis) -> list[tuple[int, int]]:
     """Intervals (a, b) of measured neighbours with a significant primary change and b > a + 1."""
-    step = {v.name: v.step for v in result.experiment.variant}
-    found = set()
+    step = {v.name: v.step for v in result.experiment.variant if v.step is not None}  # in a series, every variant
+    found: set[tuple[int, int]] = set()
     for row in result.rows:
         if not row.primary:
             continue
