@@ -25,6 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from iolab.spec import SpecError
+from iolab.storedb import PostgreSQL
 
 if TYPE_CHECKING:
     import procrastinate
@@ -72,19 +73,24 @@ def queues_for(agent_labels: tuple[str, ...]) -> list[str]:
     return found
 
 
+def postgres(store: Store) -> PostgreSQL:
+    """The store's PostgreSQL database, where the queue lives; an SQLite store is refused."""
+    if not isinstance(store.sql, PostgreSQL):
+        raise SpecError(f"--store: the queue lives in PostgreSQL; {store.where} is an SQLite file "
+                        "(give --store postgresql://... or set IOLAB_STORE)")
+    return store.sql
+
+
 def ensure_schema(store: Store) -> None:
     """Create procrastinate's tables in the store's database if they are not
     there (once, under an advisory lock, as the store's own schema)."""
     from procrastinate.schema import SchemaManager
 
-    if store.sql.kind != "postgresql":
-        raise SpecError(f"--store: the queue lives in PostgreSQL; {store.where} is an SQLite file "
-                        "(give --store postgresql://... or set IOLAB_STORE)")
-    db = store.db
-    with db.transaction():
-        db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        if db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0] is None:
-            db.execute(SchemaManager.get_schema())
+    sql = postgres(store)
+    with sql.transaction():
+        sql.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+        if sql.query("SELECT to_regclass('procrastinate_jobs')")[0][0] is None:
+            sql.db.execute(SchemaManager.get_schema())
 
 
 def app(url: str) -> procrastinate.App:

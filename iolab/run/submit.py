@@ -64,11 +64,11 @@ def submit(experiment: Experiment, store: Store, *, labels: tuple[str, ...] = ()
         name=experiment.name, experiment_path=experiment_path, experiment_json=experiment.model_dump_json(),
         seed=seed, planned_cells=rounds * len(plan.pairs(experiment)), host={}, labels=",".join(labels),
         files=inputs.read(experiment))
-    app = queue.app(store.sql.url)
+    app = queue.app(queue.postgres(store).url)
     with app.open():
         job_ids = [
             app.configure_task(queue.TASK, queue=name, queueing_lock=f"run-{run_id}-round-{index}").defer(
-                run_id=run_id, round=index, kernels=keys)
+                run_id=run_id, round=index, kernels=dict(keys))  # typed as procrastinate's JSON dict
             for index in range(rounds)
         ]
     return Submitted(run_id, rounds, name, job_ids)
