@@ -6,7 +6,8 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from iolab.run.runner import NoProgress
 from iolab.cell.sample import Sample
@@ -27,7 +28,7 @@ class TerminalProgress:
             console=console,
             transient=True,
         )
-        self.task = None
+        self.task: TaskID | None = None
         self.failed = 0
 
     def start(self, total: int) -> None:

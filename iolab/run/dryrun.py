@@ -94,7 +94,7 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
     label = {n: lookup(n, experiment.timing).label for names in primary.values() for n in names}
     for workload, names in primary.items():
         line = f"  {workload}: primary {', '.join(label[n] for n in names) or 'none'}"
-        if calibration and found.decidable:
+        if calibration and found.test:  # decidable: a test was chosen
             run_id, samples = calibration
             figures = []
             for name in names:
