@@ -69,8 +69,11 @@ def test_stored_copies_are_placed_once_by_digest(tmp_path):
     first = inputs.placed({"dir/fix.patch": b"+x\n", "job.fio": b"[j]\n"})
     assert [p.rsplit("/", 1)[1] for p in first.values()] == ["fix.patch", "job.fio"]  # the name kept for logs
     assert inputs.placed({"other/fix.patch": b"+x\n"})["other/fix.patch"] == first["dir/fix.patch"]
+    odd = inputs.placed({"..": b"a name from a store, not a file\n"})[".."]  # stays inside its directory
+    assert odd.startswith(str(inputs.root())) and odd.endswith("/file")
     assert sorted(p.name for p in inputs.root().rglob("*")) == sorted(
-        [first["dir/fix.patch"].split("/")[-2], first["job.fio"].split("/")[-2], "fix.patch", "job.fio"])
+        [first["dir/fix.patch"].split("/")[-2], first["job.fio"].split("/")[-2], odd.split("/")[-2],
+         "fix.patch", "job.fio", "file"])
 
 
 def test_a_file_cannot_set_the_stored_copies(tmp_path):

@@ -80,7 +80,8 @@ def placed(files: dict[str, bytes]) -> dict[str, str]:
     paths = {}
     for name, data in files.items():
         directory = root() / hashlib.sha256(data).hexdigest()
-        path = directory / (Path(name).name or "file")
+        base = Path(name).name
+        path = directory / (base if base not in ("", ".", "..") else "file")  # never a path out of it
         if not (path.is_file() and path.read_bytes() == data):
             directory.mkdir(parents=True, exist_ok=True)
             handle, staged = tempfile.mkstemp(dir=directory, prefix=".staged-")
