@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from iolab.store import Attempt, Sample
 
@@ -44,7 +45,7 @@ class Hosts:
 
 def hosts(attempts: list[Attempt], counted: list[Sample], superseded: list[Sample]) -> Hosts:
     rounds: dict[str, set[int]] = defaultdict(set)
-    facts: dict[str, dict] = {}
+    facts: dict[str, dict[str, Any]] = {}
     for sample in counted:
         if sample.host is not None:
             rounds[sample.host].add(sample.round)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,8 @@ def _dirty_kib() -> int:
     return total
 
 
-def settle(timeout: float = SETTLE_TIMEOUT, clock=time.monotonic, pause=time.sleep) -> dict[str, float]:
+def settle(timeout: float = SETTLE_TIMEOUT, clock: Callable[[], float] = time.monotonic,
+           pause: Callable[[float], None] = time.sleep) -> dict[str, float]:
     """``sync``, then wait until Dirty + Writeback (/proc/meminfo) drop below
     SETTLE_DIRTY_KIB or stop falling, at most ``timeout`` s, so the previous
     cell's (or anyone's) writeback does not run in this cell's measurement.

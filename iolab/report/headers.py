@@ -154,7 +154,7 @@ def host_lines(report: Report) -> list[str]:
     return hosts_of.lines(report.hosts, len(experiment.variant) * len(experiment.workload))
 
 
-def _vm_text(vm: dict, variants: list[str], series: bool = False) -> str:
+def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
     """The VM line of the header: kernels, shape, QEMU."""
     kernels = vm.get("kernels", {})
     names = [kernels.get(v, "?") for v in variants]
@@ -165,7 +165,7 @@ def _vm_text(vm: dict, variants: list[str], series: bool = False) -> str:
             f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
 
 
-def _vm_notes(vm: dict | None) -> list[str]:
+def _vm_notes(vm: dict[str, Any] | None) -> list[str]:
     if not vm:
         return []
     if vm.get("accel") == "tcg":

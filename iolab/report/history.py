@@ -9,7 +9,7 @@ import math
 from html import escape
 from typing import Any
 
-from iolab.analysis.history import History, sparkline
+from iolab.analysis.history import History, Point, sparkline
 from iolab.report import plots
 from iolab.report.figures import VIEW_TEXT, json_number, number, wrapped
 from iolab.report.html import page
@@ -20,7 +20,7 @@ def _when(started: float) -> str:
     return datetime.datetime.fromtimestamp(started).strftime("%Y-%m-%d %H:%M")
 
 
-def _cell(point) -> str:
+def _cell(point: Point) -> str:
     if not math.isfinite(point.center):
         return "-"
     if not math.isfinite(point.rel_spread):

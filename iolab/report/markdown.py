@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from iolab.report import footnotes, headers, legends, series, table
+from iolab.analysis import Analysis
 from iolab.analysis.model import Report
 
 
@@ -10,7 +11,7 @@ def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
-def _series(analysis) -> list[str]:
+def _series(analysis: Analysis) -> list[str]:
     """One column per step, each delta under its value; steps and attribution as a list."""
     lines = series.rows(analysis, list(range(len(analysis.variants))), True, True)
     head = ["workload", "metric", *lines[0][2:]]

@@ -23,6 +23,9 @@ import numpy as np
 from iolab import histogram
 
 if TYPE_CHECKING:  # matplotlib loads when the first figure is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
 COLORS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
@@ -100,13 +103,13 @@ def steps_figure(lines: Sequence[StepLine]) -> str:
     return to_svg(figure)
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def to_svg(figure, name: str | None = None) -> str:
+def to_svg(figure: Figure, name: str | None = None) -> str:
     """The figure as an inline <svg> element with ids unique to it."""
     import matplotlib
 
@@ -123,7 +126,7 @@ def to_svg(figure, name: str | None = None) -> str:
     return svg.replace("<svg ", '<svg class="plot" role="img" ', 1)
 
 
-def _plain_ticks(axis) -> None:
+def _plain_ticks(axis: Axis) -> None:
     """Log-axis labels as plain numbers (matplotlib's default writes math text)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
@@ -135,7 +138,7 @@ def _jitter(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-0.12, 0.12, n)
 
 
-def _strip_panel(ax, strip: Strip) -> None:
+def _strip_panel(ax: Axes, strip: Strip) -> None:
     names = list(strip.values)
     data = [strip.values[n] for n in names]
     if all(data):
@@ -150,7 +153,7 @@ def _strip_panel(ax, strip: Strip) -> None:
     ax.set_ylabel(strip.unit)
 
 
-def _pair_panel(ax, strip: Strip, names: tuple[str, str]) -> None:
+def _pair_panel(ax: Axes, strip: Strip, names: tuple[str, str]) -> None:
     for round_, base, cand in strip.pairs:
         color = COLORS[1] if cand > base else COLORS[0]
         ax.plot([0, 1], [base, cand], color=color, alpha=0.6, marker="o", markersize=3, linewidth=1)

@@ -16,6 +16,7 @@ from pathlib import Path
 from iolab.analysis import Analysis, Row
 from iolab.analysis.series import TOTAL, Change, SeriesResult
 from iolab.report import figures
+from iolab.stats import Comparison
 from iolab.units import percent
 
 WIDTH = figures.WIDTH
@@ -54,7 +55,7 @@ def rows(analysis: Analysis, steps: list[int], spread: bool, total: bool) -> lis
     return lines
 
 
-def _only_step(row: Row, analysis: Analysis):
+def _only_step(row: Row, analysis: Analysis) -> Comparison | None:
     """With two measured steps the total is the one step's delta."""
     steps = [c for key, c in row.comparisons.items() if key != TOTAL]
     return steps[0] if len(steps) == 1 else None

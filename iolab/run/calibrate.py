@@ -115,7 +115,10 @@ def within_tolerance(aa: stats.Comparison | None) -> TypeGuard[stats.Comparison]
     return aa is not None and aa.exact is not None and aa.tolerance > 0
 
 
-def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> tuple:
+RowFigures = tuple[float, float, stats.AARate | None, tuple[str, ...]]  # noise, detectable, A/A rate, warnings
+
+
+def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> RowFigures:
     """A row whose values repeat within a tolerance (iolab.stats.exact;
     instructions mode): no test and no A/A rate; the smallest change that
     shows is one beyond the tolerance (with its values on one side of the
@@ -125,7 +128,7 @@ def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> tuple:
     return _noise(np.array(a + b, dtype=float)), aa.tolerance, None, ()
 
 
-def _row(row, a: list[float], b: list[float], test: stats.Test, alpha: float, detect_alpha: float) -> tuple:
+def _row(a: list[float], b: list[float], test: stats.Test, alpha: float, detect_alpha: float) -> RowFigures:
     """noise, detectable change, A/A rate and warnings of one row."""
     pooled = np.array(a + b, dtype=float)
     warnings: list[str] = []
@@ -164,7 +167,7 @@ def calibrate(result: Analysis, samples: list[Sample]) -> Calibration:
         if within_tolerance(aa):
             noise, detectable, rate, warnings = _exact_row(a, b, aa)
         else:
-            noise, detectable, rate, warnings = _row(row, a, b, test, alpha, detect_alpha)
+            noise, detectable, rate, warnings = _row(a, b, test, alpha, detect_alpha)
         rows.append(CalibrationRow(
             workload=row.workload, metric=row.metric.name, label=row.metric.label, unit=row.metric.unit,
             n=len(a), noise=noise, aa=aa, detectable=detectable,

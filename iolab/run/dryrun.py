@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from iolab import load, plan
 from iolab.analysis import table as analysis
 from iolab.analysis.metrics import lookup
+from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.run import calibrate, estimate
 from iolab.spec import Experiment
@@ -62,7 +63,7 @@ def undecidable(experiment: Experiment) -> str:
             f"--force runs it anyway")
 
 
-def _calibration(store: Store, experiment: Experiment) -> tuple[int, list] | None:
+def _calibration(store: Store, experiment: Experiment) -> tuple[int, list[Sample]] | None:
     """The latest A/A calibration run of this experiment in the store and its samples."""
     for run in reversed(store.runs(experiment.name)):
         try:

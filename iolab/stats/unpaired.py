@@ -19,7 +19,7 @@ resampling both sides independently (``resamples`` >= 2000, seeded).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -127,7 +127,7 @@ def untied_p_by_u(n1: int, n2: int) -> np.ndarray:
     return p
 
 
-def _center_along(view: View):
+def _center_along(view: View) -> Callable[..., np.ndarray]:
     def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
         b, c = samples
         if view == "median":
