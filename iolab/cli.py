@@ -64,7 +64,8 @@ See README.md and scenarios/ for examples.
 """
 
 EPILOG = """\
-exit status: 0 all cells succeeded; 1 some cells failed (they are stored
+exit status: 0 all cells succeeded (or failed as the experiment expects:
+[[variant]] fails); 1 some cells failed (they are stored
 and shown as failures; with --format benchstat only when every cell failed,
 the others are counted on stderr), or every cell failed (run status
 "failed"); 2 bad usage or experiment file; 3 --fail-on: a primary metric
@@ -255,7 +256,7 @@ def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
                                  f"{', '.join(CALIBRATION_RENDERERS)}")
         found = calibrate.calibrate(result, list(report.samples))
         sys.stdout.write(CALIBRATION_RENDERERS[args.format](found))
-        return EXIT_FAILED_CELLS if result.failures else EXIT_OK
+        return EXIT_FAILED_CELLS if any(not f.expected for f in result.failures) else EXIT_OK
     sys.stdout.write(renderer(args.format)(report))
     return _gated(report, args, _failure_status(report, args.format))
 
@@ -263,17 +264,19 @@ def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
 def _failure_status(report: Report, fmt: str) -> int:
     """Failed cells on stderr where the format has no place for a note
     (csv, benchstat, json), and the exit status: 1 for a run that failed or
-    has failed cells; 0 for benchstat's output of a run with some, which
-    tools read as a stream of results."""
+    has cells that failed unexpectedly; 0 for benchstat's output of a run
+    with some, which tools read as a stream of results. Cells the experiment
+    expects to fail ([[variant]] fails) are in the report, not the status."""
     result = report.analysis
-    failed = sum(len(f.cells) for f in result.failures)
+    unexpected = [f for f in result.failures if not f.expected]
+    failed = sum(len(f.cells) for f in unexpected)
     if result.run.status == "failed":
         print(f"iolab: run {result.run.id} failed: {result.run.stop_reason or 'see the report'}", file=sys.stderr)
         return EXIT_FAILED_CELLS
     if not failed:
         return EXIT_OK
     if fmt in ("csv", "benchstat", "json"):
-        first = result.failures[0]
+        first = unexpected[0]
         print(f"iolab: run {result.run.id}: {failed} of {result.cells_done} cells failed "
               f"(first: {first.variant} / {first.workload}: {few_lines(first.error, 1)})", file=sys.stderr)
     return EXIT_OK if fmt == "benchstat" else EXIT_FAILED_CELLS

@@ -123,3 +123,17 @@ def test_fio_from_source_names():
 
     assert fio_source.parse("debian:fio") == "" and fio_source.parse("debian:fio=3.41-2") == "3.41-2"
     assert fio_source.parse("fio") is None and fio_source.parse("debian:fio=") is None
+
+
+def test_jobs_that_fail_alike_give_one_text_whatever_their_order():
+    # seed 002 on 7.2 (fio 3.33, numjobs > 1, direct=1 on erofs lz4 files, which 7.2 refuses): each job prints
+    # its refusal as it fails, so two cells' stderr differ only in order and repetition
+    one = ("fio: looks like your file system does not support direct=1/buffered=0\n"
+           "fio: destination does not support O_DIRECT\nfio: destination does not support O_DIRECT\n")
+    two = ("fio: destination does not support O_DIRECT\n"
+           "fio: looks like your file system does not support direct=1/buffered=0\n"
+           "fio: destination does not support O_DIRECT\nfio: destination does not support O_DIRECT\n")
+    assert fio_error(one, "") == fio_error(two, "") == (
+        "fio: destination does not support O_DIRECT / "
+        "fio: looks like your file system does not support direct=1/buffered=0")
+

@@ -293,11 +293,19 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
 
 
 def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
+    from iolab import cli
+    from iolab.analysis.model import as_report
+
     levels = {"base": 100.0, "direct": 1.0}
     exp = experiment(["base", {"name": "direct", "fails": {"randread": "needs the series"}}])
     store = Store(tmp_path / "golden.db")
     run_id = runner.run(exp, store,
                         host=ScriptedHost(levels, {"direct": "fio: destination does not support O_DIRECT"}))
-    text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    text = renderer("text")(result)
     assert "needs the series" in text.splitlines()[5] and "FAILED" not in text
     assert "needs the series (expected to fail): direct / randread: 8 cell(s)" in " ".join(text.split())
+    reply = renderer("reply")(as_report(result))  # the mail-paste format says so too
+    assert "needs the series (expected to fail) direct / randread" in reply and "FAILED" not in reply
+    for fmt in ("text", "csv", "json"):  # failing as the file says it will is not a failed run
+        assert cli._failure_status(as_report(result), fmt) == 0

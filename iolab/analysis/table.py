@@ -96,6 +96,11 @@ class Failure:
     cells: list[int]  # seq numbers of the failed cells
     expected: str = ""  # the experiment's reason for it ([[variant]] fails), e.g. "needs the series"
 
+    @property
+    def what(self) -> str:
+        """How the report names it: FAILED, or the reason it was expected to."""
+        return f"{self.expected} (expected to fail)" if self.expected else "FAILED"
+
 
 @dataclass(frozen=True)
 class Analysis:

@@ -99,14 +99,17 @@ def load_report(text: str) -> dict[str, Any]:
 
 
 def fio_error(stderr: str, report_text: str) -> str:
-    """fio's own words for a failure: its error lines, from stderr or before the JSON."""
+    """fio's own words for a failure: its error lines, from stderr or before
+    the JSON; each distinct line once, sorted: the jobs of one fio print
+    theirs in the order they happen to fail, and cells that failed alike
+    get one text (the report groups failed cells by it)."""
     before_json = report_text.split("\n{")[0] if not report_text.startswith("{") else ""
     text = stderr + "\n" + before_json
-    lines = [
-        line
+    lines = sorted({
+        line.strip()
         for line in text.splitlines()
         if line.startswith(("fio:", "Bad option")) or "error" in line.lower()
-    ]
+    })
     return last_lines("\n".join(lines) if lines else text, 3)
 
 

@@ -65,9 +65,9 @@ def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     notes = []
     for failure in analysis.failures:
         cells = ", ".join(str(seq) for seq in failure.cells[:6]) + (" ..." if len(failure.cells) > 6 else "")
-        what = f"{failure.expected} (expected to fail):" if failure.expected else "FAILED"
         notes.append(
-            f"{prefix}{what} {failure.variant} / {failure.workload}: {len(failure.cells)} cell(s) "
+            f"{prefix}{failure.what}{':' if failure.expected else ''} {failure.variant} / {failure.workload}: "
+            f"{len(failure.cells)} cell(s) "
             f"[{cells}]: {failure.error}"
         )
     seen: dict[str, list[str]] = {}

@@ -69,7 +69,7 @@ def render(report: Report, command: str | None = None) -> str:
         for block in table.blocks(analysis):
             lines += ["", *text._layout(block)]
     lines += ["", *figures.wrapped(legends.legend(analysis))]
-    failures = [f"FAILED {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
+    failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
     lines += figures.wrapped(failures)
     lines += ["", "reproduce:", *figures.wrapped([f"  {_command(report, command)}"], "    "),
               f"{RULE}-------------{RULE}"]
