@@ -65,7 +65,8 @@ def _open(result: analysis.Analysis, steps: list[int], target: float) -> bool:
 
 def _splits(result: analysis.Analysis) -> list[tuple[int, int]]:
     """Intervals (a, b) of measured neighbours with a significant primary change and b > a + 1."""
-    step = {v.name: v.step for v in result.experiment.variant if v.step is not None}  # in a series, every variant
+    # every variant of a [series] has its step (iolab.spec sets them); the filter tells the type checker so
+    step = {v.name: v.step for v in result.experiment.variant if v.step is not None}
     found: set[tuple[int, int]] = set()
     for row in result.rows:
         if not row.primary:
