@@ -225,6 +225,10 @@ class Store:
                 (name, run_id, time.time()),
             )
 
+    def delete_baseline(self, name: str) -> None:
+        with self.sql.transaction():
+            self.sql.execute("DELETE FROM baselines WHERE name = ?", (name,))
+
     def baselines(self) -> list[Baseline]:
         return [Baseline(*row) for row in self.sql.query("SELECT name, run_id, saved FROM baselines ORDER BY name")]
 
