@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from iolab import storeschema
-from iolab.cell.sample import Sample  # re-exported: the store keeps samples
-from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
+from iolab.cell.sample import Sample as Sample  # re-exported: the store keeps samples
+from iolab.storedb import StoreError as StoreError  # re-exported
+from iolab.storedb import connect, is_url
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]  # as the schema's CHECK (storeschema)
 # one agent's try at a round of a queued run

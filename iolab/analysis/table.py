@@ -50,8 +50,8 @@ from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_p
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
-from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
-from iolab.stats.kinds import Test, View
+from iolab.stats.choice import Choice, min_p
+from iolab.stats.kinds import PAIRED, UNPAIRED, Test, View
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 

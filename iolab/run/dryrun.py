@@ -19,7 +19,8 @@ from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.run import calibrate, estimate
 from iolab.spec import Experiment
-from iolab.stats.choice import PAIRED, Choice
+from iolab.stats.choice import Choice
+from iolab.stats.kinds import PAIRED
 from iolab.store import Store
 
 TEST_NAMES = {"signed-rank": "Wilcoxon signed-rank of per-round ratios (paired)",
