@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from iolab.cell import interrupts
+from iolab.cell import interrupts, kernlog
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab import journal
@@ -280,11 +280,15 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
     if options:
         argv += ["-o", options]
     entry = _journal(f"mount of {device} at {mountpoint}", {"kind": "mount", "mountpoint": str(mountpoint)})
-    try:
-        run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
-    except ToolError:
-        _forget(entry)
-        raise
+    with kernlog.watching() as kernel:
+        try:
+            run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+        except ToolError as error:
+            _forget(entry)
+            said = kernlog.about(kernel.lines(), device, fs)
+            if not said:
+                raise
+            raise type(error)(f"{error} / kernel: {' / '.join(said)}") from None
     try:
         yield mountpoint
     finally:
