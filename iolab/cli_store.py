@@ -109,6 +109,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
+        if Experiment.model_validate_json(run.experiment_json).report.kind == "calibration":
+            note += " [A/A calibration]"
+        if run.recheck_of is not None:
+            note += f" [recheck of run {run.recheck_of}]"
+        if run.stop_reason and run.status == "complete":  # an adaptive run that stopped before its most rounds
+            note += f" [stopped: {run.stop_reason}]"
         if run.status == "running" and not run.queued and (recovery.store_name(store), run.id) not in live:
             note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")

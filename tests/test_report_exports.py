@@ -225,6 +225,9 @@ def test_a_baseline_is_a_complete_run_and_is_checked_before_a_run(two_runs, tmp_
     aa = runner.run(calibrate.aa_experiment(experiment(["base", "patched"])), store, host=ScriptedHost({"base": 1.0, "base'": 1.0}))
     assert iolab(where, "baseline", "save", "main", str(aa)) == 2
     assert "is a calibration (A/A), not a baseline" in capsys.readouterr().err
+    assert iolab(where, "runs") == 0  # iolab runs tells the kinds of runs apart
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert listed[str(aa)].endswith("[A/A calibration]") and "interrupted" in listed[str(stopped)]
     assert iolab(where, "baseline", "save", "main", str(first)) == 0
     path = tmp_path / "exp.toml"
     path.write_text('name = "x"\n[[variant]]\nname = "base"\n[[variant]]\nname = "patched"\n'

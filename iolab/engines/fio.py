@@ -113,6 +113,23 @@ def fio_error(stderr: str, report_text: str) -> str:
     return last_lines("\n".join(lines) if lines else text, 3)
 
 
+def _sync_metrics(jobs: list[dict[str, Any]], metrics: dict[str, float], histograms: dict[str, dict[int, int]]) -> None:
+    """The latency of the jobs' fsync/fdatasync calls (fio's "sync" section,
+    filled by fsync= and fdatasync=): how many, their mean, and percentiles
+    of their merged histogram."""
+    parts = [job["sync"]["lat_ns"] for job in jobs if job.get("sync", {}).get("lat_ns", {}).get("N", 0) > 0]
+    if not parts:
+        return
+    calls = sum(part["N"] for part in parts)
+    metrics["syncs"] = calls
+    metrics["sync_lat_mean"] = sum(part["mean"] * part["N"] for part in parts) / calls / 1e3
+    bins = histogram.merge(histogram.from_fio_bins(part.get("bins", {})) for part in parts)
+    if bins:
+        histograms["sync_lat"] = bins
+        for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
+            metrics[f"sync_p{q:g}"] = value / 1e3
+
+
 def parse_report(report: dict[str, Any]) -> EngineResult:
     """Metrics summed over all jobs of the report, and merged clat histograms.
 
@@ -146,6 +163,7 @@ def parse_report(report: dict[str, Any]) -> EngineResult:
             histograms[f"{direction}_clat"] = bins
             for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
                 metrics[f"{direction}_p{q:g}"] = value / 1e3
+    _sync_metrics(jobs, metrics, histograms)
     metrics["ios"] = total_ios
     metrics["ctx"] = sum(job["ctx"] for job in jobs)
     metrics["cpu_usr"] = sum(job["usr_cpu"] for job in jobs) / len(jobs)
