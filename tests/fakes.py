@@ -7,6 +7,7 @@ from __future__ import annotations
 import lzma
 import random
 import struct
+from typing import Any
 
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
@@ -18,7 +19,7 @@ FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio"
 class ScriptedHost(CellByCell):
     """Each variant's metrics are `level * (1 + noise)`; a variant may fail."""
 
-    def __init__(self, levels: dict[str, float], fail: dict[str, str] | None = None, seed: int = 1,
+    def __init__(self, levels: dict[str, float], fail: dict[str, Any] | None = None, seed: int = 1,
                  noise: float = 0.01):
         self.levels = levels
         self.noise = noise  # relative: 0 gives the same values in every round (deterministic)
@@ -40,8 +41,11 @@ class ScriptedHost(CellByCell):
         base = dict(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
                     variant=cell.variant.name, workload=cell.workload.name, env=dict(FIXED_HOST),
                     started=1_700_000_000.0 + cell.seq)
-        if cell.variant.name in self.fail:
-            return Sample(status="failed", error=self.fail[cell.variant.name], **base)
+        error = self.fail.get(cell.variant.name)
+        if callable(error):  # the error of this cell (None: it runs)
+            error = error(cell)
+        if error is not None:
+            return Sample(status="failed", error=error, **base)
         level = self.levels[cell.variant.name]
         noise = 1 + self.rng.uniform(-self.noise, self.noise)
         latency_ns = int(1e9 / (level * 256))  # 4 KiB I/Os at `level` MiB/s

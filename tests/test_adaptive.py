@@ -125,11 +125,20 @@ def test_run_info_has_no_stop_reason_by_default():
 
 
 def test_a_variant_that_always_fails_stops_the_run(tmp_path, monkeypatch):
+    """Failing alike in round 0 stops it there (iolab.run.early, tests/test_early.py);
+    failing each time otherwise, at the first look."""
     store = Store(tmp_path / "fail.db")
     host = ScriptedHost({"base": 100.0, "patched": 1.0}, fail={"patched": "fio exit 1"})
     run_id = runner.run(auto(min_iterations=4), store, host=host)
+    assert store.run(run_id).stop_reason.startswith("variant 'patched' failed its cell of round 0, so")
+    assert len(host.seen) == 2
+    host = ScriptedHost({"base": 100.0, "patched": 1.0},
+                        fail={"patched": lambda cell: f"fio exit 1: {cell.workload.name}"})
+    one = auto(min_iterations=4)
+    two = one.model_copy(update={"workload": [*one.workload, one.workload[0].model_copy(update={"name": "w2"})]})
+    run_id = runner.run(two, store, host=host)
     assert store.run(run_id).stop_reason == adaptive.NOTHING_TO_COMPARE
-    assert len(host.seen) == 8
+    assert len(host.seen) == 16
 
 
 @pytest.mark.parametrize("run, message", [

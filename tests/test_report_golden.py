@@ -39,11 +39,13 @@ def test_text_fits_a_mail(tmp_path, monkeypatch):
 
 
 def test_failed_variant_shows_failure_not_number(tmp_path, monkeypatch):
+    """A variant that fails its cell of round 0 stops the run there
+    (iolab.run.early): the header says why, the table shows it FAILED."""
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
                           fail={"broken": "fio exit 1: fio: first direct IO errored"})
     text = renderer("text")(result)
     check_golden("failed-variant.txt", text)
-    assert "FAILED" in text and "first direct IO errored" in text
+    assert "FAILED" in text and "first direct IO errored" in " ".join(text.split())
     document = json.loads(renderer("json")(result))
     assert document["comparisons"] == []
     assert document["failures"][0]["error"] == "fio exit 1: fio: first direct IO errored"
@@ -269,7 +271,7 @@ def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
     error = "fio exit 1: fio: first direct IO errored"
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0}, fail={"base": error, "broken": error})
     assert result.run.status == "failed"
-    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}"
+    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}; stopped after round 0"
     text = renderer("text")(result)
     assert "run 1 (failed)" in text and "\nfailed: every cell failed; the first (cell 0)" in text
     for fmt in ("text", "benchstat"):
@@ -281,15 +283,16 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
     from iolab import cli
     from iolab.analysis.model import as_report
 
+    error = "fio exit 1: fio: first direct IO errored"  # not in round 0, which would stop the run there
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
-                          fail={"broken": "fio exit 1: fio: first direct IO errored"})
+                          fail={"broken": lambda cell: error if cell.round else None})
     assert result.run.status == "complete"
     report = as_report(result)
     for fmt, status in (("benchstat", 0), ("csv", 1), ("json", 1)):
         assert cli._failure_status(report, fmt) == status
-        assert "8 of 16 cells failed (first: broken / randread: fio exit 1" in capsys.readouterr().err
+        assert "7 of 16 cells failed (first: broken / randread: fio exit 1" in capsys.readouterr().err
     assert cli._failure_status(report, "text") == 1 and capsys.readouterr().err == ""  # the report's footnote says it
-    assert "FAILED broken / randread: 8 cell(s)" in renderer("text")(result)
+    assert "FAILED broken / randread: 7 cell(s)" in renderer("text")(result)
 
 
 def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):

@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
-from iolab.run import adaptive, inputs, lock, recovery, series
+from iolab.run import adaptive, early, inputs, lock, recovery, series
 from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
@@ -200,8 +200,10 @@ def _execute(
     clock: Callable[[], float],
 ) -> None:
     """Run what is left of the run's plan; mark it complete, interrupted or
-    failed (an exception, or no measured cell succeeded)."""
+    failed (an exception, no measured cell succeeded, or a variant that
+    cannot run: iolab.run.early)."""
     done = {sample.seq for sample in store.samples(run_id)}
+    watch = early.watching(experiment, seed, done)
     status: RunStatus = "failed"
     stop_reason: str | None = None
     planned = plan.total_rounds(experiment) * len(plan.pairs(experiment))
@@ -214,11 +216,15 @@ def _execute(
                     lambda: analysis.analyse(store.run(run_id), store.samples(run_id)),
                     lambda planned: cell_specs(experiment, planned), seed, done, clock)
             elif experiment.run.auto:
-                stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done)
+                stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done, watch)
             else:
                 cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
-                _run_cells(store, run_id, cells, host, progress)
+                _run_cells(store, run_id, cells, host, progress, watch)
         status, stop_reason = _outcome(store, run_id, stop_reason)
+    except early.CannotRun as cannot:  # the variant that cannot run, or that every cell failed
+        status, stop_reason = _outcome(store, run_id, None)
+        stop_reason = f"{stop_reason}; stopped after round {cannot.round}" if status == "failed" else cannot.why
+        status = "failed"
     except KeyboardInterrupt:
         status = "interrupted"
         raise Interrupted(run_id) from None
@@ -248,16 +254,22 @@ def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_co
     return LocalHost()
 
 
-def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress) -> None:
-    """Run cells batch by batch (a VM boot runs a batch), storing each sample at once."""
+def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress,
+               watch: early.FirstRound | None = None) -> None:
+    """Run cells batch by batch (a VM boot runs a batch), storing each sample at
+    once; ``watch`` stops the run between batches (early.CannotRun)."""
     for batch in host.batches(cells):
         progress.cell_started(_label(batch[0]))
         for index, sample in enumerate(host.run_batch(batch)):
             with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
                 store.add_sample(run_id, sample)
             progress.cell_done(sample)
+            if watch is not None:
+                watch.seen(sample)
             if index + 1 < len(batch):
                 progress.cell_started(_label(batch[index + 1]))
+        if watch is not None:
+            watch.check()
 
 
 def _label(cell: CellSpec) -> str:
@@ -278,12 +290,13 @@ def _run_adaptive(
     progress: Progress,
     clock: Callable[[], float],
     done: set[int] | frozenset[int] = frozenset(),
+    watch: early.FirstRound | None = None,
 ) -> str:
     """Rounds until iolab.run.adaptive.look says stop; the stop reason."""
     settings = experiment.run
     started = clock()
     for round_index, cells in _rounds(experiment, seed):
-        _run_cells(store, run_id, [cell for cell in cells if cell.seq not in done], host, progress)
+        _run_cells(store, run_id, [cell for cell in cells if cell.seq not in done], host, progress, watch)
         if round_index + 1 - settings.warmup >= settings.min_iterations:
             result = analysis.analyse(store.run(run_id), store.samples(run_id))
             decision = adaptive.look(result, elapsed=clock() - started, rounds_run=round_index + 1)
