@@ -196,6 +196,7 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:5%") == 3
     err = capsys.readouterr().err
     assert "gate regression:5%: FAILED" in err and "worse: randread [patched] rd BW MiB/s" in err
+    assert re.search(r"\], p=[0-9.e-]+ \(holm [0-9.e-]+\)", err), err  # the test's p, then the corrected one
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:15%") == 0
     assert "passed" in capsys.readouterr().err
     # within run 1 patched is better than base: the run's own table has no regression
