@@ -4,6 +4,7 @@ and the benchstat export read by the real benchstat where Go has it."""
 
 import csv
 import io
+import re
 import os
 import shutil
 import subprocess
