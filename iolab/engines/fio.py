@@ -19,6 +19,9 @@ from iolab.engines import fio_options
 from iolab.engines.base import EngineError, EngineResult, WorkloadRun
 from iolab.sysutil import last_lines, require
 
+PERCENTILES = (50.0, 99.0, 99.9)  # of each direction's completion latency histogram
+PER_DIRECTION = ("bw", "iops", "lat_mean", *(f"p{q:g}" for q in PERCENTILES))  # read_bw, write_p99, ...
+EVERY_JOB = ("ios", "ctx", "cpu_usr", "cpu_sys", "cs_per_io")
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
 
@@ -113,6 +116,12 @@ def fio_error(stderr: str, report_text: str) -> str:
     return last_lines("\n".join(lines) if lines else text, 3)
 
 
+def metric_names(directions: Collection[str]) -> set[str]:
+    """The metrics parse_report can give for jobs doing I/O in ``directions``
+    ("read", "write"; fio_jobs.Job.directions)."""
+    return {f"{d}_{m}" for d in directions for m in PER_DIRECTION} | set(EVERY_JOB)
+
+
 def parse_report(report: dict[str, Any]) -> EngineResult:
     """Metrics summed over all jobs of the report, and merged clat histograms.
 
@@ -144,7 +153,7 @@ def parse_report(report: dict[str, Any]) -> EngineResult:
         )
         if bins:
             histograms[f"{direction}_clat"] = bins
-            for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
+            for q, value in histogram.percentiles(bins, PERCENTILES).items():
                 metrics[f"{direction}_p{q:g}"] = value / 1e3
     metrics["ios"] = total_ios
     metrics["ctx"] = sum(job["ctx"] for job in jobs)
