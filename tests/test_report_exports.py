@@ -4,6 +4,7 @@ and the benchstat export read by the real benchstat where Go has it."""
 
 import csv
 import io
+import re
 import os
 import shutil
 import subprocess
@@ -94,8 +95,11 @@ def test_history_text(two_runs):
 
 def test_history_suggests_metric_names(two_runs):
     store, _, _ = two_runs
-    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw"):
+    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw") as refused:
         history.history(store, "read_b")
+    assert "its metrics: read_bw, read_p50, read_p99, ctx" in str(refused.value)  # the catalogue's first
+    by_label = history.history(store, "rd  BW MiB/s")  # a row's label as the table shows it
+    assert by_label.metric.name == "read_bw" and by_label.series == history.history(store, "read_bw").series
 
 
 def test_header_names_each_variants_filesystem(tmp_path):
@@ -196,6 +200,7 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:5%") == 3
     err = capsys.readouterr().err
     assert "gate regression:5%: FAILED" in err and "worse: randread [patched] rd BW MiB/s" in err
+    assert re.search(r"\], p=[0-9.e-]+ \(holm [0-9.e-]+\)", err), err  # the test's p, then the corrected one
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:15%") == 0
     assert "passed" in capsys.readouterr().err
     # within run 1 patched is better than base: the run's own table has no regression

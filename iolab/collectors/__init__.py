@@ -23,6 +23,6 @@ COLLECTORS; `device` is the target's block device, if it has one.
 """
 
 from iolab.collectors.base import Collector, CollectorError
-from iolab.collectors.registry import COLLECTORS, build_collectors, collecting, table_of
+from iolab.collectors.registry import COLLECTORS, build_collectors, collecting, metric_names, table_of
 
-__all__ = ["COLLECTORS", "Collector", "CollectorError", "build_collectors", "collecting", "table_of"]
+__all__ = ["COLLECTORS", "Collector", "CollectorError", "build_collectors", "collecting", "metric_names", "table_of"]

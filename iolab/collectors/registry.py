@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from iolab.collectors import diskstats, proc_stat, rusage, vmstat
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.diskstats import DiskStats
 from iolab.collectors.perf_counts import PerfCounts
@@ -42,6 +43,30 @@ def table_of(collect: Mapping[str, Any], device: str | None) -> dict[str, Any]:
     if collect.get("phase"):
         table["phase"] = [dict(phase) for phase in collect["phase"]]
     return {key: value for key, value in table.items() if value}
+
+
+HOST_NOISE = ("host.steal_s", "host.other_cpu_s", "host.disk_busy_ms")  # host_noise.HostNoise, in every cell
+
+
+def metric_names(collect: Mapping[str, Any]) -> set[str]:
+    """The metric names the collectors of a validated [collect] section can
+    give, as fnmatch patterns where a name is known only when the cell runs
+    (the /proc/vmstat keys a pattern selects, a perf wildcard's events)."""
+    names = set(HOST_NOISE)
+    if collect.get("proc_stat", True):
+        names |= {"sys_ctx", "sys_intr", "sys_forks", *(f"sys_cpu.{s}_s" for s in proc_stat.CPU_STATES)}
+    keys = collect.get("vmstat", True)
+    if keys:
+        names |= {f"vmstat.{key}" for key in (vmstat.DEFAULT_KEYS if keys is True else keys)}
+    if collect.get("diskstats", True):
+        names |= {f"disk.{field}" for field in (*diskstats.FIELDS, "ios")}
+    if collect.get("rusage", False):
+        names |= {*rusage.NAMES, "rusage.ctx"}
+    for event in collect.get("perf", []):
+        names.add(f"perf.{event}" if isinstance(event, str) else f"perf.{event.get('name') or event['event']}")
+    for phase in collect.get("phase", []):
+        names |= {f"phase.{phase['name']}_{end}" for end in ("ns", "count", "unmatched", "last_ns")}
+    return names
 
 
 def build_collectors(config: Mapping[str, Any], device: str | None = None) -> list[Collector]:

@@ -21,13 +21,12 @@ from iolab.collectors.base import Counters
 FIELDS = ("utime", "stime", "nvcsw", "nivcsw", "minflt", "majflt", "inblock", "oublock")
 
 
+NAMES = tuple(f"rusage.{f}_s" if f in ("utime", "stime") else f"rusage.{f}" for f in FIELDS)  # and rusage.ctx
+
+
 def _read() -> dict[str, float]:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = {}
-    for f in FIELDS:
-        key = f"rusage.{f}_s" if f in ("utime", "stime") else f"rusage.{f}"
-        out[key] = float(getattr(ru, f"ru_{f}"))
-    return out
+    return {key: float(getattr(ru, f"ru_{f}")) for f, key in zip(FIELDS, NAMES)}
 
 
 class Rusage(Counters):

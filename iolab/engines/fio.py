@@ -19,6 +19,10 @@ from iolab.engines import fio_options
 from iolab.engines.base import EngineError, EngineResult, WorkloadRun
 from iolab.sysutil import last_lines, require
 
+PERCENTILES = (50.0, 99.0, 99.9)  # of each direction's completion latency histogram
+PER_DIRECTION = ("bw", "iops", "lat_mean", *(f"p{q:g}" for q in PERCENTILES))  # read_bw, write_p99, ...
+EVERY_JOB = ("ios", "ctx", "cpu_usr", "cpu_sys", "cs_per_io")
+SYNC = ("syncs", "sync_lat_mean", *(f"sync_p{q:g}" for q in PERCENTILES))  # a job's fsync/fdatasync calls
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
 
@@ -126,8 +130,16 @@ def _sync_metrics(jobs: list[dict[str, Any]], metrics: dict[str, float], histogr
     bins = histogram.merge(histogram.from_fio_bins(part.get("bins", {})) for part in parts)
     if bins:
         histograms["sync_lat"] = bins
-        for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
+        for q, value in histogram.percentiles(bins, PERCENTILES).items():
             metrics[f"sync_p{q:g}"] = value / 1e3
+
+
+def metric_names(directions: Collection[str]) -> set[str]:
+    """The metrics parse_report can give for jobs doing I/O in ``directions``
+    ("read", "write"; fio_jobs.Job.directions), and the syncs' metrics: a
+    job with fsync= or fdatasync= gives them (the options are not read here,
+    so they are always possible)."""
+    return {f"{d}_{m}" for d in directions for m in PER_DIRECTION} | set(EVERY_JOB) | set(SYNC)
 
 
 def parse_report(report: dict[str, Any]) -> EngineResult:
@@ -161,7 +173,7 @@ def parse_report(report: dict[str, Any]) -> EngineResult:
         )
         if bins:
             histograms[f"{direction}_clat"] = bins
-            for q, value in histogram.percentiles(bins, (50.0, 99.0, 99.9)).items():
+            for q, value in histogram.percentiles(bins, PERCENTILES).items():
                 metrics[f"{direction}_p{q:g}"] = value / 1e3
     _sync_metrics(jobs, metrics, histograms)
     metrics["ios"] = total_ios

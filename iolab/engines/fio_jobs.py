@@ -42,7 +42,8 @@ class Job:
     seconds: float | None  # how long one run of the job takes when time-bound; None: size-bound
     cap: float | None  # runtime without time_based: at most this long
     stonewall: bool
-    directions: frozenset[str]  # "read", "write": what its rw= does (fio's default: read)
+    directions: frozenset[str]  # "read", "write": what its rw= does (fio's default: read), and verify's reads
+    rw: str  # its rw= as given ("read" when not)
 
 
 def seconds(text: str) -> float | None:
@@ -94,14 +95,17 @@ def jobs(text: str, extra: dict[str, object] | None = None) -> list[Job]:
         runtime = seconds(o["runtime"]) if "runtime" in o else None
         ramp = seconds(o.get("ramp_time", "0")) or 0.0
         timed = "time_based" in o and o["time_based"] not in ("0", "false")
+        rw = o.get("rw", o.get("readwrite", "read"))
+        directions = _DIRECTIONS.get(rw.split(":")[0].strip(), {"read", "write"})
+        if o.get("verify", "0") != "0" and o.get("do_verify", "1") != "0":
+            directions = directions | {"read"}  # a write job that verifies reads its data back
         found.append(Job(
             name=name, numjobs=max(1, int(o.get("numjobs", "1") or 1)), size=total,
             filename=o.get("filename") or None,
             seconds=(runtime + ramp) if timed and runtime is not None else None,
             cap=(runtime + ramp) if runtime is not None and not timed else None,
             stonewall="stonewall" in options or "wait_for" in options,
-            directions=frozenset(_DIRECTIONS.get(o.get("rw", o.get("readwrite", "read")).split(":")[0].strip(),
-                                                 {"read", "write"})),
+            directions=frozenset(directions), rw=rw,
         ))
     return found
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 FIO_VERSION = "3.33"
@@ -185,14 +185,19 @@ def _judge_paths(option: str, value: str, raw_device: bool) -> str | None:
     return None
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """"; did you mean X?" for the closest of ``known`` (difflib), else "":
+    the hint of a misspelt name (a fio option, a metric)."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def judge(option: str, value: str, raw_device: bool = False) -> tuple[str, str | None] | None:
     """(reason, allow name) if `option=value` is refused, else None; the allow
     name is None where no allow can lift the refusal."""
     name = ALIASES.get(option, option)
     if name not in KNOWN:
-        close = difflib.get_close_matches(name, sorted(KNOWN | set(ALIASES)), n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        return f"not an option of fio {FIO_VERSION}{hint}", option
+        return f"not an option of fio {FIO_VERSION}{did_you_mean(name, KNOWN | set(ALIASES))}", option
     if name in REFUSED:
         return REFUSED[name], name
     if name == "ioengine":

@@ -365,6 +365,23 @@ def _batch(doc: dict[str, Any]) -> EngineResult:
     )
 
 
+LATENCY = ("ops", "iops", "bw", "lat_mean", "lat_p50", "lat_p99", "lat_p99.9", "cs_per_io")
+METRICS: dict[str, tuple[str, ...]] = {  # each mode's metrics (and ctx, of every mode)
+    "lat": LATENCY, "uring": LATENCY, "batch": ("us_per_call", "us_per_call_min", "calls"),
+    "churn": ("total_ns", "phase_ns"),
+}
+
+
+def metric_names(mode: str, phases: str | None = None) -> set[str]:
+    """The metrics parse_output can give for a mode; churn's per phase from
+    its ``phases`` parameter ("sync,delete"), or the pattern phase.*_ns when
+    the probe's default phases run (their names are the probe's own)."""
+    names = {*METRICS[mode], "ctx"}
+    if mode == "churn":
+        names |= set(phase_names(phases.split(","))) if phases else {"phase.*_ns"}
+    return names
+
+
 def phase_names(names: list[str]) -> list[str]:
     """Metric names of churn phases: the name, or name#k where it repeats."""
     out = []

@@ -2,8 +2,9 @@
 of this machine: a [series]' patches (on the raw table, before its steps
 are made), job files and '@workload' references, the timing mode, kernel
 names and builds (iolab.kernels), derived-metric expressions
-(iolab.cell.derived), fio's option table (iolab.engines.fio_options) and
-whether a job's files fit its loop target. Pure: files the experiment names
+(iolab.cell.derived), fio's option table (iolab.engines.fio_options),
+whether a job's files fit its loop target, and the metric names it gives
+(iolab.load.metric_names). Pure: files the experiment names
 are read; no program runs."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from iolab.load.errors import excerpt, name_of
 from iolab.load.files import job_text
+from iolab.load.metric_names import check_metric_names
 from iolab.spec import Build, Experiment, SpecError, Variant, Workload
 
 
@@ -205,5 +207,5 @@ def _check_fio_room(experiment: Experiment) -> None:
 
 STRUCTURE: tuple[Callable[[Experiment], None], ...] = (
     _check_job_references, _check_series_files, _check_timing, _check_kernels, _check_derived, _check_fio_jobs,
-    _check_fio_room,
+    _check_fio_room, check_metric_names,
 )
