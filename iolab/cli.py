@@ -69,9 +69,9 @@ exit status: 0 all cells succeeded (or failed as the experiment expects:
 and shown as failures; with --format benchstat only when every cell failed,
 the others are counted on stderr), or every cell failed, or a variant
 failed all its cells of the first measured round alike, which stops the
-run there (run status "failed"); 2 bad usage or experiment file; 3 --fail-on: a primary metric
-got worse (or could not be decided); 130 interrupted; 141 the reader of
-stdout closed it (| head).
+run there (run status "failed"); 2 bad usage or experiment file; 3
+--fail-on: a primary metric got worse (or could not be decided); 130
+interrupted; 141 the reader of stdout closed it (| head).
 The store is %(store)s unless --store or $IOLAB_STORE says otherwise.
 """
 

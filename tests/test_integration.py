@@ -14,7 +14,7 @@ from iolab import analysis
 from iolab.journal import reclaim
 from iolab.run import runner
 from iolab.store import Store
-from tests.helpers import REPO, attached_loops, experiment, iolab_mounts, wait_for
+from tests.helpers import REPO, attached_loops, experiment, iolab, iolab_mounts, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
@@ -89,8 +89,10 @@ def test_a_failed_mount_says_the_kernels_reason_once_for_its_cells(tmp_path):
     """mount says only "wrong fs type, bad option, ...": the kernel's line
     (xfs: Unknown parameter 'noatimee') comes with it, and the two cells'
     errors, which differ in their directories (and may in their loop
-    devices), make one note."""
-    exp = loop_experiment("xfs", variants=[{"name": "ok"}, {"name": "typo", "mount_options": "noatimee"}])
+    devices), make one note. (Declared to fail, so that the run does not stop
+    after round 0: iolab.run.early.)"""
+    exp = loop_experiment("xfs", variants=[{"name": "ok"}, {"name": "typo", "mount_options": "noatimee",
+                                                            "fails": {"randread": "a typo"}}])
     store, run_id = run(tmp_path, exp)
     bad = [s for s in store.samples(run_id) if s.variant == "typo"]
     assert [s.status for s in bad] == ["failed"] * 2
@@ -99,6 +101,34 @@ def test_a_failed_mount_says_the_kernels_reason_once_for_its_cells(tmp_path):
     [failure] = analysis.analyse(store.run(run_id), store.samples(run_id)).failures
     assert failure.cells == sorted(s.seq for s in bad)
     assert "mount: <cell dir>/mnt: wrong fs type" in failure.error and "/dev/loopN" in failure.error
+
+
+def test_a_mistyped_mount_option_stops_the_run_after_round_0(tmp_path):
+    """As a user runs it: exit 1, the header names the variant and the
+    kernel's reason, one round measured of 6."""
+    exp_file = tmp_path / "typo.toml"
+    exp_file.write_text(textwrap.dedent(f"""
+        name = "typo"
+        [target]
+        fs = "xfs"
+        size = "320MiB"
+        [[variant]]
+        name = "ok"
+        [[variant]]
+        name = "typo"
+        mount_options = "noatimee"
+        [[workload]]
+        name = "randread"
+        job = \"\"\"{SHORT_JOB}\"\"\"
+        [run]
+        iterations = 6
+        """))
+    done = iolab("run", "--quiet", str(exp_file), store=tmp_path / "store.db")
+    assert done.returncode == 1, done.stderr
+    header = " ".join(done.stdout.split("\n\n")[0].split())
+    assert "run 1 (failed): 1 of 6 rounds (2 of 12 cells)" in header
+    assert "failed: variant 'typo' failed its cell of round 0, so the run stopped there" in header
+    assert "mount: <cell dir>/mnt: wrong fs type" in header and "kernel: xfs: Unknown parameter 'noatimee'" in header
 
 
 def test_a_a_experiment_finds_no_change(tmp_path):

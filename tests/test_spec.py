@@ -249,6 +249,18 @@ def test_without_a_device_here_a_dev_path_is_not_refused():
     here._check_sysfs_file('variant["b"]', "/sys/block/{dev}/queue/read_ahead_kbb", "lots", None)
 
 
+def test_a_scheduler_this_kernel_can_load_is_a_choice(tmp_path):
+    """Not loaded, it is not among the choices; writing it loads "<name>-iosched"."""
+    from iolab.load import here
+
+    (tmp_path / "modules.alias").write_text("alias bfq-iosched bfq\nalias devname:loop-control loop\n")
+    (tmp_path / "modules.dep").write_text("kernel/block/kyber-iosched.ko.xz:\nkernel/block/bfq.ko.xz:\n")
+    loadable = [name for name in ("bfq", "kyber", "loop", "deadline")
+                if here._loadable_scheduler("/sys/block/{dev}/queue/scheduler", name, str(tmp_path))]
+    assert loadable == ["bfq", "kyber"]
+    assert not here._loadable_scheduler("/sys/block/{dev}/queue/other", "bfq", str(tmp_path))
+
+
 def _check_sysfs_only(experiment):
     from iolab.load import here
 

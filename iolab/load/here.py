@@ -115,15 +115,19 @@ def _closest(path: str) -> str:
     return f": {parent} has no {missing!r}" + (f"; did you mean {near[0]!r}?" if near else "")
 
 
-def _loadable_scheduler(path: str, name: str) -> bool:
+def _loadable_scheduler(path: str, name: str, modules: str | None = None) -> bool:
     """An I/O scheduler built as a module that is not loaded yet is not among
     the choices, but writing its name loads it (the kernel asks for
-    "<name>-iosched"): so it is one when this kernel's modules know that alias."""
+    "<name>-iosched"): so it is one when this kernel's modules have that name
+    (modules.dep: kyber-iosched.ko) or alias (modules.alias: "alias bfq-iosched bfq")."""
     if not path.endswith("/queue/scheduler"):
         return False
+    wanted = f"{name}-iosched"
+    modules = modules or f"/lib/modules/{os.uname().release}"
     try:
-        with open(f"/lib/modules/{os.uname().release}/modules.alias") as handle:
-            return any(line.split()[1:2] == [f"{name}-iosched"] for line in handle)
+        with open(f"{modules}/modules.alias") as aliases, open(f"{modules}/modules.dep") as dep:
+            return (any(line.split()[1:2] == [wanted] for line in aliases)
+                    or any(os.path.basename(line.split(":")[0]).split(".ko")[0] == wanted for line in dep))
     except OSError:
         return False
 
