@@ -18,7 +18,7 @@ from iolab import cli_gate, cli_kernel, cli_patch, cli_queue, cli_store, doctor,
 from iolab.cli_common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, STORE_HELP,
                               checked_experiment, existing_store, few_lines, iterations_type, open_store,
                               parse_run_id, store_option_everywhere, timing_option, view_options, with_iterations)
-from iolab.analysis import reports
+from iolab.analysis import compare, reports
 from iolab.analysis.model import Report
 from iolab.cell import interrupts
 from iolab.report import renderer
@@ -199,8 +199,12 @@ def _execute(
                             recheck_of=recheck_of, show_command=show_command, resume=resume,
                             build_progress=progress.build_reporter(args.quiet))
     except runner.Interrupted as interrupted:
-        print(f"iolab: interrupted; the samples taken so far are in run {interrupted.run_id}:", file=sys.stderr)
-        return store, interrupted.run_id, True
+        run_id = interrupted.run_id
+        ok, failed = store.sample_counts(run_id)
+        taken = f"the {ok + failed} samples taken so far are in run {run_id}" if ok + failed else \
+            f"no cell ended; run {run_id} is stored, with no sample"
+        print(f"iolab: interrupted; {taken} (iolab resume {run_id} continues it):", file=sys.stderr)
+        return store, run_id, True
     return store, run_id, False
 
 
@@ -226,6 +230,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     why = dryrun.undecidable(experiment)
     if why and not args.force:
         raise spec.SpecError(why)
+    if args.baseline:  # a name that is not saved, or a run this one cannot be set against: now, not after the run
+        saved = open_store(args, exists=True)
+        base = saved.run(saved.baseline(args.baseline).run_id)
+        compare.comparable(f"baseline {args.baseline!r} (run {base.id})",
+                           spec.Experiment.model_validate_json(base.experiment_json), "this run", experiment)
     if args.dry_run:
         fixed = seed if seed is not None else experiment.run.seed
         _print_plan(experiment, fixed if fixed is not None else 0, existing_store(args))

@@ -87,5 +87,7 @@ def check(analysis: Analysis, gate: Gate) -> Outcome:
                 ci = ""
                 if math.isfinite(comparison.delta_low):
                     ci = f" [{percent(comparison.delta_low)}, {percent(comparison.delta_high)}]"
-                regressions.append(f"{where}: {percent(comparison.delta)}{ci}, p={comparison.p_adjusted:.2g}")
+                adjusted = f" ({analysis.experiment.report.correction} {comparison.p_adjusted:.2g})" \
+                    if comparison.p_adjusted != comparison.p else ""
+                regressions.append(f"{where}: {percent(comparison.delta)}{ci}, p={comparison.p:.2g}{adjusted}")
     return Outcome(gate, checked, regressions, undecided)

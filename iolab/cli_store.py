@@ -10,8 +10,9 @@ import sys
 from typing import Any, get_args
 
 from iolab.cli_common import EXIT_OK, open_store, parse_run_id
-from iolab.spec import SpecError, Timing
+from iolab.spec import Experiment, SpecError, Timing
 from iolab.stats import VIEWS
+from iolab.store import Store, StoreError
 
 
 def add_runs(commands: Any) -> None:
@@ -25,10 +26,27 @@ def add_baseline(commands: Any) -> None:
                                description="Saved baselines: a name for a run (saving a name again "
                                "moves it). Use with run/report --baseline NAME.")
     actions = base.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
-    save = actions.add_parser("save", help="save RUN as baseline NAME", description="Save RUN as baseline NAME.")
+    save = actions.add_parser("save", help="save RUN as baseline NAME",
+                              description="Save RUN as baseline NAME: a complete run of an experiment (not an "
+                              "interrupted, failed or still running one, nor a calibration).")
     save.add_argument("name", help="e.g. main, v6.18")
     save.add_argument("run", help="run id, or 'latest'")
     actions.add_parser("list", help="list saved baselines", description="List saved baselines.")
+    delete = actions.add_parser("delete", help="forget baseline NAME (its run stays)",
+                                description="Forget the name; the run and its samples stay in the store.")
+    delete.add_argument("name")
+
+
+def _can_be_baseline(store: Store, run_id: int) -> None:
+    """A baseline is a complete run of an experiment: what later runs are set against."""
+    run = store.run(run_id)
+    if Experiment.model_validate_json(run.experiment_json).report.kind == "calibration":
+        raise StoreError(f"run {run_id} is a calibration (A/A), not a baseline: save a run of the experiment")
+    if run.status != "complete":
+        ok, failed = store.sample_counts(run_id)
+        hint = f"; iolab resume {run_id} completes it" if run.status == "interrupted" else ""
+        raise StoreError(f"run {run_id} is {run.status} ({ok} of {run.planned_cells} cells measured, {failed} failed): "
+                         f"a baseline is a complete run{hint}")
 
 
 def add_history(commands: Any) -> None:
@@ -50,8 +68,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     store = open_store(args, exists=True)
     if args.baseline_command == "save":
         run_id = parse_run_id(store, args.run)
+        _can_be_baseline(store, run_id)
         store.save_baseline(args.name, run_id)
         print(f"baseline {args.name!r} is run {run_id} ({store.run(run_id).name})")
+        return EXIT_OK
+    if args.baseline_command == "delete":
+        run_id = store.baseline(args.name).run_id  # refuses a name not saved, naming the saved ones
+        store.delete_baseline(args.name)
+        print(f"baseline {args.name!r} forgotten (run {run_id} stays)")
         return EXIT_OK
     saved = store.baselines()
     if not saved:
@@ -85,6 +109,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         started = datetime.datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
         cells = f"{ok + failed}/{run.planned_cells}"
         note = f" ({failed} failed)" if failed else ""
+        if Experiment.model_validate_json(run.experiment_json).report.kind == "calibration":
+            note += " [A/A calibration]"
+        if run.recheck_of is not None:
+            note += f" [recheck of run {run.recheck_of}]"
+        if run.stop_reason and run.status == "complete":  # an adaptive run that stopped before its most rounds
+            note += f" [stopped: {run.stop_reason}]"
         if run.status == "running" and not run.queued and (recovery.store_name(store), run.id) not in live:
             note += " (its process is gone: iolab cleanup marks it interrupted, iolab resume continues it)"
         print(f"{run.id:>4}  {started:<16}  {run.status:<11}  {cells:>9}  {run.name}{note}")

@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iolab.spec import Experiment
-from iolab.stats.choice import MOST_ROUNDS, PAIRED, UNPAIRED, Choice, choose, min_p
+from iolab.stats.choice import MOST_ROUNDS, Choice, choose, min_p
+from iolab.stats.kinds import PAIRED, UNPAIRED
 
 
 @dataclass(frozen=True)

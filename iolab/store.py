@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from iolab import storeschema
-from iolab.cell.sample import Sample  # re-exported: the store keeps samples
-from iolab.storedb import StoreError, connect, is_url  # StoreError re-exported
+from iolab.cell.sample import Sample as Sample  # re-exported: the store keeps samples
+from iolab.storedb import StoreError as StoreError  # re-exported
+from iolab.storedb import connect, is_url
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]  # as the schema's CHECK (storeschema)
 # one agent's try at a round of a queued run
@@ -224,6 +225,10 @@ class Store:
                 " ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, saved = excluded.saved",
                 (name, run_id, time.time()),
             )
+
+    def delete_baseline(self, name: str) -> None:
+        with self.sql.transaction():
+            self.sql.execute("DELETE FROM baselines WHERE name = ?", (name,))
 
     def baselines(self) -> list[Baseline]:
         return [Baseline(*row) for row in self.sql.query("SELECT name, run_id, saved FROM baselines ORDER BY name")]

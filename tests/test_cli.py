@@ -88,6 +88,8 @@ def test_dry_run_names_the_planned_test_and_the_time(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "test: exact Mann-Whitney U (unpaired), 5 + 5 values a row: smallest p 0.00794, below 0.025" \
         in done.stdout
+    # 2 primary rows: the signed-rank's smallest p 2/2^n passes 0.025 from 7 rounds
+    assert "the signed-rank test needs 7 rounds to reach that level: --iterations 7 uses it" in done.stdout
     assert "seqread: 4s a cell (the job's runtime" in done.stdout and "all 10 cells: at least 40s" in done.stdout
     assert not (tmp_path / "s.db").exists()  # a dry run makes no store
 

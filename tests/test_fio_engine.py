@@ -47,6 +47,22 @@ def test_jobs_are_summed_and_histograms_merged():
     assert result.metrics["cs_per_io"] == pytest.approx(result.metrics["ctx"] / result.metrics["ios"])
 
 
+def test_fsync_and_fdatasync_latency_from_the_sync_section():
+    # fio 3.33 --output-format=json+ on ext4 (a 128 MiB loop image): numjobs=2, rw=write, bs=4k,
+    # size=8M, fdatasync=8
+    report = fixture("fdatasync-2jobs-ext4.json")
+    result = parse_report(report)
+    syncs = [job["sync"]["lat_ns"] for job in report["jobs"]]
+    assert result.metrics["syncs"] == sum(s["N"] for s in syncs) == 510
+    assert histogram.total(result.histograms["sync_lat"]) == 510
+    mean = sum(s["mean"] * s["N"] for s in syncs) / 510 / 1e3
+    assert result.metrics["sync_lat_mean"] == pytest.approx(mean)
+    assert result.metrics["sync_p50"] <= result.metrics["sync_p99"] <= result.metrics["sync_p99.9"]
+    one = parse_report({**report, "jobs": report["jobs"][:1]})  # one job: fio's own printed percentiles
+    assert one.metrics["sync_p99"] == pytest.approx(syncs[0]["percentile"]["99.000000"] / 1e3)
+    assert "sync_p50" not in parse_report(fixture("mixed-3jobs-ext4.json")).metrics  # no sync calls: no rows
+
+
 def test_failed_job_is_an_error_with_fio_text():
     text = (FIO / "error-direct-bs100.json").read_text()
     report = load_report(text)  # error lines precede the JSON

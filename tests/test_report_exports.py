@@ -4,6 +4,7 @@ and the benchstat export read by the real benchstat where Go has it."""
 
 import csv
 import io
+import re
 import os
 import shutil
 import subprocess
@@ -196,6 +197,7 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:5%") == 3
     err = capsys.readouterr().err
     assert "gate regression:5%: FAILED" in err and "worse: randread [patched] rd BW MiB/s" in err
+    assert re.search(r"\], p=[0-9.e-]+ \(holm [0-9.e-]+\)", err), err  # the test's p, then the corrected one
     assert iolab(where, "report", str(second), "--baseline", "main", "--fail-on", "regression:15%") == 0
     assert "passed" in capsys.readouterr().err
     # within run 1 patched is better than base: the run's own table has no regression
@@ -208,6 +210,39 @@ def test_cli_gate_baseline_and_exit_codes(two_runs, tmp_path, capsys):
     assert "main" in capsys.readouterr().out
     assert iolab(where, "history", "nosuch") == 2
     assert iolab(where, "compare", str(first), str(first)) == 2
+
+
+def test_a_baseline_is_a_complete_run_and_is_checked_before_a_run(two_runs, tmp_path, capsys):
+    from iolab.run import calibrate
+
+    store, first, second = two_runs
+    where = store.where
+    stopped = store.begin_run(name="scripted comparison", experiment_path=None,
+                              experiment_json=experiment(["base", "patched"]).model_dump_json(), seed=1,
+                              planned_cells=16, host={})
+    store.end_run(stopped, "interrupted", "its process was killed")
+    assert iolab(where, "baseline", "save", "main", str(stopped)) == 2
+    assert f"run {stopped} is interrupted (0 of 16 cells measured, 0 failed): a baseline is a complete run; " \
+        f"iolab resume {stopped} completes it" in capsys.readouterr().err
+    aa = runner.run(calibrate.aa_experiment(experiment(["base", "patched"])), store, host=ScriptedHost({"base": 1.0, "base'": 1.0}))
+    assert iolab(where, "baseline", "save", "main", str(aa)) == 2
+    assert "is a calibration (A/A), not a baseline" in capsys.readouterr().err
+    assert iolab(where, "runs") == 0  # iolab runs tells the kinds of runs apart
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert listed[str(aa)].endswith("[A/A calibration]") and "interrupted" in listed[str(stopped)]
+    assert iolab(where, "baseline", "save", "main", str(first)) == 0
+    path = tmp_path / "exp.toml"
+    path.write_text('name = "x"\n[[variant]]\nname = "base"\n[[variant]]\nname = "patched"\n'
+                    '[[workload]]\nname = "randread"\njob = "[j]\\nrw=randread\\n"\n[run]\niterations = 8\n')
+    # a name not saved, or a baseline this run cannot be set against: refused before any cell runs
+    assert iolab(where, "run", str(path), "--baseline", "nope", "--dry-run") == 2
+    assert "no baseline named 'nope'" in capsys.readouterr().err
+    path.write_text(path.read_text().replace('name = "patched"', 'name = "other"').replace('"randread"', '"seqread"'))
+    assert iolab(where, "run", str(path), "--baseline", "main", "--dry-run") == 2
+    assert f"baseline 'main' (run {first}) and this run share no variant and workload" in capsys.readouterr().err
+    assert iolab(where, "baseline", "delete", "main") == 0
+    assert f"baseline 'main' forgotten (run {first} stays)" in capsys.readouterr().out
+    assert store.baselines() == [] and iolab(where, "baseline", "delete", "main") == 2
 
 
 def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):

@@ -309,3 +309,15 @@ def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
     assert "needs the series (expected to fail) direct / randread" in reply and "FAILED" not in reply
     for fmt in ("text", "csv", "json"):  # failing as the file says it will is not a failed run
         assert cli._failure_status(as_report(result), fmt) == 0
+
+
+def test_the_reply_reproduces_the_run_with_its_seed_and_rounds(tmp_path):
+    from iolab.analysis.model import as_report
+
+    store = Store(tmp_path / "reply.db")
+    exp = experiment(["base", "patched"], iterations=6)  # as if run with --iterations 6 over the file's 8
+    run_id = runner.run(exp, store, experiment_path="exp.toml", seed=7,
+                        host=ScriptedHost({"base": 100.0, "patched": 110.0}))
+    reply = renderer("reply")(as_report(analysis.analyse(store.run(run_id), store.samples(run_id))))
+    assert "reproduce:\n  iolab run exp.toml --seed 7 --iterations 6\n" in reply
+    assert max(len(line) for line in reply.splitlines()) <= 72

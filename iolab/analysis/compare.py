@@ -69,14 +69,23 @@ def _experiment(a: RunInfo, b: RunInfo, exp_a: Experiment, variants: list[str], 
     })
 
 
-def refuse_mixed_timing(runs: list[tuple[RunInfo, Experiment]]) -> None:
-    """Runs whose durations count different things (time, instructions) are
-    never set against each other: a StoreError naming each run's mode."""
-    modes = {exp.timing for _, exp in runs}
-    if len(modes) > 1:
-        which = ", ".join(f"run {run.id} {exp.timing}" for run, exp in runs)
-        raise StoreError(f"{which}: an instruction count and a time are not comparable; compare runs of "
-                         "one timing mode (iolab run --timing wall|instructions)")
+def comparable(a: str, exp_a: Experiment, b: str, exp_b: Experiment) -> tuple[list[str], list[str], list[str]]:
+    """What the experiments of two runs (`a`, `b`: "run 3", "this run") can
+    be compared on: (variants, workloads, notes on the rest). A StoreError
+    when nothing can be: a calibration, durations that count different
+    things (time, instructions: never set against each other), or no
+    variant and workload in common. ``iolab run --baseline`` asks before
+    its run begins."""
+    for label, exp in ((a, exp_a), (b, exp_b)):
+        if exp.report.kind == "calibration":
+            raise StoreError(f"{label} is a calibration (A/A); compare runs of an experiment")
+    if exp_a.timing != exp_b.timing:
+        raise StoreError(f"{a} {exp_a.timing}, {b} {exp_b.timing}: an instruction count and a time are not "
+                         "comparable; compare runs of one timing mode (iolab run --timing wall|instructions)")
+    variants, workloads, notes = _shared(exp_a, exp_b)
+    if not variants or not workloads:
+        raise StoreError(f"{a} and {b} share no variant and workload: not the same experiment")
+    return variants, workloads, notes
 
 
 def _relabel(samples: list[Sample], run: RunInfo, variants: list[str], workloads: list[str],
@@ -94,13 +103,7 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
         raise StoreError(f"compare needs two different runs, got run {a.id} twice")
     exp_a = Experiment.model_validate_json(a.experiment_json)
     exp_b = Experiment.model_validate_json(b.experiment_json)
-    for run, exp in ((a, exp_a), (b, exp_b)):
-        if exp.report.kind == "calibration":
-            raise StoreError(f"run {run.id} is a calibration (A/A); compare runs of an experiment")
-    refuse_mixed_timing([(a, exp_a), (b, exp_b)])
-    variants, workloads, notes = _shared(exp_a, exp_b)
-    if not variants or not workloads:
-        raise StoreError(f"runs {a.id} and {b.id} share no variant and workload: not the same experiment")
+    variants, workloads, notes = comparable(f"run {a.id}", exp_a, f"run {b.id}", exp_b)
     if exp_a.name != exp_b.name:
         notes.insert(0, f"the runs' experiments are named differently: {exp_a.name!r} and {exp_b.name!r}")
     relabelled = (_relabel(samples_a, a, variants, workloads, 0)

@@ -34,6 +34,13 @@ def _fio_metrics() -> list[Metric]:
             Metric(f"{direction}_p99", f"{short} p99 us", "us", False, hist, 99.0, 1e-3),
             Metric(f"{direction}_p99.9", f"{short} p99.9 us", "us", False, hist, 99.9, 1e-3),
         ]
+    metrics += [  # fsync / fdatasync / sync_file_range calls (fio's "sync" latency)
+        Metric("sync_lat_mean", "sync mean us", "us", False),
+        Metric("sync_p50", "sync p50 us", "us", False, "sync_lat", 50.0, 1e-3),
+        Metric("sync_p99", "sync p99 us", "us", False, "sync_lat", 99.0, 1e-3),
+        Metric("sync_p99.9", "sync p99.9 us", "us", False, "sync_lat", 99.9, 1e-3),
+        Metric("syncs", "syncs", "count", True),
+    ]
     metrics += [
         Metric("ctx", "ctx switches", "count", False),
         Metric("cs_per_io", "cs/io", "ratio", False),
@@ -67,10 +74,10 @@ KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics() + _probe_metrics()
 
 # Rows a report shows when the experiment names none, in this order, for
 # whichever of them the workload produced: fio's BW and latency per
-# direction; the probe's headline of each mode (lat/uring: median and p99
+# direction, and of its fsync/fdatasync calls; the probe's headline of each mode (lat/uring: median and p99
 # ns/op; batch: usecs/call; churn: the reported phase).
 DEFAULT_ROWS = (
-    "read_bw", "read_p50", "read_p99", "write_bw", "write_p50", "write_p99",
+    "read_bw", "read_p50", "read_p99", "write_bw", "write_p50", "write_p99", "sync_p50", "sync_p99",
     "lat_p50", "lat_p99", "us_per_call", "phase_ns",
 )
 

@@ -50,8 +50,8 @@ from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_p
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
-from iolab.stats.choice import PAIRED, UNPAIRED, Choice, min_p
-from iolab.stats.kinds import Test, View
+from iolab.stats.choice import Choice, fewest_rounds, min_p
+from iolab.stats.kinds import PAIRED, UNPAIRED, Test, View
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -391,7 +391,8 @@ def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
     paired_p = min_p(PAIRED, planned.rounds)
     return [f"the plan fixed the test before the run: with {planned.rounds} rounds the signed-rank test's "
             f"smallest p is {paired_p:.3g}, not below {planned.level:.3g} ({planned.comparisons} primary "
-            f"comparisons), so every row uses the exact Mann-Whitney U"]
+            f"comparisons), so every row uses the exact Mann-Whitney U; "
+            f"{fewest_rounds(PAIRED, planned.level)} rounds give the paired test"]
 
 
 def _refuse(rows: list[Row], why: str) -> None:

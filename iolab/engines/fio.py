@@ -22,6 +22,7 @@ from iolab.sysutil import last_lines, require
 PERCENTILES = (50.0, 99.0, 99.9)  # of each direction's completion latency histogram
 PER_DIRECTION = ("bw", "iops", "lat_mean", *(f"p{q:g}" for q in PERCENTILES))  # read_bw, write_p99, ...
 EVERY_JOB = ("ios", "ctx", "cpu_usr", "cpu_sys", "cs_per_io")
+SYNC = ("syncs", "sync_lat_mean", *(f"sync_p{q:g}" for q in PERCENTILES))  # a job's fsync/fdatasync calls
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _OPTION = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:=\s*(.*?))?\s*$")
 
@@ -116,10 +117,29 @@ def fio_error(stderr: str, report_text: str) -> str:
     return last_lines("\n".join(lines) if lines else text, 3)
 
 
+def _sync_metrics(jobs: list[dict[str, Any]], metrics: dict[str, float], histograms: dict[str, dict[int, int]]) -> None:
+    """The latency of the jobs' fsync/fdatasync calls (fio's "sync" section,
+    filled by fsync= and fdatasync=): how many, their mean, and percentiles
+    of their merged histogram."""
+    parts = [job["sync"]["lat_ns"] for job in jobs if job.get("sync", {}).get("lat_ns", {}).get("N", 0) > 0]
+    if not parts:
+        return
+    calls = sum(part["N"] for part in parts)
+    metrics["syncs"] = calls
+    metrics["sync_lat_mean"] = sum(part["mean"] * part["N"] for part in parts) / calls / 1e3
+    bins = histogram.merge(histogram.from_fio_bins(part.get("bins", {})) for part in parts)
+    if bins:
+        histograms["sync_lat"] = bins
+        for q, value in histogram.percentiles(bins, PERCENTILES).items():
+            metrics[f"sync_p{q:g}"] = value / 1e3
+
+
 def metric_names(directions: Collection[str]) -> set[str]:
     """The metrics parse_report can give for jobs doing I/O in ``directions``
-    ("read", "write"; fio_jobs.Job.directions)."""
-    return {f"{d}_{m}" for d in directions for m in PER_DIRECTION} | set(EVERY_JOB)
+    ("read", "write"; fio_jobs.Job.directions), and the syncs' metrics: a
+    job with fsync= or fdatasync= gives them (the options are not read here,
+    so they are always possible)."""
+    return {f"{d}_{m}" for d in directions for m in PER_DIRECTION} | set(EVERY_JOB) | set(SYNC)
 
 
 def parse_report(report: dict[str, Any]) -> EngineResult:
@@ -155,6 +175,7 @@ def parse_report(report: dict[str, Any]) -> EngineResult:
             histograms[f"{direction}_clat"] = bins
             for q, value in histogram.percentiles(bins, PERCENTILES).items():
                 metrics[f"{direction}_p{q:g}"] = value / 1e3
+    _sync_metrics(jobs, metrics, histograms)
     metrics["ios"] = total_ios
     metrics["ctx"] = sum(job["ctx"] for job in jobs)
     metrics["cpu_usr"] = sum(job["usr_cpu"] for job in jobs) / len(jobs)

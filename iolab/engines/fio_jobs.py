@@ -89,8 +89,9 @@ def jobs(text: str, extra: dict[str, object] | None = None) -> list[Job]:
             continue
         o = {**common, **options, **added}
         total = size(o["size"]) if "size" in o else None
-        if "filesize" in o and size(o["filesize"]) is not None:
-            total = size(o["filesize"]) * max(1, int(o.get("nrfiles", "1") or 1))  # type: ignore[operator]
+        filesize = size(o["filesize"]) if "filesize" in o else None
+        if filesize is not None:
+            total = filesize * max(1, int(o.get("nrfiles", "1") or 1))
         runtime = seconds(o["runtime"]) if "runtime" in o else None
         ramp = seconds(o.get("ramp_time", "0")) or 0.0
         timed = "time_based" in o and o["time_based"] not in ("0", "false")

@@ -212,10 +212,10 @@ def build(moddir: Path | None, busybox: Path, out: Path) -> dict[str, list[str]]
     for bus, wanted in BOOT_MODULES.items():
         order = closure(moddir, wanted) if moddir is not None else []
         for path in order:
-            if path not in written:
+            if moddir is not None and path not in written:  # modules only where the kernel has them
                 written.add(path)
                 plain = path.rsplit(".ko", 1)[0] + ".ko"
-                archive.file(plain, _plain(moddir / path))  # type: ignore[operator]
+                archive.file(plain, _plain(moddir / path))
         packed[bus] = [path.rsplit(".ko", 1)[0] + ".ko" for path in order]
         archive.file(f"modules.{bus}", ("\n".join(packed[bus]) + "\n").encode())
     archive.file("init", INIT.encode(), 0o755)

@@ -128,12 +128,12 @@ def _check_kernels(experiment: Experiment) -> None:
 
 
 def _check_build(build: Build, where: str, experiment: Experiment) -> None:
-    from iolab.kernels import kconfig, sources
+    from iolab.kernels import KernelError, kconfig, sources
 
     try:
         sources.parse(build.source, build.commit)
         kconfig.parse_fragment(build.config, "config")
-    except sources.KernelError as error:
+    except KernelError as error:
         raise SpecError(f"{where}: {error}") from None
     named = [("source", build.source)] if not build.source.startswith("debian:") else []
     named += [("config_file", build.config_file)] if build.config_file else []

@@ -92,7 +92,8 @@ def _disturbed_notes(analysis: Analysis) -> list[str]:
     rounds = sorted(analysis.disturbed)
     first = analysis.disturbed[rounds[0]]
     shown = ", ".join(str(r) for r in rounds[:12]) + (f" and {len(rounds) - 12} more" if len(rounds) > 12 else "")
-    return [f"host disturbed {len(rounds)} of {analysis.rounds_done} rounds ({shown}; "
+    # rounds_done counts whole rounds; an interrupted run's last round may be disturbed too
+    return [f"host disturbed {len(rounds)} of {max(analysis.rounds_done, len(rounds))} rounds ({shown}; "
             f"round {rounds[0]}: {first}); rule: {analysis.disturbance_rule}; the rounds stay in the "
             f"figures: see what else ran, or run again on a quieter machine"]
 

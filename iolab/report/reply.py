@@ -2,8 +2,9 @@
 
 Kernel and config, timing mode, the table (for a series: one column per
 step and the attribution), the verdicts' legend, and the one command that
-reproduces it. Plain ASCII-safe text, nothing wider than a mail's line, so
-it pastes into a reply unchanged.
+reproduces it (with the run's seed and rounds). Plain text (UTF-8 only for
+the table's ±), nothing wider than a mail's line, so it pastes into a
+reply unchanged.
 """
 
 from __future__ import annotations
@@ -48,10 +49,20 @@ def _timing(report: Report) -> str:
 
 
 def _command(report: Report, command: str | None) -> str:
+    """The command that runs this run's plan again: its file with the seed
+    and rounds it ran with (an --iterations or --timing given then is not
+    in the file), or --recheck of the stored run."""
     if command:
         return command
-    path = report.analysis.run.experiment_path
-    return f"iolab run {path}" if path else f"iolab run --recheck {report.analysis.run.id}"
+    run, experiment = report.analysis.run, report.analysis.experiment
+    if not run.experiment_path:
+        return f"iolab run --recheck {run.id}"
+    if report.compared is not None or experiment.report.kind == "calibration":  # two runs' table; an A/A
+        return f"iolab run {run.experiment_path}"
+    options = f" --seed {run.seed} --iterations {experiment.run.iterations}"
+    if any(variant.kernel is not None for variant in experiment.variant):
+        options += f" --timing {experiment.timing}"
+    return f"iolab run {run.experiment_path}{options}"
 
 
 def render(report: Report, command: str | None = None) -> str:

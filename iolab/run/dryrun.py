@@ -19,7 +19,8 @@ from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.run import calibrate, estimate
 from iolab.spec import Experiment
-from iolab.stats.choice import PAIRED, Choice
+from iolab.stats.choice import Choice, fewest_rounds
+from iolab.stats.kinds import PAIRED
 from iolab.store import Store
 
 TEST_NAMES = {"signed-rank": "Wilcoxon signed-rank of per-round ratios (paired)",
@@ -88,6 +89,10 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         yield (f"test: {TEST_NAMES[found.test]}, {sizes} a row: smallest p {found.min_p:.3g}, below "
                f"{found.level:.3g} (alpha {experiment.report.alpha:g} over {found.comparisons} primary "
                f"comparison{'s' if found.comparisons != 1 else ''})")
+        if found.test != PAIRED and plan.paired(experiment) and not experiment.run.auto:
+            yield (f"  (the rounds are paired, but the signed-rank test needs {fewest_rounds(PAIRED, found.level)} "
+                   f"rounds to reach that level: --iterations {fewest_rounds(PAIRED, found.level)} uses it, "
+                   "with more power)")
     else:
         yield f"test: none can decide ({undecidable(experiment)})"
     calibration = _calibration(store, experiment) if store else None

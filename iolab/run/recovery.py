@@ -20,7 +20,7 @@ from typing import Any
 from iolab import knobs
 from iolab.journal import default_journal, legacy_journal, owner_alive
 from iolab.store import Store, StoreError
-from iolab.storedb import is_url
+from iolab.storedb import is_url, shown
 
 
 def _mark_interrupted(undo: dict[str, Any], label: str) -> str:
@@ -94,7 +94,8 @@ def journalled_run(store: Store, run_id: int, journal: Path | None = None) -> It
     run interrupted. The entry stays when the block ends with the run still
     `running` (its store refused the final update: a full disk)."""
     jrnl = knobs.Journal(journal or default_journal())
-    entry = jrnl.add(f"run {run_id}", {"kind": "run", "store": store_name(store), "run_id": run_id})
+    where = store_name(store)  # the label names the store: run ids repeat from store to store
+    entry = jrnl.add(f"run {run_id} of {shown(where)}", {"kind": "run", "store": where, "run_id": run_id})
     try:
         yield
     finally:

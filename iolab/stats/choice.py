@@ -70,6 +70,11 @@ class Choice:
         return bool(self.test)
 
 
+def fewest_rounds(test: Test, level: float) -> int:
+    """The fewest rounds at which ``test``'s smallest p is below ``level``."""
+    return next((n for n in range(1, MOST_ROUNDS) if min_p(test, n) < level), MOST_ROUNDS)
+
+
 def _passing(rounds: int, paired: bool, level: float) -> Test | Literal[""]:
     for test in (PAIRED, UNPAIRED) if paired else (UNPAIRED,):
         if min_p(test, rounds) < level:
