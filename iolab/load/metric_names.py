@@ -36,6 +36,7 @@ PROBE_ALL = {mode: probe.metric_names(mode) for mode in probe.METRICS}
 
 
 def check_metric_names(experiment: Experiment) -> None:
+    """SpecError naming the field of the first name the experiment cannot produce."""
     from iolab import collectors
 
     common = collectors.metric_names(experiment.collect.model_dump()) | set(CELL)
