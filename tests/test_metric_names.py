@@ -104,6 +104,8 @@ def test_a_report_name_one_workload_of_two_gives_goes_in_that_workloads_table():
                        '(a name of some workloads goes in their [[workload]] primary)')
     exp = experiment(workload=[*WRITE, {**reader, "primary": ["read_bw"]}], report={"metrics": ["ctx"]})
     assert exp.workload[1].primary == ["read_bw"]
+    # a workload's own names replace [report]'s
+    experiment(workload=[{**WRITE[0], "metrics": ["write_bw"]}, reader], report={"metrics": ["read_bw"]})
 
 
 def test_probe_modes_churn_phases_and_instructions_mode_pass():

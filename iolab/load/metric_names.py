@@ -11,10 +11,10 @@ A name nothing produces is refused, with the closest known name; a name
 only another engine, mode or direction produces is refused with the
 reason (a read metric of a job that only writes), since its row would have
 no value and, as a primary metric, would still count in the plan's family.
-A workload's own names must be produced by that workload, a [report]
-name (rows of every workload) by every workload whose engine is known not
-to give it: a row that can never have a value still counts in the plan's
-primary family. Where fio's rw= or a probe's phases cannot be read, every
+A workload's own names must be produced by that workload; a [report]
+name, which applies to every workload without its own, by some workload,
+and by each it applies to whose engine could: a row that can never have a
+value still counts in the plan's primary family. Where fio's rw= or a probe's phases cannot be read, every
 direction or phase counts as produced: only the certain is refused.
 """
 
@@ -53,7 +53,7 @@ def check_metric_names(experiment: Experiment) -> None:
         for name in getattr(experiment.report, field) or []:
             if not _matches(name, anywhere):
                 raise SpecError(f"report.{field}: {_why_not(experiment, experiment.workload, name, anywhere)}")
-            for workload in experiment.workload:
+            for workload in (w for w in experiment.workload if not getattr(w, field)):  # its own replace them
                 if not _matches(name, produced[workload.name]) and (why := _engine_reason(experiment, workload, name)):
                     raise SpecError(f"report.{field}: {why}: {name} has no value (a name of some workloads goes in "
                                     f"their [[workload]] {field})")
