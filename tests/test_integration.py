@@ -85,6 +85,22 @@ def test_fio_error_is_a_failed_sample_with_its_text(tmp_path):
     assert result.failures and result.rows[0].figures["bad"].n == 0
 
 
+def test_a_failed_mount_says_the_kernels_reason_once_for_its_cells(tmp_path):
+    """mount says only "wrong fs type, bad option, ...": the kernel's line
+    (xfs: Unknown parameter 'noatimee') comes with it, and the two cells'
+    errors, which differ in their directories (and may in their loop
+    devices), make one note."""
+    exp = loop_experiment("xfs", variants=[{"name": "ok"}, {"name": "typo", "mount_options": "noatimee"}])
+    store, run_id = run(tmp_path, exp)
+    bad = [s for s in store.samples(run_id) if s.variant == "typo"]
+    assert [s.status for s in bad] == ["failed"] * 2
+    for sample in bad:
+        assert "mount -t xfs failed" in sample.error and "kernel: xfs: Unknown parameter 'noatimee'" in sample.error
+    [failure] = analysis.analyse(store.run(run_id), store.samples(run_id)).failures
+    assert failure.cells == sorted(s.seq for s in bad)
+    assert "mount: <cell dir>/mnt: wrong fs type" in failure.error and "/dev/loopN" in failure.error
+
+
 def test_a_a_experiment_finds_no_change(tmp_path):
     same = {"fio": {"direct": 1}}
     exp = loop_experiment(variants=[{"name": "A", **same}, {"name": "A2", **same}], iterations=9)

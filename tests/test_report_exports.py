@@ -95,8 +95,11 @@ def test_history_text(two_runs):
 
 def test_history_suggests_metric_names(two_runs):
     store, _, _ = two_runs
-    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw"):
+    with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw") as refused:
         history.history(store, "read_b")
+    assert "its metrics: read_bw, read_p50, read_p99, ctx" in str(refused.value)  # the catalogue's first
+    by_label = history.history(store, "rd  BW MiB/s")  # a row's label as the table shows it
+    assert by_label.metric.name == "read_bw" and by_label.series == history.history(store, "read_bw").series
 
 
 def test_header_names_each_variants_filesystem(tmp_path):

@@ -204,6 +204,57 @@ def test_check_here_names_what_this_machine_lacks():
         load.check_here(cpus_ok)
 
 
+LOOPS = [name for name in __import__("os").listdir("/sys/block") if name.startswith("loop")]
+needs_loops = pytest.mark.skipif(not LOOPS, reason="no loop device in /sys/block on this machine")
+
+
+def _with_sysfs(knobs, kernel=None):
+    variant = {"name": "b", "sysfs": knobs, **({"kernel": kernel} if kernel else {})}
+    return load.parse({**MACHINE_BOUND, "variant": [{"name": "a", **({"kernel": kernel} if kernel else {})},
+                                                    variant]})
+
+
+@needs_loops
+@pytest.mark.parametrize("knobs, refusal", [
+    ({"/sys/block/{dev}/queue/read_ahead_kbb": 128},
+     r"""variant\["b"\].sysfs: '/sys/block/\{dev\}/queue/read_ahead_kbb': """
+     r"no such file on this host \(checked on "
+     r"loop\d+\): /sys/block/loop\d+/queue has no 'read_ahead_kbb'; did you mean 'read_ahead_kb'\?"),
+    ({"/sys/block/{dev}/quee/nr_requests": 1}, r"/sys/block/loop\d+ has no 'quee'; did you mean 'queue'\?"),
+    ({"/sys/block/{dev}/queue/read_ahead_kb": "lots"}, r"'lots' is not a number; the file holds one \(now '\d+' on"),
+    ({"/sys/block/{dev}/queue/scheduler": "deadline"}, r"'deadline' is not one of its choices on loop\d+: .*none"),
+    ({"/sys/kernel/mm/no_such_dir_here/x": 1}, r"no such file on this host: /sys/kernel/mm has no 'no_such_dir_here'"),
+])
+def test_check_here_refuses_a_sysfs_typo_on_a_loop_devices_files(knobs, refusal):
+    """The files a `{dev}` path names are those of this machine's loop devices
+    (attached or not): a name that is not there, or a value it cannot take."""
+    with pytest.raises(spec.SpecError, match=refusal):
+        _check_sysfs_only(_with_sysfs(knobs))
+
+
+@needs_loops
+def test_check_here_takes_what_a_loop_device_can_take():
+    with open(f"/sys/block/{LOOPS[0]}/queue/scheduler") as handle:
+        choices = handle.read().replace("[", "").replace("]", "").split()
+    _check_sysfs_only(_with_sysfs({"/sys/block/{dev}/queue/read_ahead_kb": 0,
+                                   "/sys/block/{dev}/queue/rq_affinity": True,
+                                   "/sys/block/{dev}/queue/scheduler": choices[-1]}))
+    # in a VM the guest's sysfs counts, which this machine cannot see
+    _check_sysfs_only(_with_sysfs({"/sys/block/{dev}/queue/read_ahead_kbb": "lots"}, kernel="debian:6.1.0-56-amd64"))
+
+
+def test_without_a_device_here_a_dev_path_is_not_refused():
+    from iolab.load import here
+
+    here._check_sysfs_file('variant["b"]', "/sys/block/{dev}/queue/read_ahead_kbb", "lots", None)
+
+
+def _check_sysfs_only(experiment):
+    from iolab.load import here
+
+    here._check_machine(experiment)
+
+
 def test_check_here_has_fio_parse_every_job():
     import shutil
 

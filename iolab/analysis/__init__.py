@@ -1,6 +1,7 @@
 """The analysis stage: from stored samples to the table a reviewer reads.
 
     table        one run's samples -> Analysis (rows, comparisons, verdicts)
+    failures     failed cells grouped by their error, in general form
     metrics      the metric catalogue; diagnostics: noise and disturbed rounds
     model        Report: what every renderer takes; reports: Reports from the store
     compare      two runs of one experiment; history: a metric across runs

@@ -121,6 +121,7 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
     if last is not None:
         runs = runs[-last:]
     points: dict[tuple[str, str], dict[int, Point]] = defaultdict(dict)
+    metric_name = metrics.named(metric_name)  # "rd BW MiB/s", as the table labels it, is read_bw
     metric = metrics.lookup(metric_name, timing)
     seen_metrics: set[str] = set()
     for run in runs:
@@ -136,8 +137,9 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
     if not points:
         close = difflib.get_close_matches(metric_name, sorted(seen_metrics), n=3, cutoff=0.5)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
+        ordered = [m for m in metrics.KNOWN if m in seen_metrics] + sorted(seen_metrics - set(metrics.KNOWN))
         raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; {hint}its metrics: "
-                         f"{_listing(sorted(seen_metrics))}")
+                         f"{_listing(ordered, 8)}")  # the catalogue's first: a message stays a few lines
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}
     keys = sorted(points, key=lambda k: (order[0].get(k[0], len(order[0])), k[0],

@@ -122,6 +122,18 @@ def _outside_catalogue(name: str, timing: str) -> Metric:
     return Metric(name, name[:14], "", False)
 
 
+def named(text: str) -> str:
+    """A metric's name from its name or its row label as a table shows it
+    ("rd BW MiB/s" -> read_bw; an instructions-mode label too); else the text."""
+    if text in KNOWN:
+        return text
+    wanted = " ".join(text.split()).lower()
+    for metric in KNOWN.values():
+        if wanted in (metric.label.lower(), in_instructions(metric).label.lower()):
+            return metric.name
+    return text
+
+
 def lookup(name: str, timing: str = "wall") -> Metric:
     """The metric's description; an unknown name (a collector's counter, a
     derived metric) is shown under its own name and counted lower-is-better.

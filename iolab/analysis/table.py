@@ -42,7 +42,9 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from iolab import histogram, plan, stats
+from iolab.engines import fio_jobs
 from iolab.analysis import metrics
+from iolab.analysis.failures import Failure, grouped
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
                                        host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
@@ -89,20 +91,6 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Failure:
-    variant: str
-    workload: str
-    error: str
-    cells: list[int]  # seq numbers of the failed cells
-    expected: str = ""  # the experiment's reason for it ([[variant]] fails), e.g. "needs the series"
-
-    @property
-    def what(self) -> str:
-        """How the report names it: FAILED, or the reason it was expected to."""
-        return f"{self.expected} (expected to fail)" if self.expected else "FAILED"
-
-
-@dataclass(frozen=True)
 class Analysis:
     run: RunInfo
     experiment: Experiment
@@ -145,6 +133,17 @@ def _row_metrics(experiment: Experiment, workload: str, produced: set[str]) -> l
     rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
     declared = experiment.workload_named(workload).primary or experiment.report.primary or []
     return rows + [name for name in declared if name not in rows]
+
+
+def _rows_of(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
+    """A workload's rows: of the metrics its cells produced, or where every cell
+    failed, the rows its job would have had (each shown FAILED, not left out)."""
+    if produced:
+        return _row_metrics(experiment, workload, produced)
+    directions: frozenset[str] = frozenset()
+    if experiment.workload_named(workload).engine == "fio":
+        directions = frozenset().union(*(job.directions for job in fio_jobs.jobs(_inline_job(experiment, workload))))
+    return expected_rows(experiment, workload, directions)
 
 
 def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> list[str]:
@@ -323,18 +322,6 @@ def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: D
     return sequential
 
 
-def _failures(failed: dict[tuple[str, str], list[Sample]], experiment: Experiment) -> list[Failure]:
-    failures = []
-    expected = {v.name: v.fails for v in experiment.variant}
-    for (variant, workload), group in sorted(failed.items()):
-        by_error: dict[str, list[int]] = defaultdict(list)
-        for sample in group:
-            by_error[sample.error or "unknown error"].append(sample.seq)
-        why = expected.get(variant, {}).get(workload, "")
-        failures += [Failure(variant, workload, error, seqs, why) for error, seqs in by_error.items()]
-    return failures
-
-
 def _row_view(view: View, values: list[list[float]]) -> View:
     """The requested view, or the median where the harmonic mean cannot be taken."""
     if view == "hmean" and any(v <= 0 for group in values for v in group):
@@ -431,8 +418,8 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
     rows: list[Row] = []
     diagnostics: list[Diagnostic] = []
     pending: Pending = []
-    names_of = {w.name: _row_metrics(experiment, w.name, {name for v in variants for s in ok[(v, w.name)]
-                                                            for name in s.metrics})
+    names_of = {w.name: _rows_of(experiment, w.name, {name for v in variants for s in ok[(v, w.name)]
+                                                        for name in s.metrics})
                 for w in experiment.workload}
     planned = planned_test(experiment, planned_comparisons(experiment, names_of))
     paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
@@ -477,7 +464,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
                       "(iolab submit --labels)")
     result = Analysis(
-        run=run, experiment=experiment, variants=variants, rows=rows, failures=_failures(failed, experiment),
+        run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
         notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
                + _fio_note(experiment, measured)),
         view=view, **_progress(measured, experiment),

@@ -146,7 +146,7 @@ def execute(cell: CellSpec, scratch: Path, cache_dir: Path, journal: Path | None
         env[engine.name] = engine.version()
         with ExitStack() as stack:
             stack.enter_context(using(journal))  # what the cell creates is journalled there
-            workdir = stack.enter_context(targets.temp_dir(str(scratch), f"cell{cell.seq}-"))
+            workdir = stack.enter_context(targets.temp_dir(str(scratch), targets.cell_dir_prefix(cell.seq)))
             prepared = stack.enter_context(targets.prepared(cell.target, workdir, cache_dir))
             env["prepared"] = prepared.describe()
             if prepared.image_place:

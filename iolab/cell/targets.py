@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from iolab.cell import interrupts
+from iolab.cell import interrupts, kernlog
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab import journal
@@ -96,10 +96,28 @@ def _forget(entry: str | None) -> None:
         current.discard(entry)
 
 
+# The directories iolab makes are named a prefix and RANDOM_HEX random hex
+# digits (temp_name); iolab.analysis.failures puts these names in general
+# form in a failed cell's error, so that one error of many cells reads once.
+RANDOM_HEX = 12
+CELL_DIR = "cell"  # a cell's own directory in the run's scratch: cell<seq>-<hex> (cell_dir_prefix)
+DIR_CELL = "iolab-cell-"  # a cell's directory in a `dir` target
+IMAGE_DIR = "iolab-img-"  # the directory of a cell's loop image
+RUN_DIR = "iolab-run-"  # a run's scratch directory (iolab.hosts.local)
+
+
+def cell_dir_prefix(seq: int) -> str:
+    return f"{CELL_DIR}{seq}-"
+
+
+def temp_name(prefix: str) -> str:
+    return f"{prefix}{os.urandom(RANDOM_HEX // 2).hex()}"
+
+
 @contextmanager
 def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
     """A fresh directory, journalled before it exists and removed at the end."""
-    path = Path(parent or tempfile.gettempdir(), f"{prefix}{os.urandom(6).hex()}")
+    path = Path(parent or tempfile.gettempdir(), temp_name(prefix))
     entry = _journal(f"directory {path}", {"kind": "path", "path": str(path)})
     try:
         path.mkdir(mode=0o700)
@@ -262,11 +280,15 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
     if options:
         argv += ["-o", options]
     entry = _journal(f"mount of {device} at {mountpoint}", {"kind": "mount", "mountpoint": str(mountpoint)})
-    try:
-        run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
-    except ToolError:
-        _forget(entry)
-        raise
+    with kernlog.watching() as kernel:
+        try:
+            run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+        except ToolError as error:
+            _forget(entry)
+            said = kernlog.about(kernel.lines(), device, fs)
+            if not said:
+                raise
+            raise type(error)(f"{error} / kernel: {' / '.join(said)}") from None
     try:
         yield mountpoint
     finally:
@@ -361,7 +383,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             assert target.path is not None
             if not os.path.isdir(target.path):
                 raise TargetError(f"target.path: no such directory: {target.path}")
-            cell_dir = stack.enter_context(temp_dir(target.path, "iolab-cell-"))
+            cell_dir = stack.enter_context(temp_dir(target.path, DIR_CELL))
             yield Prepared(fs="none", device=None, mountpoint=str(cell_dir))
             return
         if target.fs == "erofs":
@@ -371,7 +393,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             device = stack.enter_context(loop_device(image, read_only=True, options=target.loop))
         elif target.kind == "loop":
             parent, place = image_place(target)
-            image_dir = stack.enter_context(temp_dir(parent, "iolab-img-"))
+            image_dir = stack.enter_context(temp_dir(parent, IMAGE_DIR))
             image = stack.enter_context(sparse_image(image_dir, target.size))
             device = stack.enter_context(loop_device(image, options=target.loop))
             if target.fs != "none":

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from iolab.cell import executor as cell_executor
+from iolab.cell import executor as cell_executor, targets
 from iolab import knobs
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts.base import CellByCell
@@ -38,7 +38,7 @@ class LocalHost(CellByCell):
         # what killed runs left (the runner reclaims first when it makes the host;
         # a host given to it, as by bench/, still starts on a machine as it was)
         self._say(knobs.recover(self.journal), "what a killed run left")
-        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), f"iolab-run-{os.urandom(6).hex()}")
+        self.scratch = Path(self.scratch_parent or tempfile.gettempdir(), targets.temp_name(targets.RUN_DIR))
         self._entry = knobs.Journal(self.journal).add(f"directory {self.scratch}", {"kind": "path", "path": str(self.scratch)})
         self.scratch.mkdir(mode=0o700)
         return self

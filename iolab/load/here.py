@@ -7,6 +7,7 @@ VM's and its sysctls the guest kernel's)."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
@@ -45,19 +46,86 @@ def _check_machine(experiment: Experiment) -> None:
                 raise SpecError(
                     f"{where}.sysctl: {key!r}: no such sysctl on this kernel (/proc/sys/{key.replace('.', '/')})"
                 )
-        for path in item.sysfs:
+        device = _sample_device(experiment)
+        for path, value in item.sysfs.items():
             _check_sysfs_path(where, path)
+            _check_sysfs_file(where, path, value, device)
 
 
 def _check_sysfs_path(where: str, path: str) -> None:
-    """A sysfs knob stays under /sys once '..' and links are resolved, and
-    (unless it names the target's device) exists on this host."""
+    """A sysfs knob stays under /sys once '..' and links are resolved."""
     concrete = path.replace("{dev}", "loop0")
     real = os.path.realpath(concrete) if "{dev}" not in path else os.path.normpath(concrete)
     if not real.startswith("/sys/"):
         raise SpecError(f"{where}.sysfs: {excerpt(path, 60)} leads out of /sys ({excerpt(real, 60)})")
-    if "{dev}" not in path and not os.path.isfile(path):
-        raise SpecError(f"{where}.sysfs: {excerpt(path, 60)}: no such file on this host")
+
+
+def _sample_device(experiment: Experiment) -> str | None:
+    """A device whose sysfs shows what `{dev}` in a sysfs path will find: the
+    target's device, or for a loop image a loop device of this machine (its
+    files are those of any loop device, attached or not); None: none here."""
+    target = experiment.target
+    if target.kind == "device" and target.device:
+        name = os.path.basename(os.path.realpath(target.device))
+        return name if os.path.isdir(f"/sys/class/block/{name}") else None
+    if target.kind != "loop":
+        return None
+    loops = [name for name in os.listdir("/sys/block") if re.fullmatch(r"loop\d+", name)] \
+        if os.path.isdir("/sys/block") else []
+    return min(loops, key=lambda name: int(name[4:]), default=None)
+
+
+def _check_sysfs_file(where: str, path: str, value: object, device: str | None) -> None:
+    """The sysfs file exists (a `{dev}` path: on the sample device; without a
+    device here it is not checked), and the value is one it can take: one of
+    the choices it shows (`[mq-deadline] none`), a number where it holds one."""
+    if "{dev}" in path and device is None:
+        return
+    concrete = path.replace("{dev}", device or "")
+    on = f" on {device}" if "{dev}" in path else ""
+    if not os.path.isfile(concrete):
+        raise SpecError(f"{where}.sysfs: {excerpt(path, 60)}: no such file on this host{on and f' (checked{on})'}"
+                        f"{_closest(concrete)}")
+    try:
+        with open(concrete) as handle:
+            shown = handle.read(4096).strip()
+    except OSError:  # write-only, or it refuses a read: its value is the kernel's to check
+        return
+    wanted = str(int(value) if isinstance(value, bool) else value).strip()
+    choices = [word.strip("[]") for word in shown.split()] if re.search(r"\[[^\]\s]+\]", shown) else []
+    if choices and wanted not in choices and not _loadable_scheduler(path, wanted):
+        raise SpecError(f"{where}.sysfs: {excerpt(path, 60)}: {excerpt(wanted)} is not one of its choices "
+                        f"{on.strip() or 'here'}: {', '.join(choices)}")
+    number = r"-?(0x[0-9a-fA-F]+|\d+)"
+    if re.fullmatch(number, shown) and not re.fullmatch(number, wanted):
+        raise SpecError(f"{where}.sysfs: {excerpt(path, 60)}: {excerpt(wanted)} is not a number; "
+                        f"the file holds one (now {excerpt(shown)}{on})")
+
+
+def _closest(path: str) -> str:
+    """Where a path stops existing, and the closest name there (difflib)."""
+    parent, missing = os.path.split(path)
+    while parent != "/" and not os.path.isdir(parent):
+        parent, missing = os.path.split(parent)
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return ""
+    near = difflib.get_close_matches(missing, names, n=1)
+    return f": {parent} has no {missing!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+
+
+def _loadable_scheduler(path: str, name: str) -> bool:
+    """An I/O scheduler built as a module that is not loaded yet is not among
+    the choices, but writing its name loads it (the kernel asks for
+    "<name>-iosched"): so it is one when this kernel's modules know that alias."""
+    if not path.endswith("/queue/scheduler"):
+        return False
+    try:
+        with open(f"/lib/modules/{os.uname().release}/modules.alias") as handle:
+            return any(line.split()[1:2] == [f"{name}-iosched"] for line in handle)
+    except OSError:
+        return False
 
 
 # Directories a `dir` target may not be (nor be under, for the second set).
