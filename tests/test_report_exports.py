@@ -269,3 +269,21 @@ def test_postgres_store_gives_the_same_compare_and_history(two_runs, request):
     assert shared.split("\n\n", 1)[1] == lite.split("\n\n", 1)[1]  # all below the header (times)
     assert [[p.center for p in s.points] for s in history.history(pg, "read_p99").series] == \
         [[p.center for p in s.points] for s in history.history(store, "read_p99").series]
+
+
+def test_compare_names_the_host_load_of_each_run_when_it_disturbed_them(two_runs):
+    import dataclasses
+
+    from iolab.analysis import compare
+
+    store, first, second = two_runs
+
+    def beside(run_id, other_cpu_s):  # each cell ran 1 s beside other processes' CPU
+        return [dataclasses.replace(s, run_s=1.0, metrics={**s.metrics, "host.other_cpu_s": other_cpu_s})
+                for s in store.samples(run_id)]
+
+    quiet = compare.runs_compared(store.run(first), store.samples(first), store.run(second), store.samples(second))
+    assert not any("other processes' CPU" in note for note in quiet.notes)  # not measured: nothing said
+    busy = compare.runs_compared(store.run(first), beside(first, 0.9), store.run(second), beside(second, 0.3))
+    assert (f"other processes' CPU beside a cell (median): run {first} 0.90 s, run {second} 0.30 s: a change "
+            "between runs taken at different times carries the machine's change too") in busy.notes[-1]

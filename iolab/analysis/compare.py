@@ -17,6 +17,8 @@ Runs of different timing modes (wall, instructions) are refused.
 
 from __future__ import annotations
 
+import statistics
+
 from dataclasses import replace
 
 from iolab.analysis.table import analyse
@@ -97,6 +99,13 @@ def _relabel(samples: list[Sample], run: RunInfo, variants: list[str], workloads
     ]
 
 
+def _other_cpu(samples: list[Sample]) -> float | None:
+    """The median CPU seconds other processes used during a run's measured cells (host.other_cpu_s)."""
+    values = [s.metrics["host.other_cpu_s"] for s in samples
+              if not s.warmup and s.status == "ok" and "host.other_cpu_s" in s.metrics]
+    return statistics.median(values) if values else None
+
+
 def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: list[Sample], *,
                   view: View | None = None, min_max: bool | None = None) -> Report:
     if a.id == b.id:
@@ -115,11 +124,19 @@ def runs_compared(a: RunInfo, samples_a: list[Sample], b: RunInfo, samples_b: li
     result = replace(result, diagnostics=[  # diagnostics and disturbed rounds name each run's own rounds
         replace(d, rounds=tuple(r % ROUND_OFFSET for r in d.rounds)) for d in result.diagnostics],
         disturbed={})
+    any_disturbed = False
     for run, samples in ((a, samples_a), (b, samples_b)):  # each run's own round numbers
         disturbed = diagnostics.disturbed_rounds([s for s in samples if not s.warmup])
         if disturbed:
+            any_disturbed = True
             notes.append(f"run {run.id}: host disturbed rounds {', '.join(map(str, sorted(disturbed)))} "
                          f"(rule: {result.disturbance_rule})")
+    load = [(run, _other_cpu(samples)) for run, samples in ((a, samples_a), (b, samples_b))]
+    if any_disturbed and all(value is not None for _, value in load):
+        shown = ", ".join(f"run {run.id} {value:.2f} s" for run, value in load)
+        notes.append(f"other processes' CPU beside a cell (median): {shown}: a change between runs taken at "
+                     "different times carries the machine's change too; variants of one run are paired by "
+                     "round, runs are not")
     environment = envdiff.rows(relabelled, lambda s: s.variant, [column(a), column(b)], mixed_differs=False)
     return Report(result, tuple(relabelled), tuple(environment), (a, b), tuple(notes))
 

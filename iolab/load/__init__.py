@@ -14,17 +14,19 @@
 
 The structure is probe parameters (iolab.engines.probe), kernel names
 (iolab.kernels), derived-metric expressions (iolab.cell.derived), job
-files and '@workload' references, and fio's option table
-(iolab.engines.fio_options). The machine is checked only for cells that
-run on it (a variant with a kernel runs in a VM: its CPUs are the VM's and
-its sysctls the guest kernel's). Every error is a SpecError whose message
+files and '@workload' references, fio's option table
+(iolab.engines.fio_options), and the metric names it gives (what its
+engines, collectors and derived metrics produce). The machine is checked
+only for cells that run on it (a variant with a kernel runs in a VM: its
+CPUs are the VM's and its sysctls the guest kernel's). Every error is a SpecError whose message
 names the field, as ``variant["direct"].fio`` or ``workload[1].probe``.
 
-    reader      load, parse (and in_file): TOML -> Experiment, pure
-    structure   the structure checks parse runs
-    here        check_here: the checks of this machine
-    files       the files an experiment names, read as text (job_text)
-    errors      messages naming the field (pydantic's errors, excerpts)
+    reader        load, parse (and in_file): TOML -> Experiment, pure
+    structure     the structure checks parse runs
+    metric_names  the metric names it gives, against what it can produce
+    here          check_here: the checks of this machine
+    files         the files an experiment names, read as text (job_text)
+    errors        messages naming the field (pydantic's errors, excerpts)
 
 This file only re-exports.
 """

@@ -11,8 +11,10 @@ A name nothing produces is refused, with the closest known name; a name
 only another engine, mode or direction produces is refused with the
 reason (a read metric of a job that only writes), since its row would have
 no value and, as a primary metric, would still count in the plan's family.
-A [report] name must be produced by some workload, a workload's own by
-that workload. Where fio's rw= or a probe's phases cannot be read, every
+A workload's own names must be produced by that workload; a [report]
+name, which applies to every workload without its own, by some workload,
+and by each it applies to whose engine could: a row that can never have a
+value still counts in the plan's primary family. Where fio's rw= or a probe's phases cannot be read, every
 direction or phase counts as produced: only the certain is refused.
 """
 
@@ -34,6 +36,7 @@ PROBE_ALL = {mode: probe.metric_names(mode) for mode in probe.METRICS}
 
 
 def check_metric_names(experiment: Experiment) -> None:
+    """SpecError naming the field of the first name the experiment cannot produce."""
     from iolab import collectors
 
     common = collectors.metric_names(experiment.collect.model_dump()) | set(CELL)
@@ -50,6 +53,10 @@ def check_metric_names(experiment: Experiment) -> None:
         for name in getattr(experiment.report, field) or []:
             if not _matches(name, anywhere):
                 raise SpecError(f"report.{field}: {_why_not(experiment, experiment.workload, name, anywhere)}")
+            for workload in (w for w in experiment.workload if not getattr(w, field)):  # its own replace them
+                if not _matches(name, produced[workload.name]) and (why := _engine_reason(experiment, workload, name)):
+                    raise SpecError(f"report.{field}: {why}: {name} has no value (a name of some workloads goes in "
+                                    f"their [[workload]] {field})")
         for workload in experiment.workload:
             for name in getattr(workload, field) or []:
                 if not _matches(name, produced[workload.name]):
