@@ -125,13 +125,13 @@ def test_run_info_has_no_stop_reason_by_default():
 
 
 def test_a_variant_that_always_fails_stops_the_run(tmp_path, monkeypatch):
-    """Failing alike in round 0 stops it there (iolab.run.early, tests/test_early.py);
-    failing each time otherwise, at the first look."""
+    """Failing alike in rounds 0-1 (one cell a round) stops it there (iolab.run.early,
+    tests/test_early.py); failing each time otherwise, at the first look."""
     store = Store(tmp_path / "fail.db")
     host = ScriptedHost({"base": 100.0, "patched": 1.0}, fail={"patched": "fio exit 1"})
     run_id = runner.run(auto(min_iterations=4), store, host=host)
-    assert store.run(run_id).stop_reason.startswith("variant 'patched' failed its cell of round 0, so")
-    assert len(host.seen) == 2
+    assert store.run(run_id).stop_reason.startswith("variant 'patched' failed its 2 cells of rounds 0-1 alike, so")
+    assert len(host.seen) == 4
     host = ScriptedHost({"base": 100.0, "patched": 1.0},
                         fail={"patched": lambda cell: f"fio exit 1: {cell.workload.name}"})
     one = auto(min_iterations=4)

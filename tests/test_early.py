@@ -1,6 +1,7 @@
 """A run stops after its first measured round when a variant failed every cell
-of it alike (iolab.run.early): the samples stay, the run is failed, the reason
-names the variant and the error."""
+of it alike (iolab.run.early; after the first two for a variant of one cell a
+round): the samples stay, the run is failed, the reason names the variant and
+the error."""
 
 import pytest
 
@@ -27,14 +28,14 @@ def test_a_variant_that_cannot_run_stops_the_run_after_the_first_round(tmp_path)
     run_id = runner.run(experiment(["ext4", "xfs"], 8, run={"iterations": 8, "seed": 5, "warmup": 1}), store,
                         host=host)
     run = store.run(run_id)
-    assert [c.round for c in host.seen] == [0, 0, 1, 1]  # the warm-up round, then the first measured one
-    assert run.status == "failed"
-    assert run.stop_reason == ("variant 'xfs' failed its cell of round 1, so the run stopped there "
+    assert [c.round for c in host.seen] == [0, 0, 1, 1, 2, 2]  # the warm-up round, then two measured ones:
+    assert run.status == "failed"                                   # one cell a round, two cells judged
+    assert run.stop_reason == ("variant 'xfs' failed its 2 cells of rounds 1-2 alike, so the run stopped there "
                                "(iolab resume runs the rest): "
                                "mount -t xfs failed (exit 32): mount: <cell dir>/mnt: wrong fs type")
     result = analysis.analyse(run, store.samples(run_id))
     assert cli._failure_status(as_report(result), "text") == 1
-    assert result.rows[0].figures["ext4"].n == 1  # the other variant's sample of the round is kept
+    assert result.rows[0].figures["ext4"].n == 2  # the other variant's samples of the rounds are kept
 
 
 def test_a_variant_whose_cells_of_every_workload_fail_alike_stops_it(tmp_path):
@@ -80,7 +81,8 @@ def test_an_adaptive_run_stops_at_the_first_round_too(tmp_path):
     host = ScriptedHost({"ext4": 100.0, "xfs": 1.0}, {"xfs": per_cell})
     run_id = runner.run(experiment(["ext4", "xfs"], "auto", run={"iterations": "auto", "seed": 5,
                                                                   "min_iterations": 4}), store, host=host)
-    assert len(host.seen) == 2 and "variant 'xfs' failed its cell of round 0," in store.run(run_id).stop_reason
+    assert len(host.seen) == 4 and "variant 'xfs' failed its 2 cells of rounds 0-1 alike," in \
+        store.run(run_id).stop_reason
 
 
 def test_resume_runs_the_rest_as_asked(tmp_path):
@@ -91,7 +93,7 @@ def test_resume_runs_the_rest_as_asked(tmp_path):
     assert store.run(run_id).status == "failed"
     host = ScriptedHost({"ext4": 100.0, "xfs": 1.0}, {"xfs": per_cell})
     runner.run(exp, store, host=host, resume=run_id)
-    assert len(host.seen) == 6 and len(store.samples(run_id)) == 8
+    assert len(host.seen) == 4 and len(store.samples(run_id)) == 8
     assert store.run(run_id).status == "complete"  # some cells succeeded: failed ones are in the notes
 
 
@@ -107,8 +109,8 @@ def test_a_run_resumed_within_its_first_round_still_stops_at_its_end(tmp_path):
     host = ScriptedHost({"ext4": 100.0, "xfs": 1.0}, {"xfs": per_cell})
     runner.run(exp, store, host=host, resume=stopped.value.run_id)
     samples = store.samples(stopped.value.run_id)
-    assert len(samples) == 2 and {s.round for s in samples} == {0}
-    assert "variant 'xfs' failed its cell of round 0" in store.run(stopped.value.run_id).stop_reason
+    assert len(samples) == 4 and {s.round for s in samples} == {0, 1}
+    assert "variant 'xfs' failed its 2 cells of rounds 0-1 alike" in store.run(stopped.value.run_id).stop_reason
 
 
 def _interrupt_after(run_cell, cells):

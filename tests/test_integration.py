@@ -90,7 +90,7 @@ def test_a_failed_mount_says_the_kernels_reason_once_for_its_cells(tmp_path):
     (xfs: Unknown parameter 'noatimee') comes with it, and the two cells'
     errors, which differ in their directories (and may in their loop
     devices), make one note. (Declared to fail, so that the run does not stop
-    after round 0: iolab.run.early.)"""
+    early: iolab.run.early.)"""
     exp = loop_experiment("xfs", variants=[{"name": "ok"}, {"name": "typo", "mount_options": "noatimee",
                                                             "fails": {"randread": "a typo"}}])
     store, run_id = run(tmp_path, exp)
@@ -103,9 +103,9 @@ def test_a_failed_mount_says_the_kernels_reason_once_for_its_cells(tmp_path):
     assert "mount: <cell dir>/mnt: wrong fs type" in failure.error and "/dev/loopN" in failure.error
 
 
-def test_a_mistyped_mount_option_stops_the_run_after_round_0(tmp_path):
+def test_a_mistyped_mount_option_stops_the_run_early(tmp_path):
     """As a user runs it: exit 1, the header names the variant and the
-    kernel's reason, one round measured of 6."""
+    kernel's reason, two rounds measured of 6 (one cell a round: two judged)."""
     exp_file = tmp_path / "typo.toml"
     exp_file.write_text(textwrap.dedent(f"""
         name = "typo"
@@ -126,8 +126,8 @@ def test_a_mistyped_mount_option_stops_the_run_after_round_0(tmp_path):
     done = iolab("run", "--quiet", str(exp_file), store=tmp_path / "store.db")
     assert done.returncode == 1, done.stderr
     header = " ".join(done.stdout.split("\n\n")[0].split())
-    assert "run 1 (failed): 1 of 6 rounds (2 of 12 cells)" in header
-    assert "failed: variant 'typo' failed its cell of round 0, so the run stopped there" in header
+    assert "run 1 (failed): 2 of 6 rounds (4 of 12 cells)" in header
+    assert "failed: variant 'typo' failed its 2 cells of rounds 0-1 alike, so the run stopped there" in header
     assert "mount: <cell dir>/mnt: wrong fs type" in header and "kernel: xfs: Unknown parameter 'noatimee'" in header
 
 

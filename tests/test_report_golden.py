@@ -39,7 +39,7 @@ def test_text_fits_a_mail(tmp_path, monkeypatch):
 
 
 def test_failed_variant_shows_failure_not_number(tmp_path, monkeypatch):
-    """A variant that fails its cell of round 0 stops the run there
+    """A variant that fails its cells of rounds 0-1 alike stops the run there
     (iolab.run.early): the header says why, the table shows it FAILED."""
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
                           fail={"broken": "fio exit 1: fio: first direct IO errored"})
@@ -271,7 +271,7 @@ def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
     error = "fio exit 1: fio: first direct IO errored"
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0}, fail={"base": error, "broken": error})
     assert result.run.status == "failed"
-    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}; stopped after round 0"
+    assert result.run.stop_reason == f"every cell failed; the first (cell 0): {error}; stopped after round 1"
     text = renderer("text")(result)
     assert "run 1 (failed)" in text and "\nfailed: every cell failed; the first (cell 0)" in text
     for fmt in ("text", "benchstat"):
@@ -283,7 +283,7 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
     from iolab import cli
     from iolab.analysis.model import as_report
 
-    error = "fio exit 1: fio: first direct IO errored"  # not in round 0, which would stop the run there
+    error = "fio exit 1: fio: first direct IO errored"  # not in round 0, so the run does not stop early
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "broken": 1.0},
                           fail={"broken": lambda cell: error if cell.round else None})
     assert result.run.status == "complete"

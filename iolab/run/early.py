@@ -6,7 +6,9 @@ table that can never compare them. When a variant's cells of the first
 measured round have all failed with one error (in general form,
 iolab.analysis.failures: the cells' own directories and loop devices aside),
 and the experiment does not say they will ([[variant]] fails), the run stops
-once that round is complete: its samples stay, the run is `failed`, and the
+once that round is complete. A variant with one cell a round (one
+workload) is judged over the first two measured rounds: one failed cell may
+be a passing accident (a guest that hung once), two alike are not. Then: its samples stay, the run is `failed`, and the
 reason names the variant and the error. A series is left alone (a step whose
 kernel does not build fails its cells, and the other steps are still
 wanted), and so are the cells a resumed run ran before: `iolab resume` runs
@@ -32,16 +34,22 @@ class CannotRun(Exception):
 
 
 class FirstRound:
-    """Watches the cells of the first measured round as they come."""
+    """Watches the cells of the first measured round (two, for a variant of one cell a round) as they come."""
 
     def __init__(self, experiment: Experiment, planned: list[plan.PlannedCell], done: set[int]):
-        self.round = experiment.run.warmup
         fails = {v.name: v.fails for v in experiment.variant}
-        first = [c for c in planned if c.round == self.round]
-        self._round = {c.seq for c in first}
+        judged = [c for c in planned if c.workload not in fails[c.variant]]
+        start = experiment.run.warmup
+        per_round: dict[str, int] = defaultdict(int)
+        for cell in judged:
+            per_round[cell.variant] += cell.round == start
+        rounds = 1 if min(per_round.values(), default=2) >= 2 else 2  # at least two cells of each variant
+        self.rounds = range(start, start + rounds)
+        self.round = self.rounds[-1]  # the run stops after it
+        self._round = {c.seq for c in planned if c.round in self.rounds}
         self._cells: dict[str, set[int]] = defaultdict(set)  # by variant: the cells judged
-        for cell in first:
-            if cell.workload not in fails[cell.variant]:
+        for cell in judged:
+            if cell.round in self.rounds:
                 self._cells[cell.variant].add(cell.seq)
         # a cell run before a resume decides nothing now: the user asked for the rest
         self._judged = {v for v, cells in self._cells.items() if not cells & done}
@@ -68,8 +76,8 @@ class FirstRound:
         errors = {general(s.error or "unknown error") for s in samples if s.status != "ok"}
         if len(errors) != 1 or any(s.status == "ok" for s in samples):
             return None
-        which = f"its {len(samples)} cells of round {self.round} alike" if len(samples) > 1 else \
-            f"its cell of round {self.round}"
+        where = f"round {self.rounds[0]}" if len(self.rounds) == 1 else f"rounds {self.rounds[0]}-{self.rounds[-1]}"
+        which = f"its {len(samples)} cells of {where} alike"
         return (f"variant {variant!r} failed {which}, so the run stopped there (iolab resume runs the rest): "
                 f"{errors.pop()}")
 
