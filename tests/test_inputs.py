@@ -87,5 +87,6 @@ def test_a_file_too_large_to_store_names_its_field(tmp_path, monkeypatch):
     (tmp_path / "w.fio").write_text(JOB)
     exp = experiment(workload=[{"name": "w", "job_file": "w.fio"}], base_dir=str(tmp_path))
     monkeypatch.setattr(inputs, "MAX_INPUT", 4)
-    with pytest.raises(spec.SpecError, match=r'workload\["w"\].job_file: .*w.fio is larger than'):
+    with pytest.raises(spec.SpecError, match=r'workload\["w"\].job_file: .*w.fio: the file to store with the run '
+                                             r'is larger than 4 bytes'):
         inputs.read(exp)

@@ -10,15 +10,22 @@ from iolab.spec import Experiment, SpecError, Workload
 MAX_FILE = 1 << 20  # bytes of an experiment (or job) file
 
 
-def read_text(path: Path, what: str) -> str:
-    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
+def read_bytes(path: Path, what: str, limit: int = MAX_FILE) -> bytes:
+    """A user's file: at most ``limit`` bytes (SpecError naming the file otherwise)."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE + 1)
+            data = handle.read(limit + 1)
     except OSError as error:
         raise SpecError(f"{path}: cannot read the {what}: {error.strerror}") from None
-    if len(data) > MAX_FILE:
-        raise SpecError(f"{path}: the {what} is larger than {MAX_FILE >> 10} KiB")
+    if len(data) > limit:
+        raise SpecError(f"{path}: the {what} is larger than "
+                        + (f"{limit >> 10} KiB" if limit >= 1024 else f"{limit} bytes"))
+    return data
+
+
+def read_text(path: Path, what: str) -> str:
+    """A user's file as text: at most MAX_FILE bytes of UTF-8 (SpecError otherwise)."""
+    data = read_bytes(path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

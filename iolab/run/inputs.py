@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from iolab.kernels import cache
+from iolab.load.files import read_bytes
 from iolab.spec import Build, Experiment, SpecError
 from iolab.store import Store
 
@@ -58,15 +59,10 @@ def read(experiment: Experiment) -> dict[str, bytes]:
     of one that cannot be read or is larger than MAX_INPUT)."""
     files = {}
     for name, where in names(experiment).items():
-        path = experiment.file(name)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_INPUT + 1)
-        except OSError as error:
-            raise SpecError(f"{where}: cannot read {path}: {error.strerror}") from None
-        if len(data) > MAX_INPUT:
-            raise SpecError(f"{where}: {path} is larger than {MAX_INPUT >> 20} MiB, too large to store with the run")
-        files[name] = data
+            files[name] = read_bytes(experiment.file(name), "file to store with the run", MAX_INPUT)
+        except SpecError as error:
+            raise SpecError(f"{where}: {error}") from None
     return files
 
 
