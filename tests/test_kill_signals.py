@@ -81,6 +81,9 @@ def child_running(process, name, at_least=1):
     """At least `at_least` processes below the run named `name`: mkfs, or
     fio's measured run (not the load's fio --parse-only) and its job processes."""
     def running():
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (exit {process.returncode}) before {name} was seen: "
+                                 f"{process.stderr.read()[-500:] if process.stderr else ''}")
         found = 0
         for pid in descendants(process.pid):
             try:
@@ -105,6 +108,10 @@ NOTHING = {"loops": set(), "mounts": [], "files": [], "processes": [], "knob": F
 
 
 def test_sigkill_during_mkfs_then_cleanup_reclaims_everything(lab):
+    # mkfs.ext4 on a loop device takes about 10 ms, too short a window to see
+    # reliably; -c (its badblocks read scan of the device, about 2 s for
+    # 256 MiB) keeps the real mkfs running long enough to be killed in.
+    lab["path"].write_text(lab["path"].read_text().replace('fs = "ext4"\n', 'fs = "ext4"\nmkfs_options = ["-c"]\n'))
     process = start(lab)
     wait_for(child_running(process, "mkfs"))
     process.kill()
