@@ -10,14 +10,19 @@ Per cell, the best figure at hand, and where it comes from:
    recent cells); a size-bound job or a probe workload has no time of its
    own until it ran once.
 
-Plus the kernels the variants need: cached, or built (the last build of
-that object tree took, iolab.kernels.build) or fetched. Nothing here is a
-constant: where nothing was measured the estimate says so.
+Plus, for variants that name kernels, their boots: as many as the plan's
+cell order makes (consecutive cells of one kernel share a boot, up to
+[vm] cells_per_boot), each the median time to boot of that kernel in the
+store's recent samples (env.vm.boot_s, same timing mode), else of the other
+kernels booted here. And the kernels the variants need: cached, or built
+(the last build of that object tree took, iolab.kernels.build) or fetched.
+Nothing here is a constant: where nothing was measured the estimate says so.
 """
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 
 from iolab import load, plan
@@ -27,6 +32,7 @@ from iolab.store import Store
 from iolab.units import format_duration
 
 RECENT_RUNS = 5  # runs of the store whose cells give the setup/teardown figure
+RECENT_BOOT_RUNS = 20  # runs of the store whose VM samples give the boot times
 
 
 @dataclass(frozen=True)
@@ -37,18 +43,30 @@ class WorkloadTime:
 
 
 @dataclass(frozen=True)
+class BootTime:
+    kernel: str  # as the VM records it (env.vm.kernel)
+    boots: int  # planned
+    boot_s: float | None  # one boot; None: none measured here
+    how: str
+
+
+@dataclass(frozen=True)
 class Estimate:
     cells: int
     workloads: list[WorkloadTime]
     total_s: float | None  # None when some workload's time is unknown
     at_least: bool  # some figure is a lower bound (VM boots or size-bound jobs left out)
     kernels: list[str] = field(default_factory=list)  # one line per variant with a kernel
+    boots: list[BootTime] = field(default_factory=list)  # counted in total_s where boot_s is known
 
     def lines(self) -> list[str]:
         out = []
         for w in self.workloads:
             figure = f"{format_duration(w.cell_s)} a cell" if w.cell_s is not None else "time unknown"
             out.append(f"  {w.workload}: {figure} ({w.how})")
+        for b in self.boots:
+            figure = f"{b.boot_s:.1f} s each" if b.boot_s is not None else "time unknown"
+            out.append(f"  boots of {b.kernel}: {b.boots}, {figure} ({b.how})")
         if self.total_s is not None:
             out.append(f"  all {self.cells} cells: {'at least ' if self.at_least else 'about '}"
                        f"{format_duration(self.total_s)}")
@@ -96,14 +114,17 @@ def _job_seconds(experiment: Experiment, name: str) -> tuple[float | None, bool]
     return longest, exact
 
 
-def _kernels(experiment: Experiment) -> list[str]:
+def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
+    """A line per variant with a kernel (cached, to build, to fetch), and each
+    such variant's kernel by the name its VM records (env.vm.kernel)."""
     from iolab.kernels import build, fetch
     from iolab.kernels.kernel_ref import for_variant
 
-    lines = []
+    lines, names = [], {}
     for variant in experiment.variant:
         if isinstance(variant.kernel, Build):
             resolved = build.plan(build.request_for(variant.kernel, experiment))
+            names[variant.name] = f"build-{resolved.key}"
             if build.cached(resolved) is not None:
                 lines.append(f"{variant.name}: cached ({resolved.source.label})")
                 continue
@@ -112,16 +133,70 @@ def _kernels(experiment: Experiment) -> list[str]:
             lines.append(f"{variant.name}: to build from {resolved.source.label} ({took})")
         elif variant.kernel is not None:
             ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
+            names[variant.name] = ref.name
             state = "cached" if ref.kind == "local" or fetch.cached(ref) else "to fetch"
             lines.append(f"{variant.name}: {state} ({variant.kernel})")
-    return lines
+    return lines, names
+
+
+def planned_boots(cells: list[plan.PlannedCell], kernel_of: dict[str, str], per_boot: int) -> Counter[str]:
+    """Boots per kernel of this cell order: consecutive cells of one kernel
+    share a boot, up to `per_boot` (as iolab.hosts.vm.VMHosts.batches)."""
+    boots: Counter[str] = Counter()
+    last, size = None, 0
+    for cell in cells:
+        kernel = kernel_of.get(cell.variant, cell.variant)
+        if kernel == last and size < per_boot:
+            size += 1
+            continue
+        boots[kernel] += 1
+        last, size = kernel, 1
+    return boots
+
+
+def _boot_times(store: Store, timing: str) -> dict[str, list[float]]:
+    """Seconds from QEMU's start to a ready guest, per kernel, of each boot in
+    the store's recent runs in this timing mode (one value a boot, however
+    many cells it ran)."""
+    found: dict[str, dict[tuple[object, ...], float]] = {}
+    for run in store.runs()[-RECENT_BOOT_RUNS:]:
+        for sample in store.samples(run.id, with_histograms=False):
+            vm = sample.env.get("vm")
+            if not isinstance(vm, dict) or vm.get("boot_s") is None or vm.get("timing", "wall") != timing:
+                continue
+            found.setdefault(str(vm.get("kernel")), {})[(run.id, vm.get("boot"), vm.get("boot_s"))] = vm["boot_s"]
+    return {kernel: list(boots.values()) for kernel, boots in found.items()}
+
+
+def _boots_word(count: int) -> str:
+    return f"{count} boot" + ("" if count == 1 else "s")
+
+
+def _boots(experiment: Experiment, store: Store | None, kernel_of: dict[str, str]) -> list[BootTime]:
+    cells = plan.plan(experiment, 0)
+    measured = _boot_times(store, experiment.vm.timing) if store else {}
+    others = [s for seconds in measured.values() for s in seconds]
+    out = []
+    for kernel, count in planned_boots(cells, kernel_of, experiment.vm.cells_per_boot).items():
+        if measured.get(kernel):
+            mine = measured[kernel]
+            out.append(BootTime(kernel, count, statistics.median(mine),
+                                f"the median of its {_boots_word(len(mine))} in the store"))
+        elif others:
+            out.append(BootTime(kernel, count, statistics.median(others),
+                                f"not booted here yet: the median of {_boots_word(len(others))} of other kernels"))
+        else:
+            out.append(BootTime(kernel, count, None, f"no {experiment.vm.timing}-mode boot measured here yet"))
+    return out
 
 
 def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
     history = _history(store, experiment) if store else {}
     overhead, counted = _overhead(store) if store else (None, 0)
-    in_vm = any(v.kernel is not None for v in experiment.variant)
+    kernels, kernel_of = _kernels(experiment)
+    # earlier runs of this experiment already share their boots over their cells
+    boots = _boots(experiment, store, kernel_of) if kernel_of and not history else []
     rows, total, at_least = [], 0.0, False
     for workload in experiment.workload:
         if workload.name in history:
@@ -140,10 +215,15 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         else:
             how += "; setup/teardown not measured here yet"
             at_least = True
-        if in_vm:
+        if kernel_of and history:
             how += "; VM boots not counted"
             at_least = True
         rows.append(WorkloadTime(workload.name, seconds, how))
         total += seconds * cells_per_workload
+    for boot in boots:
+        if boot.boot_s is None:
+            at_least = True
+        else:
+            total += boot.boots * boot.boot_s
     cells = cells_per_workload * len(experiment.workload)
-    return Estimate(cells, rows, None if total != total else total, at_least, _kernels(experiment))
+    return Estimate(cells, rows, None if total != total else total, at_least, kernels, boots)
