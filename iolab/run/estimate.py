@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from iolab import load, plan
+from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.spec import Build, Experiment
 from iolab.store import Store
@@ -92,12 +93,19 @@ def _history(store: Store, experiment: Experiment) -> dict[str, float]:
     return {w: statistics.median(v) for w, v in per.items()}
 
 
-def _overhead(store: Store) -> tuple[float | None, int]:
-    """Median setup + teardown of the store's recent cells, and how many."""
+def _timing_of(sample: Sample) -> str | None:
+    """Where a sample's cell ran: None on the host, else its VM's timing mode."""
+    vm = sample.env.get("vm")
+    return str(vm.get("timing", "wall")) if isinstance(vm, dict) else None
+
+
+def _overhead(store: Store, timing: str | None) -> tuple[float | None, int]:
+    """Median setup + teardown of the store's recent cells that ran where
+    this run's will (on the host, or in a VM in this timing mode), and how many."""
     found = []
     for run in store.runs()[-RECENT_RUNS:]:
         found += [(s.setup_s or 0) + (s.teardown_s or 0) for s in store.samples(run.id, with_histograms=False)
-                  if s.status == "ok" and s.setup_s is not None]
+                  if s.status == "ok" and s.setup_s is not None and _timing_of(s) == timing]
     return (statistics.median(found) if found else None), len(found)
 
 
@@ -162,7 +170,7 @@ def _boot_times(store: Store, timing: str) -> dict[str, list[float]]:
     for run in store.runs()[-RECENT_BOOT_RUNS:]:
         for sample in store.samples(run.id, with_histograms=False):
             vm = sample.env.get("vm")
-            if not isinstance(vm, dict) or vm.get("boot_s") is None or vm.get("timing", "wall") != timing:
+            if not isinstance(vm, dict) or vm.get("boot_s") is None or _timing_of(sample) != timing:
                 continue
             found.setdefault(str(vm.get("kernel")), {})[(run.id, vm.get("boot"), vm.get("boot_s"))] = vm["boot_s"]
     return {kernel: list(boots.values()) for kernel, boots in found.items()}
@@ -190,11 +198,16 @@ def _boots(experiment: Experiment, store: Store | None, kernel_of: dict[str, str
     return out
 
 
+def _cells_of(timing: str | None) -> str:
+    return "host cells" if timing is None else f"{timing}-mode VM cells"
+
+
 def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
     history = _history(store, experiment) if store else {}
-    overhead, counted = _overhead(store) if store else (None, 0)
     kernels, kernel_of = _kernels(experiment)
+    where = experiment.vm.timing if kernel_of else None
+    overhead, counted = _overhead(store, where) if store else (None, 0)
     # earlier runs of this experiment already share their boots over their cells
     boots = _boots(experiment, store, kernel_of) if kernel_of and not history else []
     rows, total, at_least = [], 0.0, False
@@ -211,9 +224,9 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         how = "the job's runtime" if exact else "the job's runtime cap"
         if overhead is not None:
             seconds += overhead
-            how += f" + setup/teardown {overhead:.1f} s, the median of {counted} cells in the store"
+            how += f" + setup/teardown {overhead:.1f} s, the median of {counted} {_cells_of(where)} in the store"
         else:
-            how += "; setup/teardown not measured here yet"
+            how += f"; setup/teardown of {_cells_of(where)} not measured here yet"
             at_least = True
         if kernel_of and history:
             how += "; VM boots not counted"
