@@ -75,3 +75,11 @@ def test_earlier_runs_of_the_experiment_hold_their_boots_already(tmp_path):
     store.end_run(run_id, "complete")
     result = estimate.estimate(exp, store)
     assert result.boots == [] and result.workloads[0].how == "earlier runs of this experiment"
+
+
+def test_setup_and_teardown_come_from_cells_that_ran_alike(tmp_path):
+    store = store_with_boots(tmp_path, [("k", 1, 3.0, 3)])  # VM cells only
+    vm = estimate.estimate(vm_experiment(tmp_path), store)
+    assert "setup/teardown 0.5 s, the median of 3 wall-mode VM cells in the store" in vm.workloads[0].how
+    host = estimate.estimate(experiment(workload=[{"name": "r", "job": JOB}]), store)
+    assert "setup/teardown of host cells not measured here yet" in host.workloads[0].how and host.at_least
