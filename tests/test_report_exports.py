@@ -93,6 +93,25 @@ def test_history_text(two_runs):
     assert max(len(line) for line in text.splitlines()) <= 72
 
 
+def test_history_marks_a_run_whose_setup_changed(two_runs):
+    store, first, second = two_runs
+    levels = {"base": 100.0, "patched": 120.0}
+    changed = experiment(list(levels), target={"size": "2GiB"})
+    third = runner.run(changed, store, host=OtherKernel(levels, seed=4))
+    found = history.history(store, "read_bw")
+    assert found.changes == {third: ["[target]", "kernel 6.18.0-test -> 6.19.0-test"]}
+    text = HISTORY["text"](found)
+    assert f"run {third}" in text and "6.19.0-test  <- changed: [target], kernel" in text
+    assert f"run {third}'s setup differs from the run before: [target]; kernel 6.18.0-test -> 6.19.0-test" \
+        in " ".join(text.split())
+    document = __import__("json").loads(HISTORY["json"](found))
+    assert [r["setup_changes"] for r in document["runs"]] == [[], [], found.changes[third]]
+    # the runs before it are alike: no mark
+    assert history.history(store, "read_bw", last=2).changes == {third: found.changes[third]}
+    assert "changed" not in HISTORY["text"](history.history(store, "read_bw", last=3)).split("notes:")[0] \
+        .split(f"run {third}")[0]
+
+
 def test_history_suggests_metric_names(two_runs):
     store, _, _ = two_runs
     with pytest.raises(StoreError, match="has the metric 'read_b'; did you mean read_bw") as refused:

@@ -6,19 +6,28 @@ spread and 95% CI, computed as a run's own report computes them (the view's
 summary; a percentile from the merged histogram of the run's rounds). Runs
 of one timing mode only (the latest run's, or the one asked for): the others
 are left out with a note.
+
+Where a run's setup differs from the run before it (a table of the
+experiment, a file it names, or a checked key of the samples' environment:
+kernel, fio, CPUs...), the history marks that run and says what changed: a
+step in a trend there may be the setup's, not the code's.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from iolab import stats
 from iolab.analysis import metrics
 from iolab.analysis.metrics import Metric
 from iolab.analysis.table import figure, merged_center
+from iolab.cell.environment import CHECKED, lookup
 from iolab.spec import Experiment
 from iolab.store import RunInfo, Sample, Store, StoreError
 
@@ -50,6 +59,11 @@ class History:
     runs: list[RunInfo]
     series: list[Series]
     notes: list[str]
+    changes: dict[int, list[str]] = field(default_factory=dict)  # run id -> what changed since the run before
+
+
+# Tables of an experiment that change what is measured (not how often or how it is reported).
+SETUP_TABLES = ("target", "cell", "collect", "vm", "kernel", "series", "fio", "derived")
 
 
 def sparkline(values: list[float]) -> str:
@@ -112,6 +126,45 @@ def _of_timing(runs: list[RunInfo], timing: str | None) -> tuple[str, list[RunIn
     return timing, kept, notes
 
 
+def _by_name(items: list[dict[str, Any]]) -> dict[str, str]:
+    return {str(item.get("name")): json.dumps(item, sort_keys=True) for item in items}
+
+
+def setup_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The parts of an experiment (model dumps) that differ: a setup table,
+    a variant or a workload by name, a file it names (``files``: name ->
+    sha256, of each side)."""
+    changed = [f"[{table}]" for table in SETUP_TABLES
+               if json.dumps(before.get(table), sort_keys=True) != json.dumps(after.get(table), sort_keys=True)]
+    for kind in ("variant", "workload"):
+        old, new = _by_name(before.get(kind, [])), _by_name(after.get(kind, []))
+        changed += [f"{kind} {name}" + (" added" if name not in old else "")
+                    for name in new if old.get(name) != new[name]]
+        changed += [f"{kind} {name} removed" for name in old if name not in new]
+    old_files, new_files = before.get("files", {}), after.get("files", {})
+    changed += [f"file {name}" for name in sorted(set(old_files) & set(new_files)) if old_files[name] != new_files[name]]
+    return changed
+
+
+def env_changes(before: list[Sample], after: list[Sample]) -> list[str]:
+    """Checked environment keys whose values (over the ok samples) differ
+    between two runs: "kernel 6.18.0 -> 6.19.0"."""
+    changed = []
+    for key in CHECKED:
+        values = [sorted({json.dumps(lookup(s.env, key)) for s in group if s.status == "ok"})
+                  for group in (before, after)]
+        if values[0] and values[1] and values[0] != values[1]:
+            old, new = (", ".join(v.strip('"') for v in side) for side in values)
+            changed.append(f"{key} {old} -> {new}")
+    return changed
+
+
+def _setup(store: Store, run: RunInfo) -> dict[str, Any]:
+    dump: dict[str, Any] = json.loads(run.experiment_json)
+    dump["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in store.run_files(run.id).items()}
+    return dump
+
+
 def history(store: Store, metric_name: str, *, experiment: str | None = None, last: int | None = None,
             view: stats.View = "median", timing: str | None = None) -> History:
     if view not in stats.VIEWS:
@@ -124,9 +177,18 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
     metric_name = metrics.named(metric_name)  # "rd BW MiB/s", as the table labels it, is read_bw
     metric = metrics.lookup(metric_name, timing)
     seen_metrics: set[str] = set()
+    changes: dict[int, list[str]] = {}
+    previous: tuple[dict[str, Any], list[Sample]] | None = None
     for run in runs:
         groups: dict[tuple[str, str], list[Sample]] = defaultdict(list)
-        for sample in store.samples(run.id):
+        samples = store.samples(run.id)
+        setup = _setup(store, run)
+        if previous is not None:
+            changed = setup_changes(previous[0], setup) + env_changes(previous[1], samples)
+            if changed:
+                changes[run.id] = changed
+        previous = setup, samples
+        for sample in samples:
             if sample.status == "ok" and not sample.warmup:
                 groups[(sample.workload, sample.variant)].append(sample)
                 seen_metrics.update(sample.metrics)
@@ -150,4 +212,5 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
     missing = [r.id for i, r in enumerate(runs) if all(math.isnan(s.points[i].center) for s in series)]
     if missing:
         notes.append(f"runs without this metric: {', '.join(map(str, missing))}")
-    return History(name, metric, view, runs, series, notes)
+    notes += [f"run {run}'s setup differs from the run before: {'; '.join(what)}" for run, what in changes.items()]
+    return History(name, metric, view, runs, series, notes, changes)

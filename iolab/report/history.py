@@ -43,8 +43,16 @@ def _workload_lines(found: History, workload: str) -> list[str]:
     rows = [["", *[s.variant for s in series], "kernel"]]
     rows.append(["trend", *[sparkline([p.center for p in s.points]) for s in series], ""])
     for i, run in enumerate(found.runs):
-        rows.append([f"run {run.id}", *[_cell(s.points[i]) for s in series], str(run.host.get("kernel", "?"))])
+        changed = found.changes.get(run.id)
+        kernel = str(run.host.get("kernel", "?")) + (f"  <- changed: {_short(changed)}" if changed else "")
+        rows.append([f"run {run.id}", *[_cell(s.points[i]) for s in series], kernel])
     return [workload, *(f"  {line}" for line in _aligned_left_kernel(rows))]
+
+
+def _short(changed: list[str]) -> str:
+    """What changed, without the values (the notes give them): "[target], kernel"."""
+    return ", ".join(item.split(" ")[0] if not item.startswith(("variant ", "workload ", "file ")) else item
+                     for item in changed)
 
 
 def _aligned_left_kernel(rows: list[list[str]]) -> list[str]:
@@ -77,7 +85,8 @@ def document(found: History) -> dict[str, Any]:
         "higher_is_better": found.metric.higher_is_better,
         "view": found.view,
         "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": r.host.get("kernel"),
-                  "hostname": r.host.get("hostname")} for r in found.runs],
+                  "hostname": r.host.get("hostname"), "setup_changes": found.changes.get(r.id, [])}
+                 for r in found.runs],
         "series": [{"workload": s.workload, "variant": s.variant,
                     "points": [{"run": p.run, "n": p.n, "center": json_number(p.center), "ci": [json_number(p.low), json_number(p.high)],
                                 "rel_spread": json_number(p.rel_spread)} for p in s.points]} for s in found.series],
@@ -97,7 +106,8 @@ def render_html(found: History) -> str:
         series = {s.variant: [(p.run, p.center, p.low, p.high) for p in s.points]
                   for s in found.series if s.workload == workload}
         parts += [f"<h2>{escape(workload)}</h2>",
-                  plots.history_figure(series, f"{workload}: {found.metric.label}", found.metric.unit),
+                  plots.history_figure(series, f"{workload}: {found.metric.label}", found.metric.unit,
+                                       frozenset(found.changes)),
                   "<pre>" + escape("\n".join(_workload_lines(found, workload))) + "</pre>"]
     if found.notes:
         parts += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{escape(n)}</li>" for n in found.notes) + "</ul>"]

@@ -223,10 +223,17 @@ def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]], xlabel: str = 
     return to_svg(figure)
 
 
-def history_figure(series: dict[str, list[tuple[int, float, float, float]]], title: str, unit: str) -> str:
-    """Per series (a variant of a workload): (run id, center, low, high) across runs."""
+def history_figure(series: dict[str, list[tuple[int, float, float, float]]], title: str, unit: str,
+                   changed: frozenset[int] = frozenset()) -> str:
+    """Per series (a variant of a workload): (run id, center, low, high) across
+    runs; a dashed line before each run in `changed` (its setup differs from
+    the run before)."""
     figure = _figure(7, 3)
     ax = figure.subplots()
+    runs = next(iter(series.values()), [])
+    for x, point in enumerate(runs):
+        if point[0] in changed:
+            ax.axvline(x - 0.5, color="grey", linestyle="--", linewidth=0.8)
     for i, (name, points) in enumerate(series.items()):
         xs = list(range(len(points)))
         centers = [p[1] for p in points]
@@ -234,7 +241,6 @@ def history_figure(series: dict[str, list[tuple[int, float, float, float]]], tit
         high = [p[3] - c if math.isfinite(p[3]) else 0 for c, p in zip(centers, points)]
         ax.errorbar(xs, centers, yerr=[low, high], marker="o", markersize=3, capsize=2,
                     color=COLORS[i % len(COLORS)], label=name, linewidth=1)
-    runs = next(iter(series.values()), [])
     ax.set_xticks(range(len(runs)), [str(p[0]) for p in runs])
     ax.set_xlabel("run")
     ax.set_ylabel(unit)
