@@ -297,7 +297,7 @@ def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch)
         baseline_report(store, "main", exact)
     found = history.history(store, "read_bw", experiment="exact")
     assert [r.id for r in found.runs] == [exact] and found.metric.unit == "MiB/Ginsn"
-    assert "runs 1 left out" in found.notes[0]
+    assert "run 1 left out" in found.notes[0]
     assert [r.id for r in history.history(store, "read_bw", experiment="exact", timing="wall").runs] == [wall]
     _, again = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 110.0}, store=store)
     both = compare_report(store, exact, again)

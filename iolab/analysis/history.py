@@ -122,7 +122,9 @@ def _of_timing(runs: list[RunInfo], timing: str | None) -> tuple[str, list[RunIn
         raise StoreError(f"no {timing}-mode runs of this experiment (its runs: "
                          f"{', '.join(f'{i} {m}' for i, m in modes.items())})")
     left = [str(r.id) for r in runs if modes[r.id] != timing]
-    notes = [f"runs {', '.join(left)} left out: not {timing}-mode runs (--timing chooses)"] if left else []
+    which = (f"runs {', '.join(left)} left out: not {timing}-mode runs" if len(left) > 1
+             else f"run {''.join(left)} left out: not a {timing}-mode run")
+    notes = [f"{which} (--timing chooses)"] if left else []
     return timing, kept, notes
 
 

@@ -31,10 +31,11 @@ def _cell(point: Point) -> str:
 
 def header(found: History) -> list[str]:
     first, last = found.runs[0], found.runs[-1]
+    runs = (f"{len(found.runs)} runs ({first.id}..{last.id}, {_when(first.started)} to {_when(last.started)})"
+            if len(found.runs) > 1 else f"1 run ({first.id}, {_when(first.started)})")
     return [
         f"iolab history: {found.metric.label} ({found.metric.name}) of {found.experiment}",
-        f"{len(found.runs)} runs ({first.id}..{last.id}, {_when(first.started)} to {_when(last.started)}); "
-        f"{VIEW_TEXT[found.view]}",
+        f"{runs}; {VIEW_TEXT[found.view]}",
     ]
 
 
