@@ -7,8 +7,9 @@ Per cell, the best figure at hand, and where it comes from:
 2. else the workload's own time (fio's runtime with time_based, a runtime
    cap, read from the job: iolab.engines.fio_jobs) plus the setup and
    teardown of cells measured on this machine (the median over the store's
-   recent cells); a size-bound job or a probe workload has no time of its
-   own until it ran once.
+   recent cells that ran alike: on the host, or in a VM in the same timing
+   mode); a size-bound job or a probe workload has no time of its own
+   until it ran once.
 
 Plus, for variants that name kernels, their boots: as many as the plan's
 cell order makes (consecutive cells of one kernel share a boot, up to
@@ -99,13 +100,24 @@ def _timing_of(sample: Sample) -> str | None:
     return str(vm.get("timing", "wall")) if isinstance(vm, dict) else None
 
 
-def _overhead(store: Store, timing: str | None) -> tuple[float | None, int]:
-    """Median setup + teardown of the store's recent cells that ran where
-    this run's will (on the host, or in a VM in this timing mode), and how many."""
+def _recent_cells(store: Store, timing: str | None) -> list[list[Sample]]:
+    """The ok cells of the store's recent runs (RECENT_BOOT_RUNS) that ran
+    where this run's will: on the host (None), or in a VM in this timing
+    mode; a list per run that has such cells, the latest last."""
     found = []
-    for run in store.runs()[-RECENT_RUNS:]:
-        found += [(s.setup_s or 0) + (s.teardown_s or 0) for s in store.samples(run.id, with_histograms=False)
-                  if s.status == "ok" and s.setup_s is not None and _timing_of(s) == timing]
+    for run in store.runs()[-RECENT_BOOT_RUNS:]:
+        cells = [s for s in store.samples(run.id, with_histograms=False)
+                 if s.status == "ok" and _timing_of(s) == timing]
+        if cells:
+            found.append(cells)
+    return found
+
+
+def _overhead(recent: list[list[Sample]]) -> tuple[float | None, int]:
+    """Median setup + teardown of the cells of the latest RECENT_RUNS of
+    those runs, and how many."""
+    found = [(s.setup_s or 0) + (s.teardown_s or 0) for cells in recent[-RECENT_RUNS:] for s in cells
+             if s.setup_s is not None]
     return (statistics.median(found) if found else None), len(found)
 
 
@@ -162,17 +174,15 @@ def planned_boots(cells: list[plan.PlannedCell], kernel_of: dict[str, str], per_
     return boots
 
 
-def _boot_times(store: Store, timing: str) -> dict[str, list[float]]:
-    """Seconds from QEMU's start to a ready guest, per kernel, of each boot in
-    the store's recent runs in this timing mode (one value a boot, however
-    many cells it ran)."""
+def _boot_times(recent: list[list[Sample]]) -> dict[str, list[float]]:
+    """Seconds from QEMU's start to a ready guest, per kernel, of each boot of
+    these VM cells (one value a boot, however many cells it ran)."""
     found: dict[str, dict[tuple[object, ...], float]] = {}
-    for run in store.runs()[-RECENT_BOOT_RUNS:]:
-        for sample in store.samples(run.id, with_histograms=False):
-            vm = sample.env.get("vm")
-            if not isinstance(vm, dict) or vm.get("boot_s") is None or _timing_of(sample) != timing:
-                continue
-            found.setdefault(str(vm.get("kernel")), {})[(run.id, vm.get("boot"), vm.get("boot_s"))] = vm["boot_s"]
+    for run, cells in enumerate(recent):
+        for sample in cells:
+            vm = sample.env["vm"]
+            if vm.get("boot_s") is not None:
+                found.setdefault(str(vm.get("kernel")), {})[(run, vm.get("boot"), vm["boot_s"])] = vm["boot_s"]
     return {kernel: list(boots.values()) for kernel, boots in found.items()}
 
 
@@ -180,9 +190,9 @@ def _boots_word(count: int) -> str:
     return f"{count} boot" + ("" if count == 1 else "s")
 
 
-def _boots(experiment: Experiment, store: Store | None, kernel_of: dict[str, str]) -> list[BootTime]:
+def _boots(experiment: Experiment, recent: list[list[Sample]], kernel_of: dict[str, str]) -> list[BootTime]:
     cells = plan.plan(experiment, 0)
-    measured = _boot_times(store, experiment.vm.timing) if store else {}
+    measured = _boot_times(recent)
     others = [s for seconds in measured.values() for s in seconds]
     out = []
     for kernel, count in planned_boots(cells, kernel_of, experiment.vm.cells_per_boot).items():
@@ -207,9 +217,10 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     history = _history(store, experiment) if store else {}
     kernels, kernel_of = _kernels(experiment)
     where = experiment.vm.timing if kernel_of else None
-    overhead, counted = _overhead(store, where) if store else (None, 0)
+    recent = _recent_cells(store, where) if store else []
+    overhead, counted = _overhead(recent)
     # earlier runs of this experiment already share their boots over their cells
-    boots = _boots(experiment, store, kernel_of) if kernel_of and not history else []
+    boots = _boots(experiment, recent, kernel_of) if kernel_of and not history else []
     rows, total, at_least = [], 0.0, False
     for workload in experiment.workload:
         if workload.name in history:
