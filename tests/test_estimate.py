@@ -83,3 +83,16 @@ def test_setup_and_teardown_come_from_cells_that_ran_alike(tmp_path):
     assert "setup/teardown 0.5 s, the median of 3 wall-mode VM cells in the store" in vm.workloads[0].how
     host = estimate.estimate(experiment(workload=[{"name": "r", "job": JOB}]), store)
     assert "setup/teardown of host cells not measured here yet" in host.workloads[0].how and host.at_least
+
+
+def test_vm_cells_are_found_behind_later_host_runs(tmp_path):
+    store = store_with_boots(tmp_path, [("k", 1, 3.0, 2)])
+    for _ in range(estimate.RECENT_RUNS + 1):  # more host runs since than the setup figure reads
+        run_id = store.begin_run(name="host", experiment_path=None, experiment_json="{}", seed=1, planned_cells=1,
+                                 host={})
+        store.add_sample(run_id, Sample(seq=0, round=0, iteration=0, warmup=False, variant="v", workload="w",
+                                        status="ok", started=1.0, setup_s=0.1, run_s=2.0, teardown_s=0.1))
+        store.end_run(run_id, "complete")
+    result = estimate.estimate(vm_experiment(tmp_path), store)
+    assert "setup/teardown 0.5 s, the median of 2 wall-mode VM cells" in result.workloads[0].how
+    assert [b.boot_s for b in result.boots] == [3.0, 3.0]  # k's boot stands for both kernels never booted
