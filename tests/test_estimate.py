@@ -55,8 +55,9 @@ def test_each_kernels_boots_at_its_own_median_else_the_others(tmp_path):
     b = str(tmp_path / "b.img")
     assert f"boots of {b}: 2, 4.5 s each (not booted here yet: the median of 4 boots of other kernels)" in lines
     # 8 cells of 2 s runtime + 0.5 s setup/teardown, 2 x 3.0 s and 2 x 4.5 s of boots
-    assert result.total_s == 8 * 2.5 + 2 * 3.0 + 2 * 4.5 and not result.at_least
-    assert "all 8 cells: about 35s" in lines
+    assert result.total_s == 8 * 2.5 + 2 * 3.0 + 2 * 4.5
+    # a VM cell's fio takes longer than its runtime (start-up, layout under emulation): a lower bound
+    assert result.at_least and "all 8 cells: at least 35s" in lines
 
 
 def test_boots_never_measured_make_the_total_a_lower_bound(tmp_path):

@@ -239,8 +239,9 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         else:
             how += f"; setup/teardown of {_cells_of(where)} not measured here yet"
             at_least = True
-        if kernel_of and history:
-            how += "; VM boots not counted"
+        if kernel_of:
+            # under emulation fio's start and its file layout take seconds of their own
+            how += "; VM boots not counted" if history else "; fio's start-up in the VM not counted"
             at_least = True
         rows.append(WorkloadTime(workload.name, seconds, how))
         total += seconds * cells_per_workload
