@@ -91,7 +91,8 @@ def methods(calibration: Calibration) -> list[str]:
             f"A/A FP: share of {rate.subsets} subsets of {rate.k} of the {n} rounds in which "
             f"{calibration.copy} against {calibration.baseline} on those rounds has "
             f"p<{calibration.alpha:g}; (null): the share expected with no difference at "
-            f"{rate.k} {per}."
+            f"{rate.k} {per}. The subsets share rounds, so one unusual round counts in many of them: "
+            f"a coarse figure at {n} rounds, not a measured false-alarm rate."
         )
     return lines
 
