@@ -185,11 +185,12 @@ def _judge_paths(option: str, value: str, raw_device: bool) -> str | None:
     return None
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
+def did_you_mean(name: str, known: Iterable[str], *, quoted: bool = False) -> str:
     """"; did you mean X?" for the closest of ``known`` (difflib), else "":
-    the hint of a misspelt name (a fio option, a metric)."""
+    the hint of a misspelt name (a fio option, a metric; ``quoted``: a file
+    name, shown as 'X')."""
     close = difflib.get_close_matches(name, sorted(known), n=1)
-    return f"; did you mean {close[0]}?" if close else ""
+    return f"; did you mean {close[0]!r}?" if close and quoted else f"; did you mean {close[0]}?" if close else ""
 
 
 def judge(option: str, value: str, raw_device: bool = False) -> tuple[str, str | None] | None:

@@ -7,7 +7,6 @@ VM's and its sysctls the guest kernel's)."""
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -16,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 
 from iolab import process
+from iolab.engines.fio_options import did_you_mean
 from iolab.load.errors import excerpt
 from iolab.load.structure import fio_pairs
 from iolab.spec import CellSettings, Experiment, SpecError
@@ -111,8 +111,7 @@ def _closest(path: str) -> str:
         names = os.listdir(parent)
     except OSError:
         return ""
-    near = difflib.get_close_matches(missing, names, n=1)
-    return f": {parent} has no {missing!r}" + (f"; did you mean {near[0]!r}?" if near else "")
+    return f": {parent} has no {missing!r}" + did_you_mean(missing, names, quoted=True)
 
 
 def _loadable_scheduler(path: str, name: str, modules: str | None = None) -> bool:
