@@ -97,7 +97,8 @@ def header(analysis: Analysis) -> list[str]:
     ]
     lines += _same_variants(experiment)
     if run.stop_reason:
-        stopped = "failed" if run.status == "failed" else f"stopped after {primary.rounds_done} rounds"
+        rounds = f"{primary.rounds_done} round" + ("" if primary.rounds_done == 1 else "s")
+        stopped = "failed" if run.status == "failed" else f"stopped after {rounds}"
         lines.append(f"{stopped}: {run.stop_reason}")
     if analysis.original is not None:
         stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
