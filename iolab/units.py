@@ -64,3 +64,8 @@ def percent(value: float, signed: bool = True) -> str:
     if not math.isfinite(value):
         return "-"
     return f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 patch``, ``3 patches``, ``1 vCPU``: a count with its noun in the number it takes."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

@@ -15,7 +15,7 @@ import pytest
 from iolab import analysis, load
 from iolab.cell.sample import Sample
 from iolab.hosts import CellByCell
-from iolab.run import runner
+from iolab.run import dryrun, runner
 from iolab.spec import SpecError
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
@@ -92,6 +92,13 @@ def test_steps_are_variants_with_the_patches_added(tmp_path):
     assert all(v.kernel.reverse == ["one.patch"] and v.kernel.source == "linux.tar.gz" for v in experiment.variant)
     again = type(experiment).model_validate_json(experiment.model_dump_json())
     assert again == experiment  # a stored experiment keeps its steps
+
+
+def test_the_dry_run_counts_a_series_patches_in_words(tmp_path):
+    one = load.parse(series_raw(tmp_path, series={"patches": PATCHES[:1]}), base_dir=str(tmp_path))
+    assert any(line.startswith("series of 1 patch:") for line in dryrun.lines(one, 7, None))
+    three = load.parse(series_raw(tmp_path), base_dir=str(tmp_path))
+    assert any(line.startswith("series of 3 patches:") for line in dryrun.lines(three, 7, None))
 
 
 @pytest.mark.parametrize("change, words", [

@@ -256,8 +256,9 @@ def test_samples_travel_as_one_line_each(tmp_path):
 class ScriptedVMHosts:
     """Looks like VMHosts to the runner: batches, run_batch, describe."""
 
-    def __init__(self):
+    def __init__(self, cpus=2):
         self.batches_seen = []
+        self.cpus = cpus
 
     def __enter__(self):
         return self
@@ -266,7 +267,7 @@ class ScriptedVMHosts:
         return None
 
     def describe(self):
-        return {**FIXED_HOST, "vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": 2, "memory_mib": 1024,
+        return {**FIXED_HOST, "vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": self.cpus, "memory_mib": 1024,
                        "cells_per_boot": 2, "kernels": {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}}}
 
     def batches(self, cells):
@@ -297,3 +298,11 @@ def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
     check_golden("vm-tcg.txt", text)
     assert "emulated (TCG): numbers comparable only with each other" in text
     assert json.loads(renderer("json")(result))["run"]["host"]["vm"]["machine"] == "microvm"
+
+
+def test_one_vcpu_is_one_vcpu(tmp_path):
+    exp = experiment(run={"iterations": 2, "order": "alternate", "seed": 1}, report={"metrics": ["read_bw"]})
+    store = Store(tmp_path / "vm.db")
+    run_id = runner.run(exp, store, host=ScriptedVMHosts(cpus=1))
+    text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
+    assert "microvm, 1 vCPU, 1024 MiB" in text.replace("\n  ", " ")

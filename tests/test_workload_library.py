@@ -89,6 +89,7 @@ def test_the_written_experiment_loads_as_a_series(tmp_path):
     assert {w.name for w in experiment.workload} == {"f2fs direct_read", "f2fs direct_write", "ext4 write_u1k",
                                                      "ext4 pwrite_u1k"}
     assert len(experiment.variant) == 3
+    assert "(and 1 more patch)" in experiment.name
 
 
 def _post_image(patch: Path) -> str:

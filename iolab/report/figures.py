@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Iterable
 
-from iolab.analysis import Figure
-from iolab.stats import Comparison, View
+from iolab.analysis import Analysis, Figure
+from iolab.stats import Comparison, View, median_ci_min_n
 from iolab.units import percent
 
 
@@ -29,6 +30,21 @@ def json_number(value: float) -> float | None:
 
 
 VIEW_TEXT = {"median": "median ±rel. spread", "mean": "mean ±stddev", "hmean": "harmonic mean ±rel. stddev"}
+
+
+def view_text(view: View, spreads: Iterable[float]) -> str:
+    """What the figures are, as the header says it; a median none of whose
+    figures shows a spread (``spreads``: the figures' rel_spread) says why."""
+    if view == "median" and not any(math.isfinite(s) for s in spreads):
+        return f"median (no ±: the CI of a median needs {median_ci_min_n()} samples)"
+    return VIEW_TEXT[view]
+
+
+def table_view_text(analysis: Analysis) -> str:
+    """The view of a report's table (with a recheck's beside it)."""
+    shown = [a for a in (analysis, analysis.original) if a is not None]
+    return view_text(analysis.view, (f.rel_spread for a in shown for row in a.rows
+                                     for f in row.figures.values() if f.n))
 
 
 def number(value: float) -> str:

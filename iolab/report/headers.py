@@ -11,10 +11,10 @@ from typing import Any
 from iolab.analysis import Analysis
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis.model import Report
-from iolab.report.figures import VIEW_TEXT
+from iolab.report.figures import table_view_text
 from iolab.spec import Experiment, Variant
 from iolab.store import RunInfo
-from iolab.units import format_size
+from iolab.units import counted, format_size
 
 
 def _rounds_text(analysis: Analysis) -> str:
@@ -93,7 +93,7 @@ def header(analysis: Analysis) -> list[str]:
         *_vm_notes(host.get("vm")),
         *timing_lines(experiment),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
-        f"{VIEW_TEXT[analysis.view]}",
+        f"{table_view_text(analysis)}",
     ]
     lines += _same_variants(experiment)
     if run.stop_reason:
@@ -143,7 +143,7 @@ def report_header(report: Report) -> list[str]:
         _run_line("A", a, report),
         _run_line("B", b, report),
         *timing_lines(analysis.experiment),
-        f"each variant's values in run A against run B, unpaired; {VIEW_TEXT[analysis.view]}",
+        f"each variant's values in run A against run B, unpaired; {table_view_text(analysis)}",
     ]
 
 
@@ -162,7 +162,7 @@ def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> s
     which = f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
     if series:  # its steps' kernels are built as they are first run
         which = "a kernel per step (below)"
-    return (f"{which}; VM: {vm.get('machine')}, {vm.get('cpus')} vCPUs, "
+    return (f"{which}; VM: {vm.get('machine')}, {counted(vm.get('cpus'), 'vCPU')}, "
             f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
 
 

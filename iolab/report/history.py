@@ -11,7 +11,7 @@ from typing import Any
 
 from iolab.analysis.history import History, Point, sparkline
 from iolab.report import plots
-from iolab.report.figures import VIEW_TEXT, json_number, number, wrapped
+from iolab.report.figures import json_number, number, view_text, wrapped
 from iolab.report.html import page
 from iolab.report.jsonout import JSON_VERSION
 
@@ -35,7 +35,7 @@ def header(found: History) -> list[str]:
             if len(found.runs) > 1 else f"1 run ({first.id}, {_when(first.started)})")
     return [
         f"iolab history: {found.metric.label} ({found.metric.name}) of {found.experiment}",
-        f"{runs}; {VIEW_TEXT[found.view]}",
+        f"{runs}; {view_text(found.view, (p.rel_spread for s in found.series for p in s.points if p.n))}",
     ]
 
 

@@ -69,7 +69,7 @@ def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
     lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
              *figures.wrapped([_kernel(report), _timing(report)])]
-    rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.VIEW_TEXT[analysis.view]}"
+    rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
     lines += figures.wrapped([rounds])
     if analysis.series is not None:
         lines += ["", *series.text_table(analysis), "", *figures.wrapped([series.steps_line(analysis)]),

@@ -22,6 +22,7 @@ from iolab.spec import Experiment
 from iolab.stats.choice import Choice, fewest_rounds
 from iolab.stats.kinds import PAIRED
 from iolab.store import Store
+from iolab.units import counted
 
 TEST_NAMES = {"signed-rank": "Wilcoxon signed-rank of per-round ratios (paired)",
               "mann-whitney": "exact Mann-Whitney U (unpaired)"}
@@ -126,7 +127,7 @@ def lines(experiment: Experiment, seed: int, store: Store | None) -> Iterator[st
         how = {"every": "every step runs every round",
                "bisect": "bisected: the ends first, then midpoints where they differ; the cells below are "
                          "the most it could run"}[series.strategy(experiment)]
-        yield f"series of {len(experiment.series.patches)} patches: {how}"
+        yield f"series of {counted(len(experiment.series.patches), 'patch', 'patches')}: {how}"
     yield from test_lines(experiment, store)
     yield "estimate:"
     yield from estimate.estimate(experiment, store).lines()

@@ -16,6 +16,7 @@ from typing import Any
 
 from iolab.spec import MIN_SIZE
 from iolab.workloads.library import PatchInfo, Selection
+from iolab.units import counted
 
 SIZE = 512 << 20  # the target image: room for every area's files, in the VM's memory
 
@@ -78,7 +79,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     for note in skipped:
         lines.append(f"#   left out {note}")
     title = infos[0].title or infos[0].path.name
-    name = title if len(infos) == 1 else f"{title} (and {len(infos) - 1} more patches)"
+    name = title if len(infos) == 1 else f"{title} (and {counted(len(infos) - 1, 'more patch', 'more patches')})"
     lines += ["", f"name = {_toml(name[:180] + ': patch by patch')}", "", "[kernel]", f"source = {_toml(source)}"]
     if reverse:
         lines.append("# already in the source: the base is the source with them taken out")
