@@ -260,8 +260,12 @@ def test_six_rounds_decide_with_the_planned_rank_test(tmp_path, monkeypatch):
 def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 200.0}, iterations=3)
     legend = " ".join(legends.legend(result))
-    assert "no comparison was tested" in legend
+    assert "? no test (too few samples, all values equal, or a test whose smallest p cannot pass" in legend
     assert "over 0 primary" not in legend and "signed-rank" not in legend
+    shown = legends.marks(result)  # the legend explains the marks the table shows, no others
+    assert "(?)" in shown and not {"*", "~", "(*)", "(~)"} & shown
+    assert "significant" not in legend and "(*)" not in legend and "(~)" not in legend
+    assert "(?) an exploratory row, not in the corrected family" in legend
 
 
 def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):

@@ -219,7 +219,8 @@ def test_every_format_says_instructions(tmp_path, monkeypatch):
     text = renderer("text")(report)
     check_golden("instructions.txt", text)
     assert "instructions mode" in text and "rd p50 kinsn" in text and "rd BW MiB/Ginsn" in text
-    assert "= exact: deterministic over 3 rounds" in text
+    flat = " ".join(text.split())
+    assert "=* an exact change" in flat and "deterministic over 3 rounds" in flat
     for fmt in ("text", "markdown", "html"):
         output = renderer(fmt)(report)
         assert " us " not in output and "p50 us" not in output and "MiB/s" not in output, fmt
@@ -244,7 +245,10 @@ def test_an_exact_change_and_an_exact_aa(tmp_path, monkeypatch):
     assert rows["read_bw"].comparisons["fix"].delta == pytest.approx(0.25)
     aa = rows["read_bw"].comparisons["fix2"]
     assert aa.verdict == "same" and aa.delta == 0.0 and aa.exact == "identical"
-    assert "+0.0% =" in renderer("text")(result)
+    text = renderer("text")(result)
+    assert "+25.0% =*" in text and "+0.0% =\n" in text  # an exact change is told from an exact same
+    flat = " ".join(text.split())
+    assert "=* an exact change" in flat and "= exact, no change beyond the tolerance" in flat
     outcome = gate.check(result, gate.parse("regression"))
     assert outcome.passed and outcome.checked == 4
 

@@ -82,7 +82,8 @@ def methods(calibration: Calibration) -> list[str]:
         whose = "every row's values repeat" if len(exact) == len(calibration.rows) else "values that repeat"
         lines.append(
             f"= exact: {whose} (identical, or within the tolerance): no test, the A/A delta as measured "
-            f"({calibration.copy} against {calibration.baseline}); = same is the expected outcome. "
+            f"({calibration.copy} against {calibration.baseline}); = (no change beyond the tolerance) is the "
+            f"expected outcome, =* a change. "
             f"detectable: a change beyond the tolerance, its values on one side of the baseline's, "
             f"shows at any number of rounds (2 or more).")
     if rates:

@@ -94,19 +94,29 @@ def minmax_cell(figure: Figure) -> str:
     return f"{number(figure.summary.minimum)}..{number(figure.summary.maximum)}"
 
 
+def mark(comparison: Comparison) -> str:
+    """The verdict as the table marks it: ``*`` significant, ``~`` no
+    significant change, ``?`` no test; an exact comparison (no test) ``=*``
+    when it is a change and ``=`` when it is not; an exploratory row's mark
+    in parentheses: ``(*)``, ``(=)``."""
+    if comparison.exact is not None:
+        found = "=" if comparison.verdict == "same" else "=*"
+    else:
+        found = {"same": "~", "insufficient": "?"}.get(comparison.verdict, "*")
+    return f"({found})" if comparison.family == "exploratory" else found
+
+
 def delta_cell(comparison: Comparison | None) -> str:
-    """``+20.5% *``, ``~``, ``?``; an exploratory row's marks in parentheses: ``+3.1% (*)``, ``(~)``."""
+    """``+20.5% *``, ``~``, ``?``, ``-84.4% =*``, ``+0.0% =``; an exploratory
+    row's marks in parentheses: ``+3.1% (*)``, ``(~)``."""
     if comparison is None:
         return "-"
-    mark = {"same": "~", "insufficient": "?"}.get(comparison.verdict, "*")
+    shown = mark(comparison)
     if comparison.exact is not None:  # no test: the delta as measured, 0 included
-        mark = "=" if comparison.family != "exploratory" else "(=)"
-        return f"{percent(comparison.delta)} {mark}" if math.isfinite(comparison.delta) else mark
-    if comparison.family == "exploratory":
-        mark = f"({mark})"
+        return f"{percent(comparison.delta)} {shown}" if math.isfinite(comparison.delta) else shown
     if comparison.verdict == "same" or not math.isfinite(comparison.delta):
-        return mark
-    return f"{percent(comparison.delta)} {mark}"
+        return shown
+    return f"{percent(comparison.delta)} {shown}"
 
 
 def listing(items: list[str], limit: int = 4) -> str:

@@ -8,7 +8,7 @@ import math
 from collections import defaultdict
 
 from iolab.analysis import Analysis
-from iolab.report.figures import listing
+from iolab.report.figures import listing, mark
 from iolab.stats import EXACTNESS, Comparison
 from iolab.units import percent
 
@@ -39,36 +39,54 @@ def _primary_count(analysis: Analysis, totals: bool = False) -> int:
                if c.verdict != "insufficient" and c.exact is None and (key == "total") == totals)
 
 
-def _legend_line(analysis: Analysis) -> str:
+def marks(analysis: Analysis) -> set[str]:
+    """The marks the table shows (figures.mark of every comparison; a
+    series' totals included): the legend explains these and no others."""
+    shown = [a for a in (analysis, analysis.original) if a is not None]
+    return {mark(c) for a in shown for row in a.rows for c in row.comparisons.values()}
+
+
+def _legend_line(analysis: Analysis, shown: set[str]) -> str:
+    """The tested rows' marks: * and ~ with the test and its level, ? with why."""
     report = analysis.experiment.report
-    keys = "~ no significant change; ? no test (too few samples, or all values equal)"
     tests = _test_text(analysis)
-    if not tests:
-        return (f"no comparison was tested: every row is ? (too few samples, all values equal, or a test "
-                f"whose smallest p cannot pass its level; the notes say which); ~ no significant change")
-    sequential = analysis.sequential
-    if sequential is not None:
-        return (
-            f"* significant ({tests}, p<{sequential.look_alpha:.2g}, the level of every "
-            f"look of this auto run: alpha {sequential.alpha:g} split over {sequential.comparisons} primary "
-            f"comparisons and {sequential.looks} looks, calibrated boundary); {keys}"
-        )
-    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
-    family = _primary_count(analysis)
-    totals = _primary_count(analysis, totals=True) if analysis.series is not None else 0
-    over = f"{family} primary comparison{'s' if family != 1 else ''}"
-    if totals:
-        over = f"the {family} primary steps' deltas, and apart over the {totals} totals"
-    return f"* significant ({tests}, p<{report.alpha:g}, {correction}-corrected over {over}); {keys}"
+    items = []
+    if tests:
+        sequential = analysis.sequential
+        if sequential is not None:
+            rule = (f"{tests}, p<{sequential.look_alpha:.2g}, the level of every look of this auto run: "
+                    f"alpha {sequential.alpha:g} split over {sequential.comparisons} primary comparisons and "
+                    f"{sequential.looks} looks, calibrated boundary")
+        else:
+            correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[report.correction]
+            family = _primary_count(analysis)
+            totals = _primary_count(analysis, totals=True) if analysis.series is not None else 0
+            over = f"{family} primary comparison{'s' if family != 1 else ''}"
+            if totals:
+                over = f"the {family} primary steps' deltas, and apart over the {totals} totals"
+            rule = f"{tests}, p<{report.alpha:g}, {correction}-corrected over {over}"
+        if "*" in shown:
+            items.append(f"* significant ({rule})")
+        if "~" in shown:
+            items.append("~ no significant change" + ("" if "*" in shown else f" ({rule})"))
+        if not {"*", "~"} & shown:  # only exploratory rows were tested
+            items.append(f"tested: {rule}")
+    if {"?", "(?)"} & shown:
+        why = ("too few samples, or all values equal" if tests else "too few samples, all values equal, or a "
+               "test whose smallest p cannot pass its level; the notes say which")
+        items.append(f"? no test ({why})")
+    return "; ".join(items)
 
 
-def _exploratory_line(analysis: Analysis) -> list[str]:
-    rows = [f"{row.workload} {row.metric.label}" for row in analysis.rows if not row.primary]
-    if not rows:
+def _exploratory_line(analysis: Analysis, shown: set[str]) -> list[str]:
+    found = [m for m in ("(*)", "(~)", "(?)") if m in shown]
+    if not found:
         return []
     level = analysis.sequential.look_alpha if analysis.sequential else analysis.experiment.report.alpha
-    return [f"(*) (~) exploratory rows, not in the corrected family ([report] primary): each tested "
-            f"at p<{level:.2g} uncorrected, a lead to check, not a finding"]
+    tested = (f": each tested at p<{level:.2g} uncorrected, a lead to check, not a finding"
+              if {"(*)", "(~)"} & shown else "")
+    rows = "an exploratory row" if len(found) == 1 else "exploratory rows"
+    return [f"{' '.join(found)} {rows}, not in the corrected family ([report] primary){tested}"]
 
 
 EXACT_TEXT = {
@@ -79,12 +97,13 @@ EXACT_TEXT = {
 }
 
 
-def exact_line(analysis: Analysis) -> list[str]:
-    """The legend of exact comparisons: how many rounds, which tolerance, and
-    the rows that were not identical."""
+def exact_line(analysis: Analysis, shown: set[str] | None = None) -> list[str]:
+    """The legend of exact comparisons: which marks, how many rounds, which
+    tolerance, and the rows that were not identical."""
     found = [(row, c) for row in analysis.rows for c in row.comparisons.values() if c.exact is not None]
     if not found:
         return []
+    shown = marks(analysis) if shown is None else shown
     rounds = sorted({min(c.n_base, c.n_cand) for _, c in found})
     over = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
     widest = max(c.tolerance for _, c in found)
@@ -98,9 +117,14 @@ def exact_line(analysis: Analysis) -> list[str]:
             kinds.append(EXACT_TEXT[key].format(tolerance=tolerance, rows=listing(rows)))
     if widest and not any(c.exact == "tolerance" for _, c in found):
         kinds.append(f"tolerance {tolerance}")
-    return [f"= exact: deterministic over {over} rounds ({'; '.join(kinds)}): the delta as "
-            "measured, no test, no CI; a change when every candidate value lies beyond every baseline "
-            "value and beyond the tolerance; (=) an exploratory row"]
+    change = {"=*", "(=*)"} & shown
+    same = {"=", "(=)"} & shown
+    named = ([f"=* an exact change (every candidate value beyond every baseline value and beyond the "
+              f"tolerance)"] if change else []) + (["= exact, no change beyond the tolerance"] if same else [])
+    exploratory = [m for m in ("(=*)", "(=)") if m in shown]
+    rows_text = "an exploratory row" if len(exploratory) == 1 else "exploratory rows"
+    return [f"{'; '.join(named)}: deterministic over {over} rounds ({'; '.join(kinds)}), the delta as "
+            "measured, no test, no CI" + (f"; {' '.join(exploratory)} {rows_text}" if exploratory else "")]
 
 
 def _tested(analysis: Analysis) -> bool:
@@ -110,11 +134,14 @@ def _tested(analysis: Analysis) -> bool:
 
 def legend(analysis: Analysis) -> list[str]:
     primary = analysis.original or analysis
-    lines = [_legend_line(primary), *_exploratory_line(primary)] if _tested(primary) else []
-    lines += exact_line(primary)
-    if analysis.original is not None and _tested(analysis) and _legend_line(analysis) not in lines:
-        lines.append("recheck: " + _legend_line(analysis))
-    return lines
+    shown = marks(analysis)
+    lines = [_legend_line(primary, shown), *_exploratory_line(primary, shown)] if _tested(primary) else []
+    lines += exact_line(primary, shown)
+    if analysis.original is not None and _tested(analysis):
+        recheck = _legend_line(analysis, shown)
+        if recheck not in lines:
+            lines.append("recheck: " + recheck)
+    return [line for line in lines if line]
 
 
 def interval_title(analysis: Analysis) -> str:

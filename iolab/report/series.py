@@ -117,7 +117,7 @@ def _change(change: Change) -> str:
     ci = ""
     if math.isfinite(change.delta_low) and math.isfinite(change.delta_high):
         ci = f" [{percent(change.delta_low)}, {percent(change.delta_high)}]"
-    mark = "=" if change.exact else "*"
+    mark = "=*" if change.exact else "*"  # a change, exact or significant (figures.mark)
     mark = mark if change.family == "primary" else f"({mark})"
     return f"{change.workload} {change.label}: {percent(change.delta)}{ci} {mark}"
 
