@@ -83,6 +83,46 @@ def test_compare_lists_environment_differences(two_runs, monkeypatch):
     assert "environment differs in kernel: run 1 6.18.0-test; run 3 6.19.0-test (a checked key)" in text
 
 
+class PerCell(ScriptedHost):
+    """Cells as a machine gives them: each run its own loop device (the
+    knob's path names it), and a VM boot's timings that differ in every cell."""
+
+    def __init__(self, levels, device, **kw):
+        super().__init__(levels, **kw)
+        self.device = device
+
+    def run_cell(self, cell):
+        boot = 10 + self.rng.random()
+        ahead = "128" if cell.variant.name == "base" else "0"
+        return super().run_cell(cell).with_more(env={
+            "target": {"kind": "loop", "size": cell.target.size},
+            "prepared": {"device": f"/dev/{self.device}", "mountpoint": f"/tmp/c{cell.seq}/mnt"},
+            "knobs": {f"sysfs /sys/block/{self.device}/queue/read_ahead_kb": ["2560", ahead]},
+            "vm": {"boot_s": boot, "boot": cell.seq // 2, "cells_in_boot": 2, "guest_timeline": {"import_s": boot / 5}},
+            "guest": {"cell_index": cell.seq % 2, "cell_uptime": boot + cell.seq, "import_s": boot / 5,
+                      "ready_uptime": boot, "python_started_uptime": boot / 2, "device": "/run/iolab-disk"}})
+
+
+def test_compare_lists_only_setup_differences(tmp_path):
+    """Two runs that got different loop devices, and whose cells booted in
+    different times, differ only where their setup does: the target's size."""
+    store = Store(tmp_path / "env.db")
+    levels = {"base": 100.0, "patched": 120.0}
+    first = runner.run(experiment(list(levels)), store, host=PerCell(levels, "loop1"))
+    second = runner.run(experiment(list(levels), target={"size": "2GiB"}), store, host=PerCell(levels, "loop12", seed=3))
+    report = reports.compare_report(store, first, second)
+    keys = {row.key for row in report.environment}
+    assert "knobs.sysfs /sys/block/<target>/queue/read_ahead_kb" in keys and "guest.device" in keys
+    assert not any(k.startswith(("vm.boot", "vm.cells", "vm.guest", "guest.cell", "guest.import")) for k in keys)
+    assert [row.key for row in report.environment if row.differs] == ["target.size"]
+    text = " ".join(renderer("text")(report).split())
+    assert text.count("environment differs") == 1
+    assert "environment differs in target.size: run 1 1073741824; run 2 2147483648" in text
+    own = reports.run_report(store, first)  # a run's own environment: its variants differ in the knob only
+    assert [row.key for row in own.environment if row.differs] == [
+        "knobs.sysfs /sys/block/<target>/queue/read_ahead_kb"]
+
+
 def test_history_text(two_runs):
     store, first, second = two_runs
     found = history.history(store, "read_bw")

@@ -6,20 +6,32 @@ settings, knob values). Flattened to dotted keys (``variant.fio.direct``),
 grouped by variant (a run) or by run (two runs compared), each key is one
 row: its value per group, whether the groups differ, and whether it is a
 checked key (one that must agree between samples compared with each other).
+
+Only the setup is compared: keys that differ from cell to cell by
+construction (VOLATILE: temporary names, what a VM's boot measured) are
+left out, and a cell's own block device in a key is named ``<target>``, so
+two runs that got different loop devices do not differ in their knobs.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.cell.environment import CHECKED
+from iolab.cell.environment import CHECKED, lookup
 from iolab.store import Sample
 
-# Keys that differ from cell to cell by construction (temporary names).
-VOLATILE = ("prepared.mountpoint", "prepared.device", "prepared.image", "variant.name", "variant.description")
+# Keys that differ from cell to cell by construction: temporary names, and
+# what a VM's boot measured (its time to ready, the guest's uptime at each
+# step, which boot and cell of it this was): per-cell facts, not the setup.
+VOLATILE = ("prepared.mountpoint", "prepared.device", "prepared.image", "variant.name", "variant.description",
+            "vm.boot_s", "vm.boot", "vm.cells_in_boot", "vm.guest_timeline",
+            "guest.python_started_uptime", "guest.import_s", "guest.ready_uptime", "guest.cell_index",
+            "guest.cell_uptime")
+TARGET = "<target>"  # a cell's own block device, in a key (knobs.sysfs /sys/block/<target>/queue/...)
 MAX_VALUE = 200  # characters of a value shown
 
 
@@ -51,6 +63,19 @@ def _volatile(key: str) -> bool:
     return any(key == v or key.startswith(v + ".") for v in VOLATILE)
 
 
+def _device_names(env: dict[str, Any]) -> Callable[[str], str]:
+    """A key with the cell's own block device (prepared.device: the loop
+    device a cell was given, loop0 in one run and loop3 in the next) named
+    ``<target>``: ``knobs.sysfs /sys/block/loop3/queue/read_ahead_kb`` ->
+    ``knobs.sysfs /sys/block/<target>/queue/read_ahead_kb``."""
+    device = lookup(env, "prepared.device")
+    if not isinstance(device, str) or not device.startswith("/dev/"):
+        return lambda key: key
+    name = re.escape(device.removeprefix("/dev/"))
+    pattern = re.compile(rf"(/sys/(?:class/)?block/|/dev/){name}(?=/|$|\s)")
+    return lambda key: pattern.sub(rf"\g<1>{TARGET}", key)
+
+
 def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list[str], *,
          mixed_differs: bool = True) -> list[EnvRow]:
     """One row per key of the ok samples' environments, groups in the given
@@ -61,9 +86,11 @@ def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list
     for sample in samples:
         if sample.status != "ok":
             continue
+        named = _device_names(sample.env)
         for key, value in flatten(sample.env).items():
             if _volatile(key):
                 continue
+            key = named(key)
             values = seen.setdefault(key, {}).setdefault(group(sample), [])
             if value not in values:
                 values.append(value)
