@@ -59,7 +59,7 @@ def _blocks_text(sizes: dict[str, list[int]]) -> str:
     if not sizes:
         return ""
     each = {fs: "/".join(format_size(size) for size in found) for fs, found in sizes.items()}
-    if len(each) == 1:
+    if len(set(each.values())) == 1:
         return f" ({next(iter(each.values()))} blocks)"
     return " (blocks: " + ", ".join(f"{fs} {text}" for fs, text in each.items()) + ")"
 
