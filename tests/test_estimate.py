@@ -69,13 +69,16 @@ def test_boots_never_measured_make_the_total_a_lower_bound(tmp_path):
 def test_earlier_runs_of_the_experiment_hold_their_boots_already(tmp_path):
     exp = vm_experiment(tmp_path)
     store = store_with_boots(tmp_path, [(str(tmp_path / "a.img"), 1, 3.0, 2)])
-    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json="{}", seed=1, planned_cells=1,
-                             host={})
+    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json=exp.model_dump_json(), seed=1,
+                             planned_cells=1, host={})
     store.add_sample(run_id, Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="r",
                                     status="ok", started=1.0, setup_s=0.5, run_s=2.0, teardown_s=0.5))
     store.end_run(run_id, "complete")
     result = estimate.estimate(exp, store)
     assert result.boots == [] and result.workloads[0].how == "earlier runs of this experiment"
+    # the same experiment in the other timing mode: its cells take other times, its runs are not used
+    other = exp.model_copy(update={"vm": exp.vm.model_copy(update={"timing": "instructions"})})
+    assert estimate.estimate(other, store).workloads[0].how != "earlier runs of this experiment"
 
 
 def test_setup_and_teardown_come_from_cells_that_ran_alike(tmp_path):

@@ -77,11 +77,19 @@ class Estimate:
         return out + [f"  kernel {line}" for line in self.kernels]
 
 
+def _where(experiment: Experiment) -> str | None:
+    """Where its cells run: None on the host, else in VMs in this timing mode."""
+    return experiment.vm.timing if any(v.kernel is not None for v in experiment.variant) else None
+
+
 def _history(store: Store, experiment: Experiment) -> dict[str, float]:
-    """Seconds per cell of each workload in earlier runs of this experiment:
-    the runs' wall time shared over their cells by each cell's own time."""
+    """Seconds per cell of each workload in earlier runs of this experiment
+    whose cells ran alike (on the host, or in VMs in this timing mode): the
+    runs' wall time shared over their cells by each cell's own time."""
     per: dict[str, list[float]] = {}
-    for run in store.runs(experiment.name)[-RECENT_RUNS:]:
+    alike = [run for run in store.runs(experiment.name)
+             if _where(Experiment.model_validate_json(run.experiment_json)) == _where(experiment)]
+    for run in alike[-RECENT_RUNS:]:
         if run.finished is None:
             continue
         samples = [s for s in store.samples(run.id, with_histograms=False)]
@@ -216,7 +224,7 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
     history = _history(store, experiment) if store else {}
     kernels, kernel_of = _kernels(experiment)
-    where = experiment.vm.timing if kernel_of else None
+    where = _where(experiment)
     recent = _recent_cells(store, where) if store else []
     overhead, counted = _overhead(recent)
     # earlier runs of this experiment already share their boots over their cells
