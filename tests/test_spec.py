@@ -277,6 +277,21 @@ def test_check_here_has_fio_parse_every_job():
         load.check_here(experiment)
 
 
+def test_check_here_takes_a_kernel_image_of_your_own_and_refuses_any_other_file(tmp_path):
+    from tests.fakes import bzimage, elf64
+
+    (tmp_path / "bzImage").write_bytes(bzimage(elf64(pvh=True)))
+    (tmp_path / "hostname").write_text("vm\n")
+    jobs = [{"name": "w", "job": "[j]\nrw=read\n"}]
+    variants = [{"name": "a", "kernel": "./bzImage"}, {"name": "b", "kernel": "./bzImage"}]
+    mine = load.parse({"name": "k", "variant": variants, "workload": jobs}, base_dir=str(tmp_path))
+    load.check_here(mine)
+    variants[1]["kernel"] = "./hostname"
+    other = load.parse({"name": "k", "variant": variants, "workload": jobs}, base_dir=str(tmp_path))
+    with pytest.raises(spec.SpecError, match=r'variant\["b"\]\.kernel: .*hostname is not a kernel image'):
+        load.check_here(other)
+
+
 def test_the_schemas_choices_are_the_statistics_and_the_command_lines():
     """[report] view is the statistics' View (iolab.stats.kinds); the
     command line offers the same views and timing modes."""

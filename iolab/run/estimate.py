@@ -162,7 +162,8 @@ def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
         elif variant.kernel is not None:
             ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
             names[variant.name] = ref.name
-            state = "cached" if ref.kind == "local" or fetch.cached(ref) else "to fetch"
+            missing = "to prepare (its initramfs)" if ref.kind == "local" else "to fetch"
+            state = "cached" if fetch.cached(ref) else missing
             lines.append(f"{variant.name}: {state} ({variant.kernel})")
     return lines, names
 
