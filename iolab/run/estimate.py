@@ -56,10 +56,11 @@ class BootTime:
 class Estimate:
     cells: int
     workloads: list[WorkloadTime]
-    total_s: float | None  # None when some workload's time is unknown
+    total_s: float | None  # None when nothing of the run's time is known
     at_least: bool  # some figure is a lower bound (VM boots or size-bound jobs left out)
     kernels: list[str] = field(default_factory=list)  # one line per variant with a kernel
     boots: list[BootTime] = field(default_factory=list)  # counted in total_s where boot_s is known
+    untimed: int = 0  # workloads with no time of their own (counted at their setup and teardown only)
 
     def lines(self) -> list[str]:
         out = []
@@ -70,8 +71,11 @@ class Estimate:
             figure = f"{b.boot_s:.1f} s each" if b.boot_s is not None else "time unknown"
             out.append(f"  boots of {b.kernel}: {b.boots}, {figure} ({b.how})")
         if self.total_s is not None:
+            whose = "the workloads with no time of their own" if self.untimed > 1 else \
+                "the workload with no time of its own"
+            without = f" ({whose} counted at setup and teardown only, until one ran)" if self.untimed else ""
             out.append(f"  all {self.cells} cells: {'at least ' if self.at_least else 'about '}"
-                       f"{format_duration(self.total_s)}")
+                       f"{format_duration(self.total_s)}{without}")
         else:
             out.append(f"  all {self.cells} cells: unknown until a workload without a time of its own ran once")
         return out + [f"  kernel {line}" for line in self.kernels]
@@ -230,7 +234,7 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     overhead, counted = _overhead(recent)
     # earlier runs of this experiment already share their boots over their cells
     boots = _boots(experiment, recent, kernel_of) if kernel_of and not history else []
-    rows, total, at_least = [], 0.0, False
+    rows, total, at_least, untimed = [], 0.0, False, 0
     for workload in experiment.workload:
         if workload.name in history:
             rows.append(WorkloadTime(workload.name, history[workload.name], "earlier runs of this experiment"))
@@ -239,7 +243,8 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         seconds, exact = _job_seconds(experiment, workload.name)
         if seconds is None:
             rows.append(WorkloadTime(workload.name, None, "bound by its size or its op count: no time of its own"))
-            total, at_least = float("nan"), True
+            untimed, at_least = untimed + 1, True
+            total += (overhead or 0) * cells_per_workload  # its setup and teardown at least
             continue
         how = "the job's runtime" if exact else "the job's runtime cap"
         if overhead is not None:
@@ -260,4 +265,4 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         else:
             total += boot.boots * boot.boot_s
     cells = cells_per_workload * len(experiment.workload)
-    return Estimate(cells, rows, None if total != total else total, at_least, kernels, boots)
+    return Estimate(cells, rows, total if total > 0 else None, at_least, kernels, boots, untimed)
