@@ -69,13 +69,16 @@ def test_boots_never_measured_make_the_total_a_lower_bound(tmp_path):
 def test_earlier_runs_of_the_experiment_hold_their_boots_already(tmp_path):
     exp = vm_experiment(tmp_path)
     store = store_with_boots(tmp_path, [(str(tmp_path / "a.img"), 1, 3.0, 2)])
-    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json="{}", seed=1, planned_cells=1,
-                             host={})
+    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json=exp.model_dump_json(), seed=1,
+                             planned_cells=1, host={})
     store.add_sample(run_id, Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="r",
                                     status="ok", started=1.0, setup_s=0.5, run_s=2.0, teardown_s=0.5))
     store.end_run(run_id, "complete")
     result = estimate.estimate(exp, store)
     assert result.boots == [] and result.workloads[0].how == "earlier runs of this experiment"
+    # the same experiment in the other timing mode: its cells take other times, its runs are not used
+    other = exp.model_copy(update={"vm": exp.vm.model_copy(update={"timing": "instructions"})})
+    assert estimate.estimate(other, store).workloads[0].how != "earlier runs of this experiment"
 
 
 def test_setup_and_teardown_come_from_cells_that_ran_alike(tmp_path):
@@ -97,3 +100,16 @@ def test_vm_cells_are_found_behind_later_host_runs(tmp_path):
     result = estimate.estimate(vm_experiment(tmp_path), store)
     assert "setup/teardown 0.5 s, the median of 2 wall-mode VM cells" in result.workloads[0].how
     assert [b.boot_s for b in result.boots] == [3.0, 3.0]  # k's boot stands for both kernels never booted
+
+
+def test_a_workload_without_a_time_of_its_own_counts_its_setup_and_the_boots(tmp_path):
+    exp = vm_experiment(tmp_path)
+    exp = exp.model_copy(update={"workload": [w.model_copy(update={"job": "[j]\nrw=randread\nsize=8M\n"})
+                                               for w in exp.workload]})
+    store = store_with_boots(tmp_path, [(str(tmp_path / "a.img"), 1, 3.0, 2)])
+    result = estimate.estimate(exp, store)
+    assert result.workloads[0].cell_s is None and result.untimed == 1 and result.at_least
+    assert result.total_s == 8 * 0.5 + 4 * 3.0  # setup/teardown of its 8 cells, 4 boots
+    assert ("all 8 cells: at least 16s (the workload with no time of its own counted at setup and teardown "
+            "only, until one ran)") in "\n".join(result.lines())
+    assert estimate.estimate(exp, None).total_s is None  # nothing measured at all: unknown
