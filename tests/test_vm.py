@@ -20,7 +20,9 @@ from iolab.run import runner
 from iolab.hosts.vm import host as vm
 from iolab.hosts.vm import qemu, variants
 from iolab.kernels import Kernel, kernel_ref
+from iolab.analysis import history, reports
 from iolab.report import renderer
+from iolab.report.history import RENDERERS as HISTORY
 from iolab.cell.sample import Sample
 from iolab.store import Store
 from tests.fakes import FIXED_HOST
@@ -256,9 +258,12 @@ def test_samples_travel_as_one_line_each(tmp_path):
 class ScriptedVMHosts:
     """Looks like VMHosts to the runner: batches, run_batch, describe."""
 
-    def __init__(self, cpus=2):
+    KVER = {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}
+
+    def __init__(self, cpus=2, guest_cpu=None):
         self.batches_seen = []
         self.cpus = cpus
+        self.guest_cpu = guest_cpu  # the CPU model the guest recorded (None: a sample without one)
 
     def __enter__(self):
         return self
@@ -268,7 +273,7 @@ class ScriptedVMHosts:
 
     def describe(self):
         return {**FIXED_HOST, "vm": {"accel": "tcg", "qemu": "7.2.22", "machine": "microvm", "cpus": self.cpus, "memory_mib": 1024,
-                       "cells_per_boot": 2, "kernels": {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}}}
+                       "cells_per_boot": 2, "kernels": dict(self.KVER)}}
 
     def batches(self, cells):
         return [cells[i:i + 2] for i in range(0, len(cells), 2)]
@@ -280,7 +285,10 @@ class ScriptedVMHosts:
             yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
                          variant=cell.variant.name, workload=cell.workload.name, status="ok",
                          metrics={"read_bw": level + (cell.seq * 7 % 5) * 0.1, "vm.boot_s": 6.5},
-                         env={**FIXED_HOST, "vm": {"accel": "tcg"}}, started=1_700_000_000.0 + cell.seq)
+                         env={"kernel": self.KVER[cell.variant.name], "cpus": self.cpus, "fio": "fio-3.33",
+                              **({"cpu_model": self.guest_cpu} if self.guest_cpu else {}),
+                              "vm": {"accel": "tcg", "kver": self.KVER[cell.variant.name]}},
+                         started=1_700_000_000.0 + cell.seq)
 
 
 def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
@@ -298,6 +306,31 @@ def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
     check_golden("vm-tcg.txt", text)
     assert "emulated (TCG): numbers comparable only with each other" in text
     assert json.loads(renderer("json")(result))["run"]["host"]["vm"]["machine"] == "microvm"
+
+
+def test_a_vm_run_names_its_guest_kernels_and_the_host_as_the_host(tmp_path):
+    """history, compare and benchstat name the kernels the cells booted; the
+    host's kernel only as the host's; benchstat's cpu the guest's, or says whose."""
+    exp = experiment(run={"iterations": 2, "order": "alternate", "seed": 1}, report={"metrics": ["read_bw"]})
+    store = Store(tmp_path / "vm.db")
+    first = runner.run(exp, store, host=ScriptedVMHosts(guest_cpu="QEMU TCG CPU version 2.5+"))
+    second = runner.run(exp, store, host=ScriptedVMHosts())
+    found = history.history(store, "read_bw")
+    text = " ".join(HISTORY["text"](found).split())
+    assert text.count("kernels 6.1.0-47-amd64 | 6.1.0-56-amd64; host 6.18.0-test") == 2
+    runs = json.loads(HISTORY["json"](found))["runs"]
+    assert runs[0]["kernels"] == {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}
+    assert runs[0]["host_kernel"] == "6.18.0-test" and not runs[0]["kernel"].startswith("6.18")
+    report = reports.compare_report(store, first, second)
+    head = " ".join(renderer("text")(report).split("\n\n")[0].split())
+    assert (f"A = run {first}, " in head and "kernels 6.1.0-47-amd64 | 6.1.0-56-amd64; VM: microvm, 2 vCPUs, "
+            "1024 MiB, QEMU 7.2.22; host kernel 6.18.0-test" in head)
+    assert "kernel 6.18.0-test," not in head  # never as the cells' kernel
+    bench = renderer("benchstat")(reports.run_report(store, first)).splitlines()
+    assert {"kernel: 6.1.0-47-amd64 | 6.1.0-56-amd64", "cpu: QEMU TCG CPU version 2.5+",
+            "host-kernel: 6.18.0-test", "host-cpu: Test CPU"} <= set(bench)
+    bench = renderer("benchstat")(reports.run_report(store, second)).splitlines()
+    assert "cpu: Test CPU (the host's; the guest's was not recorded)" in bench
 
 
 def test_one_vcpu_is_one_vcpu(tmp_path):

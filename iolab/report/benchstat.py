@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from iolab.analysis.model import Report
+from iolab.report import headers
+from iolab.spec import Experiment
+from iolab.store import RunInfo
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
 
@@ -49,15 +53,44 @@ def _units(report: Report) -> dict[str, list[tuple[str, str, bool]]]:
     return found
 
 
+def _kernel(run: RunInfo) -> str:
+    """The kernel the run's cells ran on: the host's, or each variant's in a VM (as the header names them)."""
+    if "vm" not in run.host:
+        return str(run.host.get("kernel"))
+    names = [v.name for v in Experiment.model_validate_json(run.experiment_json).variant]
+    return " | ".join(dict.fromkeys(headers.vm_kernels(run.host["vm"], names)))
+
+
+def _per_run(runs: list[RunInfo], value: Callable[[RunInfo], object]) -> str:
+    """One value, or each run's where two runs compared differ."""
+    found = [str(value(run)) for run in runs]
+    if len(set(found)) == 1:
+        return config_value(found[0])
+    return config_value("; ".join(f"run {run.id} {text}" for run, text in zip(runs, found)))
+
+
+def _machine(report: Report) -> list[str]:
+    """kernel and cpu lines: of the cells (a VM's guest kernels, and the CPU
+    the guest saw where its samples recorded it), the host's named as such."""
+    runs = list(report.compared) if report.compared is not None else [report.analysis.run]
+    lines = [f"kernel: {_per_run(runs, _kernel)}"]
+    if not any("vm" in run.host for run in runs):
+        return lines + [f"cpu: {_per_run(runs, lambda run: run.host.get('cpu_model'))}"]
+    guest_cpus = sorted({str(s.env["cpu_model"]) for s in report.samples
+                         if s.status == "ok" and "vm" in s.env and s.env.get("cpu_model")})
+    cpu = " | ".join(guest_cpus) or (f"{_per_run(runs, lambda run: run.host.get('cpu_model'))} (the host's; "
+                                     "the guest's was not recorded)")
+    return lines + [f"cpu: {config_value(cpu)}", f"host-kernel: {_per_run(runs, lambda run: run.host.get('kernel'))}",
+                    f"host-cpu: {_per_run(runs, lambda run: run.host.get('cpu_model'))}"]
+
+
 def _header(report: Report) -> list[str]:
     analysis = report.analysis
-    host = analysis.run.host
     lines = [
         f"iolab-experiment: {config_value(analysis.experiment.name)}",
         f"iolab-run: {config_value(analysis.run.id)}",
         "goos: linux",
-        f"kernel: {config_value(host.get('kernel'))}",
-        f"cpu: {config_value(host.get('cpu_model'))}",
+        *_machine(report),
     ]
     if report.compared is not None:
         a, b = report.compared

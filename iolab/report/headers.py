@@ -81,26 +81,41 @@ def _same_variants(experiment: Experiment) -> list[str]:
             f"and settings): every delta is noise"]
 
 
-def header(analysis: Analysis) -> list[str]:
+def target_text(analysis: Analysis) -> str:
+    """What the cells measured: the filesystem (its block size) on the
+    target, "ext4 (4KiB blocks) on a loop image in the VM's memory (256MiB)"."""
     primary = analysis.original or analysis
-    run, experiment = primary.run, primary.experiment
+    experiment = primary.experiment
     target = experiment.target
     where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
     fs = _fs_text(experiment) + _blocks_text(primary.block_sizes)
     if target.fs == "erofs":
         where["loop"] = "loop"
-    host = run.host
-    machine = f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs"
     if target.kind == "loop" and primary.target_place:
         where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
-    if "vm" in host:
+    if "vm" in primary.run.host:
         disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
         where["loop"] = f"{disk} ({format_size(target.size)})"
-        machine = _vm_text(host["vm"], analysis.variants, experiment.series is not None)
+    return f"{fs} on {where[target.kind]}"
+
+
+def machine_text(analysis: Analysis) -> str:
+    """Where the cells ran: this host's kernel and CPUs, or a VM run's
+    kernels (each variant's, as booted) and the VM."""
+    primary = analysis.original or analysis
+    host = primary.run.host
+    if "vm" in host:
+        return _vm_text(host["vm"], analysis.variants, primary.experiment.series is not None)
+    return f"kernel {host.get('kernel')}, {host.get('cpus')} CPUs"
+
+
+def header(analysis: Analysis) -> list[str]:
+    primary = analysis.original or analysis
+    run, experiment = primary.run, primary.experiment
     lines = [
         f"iolab: {experiment.name}",
-        f"{fs} on {where[target.kind]}, {machine}",
-        *_vm_notes(host.get("vm")),
+        f"{target_text(analysis)}, {machine_text(analysis)}",
+        *_vm_notes(run.host.get("vm")),
         *timing_lines(experiment),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{table_view_text(analysis)}",
@@ -138,8 +153,25 @@ def _run_line(side: str, run: RunInfo, report: Report) -> str:
     rounds = len({s.round for s in report.samples if s.variant == f"run {run.id}"})
     status = "" if run.status == "complete" else f" ({run.status})"
     where = f", host {host['hostname']}" if host.get("hostname") else ""
+    if "vm" in host:  # the kernels the cells booted; the host's kernel named as the host's
+        experiment = Experiment.model_validate_json(run.experiment_json)
+        machine = _vm_text(host["vm"], [v.name for v in experiment.variant], experiment.series is not None)
+        named = f"{host['hostname']}, " if host.get("hostname") else ""
+        return f"{side} = run {run.id}{status}, {when}, {rounds} rounds; {machine}; host {named}kernel {host.get('kernel')}"
     return (f"{side} = run {run.id}{status}, {when}, {rounds} rounds; kernel {host.get('kernel')}, "
             f"{host.get('cpus')} CPUs{where}")
+
+
+def run_kernel_text(run: RunInfo) -> str:
+    """The kernel a stored run's cells ran on, where a line names one per
+    run (history, benchstat): this host's, or a VM run's kernels as the
+    header names them and the host's as the host's ("kernels 7.2.13 -R
+    x.patch | 7.2.13; host 6.18.44")."""
+    host = run.host
+    if "vm" not in host:
+        return str(host.get("kernel"))
+    experiment = Experiment.model_validate_json(run.experiment_json)
+    return f"{kernels_text(host['vm'], [v.name for v in experiment.variant])}; host {host.get('kernel')}"
 
 
 def report_header(report: Report) -> list[str]:
@@ -165,14 +197,25 @@ def host_lines(report: Report) -> list[str]:
     return hosts_of.lines(report.hosts, len(experiment.variant) * len(experiment.workload))
 
 
+def vm_kernels(vm: dict[str, Any], variants: list[str]) -> list[str]:
+    """Each variant's kernel in a VM run, as iolab.kernels.supply.label
+    named it when the run began ("7.2.13 -R x.patch"), in variant order."""
+    kernels = vm.get("kernels", {})
+    return [kernels.get(v, "?") for v in variants]
+
+
+def kernels_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
+    """The kernels a VM run's variants booted: "kernel 7.2.13", "kernels
+    7.2.13 -R x.patch | 7.2.13" (in variant order), or a series' steps'."""
+    if series:  # its steps' kernels are built as they are first run
+        return "a kernel per step (below)"
+    names = vm_kernels(vm, variants)
+    return f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
+
+
 def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
     """The VM line of the header: kernels, shape, QEMU."""
-    kernels = vm.get("kernels", {})
-    names = [kernels.get(v, "?") for v in variants]
-    which = f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
-    if series:  # its steps' kernels are built as they are first run
-        which = "a kernel per step (below)"
-    return (f"{which}; VM: {vm.get('machine')}, {counted(vm.get('cpus'), 'vCPU')}, "
+    return (f"{kernels_text(vm, variants, series)}; VM: {vm.get('machine')}, {counted(vm.get('cpus'), 'vCPU')}, "
             f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
 
 

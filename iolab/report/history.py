@@ -6,14 +6,20 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import textwrap
 from html import escape
 from typing import Any
 
 from iolab.analysis.history import History, Point, sparkline
 from iolab.report import plots
-from iolab.report.figures import json_number, number, view_text, wrapped
+from iolab.spec import Experiment
+from iolab.store import RunInfo
+from iolab.report.figures import WIDTH, json_number, number, view_text, wrapped
+from iolab.report.headers import run_kernel_text, vm_kernels
 from iolab.report.html import page
 from iolab.report.jsonout import JSON_VERSION
+
+INDENT = 2  # a workload's rows under its name
 
 
 def _when(started: float) -> str:
@@ -45,9 +51,9 @@ def _workload_lines(found: History, workload: str) -> list[str]:
     rows.append(["trend", *[sparkline([p.center for p in s.points]) for s in series], ""])
     for i, run in enumerate(found.runs):
         changed = found.changes.get(run.id)
-        kernel = str(run.host.get("kernel", "?")) + (f"  <- changed: {_short(changed)}" if changed else "")
+        kernel = run_kernel_text(run) + (f"  <- changed: {_short(changed)}" if changed else "")
         rows.append([f"run {run.id}", *[_cell(s.points[i]) for s in series], kernel])
-    return [workload, *(f"  {line}" for line in _aligned_left_kernel(rows))]
+    return [workload, *(f"{' ' * INDENT}{line}" for line in _aligned_left_kernel(rows))]
 
 
 def _short(changed: list[str]) -> str:
@@ -57,14 +63,18 @@ def _short(changed: list[str]) -> str:
 
 
 def _aligned_left_kernel(rows: list[list[str]]) -> list[str]:
-    """Label left, values right, the kernel column left."""
+    """Label left, values right, the kernel column left, wrapped in its
+    column where a line would be wider than a mail's (a VM run's kernels)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for row in rows:
         cells = [f"{row[0]:<{widths[0]}}"]
         cells += [f"{c:>{w}}" for c, w in zip(row[1:-1], widths[1:-1])]
-        cells.append(row[-1])
-        out.append("  ".join(cells).rstrip())
+        start = "  ".join(cells) + "  "
+        room = max(WIDTH - INDENT - len(start), 24)
+        kernel = textwrap.wrap(row[-1], room, break_on_hyphens=False) or [""]
+        out.append((start + kernel[0]).rstrip())
+        out += [" " * len(start) + more for more in kernel[1:]]
     return out
 
 
@@ -85,7 +95,8 @@ def document(found: History) -> dict[str, Any]:
         "metric": found.metric.name, "label": found.metric.label, "unit": found.metric.unit,
         "higher_is_better": found.metric.higher_is_better,
         "view": found.view,
-        "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": r.host.get("kernel"),
+        "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": run_kernel_text(r),
+                  "kernels": _kernels(r), "host_kernel": r.host.get("kernel"),
                   "hostname": r.host.get("hostname"), "setup_changes": found.changes.get(r.id, [])}
                  for r in found.runs],
         "series": [{"workload": s.workload, "variant": s.variant,
@@ -93,6 +104,14 @@ def document(found: History) -> dict[str, Any]:
                                 "rel_spread": json_number(p.rel_spread)} for p in s.points]} for s in found.series],
         "notes": found.notes,
     }
+
+
+def _kernels(run: RunInfo) -> dict[str, str] | None:
+    """A VM run's kernel of each variant (None: the cells ran on the host, whose kernel is host_kernel)."""
+    if "vm" not in run.host:
+        return None
+    names = [v.name for v in Experiment.model_validate_json(run.experiment_json).variant]
+    return dict(zip(names, vm_kernels(run.host["vm"], names)))
 
 
 def render_json(found: History) -> str:
