@@ -333,6 +333,19 @@ def test_a_vm_run_names_its_guest_kernels_and_the_host_as_the_host(tmp_path):
     assert "cpu: Test CPU (the host's; the guest's was not recorded)" in bench
 
 
+def test_the_reply_says_what_was_measured_and_each_variants_kernel(tmp_path):
+    exp = experiment(run={"iterations": 2, "order": "alternate", "seed": 1}, report={"metrics": ["read_bw"]})
+    store = Store(tmp_path / "vm.db")
+    host = ScriptedVMHosts(cpus=1)
+    host.KVER = {"old": "7.2.13 -R fix.patch", "new": "7.2.13"}
+    run_id = runner.run(exp, store, host=host)
+    reply = renderer("reply")(reports.run_report(store, run_id))
+    assert max(len(line) for line in reply.splitlines()) <= 72
+    assert ("f2fs on a virtio disk (256MiB), kernels 7.2.13 -R fix.patch | 7.2.13; VM: microvm, 1 vCPU, "
+            "1024 MiB, QEMU 7.2.22") in " ".join(reply.split())
+    assert "6.18.0-test" not in reply  # the host's kernel is not the cells'
+
+
 def test_one_vcpu_is_one_vcpu(tmp_path):
     exp = experiment(run={"iterations": 2, "order": "alternate", "seed": 1}, report={"metrics": ["read_bw"]})
     store = Store(tmp_path / "vm.db")

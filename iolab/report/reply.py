@@ -1,8 +1,9 @@
 """The reply block: what a mail to the list needs, in at most 72 columns.
 
-Kernel and config, timing mode, the table (for a series: one column per
-step and the attribution), the verdicts' legend, and the one command that
-reproduces it (with the run's seed and rounds). Plain text (UTF-8 only for
+What was measured (filesystem, target) and on which kernels, as the
+text header says it, and how they were built; the timing mode, the table
+(for a series: one column per step and the attribution), the verdicts'
+legend, and the one command that reproduces it (with the run's seed and rounds). Plain text (UTF-8 only for
 the table's ±), nothing wider than a mail's line, so it pastes into a
 reply unchanged.
 """
@@ -11,21 +12,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iolab.report import figures, legends, series, table
+from iolab.report import figures, headers, legends, series, table
 from iolab.analysis.model import Report
 
 WIDTH = figures.WIDTH
 RULE = "-" * 24
 
 
-def _kernel(report: Report) -> str:
-    experiment = report.analysis.experiment
-    releases = sorted({str(s.env.get("vm", {}).get("kver")) for s in report.samples
-                       if s.status == "ok" and s.env.get("vm", {}).get("kver")})
-    release = ", ".join(releases) or report.analysis.run.host.get("kernel", "?")
-    build = experiment.kernel
+def _measured(report: Report) -> list[str]:
+    """What was measured and on which kernels, as the text header says it:
+    the filesystem and target, and the host's kernel or each variant's in a
+    VM (two runs compared: each run's line); then how the kernels were built."""
+    analysis = report.analysis
+    if report.compared is not None:
+        return headers.report_header(report)[1:3]
+    lines = [f"{headers.target_text(analysis)}, {headers.machine_text(analysis)}"]
+    build = analysis.experiment.kernel
     if build is None:
-        return f"kernel: {release}"
+        return lines
     source = build.source + (f" at {build.commit}" if build.commit else "")
     base = [f"-R {Path(p).name}" for p in build.reverse] + [f"+ {Path(p).name}" for p in build.patches]
     config = "tinyconfig + iolab's base.config"
@@ -34,8 +38,7 @@ def _kernel(report: Report) -> str:
         config += f" + {Path(build.config_file).name}"
     if own:
         config += f" + {len(own)} line{'s' if len(own) > 1 else ''} ({', '.join(own[:3])}{', ...' if len(own) > 3 else ''})"
-    return (f"kernel: {release}, built from {source}" + (f", base {' '.join(base)}" if base else "")
-            + f"; config: {config}")
+    return lines + [f"kernel source: {source}" + (f", base {' '.join(base)}" if base else "") + f"; config: {config}"]
 
 
 def _timing(report: Report) -> str:
@@ -68,7 +71,7 @@ def _command(report: Report, command: str | None) -> str:
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
     lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
-             *figures.wrapped([_kernel(report), _timing(report)])]
+             *figures.wrapped([*_measured(report), _timing(report)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
     lines += figures.wrapped([rounds])
     if analysis.series is not None:
