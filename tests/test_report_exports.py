@@ -60,6 +60,9 @@ def test_compare_text_and_json(two_runs):
     document = __import__("json").loads(renderer("json")(report))
     assert document["kind"] == "compare" and document["runs"]["a"]["id"] == first
     assert document["statistics"]["test"].startswith("Mann-Whitney U")
+    reply = " ".join(renderer("reply")(report).split())  # each run's line, and the runs compared unpaired
+    assert f"A = run {first}, " in reply and f"B = run {second}, " in reply and "0 rounds" not in reply
+    assert "each variant's values in run A against run B, unpaired" in reply
 
 
 class OtherKernel(ScriptedHost):

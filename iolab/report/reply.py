@@ -73,6 +73,8 @@ def render(report: Report, command: str | None = None) -> str:
     lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
              *figures.wrapped([*_measured(report), _timing(report)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
+    if report.compared is not None:  # two runs' rounds, unpaired: as the compare header says it
+        rounds = headers.report_header(report)[-1]
     lines += figures.wrapped([rounds])
     if analysis.series is not None:
         lines += ["", *series.text_table(analysis), "", *figures.wrapped([series.steps_line(analysis)]),
