@@ -183,8 +183,8 @@ def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPa
 def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:
     from iolab.run import dryrun
 
-    for line in dryrun.lines(experiment, seed, store):
-        print(line)
+    lines = list(dryrun.lines(experiment, seed, store))  # all of it first: an error prints no half plan
+    print("\n".join(lines))
 
 
 def _execute(

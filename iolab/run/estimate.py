@@ -30,7 +30,7 @@ from iolab import load, plan
 from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.spec import Build, Experiment
-from iolab.store import Store
+from iolab.store import RunInfo, Store
 from iolab.units import format_duration
 
 RECENT_RUNS = 5  # runs of the store whose cells give the setup/teardown figure
@@ -100,10 +100,25 @@ def _history(store: Store, experiment: Experiment) -> dict[str, float]:
         own = [(s.setup_s or 0) + (s.run_s or 0) + (s.teardown_s or 0) for s in samples]
         if not samples or sum(own) <= 0:
             continue
-        scale = (run.finished - run.started) / sum(own)  # boots and gaps, shared in proportion
+        wall = _active_seconds(run, samples, own) if _where(experiment) is None else run.finished - run.started
+        scale = wall / sum(own)  # boots and gaps, shared in proportion
         for sample, seconds in zip(samples, own):
             per.setdefault(sample.workload, []).append(seconds * scale)
     return {w: statistics.median(v) for w, v in per.items()}
+
+
+PAUSE_S = 60.0  # between two host cells of a run, longer than this is a pause (interrupted, resumed later)
+
+
+def _active_seconds(run: RunInfo, samples: list[Sample], own: list[float]) -> float:
+    """A host run's wall time without its pauses: its cells' own times plus
+    the gaps between them (the host's clock), a gap of PAUSE_S or more (the
+    run was interrupted and resumed later) left out; plus the time to its
+    first cell."""
+    cells = sorted(zip((s.started for s in samples), own))
+    gaps = [later - (start + seconds) for (start, seconds), (later, _) in zip(cells, cells[1:])]
+    first = cells[0][0] - run.started
+    return sum(own) + sum(gap for gap in gaps if 0 < gap < PAUSE_S) + (first if 0 < first < PAUSE_S else 0)
 
 
 def _timing_of(sample: Sample) -> str | None:
