@@ -215,7 +215,9 @@ def kernels_text(vm: dict[str, Any], variants: list[str], series: bool = False) 
 
 def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
     """The VM line of the header: kernels, shape, QEMU."""
-    return (f"{kernels_text(vm, variants, series)}; VM: {vm.get('machine')}, {counted(vm.get('cpus'), 'vCPU')}, "
+    cpus = vm.get("cpus")
+    vcpus = counted(cpus, "vCPU") if isinstance(cpus, int) else f"{cpus} vCPUs"
+    return (f"{kernels_text(vm, variants, series)}; VM: {vm.get('machine')}, {vcpus}, "
             f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
 
 
