@@ -25,7 +25,6 @@ from collections.abc import Callable
 
 from iolab.analysis.model import Report
 from iolab.report import headers
-from iolab.spec import Experiment
 from iolab.store import RunInfo
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
@@ -55,10 +54,10 @@ def _units(report: Report) -> dict[str, list[tuple[str, str, bool]]]:
 
 def _kernel(run: RunInfo) -> str:
     """The kernel the run's cells ran on: the host's, or each variant's in a VM (as the header names them)."""
-    if "vm" not in run.host:
+    kernels = headers.run_kernels(run)
+    if kernels is None:
         return str(run.host.get("kernel"))
-    names = [v.name for v in Experiment.model_validate_json(run.experiment_json).variant]
-    return " | ".join(dict.fromkeys(headers.vm_kernels(run.host["vm"], names)))
+    return " | ".join(dict.fromkeys(kernels.values())) or "a kernel per step"
 
 
 def _per_run(runs: list[RunInfo], value: Callable[[RunInfo], object]) -> str:

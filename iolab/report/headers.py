@@ -162,16 +162,28 @@ def _run_line(side: str, run: RunInfo, report: Report) -> str:
             f"{host.get('cpus')} CPUs{where}")
 
 
+def run_kernels(run: RunInfo) -> dict[str, str] | None:
+    """A VM run's kernel of each variant, as the header names them (a
+    series' steps built after the run began are not known); None when the
+    cells ran on this host."""
+    if "vm" not in run.host:
+        return None
+    names = [v.name for v in Experiment.model_validate_json(run.experiment_json).variant]
+    return {name: label for name, label in zip(names, vm_kernels(run.host["vm"], names)) if label != "?"}
+
+
 def run_kernel_text(run: RunInfo) -> str:
     """The kernel a stored run's cells ran on, where a line names one per
-    run (history, benchstat): this host's, or a VM run's kernels as the
-    header names them and the host's as the host's ("kernels 7.2.13 -R
-    x.patch | 7.2.13; host 6.18.44")."""
+    run (history): this host's, or a VM run's kernels as the header names
+    them and the host's as the host's ("kernels 7.2.13 -R x.patch | 7.2.13;
+    host 6.18.44")."""
     host = run.host
     if "vm" not in host:
         return str(host.get("kernel"))
     experiment = Experiment.model_validate_json(run.experiment_json)
-    return f"{kernels_text(host['vm'], [v.name for v in experiment.variant])}; host {host.get('kernel')}"
+    which = ("a kernel per step" if experiment.series is not None
+             else kernels_text(host["vm"], [v.name for v in experiment.variant]))
+    return f"{which}; host {host.get('kernel')}"
 
 
 def report_header(report: Report) -> list[str]:

@@ -12,10 +12,8 @@ from typing import Any
 
 from iolab.analysis.history import History, Point, sparkline
 from iolab.report import plots
-from iolab.spec import Experiment
-from iolab.store import RunInfo
 from iolab.report.figures import WIDTH, json_number, number, view_text, wrapped
-from iolab.report.headers import run_kernel_text, vm_kernels
+from iolab.report.headers import run_kernel_text, run_kernels
 from iolab.report.html import page
 from iolab.report.jsonout import JSON_VERSION
 
@@ -96,7 +94,7 @@ def document(found: History) -> dict[str, Any]:
         "higher_is_better": found.metric.higher_is_better,
         "view": found.view,
         "runs": [{"id": r.id, "started": r.started, "status": r.status, "kernel": run_kernel_text(r),
-                  "kernels": _kernels(r), "host_kernel": r.host.get("kernel"),
+                  "kernels": run_kernels(r), "host_kernel": r.host.get("kernel"),
                   "hostname": r.host.get("hostname"), "setup_changes": found.changes.get(r.id, [])}
                  for r in found.runs],
         "series": [{"workload": s.workload, "variant": s.variant,
@@ -104,14 +102,6 @@ def document(found: History) -> dict[str, Any]:
                                 "rel_spread": json_number(p.rel_spread)} for p in s.points]} for s in found.series],
         "notes": found.notes,
     }
-
-
-def _kernels(run: RunInfo) -> dict[str, str] | None:
-    """A VM run's kernel of each variant (None: the cells ran on the host, whose kernel is host_kernel)."""
-    if "vm" not in run.host:
-        return None
-    names = [v.name for v in Experiment.model_validate_json(run.experiment_json).variant]
-    return dict(zip(names, vm_kernels(run.host["vm"], names)))
 
 
 def render_json(found: History) -> str:
