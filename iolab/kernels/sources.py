@@ -84,6 +84,8 @@ def parse(text: str, commit: str | None = None, base_dir: str = ".") -> SourceRe
             raise KernelError("commit goes with a git tree, not a tarball")
         return SourceRef("tarball", path)
     if commit is None:
+        if not os.path.exists(path):
+            raise KernelError(f"source {text!r}: no such file or directory" + (f" ({path})" if path != text else ""))
         raise KernelError(f"source {text!r}: a git tree needs commit = \"...\" (a tag, branch or hash), "
                           "so that the build says what it built; or give a tarball or debian:linux-source-X")
     return SourceRef("git", path, commit)
@@ -189,6 +191,8 @@ def resolve(ref: SourceRef, log: Log = lambda _: None) -> Source:
         if not path.is_file():
             raise KernelError(f"source: no such tarball: {path}")
         return Source(ref, f"tarball:{cache.sha256(path)}", path.name)
+    if not path.exists():
+        raise KernelError(f"source: no such file or directory: {path}")
     if not (path / ".git").exists() and not (path / "HEAD").exists():
         raise KernelError(f"source: {path} is not a git tree (give a tarball, a git tree with commit, "
                           "or debian:linux-source-X)")

@@ -131,7 +131,7 @@ def _check_build(build: Build, where: str, experiment: Experiment) -> None:
     from iolab.kernels import KernelError, kconfig, sources
 
     try:
-        sources.parse(build.source, build.commit)
+        sources.parse(build.source, build.commit, experiment.base_dir)
         kconfig.parse_fragment(build.config, "config")
     except KernelError as error:
         raise SpecError(f"{where}: {error}") from None
