@@ -48,19 +48,45 @@ def _say(text: str) -> None:
 
 def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
     """Whether each patch is in the source already (it applies reversed), from
-    the unpacked source (fetched and unpacked on first use)."""
-    from iolab.kernels import patches, sources
+    the unpacked source (fetched and unpacked on first use); one that neither
+    applies nor is in it is refused with GNU patch's own diagnosis."""
+    from iolab.kernels import KernelError, patches, sources
 
-    resolved = sources.resolve(sources.parse(source, commit, "."), _say)
+    try:
+        resolved = sources.resolve(sources.parse(source, commit, "."), _say)
+    except KernelError as error:
+        raise spec.SpecError(f"--source: {error}") from None
     root = sources.unpack(resolved, _say)
     found = []
     for path in paths:
-        state = patches.state_in(root, patches.Patch(path))
-        if state == "neither":
-            raise spec.SpecError(f"{path}: neither applies to {source} nor is in it (it applies neither "
-                                 "forward nor reversed): give the source it was written for with --source")
+        try:
+            state = patches.state_in(root, patches.Patch(path))
+        except patches.MalformedPatch as error:
+            raise spec.SpecError(str(error)) from None
+        except patches.PatchError as error:
+            first, _, rest = str(error).partition("\n")
+            raise spec.SpecError(f"{first}\n  (the source: {resolved.label}; give the one it was written for with "
+                                 f"--source)\n{rest}") from None
         found.append(state == "applied")
     return found
+
+
+def _once_each(paths: list[Path]) -> None:
+    """Each patch once: the same file, or the same diff under two names,
+    would be a step that applies nothing (the run's dry run refuses it)."""
+    from iolab.kernels import patches
+
+    seen: dict[object, str] = {}
+    for path in paths:
+        try:
+            diff = patches.diff_digest(path.read_text(errors="replace"))
+        except OSError as error:
+            raise spec.SpecError(f"{path}: {error.strerror}") from None
+        if path.resolve() in seen:
+            raise spec.SpecError(f"{path} is given twice: give each patch once")
+        if diff in seen:
+            raise spec.SpecError(f"{path} has the same diff as {seen[diff]}: give each patch once")
+        seen[path.resolve()] = seen[diff] = str(path)
 
 
 def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
@@ -68,6 +94,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     from iolab.workloads import compose, library
 
     paths = [Path(p) for p in args.patches]
+    _once_each(paths)
     infos = [library.read_patch(path) for path in paths]
     selection = library.select(infos, library.load_areas())
     if not selection.chosen:

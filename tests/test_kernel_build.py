@@ -181,6 +181,60 @@ def test_a_failure_after_a_good_patch_leaves_the_tree_pristine(tmp_path, tree):
     assert patches.Tree(tree).applied() == []
 
 
+def test_check_tries_the_patches_in_order_on_a_copy(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES.replace("line 5\n", "line five\n"),
+               LINES.replace("line 5\n", "line five\n").replace("line 6\n", "line six\n"))
+    patches.check(tree, [Patch(one), Patch(two)])  # two needs one under it
+    assert (tree / "fs" / "x.c").read_text() == LINES and not patches.Tree(tree).journal.exists()
+    with pytest.raises(PatchError, match=r"two.patch does not apply:\n  fs/x.c: hunk #1 @@ -3,7 \+3,7 @@ line 2 does not apply"):
+        patches.check(tree, [Patch(two)])
+    with pytest.raises(PatchError, match=r"one.patch does not apply:\n  fs/x.c: already applied"):
+        patches.check(tree, [Patch(one), Patch(one)])
+
+
+def test_check_reads_the_source_as_it_came_under_a_builds_patches(tmp_path, tree):
+    """A build left the shared tree patched: the check starts from the saved originals."""
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    new = diff(tmp_path, "new", "", "new file\n", path="fs/new.c")
+    new.write_text(new.read_text().replace("--- a/fs/new.c", "--- /dev/null"))
+    patches.Tree(tree).apply([Patch(one), Patch(new)])
+    patches.check(tree, [Patch(one), Patch(new)])
+    assert patches.state_in(tree, Patch(one)) == "applies" and patches.state_in(tree, Patch(new)) == "applies"
+    assert "line five" in (tree / "fs" / "x.c").read_text()  # the build's tree as it was
+
+
+def test_a_patch_in_neither_direction_says_which_hunks_fail(tmp_path, tree):
+    """One wrong context line in a patch that is in the tree: reversed only that hunk fails."""
+    changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
+    fix = diff(tmp_path, "fix", LINES, changed)
+    fix.write_text(fix.read_text().replace(" line 4\n", " line four\n"))
+    (tree / "fs" / "x.c").write_text(changed)
+    with pytest.raises(PatchError) as error:
+        patches.state_in(tree, Patch(fix))
+    assert str(error.value) == (f"patch {fix} neither applies nor is in this source (it applies neither forward "
+                                "nor reversed):\n"
+                                "  reversed: fs/x.c: hunk #1 @@ -2,7 +2,7 @@ line 1 does not apply (tried at line 2)\n"
+                                "  forward: 2 of 2 hunks do not apply")
+    # a file the tree does not have: patch's own words, both ways
+    (tree / "fs" / "x.c").unlink()
+    with pytest.raises(PatchError, match=r"forward: fs/x.c: not in this source tree\n  reversed: fs/x.c: not in"):
+        patches.state_in(tree, Patch(fix))
+
+
+def test_a_patch_from_a_web_archive_is_malformed_at_its_line(tmp_path, tree):
+    """The seed mail as a web archive shows it: its context lines lost their leading blank."""
+    seed = Path(__file__).parent / "fixtures" / "patches" / "ext4-write-begin-large-folio.txt"
+    (tree / "fs" / "ext4").mkdir()
+    (tree / "fs" / "ext4" / "inode.c").write_text(LINES)
+    expected = (r"malformed at line 40 \('int nr_wait = 0;'\): a diff line without its leading ' ', '\+' or "
+                r"'-' \(context lines stripped")
+    with pytest.raises(patches.MalformedPatch, match=expected):
+        patches.state_in(tree, Patch(seed))
+    with pytest.raises(patches.MalformedPatch, match=expected):
+        patches.check(tree, [Patch(seed)])
+
+
 # -- sources --------------------------------------------------------------------------------
 
 
@@ -194,13 +248,20 @@ def test_source_names(tmp_path):
 
 @pytest.mark.parametrize("text,commit,words", [
     ("debian:linux-image-7.2", None, "name a Debian kernel source package"),
-    ("/src/linux", None, "a git tree needs commit"),
+    ("/nonexistent/linux", None, r"source '/nonexistent/linux': no such file or directory"),
     ("debian:linux-source-7.2", "v7.2", "commit goes with a git tree"),
     ("/src/linux.tar.gz", "v7.2", "commit goes with a git tree"),
 ])
 def test_bad_source_names(text, commit, words):
     with pytest.raises(kernels.KernelError, match=words):
         sources.parse(text, commit)
+
+
+def test_a_git_tree_needs_its_commit(tmp_path):
+    with pytest.raises(kernels.KernelError, match="a git tree needs commit"):
+        sources.parse(str(tmp_path))
+    with pytest.raises(kernels.KernelError, match="no such file or directory: /nonexistent"):
+        sources.resolve(sources.parse("/nonexistent", "v7.2"))
 
 
 def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
