@@ -84,7 +84,7 @@ def _once_each(paths: list[Path]) -> None:
             raise spec.SpecError(f"{path}: {error.strerror}") from None
         if path.resolve() in seen:
             raise spec.SpecError(f"{path} is given twice: give each patch once")
-        if diff in seen:
+        if diff and diff in seen:
             raise spec.SpecError(f"{path} has the same diff as {seen[diff]}: give each patch once")
         seen[path.resolve()] = seen[diff] = str(path)
 

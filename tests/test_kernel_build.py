@@ -450,6 +450,26 @@ def test_bad_kernel_tables_name_the_field(tmp_path, kernel, words):
         load.parse(raw, base_dir=str(tmp_path))
 
 
+def test_a_patch_listed_twice_or_one_diff_under_two_names_is_refused(tmp_path):
+    """The second copy would not apply on the first: refused before anything is built."""
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    (tmp_path / "copy.patch").write_text("Subject: [PATCH v2] the same fix\n\n" + fix.read_text().split("\n", 2)[2])
+    for table, words in (
+            ({"kernel": {"source": "debian:linux-source-7.2", "reverse": ["fix.patch", "./fix.patch"]}},
+             "kernel.reverse: './fix.patch' is listed twice: list each patch once"),
+            ({"kernel": {"source": "debian:linux-source-7.2"},
+              "variant": [{"name": "a", "kernel": {"patches": ["fix.patch", "copy.patch"]}}, {"name": "b"}]},
+             "variant[\"a\"].kernel.patches: 'copy.patch' and 'fix.patch' are the same diff under two names")):
+        raw = {"name": "x", "variant": [{"name": "a"}, {"name": "b"}], "workload": WORKLOAD, **table}
+        with pytest.raises(spec.SpecError) as error:
+            load.parse(raw, base_dir=str(tmp_path))
+        assert str(error.value).startswith(words)
+    # the same patch reversed and applied is the usual base and step: fine
+    load.parse({"name": "x", "kernel": {"source": "debian:linux-source-7.2", "reverse": ["fix.patch"]},
+                "variant": [{"name": "a"}, {"name": "b", "kernel": {"patches": ["copy.patch"]}}],
+                "workload": WORKLOAD}, base_dir=str(tmp_path))
+
+
 def test_modules_go_with_an_image_of_your_own():
     raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2"},
            "variant": [{"name": "a", "modules": "/lib/modules/x"}, {"name": "b"}], "workload": WORKLOAD}

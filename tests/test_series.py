@@ -61,7 +61,7 @@ class StepHost(CellByCell):
 
 def series_raw(tmp_path: Path, patches=PATCHES, **extra):
     for name in patches:
-        (tmp_path / name).write_text(f"{name}\n--- a/fs/x.c\n+++ b/fs/x.c\n@@ -1 +1 @@\n-a\n+b\n")
+        (tmp_path / name).write_text(f"{name}\n--- a/fs/x.c\n+++ b/fs/x.c\n@@ -1 +1 @@\n-a\n+{name}\n")
     (tmp_path / "linux.tar.gz").write_bytes(b"")
     raw = {
         "name": "a series",
@@ -105,9 +105,12 @@ def test_steps_are_variants_with_the_patches_added(tmp_path):
     ({"kernel": {"source": "linux.tar.gz", "patches": ["two.patch"]}},
      "series.patches: 'two.patch' is also in the base's kernel patches"),
     ({"series": {"patches": ["one.patch", "gone.patch"]}}, "series.patches[1]: no such file"),
+    ({"series": {"patches": ["one.patch", "two.patch", "copy.patch"]}},
+     "series.patches: 'copy.patch' and 'two.patch' are the same diff under two names: each patch is one step"),
 ])
 def test_bad_series_name_the_field(tmp_path, change, words):
     raw = series_raw(tmp_path)
+    (tmp_path / "copy.patch").write_text((tmp_path / "two.patch").read_text().replace("two.patch\n", "a copy\n", 1))
     raw.update(change)
     raw = {k: v for k, v in raw.items() if v is not None}
     with pytest.raises(SpecError) as error:

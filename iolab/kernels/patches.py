@@ -97,9 +97,12 @@ def touched(text: str) -> list[str]:
 def diff_digest(text: str) -> str:
     """The sha256 of a patch's diff alone (from its first '--- ' line, without
     the mail around it or git's '-- ' signature): two files of one change
-    have the same digest, whatever their subject lines say."""
+    have the same digest, whatever their subject lines say. "" when there
+    is no diff in it (read() refuses that file)."""
     lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("--- ")), len(lines))
+    start = next((i for i, line in enumerate(lines) if line.startswith("--- ")), None)
+    if start is None:
+        return ""
     diff = lines[start:]
     if "-- " in diff:
         diff = diff[:diff.index("-- ")]

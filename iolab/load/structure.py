@@ -72,6 +72,28 @@ def _check_series_files(experiment: Experiment) -> None:
     for index, patch in enumerate(experiment.series.patches):
         if not experiment.file(patch).is_file():
             raise SpecError(f"series.patches[{index}]: no such file: {experiment.file(patch)}")
+    _once_each(experiment, experiment.series.patches, "series.patches", "each patch is one step")
+
+
+def _once_each(experiment: Experiment, names: list[str], where: str, why: str) -> None:
+    """A list of patches names each once, and no diff twice under two names:
+    the second would not apply (or not reverse) on top of the first."""
+    from iolab.kernels.patches import diff_digest
+
+    seen: dict[str, str] = {}
+    for name in names:
+        key = os.path.normpath(name)
+        if key in seen:
+            raise SpecError(f"{where}: {excerpt(name, 60)} is listed twice: {why}")
+        path = experiment.file(name)
+        try:
+            diff = diff_digest(path.read_text(errors="replace"))
+        except OSError as error:
+            raise SpecError(f"{where}: {excerpt(name, 60)}: {error.strerror}") from None
+        if diff and diff in seen:
+            raise SpecError(f"{where}: {excerpt(name, 60)} and {excerpt(seen[diff], 60)} are the same diff under "
+                            f"two names: {why}")
+        seen[key] = seen[diff] = name
 
 
 # -- checks of a validated experiment ------------------------------------------
@@ -108,6 +130,8 @@ def _check_kernels(experiment: Experiment) -> None:
     a fragment and patch files that can be read."""
     from iolab import kernels
 
+    if experiment.kernel is not None:
+        _check_build(experiment.kernel, "kernel", experiment)
     for variant in experiment.variant:
         if variant.kernel is None:
             continue
@@ -142,6 +166,8 @@ def _check_build(build: Build, where: str, experiment: Experiment) -> None:
         path = Path(experiment.base_dir, value) if name == "source" else experiment.file(value)
         if not value.strip() or not path.exists():
             raise SpecError(f"{where}.{name}: no such file: {path}")
+    for kind in ("reverse", "patches"):
+        _once_each(experiment, getattr(build, kind), f"{where}.{kind}", "list each patch once")
 
 
 def _check_derived(experiment: Experiment) -> None:
