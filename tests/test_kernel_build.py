@@ -8,6 +8,7 @@ real make on a tarball whose Makefile stands in for the kernel's
 lines and copies a fake bzImage around an ELF with a PVH note).
 """
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -342,6 +343,14 @@ def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_so
     assert patched.manifest["incremental"] and not plain.manifest["incremental"]
     obj = cache / "builds" / plain.manifest["tree_key"] / "obj"
     assert "line five" in (obj / "built-from.txt").read_text()
+    # what the next build in this tree will likely take: the last one in it (incremental)
+    tree_key = plain.manifest["tree_key"]
+    assert build.last_build_seconds(tree_key) == (patched.manifest["build_seconds"],
+                                                  "the last build in this object tree took")
+    shutil.rmtree(obj)  # the object tree gone: the next build is a full one
+    assert build.last_build_seconds(tree_key) == (plain.manifest["build_seconds"], "a full build of this tree took")
+    assert build.last_build_seconds("another") == (plain.manifest["build_seconds"],
+                                                   "no build of this tree timed yet; the last full build took")
 
 
 def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_source, cache):
@@ -504,3 +513,41 @@ def test_the_terminal_display_shows_phase_files_and_eta():
     text = out.getvalue()
     assert "kernel build: compile" in text
     assert "500/1000 files" in text and "ETA 2:05" in text
+
+
+# -- the dry run: the patches apply, where the source is unpacked ---------------------------
+
+
+def test_the_dry_run_checks_the_patches_on_the_unpacked_source(tmp_path, fake_source, cache):
+    """load.check_here (the command line after loading, the runner's preflight)
+    tries every variant's patches on the unpacked source; before it is
+    unpacked the estimate says the build checks them."""
+    from iolab.run import estimate
+
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    stale = diff(tmp_path, "stale", LINES.replace("line 4\n", "line four\n"), LINES.replace("line 5\n", "x\n"),
+                 path="src/a.c")
+
+    def experiment(**nofix):
+        raw = {"name": "x", "kernel": {"source": str(fake_source)}, "workload": WORKLOAD,
+               "variant": [{"name": "nofix", "kernel": nofix}, {"name": "fix"}]}
+        return load.parse(raw, base_dir=str(tmp_path))
+
+    bad = experiment(patches=["stale.patch"])
+    load.check_here(bad)  # not unpacked: nothing unpacked or checked here
+    assert not (cache / "sources").exists() or not list((cache / "sources").glob("*/source.json"))
+    lines = estimate.estimate(bad, None).lines()
+    assert any(line.startswith("  kernel nofix: to build from linux-7.2.99.tar.gz (no build timed yet; the source "
+                               "is not unpacked here yet, so the build checks that its patches apply)")
+               for line in lines), lines
+    root = sources.unpack(sources.resolve(SourceRef("tarball", str(fake_source))))
+    with pytest.raises(spec.SpecError) as error:
+        load.check_here(bad)
+    assert str(error.value) == (f'variant["nofix"].kernel: patch {stale} does not apply:\n'
+                                "  src/a.c: hunk #1 @@ -1,8 +1,8 @@ does not apply (tried at line 1)")
+    with pytest.raises(spec.SpecError, match=r'variant\["nofix"\].kernel: patch .*fix.patch \(reversed\) does not '
+                                             r"apply:\n  src/a.c: not in this source, so it cannot be reversed"):
+        load.check_here(experiment(reverse=["fix.patch"]))
+    load.check_here(experiment(patches=["fix.patch"]))
+    assert (root / "src" / "a.c").read_text() == LINES  # only read
+    assert not any("not unpacked" in line for line in estimate.estimate(bad, None).lines())

@@ -289,6 +289,10 @@ def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache
     message = str(error.value)
     assert message.startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply:")
     assert "src/a.c: hunk #1 @@ -17,7 +17,7 @@ line 16 does not apply" in message
+    # the dry run says the same where the source is unpacked (as the check above left it), naming the field
+    with pytest.raises(SpecError) as error:
+        load.check_here(experiment)
+    assert str(error.value).startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply")
 
 
 def test_a_change_not_placed_within_the_budget_names_its_interval(tmp_path, monkeypatch):

@@ -261,10 +261,10 @@ def _unpack_tarball(source: Source, work: Path, log: Log) -> Path:
 def unpack(source: Source, log: Log = lambda _: None) -> Path:
     """The source's pristine tree in the cache, unpacked on first use."""
     final = tree(source)
-    if (final.parent / "source.json").exists():
+    if is_unpacked(final):
         return final
     with cache.locked(cache_root(), source.slug):
-        if (final.parent / "source.json").exists():
+        if is_unpacked(final):
             return final
         work = Path(tempfile.mkdtemp(prefix=f".unpack-{source.slug}-", dir=cache_root()))
         try:
@@ -282,6 +282,23 @@ def unpack(source: Source, log: Log = lambda _: None) -> Path:
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return final
+
+
+def unpacked(ref: SourceRef, log: Log = lambda _: None) -> Path | None:
+    """The source's tree when it is unpacked in the cache already, else None;
+    nothing is downloaded or unpacked (and a Debian package with no version
+    unpacked here is not even looked up)."""
+    if ref.kind == "debian" and ref.version is None:
+        known = [json.loads(info.read_text()).get("identity", "") for info in cache_root().glob("*/source.json")]
+        if not any(identity.startswith(f"debian:{ref.name}=") for identity in known):
+            return None
+    final = tree(resolve(ref, log))
+    return final if is_unpacked(final) else None
+
+
+def is_unpacked(root: Path) -> bool:
+    """Whether a source's tree (``tree``) is unpacked, whole."""
+    return (root.parent / "source.json").exists()
 
 
 def kernel_version(root: Path) -> str:
