@@ -7,10 +7,13 @@ import argparse
 import shlex
 import sys
 import tempfile
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from iolab import load, spec
+from iolab.store import Store
 
 DESCRIPTION = """\
 Read the files and functions the patches change, choose workloads for them
@@ -110,16 +113,34 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     return choice.text, base_dir, command
 
 
-def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
+def checked(text: str, base_dir: Path) -> spec.Experiment:
+    """The experiment as `iolab run` takes it: parsed, and checked against
+    this machine (its series' patches applied step by step to the source)."""
+    with load.in_file("the experiment iolab patch wrote"):
+        experiment = load.parse(tomllib.loads(text), base_dir=str(base_dir))
+        load.check_here(experiment)
+    return experiment
+
+
+def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store | None]) -> int:
     """Write or print the experiment; without --dry-run run it (``execute``:
-    the CLI's run-and-report of an experiment and its path)."""
+    the CLI's run-and-report of an experiment and its path). A dry run says
+    what the run would cost, as `iolab run --dry-run` does: each kernel
+    cached or to build (and how long), the cells (``store``: the existing
+    store, for the earlier runs and boots the estimate takes, or None)."""
     text, base_dir, command = choose(args, args.timing)
+    experiment = checked(text, base_dir)
     if args.write:
         Path(args.write).write_text(text)
         _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
     if args.dry_run:
         if not args.write:
             sys.stdout.write(text)
+        from iolab.run import estimate
+
+        _say("what the run costs (as iolab run --dry-run estimates it):")
+        for line in estimate.estimate(experiment, store()).lines():
+            print(line, file=sys.stderr)
         return 0
     path = args.write
     if path is None:
