@@ -160,6 +160,19 @@ def test_an_applied_patch_and_a_missing_one_say_which_list(tmp_path, tree):
         patches.Tree(tree).apply([Patch(fix, reverse=True)])
 
 
+def test_a_patch_that_looks_applied_but_does_not_reverse_says_which_hunk(tmp_path, tree):
+    """patch guesses 'previously applied' from the first hunk: the build tries the reverse before saying so."""
+    changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
+    fix = diff(tmp_path, "fix", LINES, changed)
+    (tree / "fs" / "x.c").write_text(changed.replace("line 23\n", "line 23 (edited upstream)\n"))
+    with pytest.raises(PatchError) as error:
+        patches.Tree(tree).apply([Patch(fix)])
+    assert str(error.value) == (f"patch {fix} neither applies nor is in this source (it applies neither forward "
+                                "nor reversed):\n"
+                                "  reversed: fs/x.c: hunk #2 @@ -22,7 +22,7 @@ line 21 does not apply "
+                                "(tried at line 22)")
+
+
 def test_a_patch_of_a_missing_file_and_a_file_that_is_no_patch(tmp_path, tree):
     other = diff(tmp_path, "other", LINES, LINES.replace("line 5\n", "x\n"), path="mm/y.c")
     with pytest.raises(PatchError, match=r"mm/y.c: not in this source tree"):

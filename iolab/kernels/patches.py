@@ -275,6 +275,18 @@ class Tree:
                 state["created"].append(name)
         self._write(state)
 
+    def _refusal(self, patch: Patch, text: str, output: str) -> PatchError:
+        """Why a patch does not apply here. Where patch guessed from its first
+        hunk that it is in the tree already (or, reversed, not in it), the
+        other direction is tried: when that fails too, both say why."""
+        guessed = ("Reversed (or previously applied)" if not patch.reverse else "Unreversed patch detected")
+        if guessed in output and _malformed(patch, text, output) is None:
+            other = _patch(self.root, Patch(patch.path, not patch.reverse), dry_run=True)
+            if other.returncode != 0:
+                forward, backward = (output, other.stdout + other.stderr)[::-1 if patch.reverse else 1]
+                return _neither(Patch(patch.path), text, forward, backward)
+        return _failure(patch, text, output)
+
     def apply(self, patches: list[Patch]) -> None:
         """The tree pristine, then these patches on it, in order; on a
         failure the tree is pristine again and PatchError says why. When
@@ -288,7 +300,7 @@ class Tree:
             for patch, text, entry in zip(patches, texts, wanted):
                 done = _patch(self.root, patch, dry_run=True)
                 if done.returncode != 0:
-                    raise _failure(patch, text, done.stdout + done.stderr)
+                    raise self._refusal(patch, text, done.stdout + done.stderr)
                 state = self._state()
                 self._save(state, touched(text))
                 done = _patch(self.root, patch, dry_run=False)
