@@ -183,8 +183,8 @@ def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPa
 def _print_plan(experiment: spec.Experiment, seed: int, store: Store | None) -> None:
     from iolab.run import dryrun
 
-    for line in dryrun.lines(experiment, seed, store):
-        print(line)
+    lines = list(dryrun.lines(experiment, seed, store))  # all of it first: an error prints no half plan
+    print("\n".join(lines))
 
 
 def _execute(
@@ -242,6 +242,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if fixed is None:
             print("(the order shown is seed 0's; a run draws a random seed and stores it: "
                   "give --seed N to run this very order)")
+        elif args.recheck is not None and args.seed is None:
+            print(f"(the order shown is seed {fixed}'s, drawn for this dry run; a recheck draws its own seed, "
+                  f"never run {args.recheck}'s: give --seed N to run this very order)")
         return EXIT_OK
     store, run_id, interrupted = _execute(args, experiment, path, seed, args.recheck, args.show_command)
     status = _print_report(store, run_id, args)

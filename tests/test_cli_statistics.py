@@ -52,6 +52,8 @@ def test_recheck_runs_the_stored_experiment_again(scripted, capsys):
     store, path = scripted
     cli.main([*store, "run", str(path), "--quiet"])
     capsys.readouterr()
+    assert cli.main([*store, "run", "--recheck", "1", "--dry-run"]) == 0  # says its order is not the recheck's
+    assert "drawn for this dry run; a recheck draws its own seed" in capsys.readouterr().out
     assert cli.main([*store, "run", "--recheck", "1", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "recheck: run 2" in out and out.count("recheck") >= 3

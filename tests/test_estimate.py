@@ -69,13 +69,16 @@ def test_boots_never_measured_make_the_total_a_lower_bound(tmp_path):
 def test_earlier_runs_of_the_experiment_hold_their_boots_already(tmp_path):
     exp = vm_experiment(tmp_path)
     store = store_with_boots(tmp_path, [(str(tmp_path / "a.img"), 1, 3.0, 2)])
-    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json="{}", seed=1, planned_cells=1,
-                             host={})
+    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json=exp.model_dump_json(), seed=1,
+                             planned_cells=1, host={})
     store.add_sample(run_id, Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="r",
                                     status="ok", started=1.0, setup_s=0.5, run_s=2.0, teardown_s=0.5))
     store.end_run(run_id, "complete")
     result = estimate.estimate(exp, store)
     assert result.boots == [] and result.workloads[0].how == "earlier runs of this experiment"
+    # the same experiment in the other timing mode: its cells take other times, its runs are not used
+    other = exp.model_copy(update={"vm": exp.vm.model_copy(update={"timing": "instructions"})})
+    assert estimate.estimate(other, store).workloads[0].how != "earlier runs of this experiment"
 
 
 def test_setup_and_teardown_come_from_cells_that_ran_alike(tmp_path):
@@ -97,3 +100,32 @@ def test_vm_cells_are_found_behind_later_host_runs(tmp_path):
     result = estimate.estimate(vm_experiment(tmp_path), store)
     assert "setup/teardown 0.5 s, the median of 2 wall-mode VM cells" in result.workloads[0].how
     assert [b.boot_s for b in result.boots] == [3.0, 3.0]  # k's boot stands for both kernels never booted
+
+
+def test_a_workload_without_a_time_of_its_own_counts_its_setup_and_the_boots(tmp_path):
+    exp = vm_experiment(tmp_path)
+    exp = exp.model_copy(update={"workload": [w.model_copy(update={"job": "[j]\nrw=randread\nsize=8M\n"})
+                                               for w in exp.workload]})
+    store = store_with_boots(tmp_path, [(str(tmp_path / "a.img"), 1, 3.0, 2)])
+    result = estimate.estimate(exp, store)
+    assert result.workloads[0].cell_s is None and result.untimed == 1 and result.at_least
+    assert result.total_s == 8 * 0.5 + 4 * 3.0  # setup/teardown of its 8 cells, 4 boots
+    assert ("all 8 cells: at least 16s (the workload with no time of its own counted at setup and teardown "
+            "only, until one ran)") in "\n".join(result.lines())
+    assert estimate.estimate(exp, None).total_s is None  # nothing measured at all: unknown
+
+
+def test_a_resumed_host_runs_pause_is_not_its_time(tmp_path, monkeypatch):
+    exp = experiment(workload=[{"name": "r", "job": JOB}])
+    store = Store(tmp_path / "s.db")
+    monkeypatch.setattr("iolab.store.time.time", lambda: 100.0)  # the run begins at 100
+    run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json=exp.model_dump_json(), seed=1,
+                             planned_cells=2, host={})
+    for seq, started in enumerate((101.0, 1000.0)):  # interrupted after its first cell, resumed 15 min later
+        store.add_sample(run_id, Sample(seq=seq, round=seq, iteration=seq, warmup=False, variant="base",
+                                        workload="r", status="ok", started=started, setup_s=0.5, run_s=2.0,
+                                        teardown_s=0.5))
+    monkeypatch.setattr("iolab.store.time.time", lambda: 1003.5)
+    store.end_run(run_id, "complete")
+    # 2 cells of 3 s and 1 s to the first: 3.5 s a cell, not half the 903 s of wall time
+    assert estimate.estimate(exp, store).workloads[0].cell_s == 3.5

@@ -12,6 +12,7 @@ import pytest
 
 from iolab import analysis
 from iolab.journal import reclaim
+from iolab.report import headers
 from iolab.run import runner
 from iolab.store import Store
 from tests.helpers import REPO, attached_loops, experiment, iolab, iolab_mounts, wait_for
@@ -57,6 +58,12 @@ def test_fresh_filesystem_each_cell(tmp_path, fs):
         assert sample.env["fio"].startswith("fio-")
         assert "directory=" in store.artefact(run_id, sample.seq, "job.fio")
     assert store.run(run_id).status == "complete"
+    # the block size mkfs chose is measured (statvfs) and said: mke2fs takes 1 KiB under 512 MiB
+    result = analysis.analyse(store.run(run_id), samples)
+    size = {"ext4": 1024, "xfs": 4096, "btrfs": 4096}[fs]
+    assert result.block_sizes == {fs: [size]}
+    assert f"{fs} ({size // 1024}KiB blocks) on loop" in "\n".join(headers.header(result))
+    assert any("mke2fs chooses them" in note for note in result.notes) == (fs == "ext4")
 
 
 def test_erofs_image_plain_and_lz4(tmp_path):

@@ -492,6 +492,14 @@ def test_a_patch_listed_twice_or_one_diff_under_two_names_is_refused(tmp_path):
                 "workload": WORKLOAD}, base_dir=str(tmp_path))
 
 
+def test_a_config_file_that_is_not_config_text_is_refused_naming_the_field(tmp_path):
+    (tmp_path / "not.config").write_text("vm\n")
+    raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2", "config_file": "not.config"},
+           "variant": [{"name": "a"}, {"name": "b"}], "workload": WORKLOAD}
+    with pytest.raises(spec.SpecError, match=r"^kernel\.config_file: not\.config:1: not a \.config line: 'vm'"):
+        load.parse(raw, base_dir=str(tmp_path))
+
+
 def test_modules_go_with_an_image_of_your_own():
     raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2"},
            "variant": [{"name": "a", "modules": "/lib/modules/x"}, {"name": "b"}], "workload": WORKLOAD}

@@ -121,6 +121,15 @@ def test_history_suggests_metric_names(two_runs):
     assert by_label.metric.name == "read_bw" and by_label.series == history.history(store, "read_bw").series
 
 
+def test_header_says_the_block_size_each_filesystem_had():
+    from iolab.report.headers import _blocks_text
+
+    assert _blocks_text({}) == ""
+    assert _blocks_text({"ext4": [1024]}) == " (1KiB blocks)"
+    assert _blocks_text({"ext4": [4096], "xfs": [4096]}) == " (4KiB blocks)"
+    assert _blocks_text({"ext4": [1024, 4096], "xfs": [4096]}) == " (blocks: ext4 1KiB/4KiB, xfs 4KiB)"
+
+
 def test_header_names_each_variants_filesystem(tmp_path):
     from iolab.report.headers import _fs_text
 

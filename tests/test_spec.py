@@ -66,7 +66,23 @@ def test_format_size():
 
 def test_unknown_field_is_named(tmp_path):
     message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nfoi = { direct = 1 }'))
-    assert 'variant["b"].foi: unknown field' in message
+    assert 'variant["b"].foi: unknown field; did you mean fio?' in message
+    assert "[reprot]: unknown" not in error_of(tmp_path, MINIMAL + "[reprot]\nalpha = 0.1\n")
+    assert "reprot: unknown field; did you mean report?" in error_of(tmp_path, MINIMAL + "[reprot]\nalpha = 0.1\n")
+    message = error_of(tmp_path, MINIMAL + '[target]\nmount_option = "noatime"\n')
+    assert message.endswith("target.mount_option: unknown field; did you mean mount_options?")
+    assert "(check its spelling" in error_of(tmp_path, MINIMAL + "zzz = 1\n")  # nothing close
+
+
+def test_a_union_fields_errors_come_as_one_line_without_pydantics_member_names(tmp_path):
+    message = error_of(tmp_path, MINIMAL.replace('name = "b"', 'name = "b"\nkernel = 5\n'
+                                                 'sysfs = { "/sys/block/{dev}/queue/read_ahead_kb" = [1, 2] }'))
+    assert 'variant["b"].sysfs./sys/block/{dev}/queue/read_ahead_kb: Input should be a valid string, or a valid ' \
+        "integer" in message
+    assert 'variant["b"].kernel: should be a table ({ ... } or [section]), got \'5\'' in message
+    assert ".str:" not in message and ".int:" not in message and "Build" not in message
+    iterations = error_of(tmp_path, MINIMAL + "[run]\niterations = 8.5\n")
+    assert "literal" not in iterations and iterations.count("run.iterations") == 1
 
 
 def test_unknown_filesystem_is_named(tmp_path):
@@ -275,6 +291,21 @@ def test_check_here_has_fio_parse_every_job():
     experiment = load.parse({**MACHINE_BOUND, "variant": [{"name": "a"}, MACHINE_BOUND["variant"][1]]})
     with pytest.raises(spec.SpecError, match=r'workload\["w"\] with variant\["b"\]: fio refuses the job'):
         load.check_here(experiment)
+
+
+def test_check_here_takes_a_kernel_image_of_your_own_and_refuses_any_other_file(tmp_path):
+    from tests.fakes import bzimage, elf64
+
+    (tmp_path / "bzImage").write_bytes(bzimage(elf64(pvh=True)))
+    (tmp_path / "hostname").write_text("vm\n")
+    jobs = [{"name": "w", "job": "[j]\nrw=read\n"}]
+    variants = [{"name": "a", "kernel": "./bzImage"}, {"name": "b", "kernel": "./bzImage"}]
+    mine = load.parse({"name": "k", "variant": variants, "workload": jobs}, base_dir=str(tmp_path))
+    load.check_here(mine)
+    variants[1]["kernel"] = "./hostname"
+    other = load.parse({"name": "k", "variant": variants, "workload": jobs}, base_dir=str(tmp_path))
+    with pytest.raises(spec.SpecError, match=r'variant\["b"\]\.kernel: .*hostname is not a kernel image'):
+        load.check_here(other)
 
 
 def test_the_schemas_choices_are_the_statistics_and_the_command_lines():

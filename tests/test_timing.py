@@ -103,6 +103,14 @@ def test_instructions_mode_defaults_to_3_rounds_1_vcpu_and_the_image_in_memory()
     assert vm_experiment({"timing": "instructions", "disk": "virtio"}).vm.disk == "virtio"  # as the file says
 
 
+def test_instructions_mode_needs_two_rounds_to_call_anything_exact():
+    from iolab.run import dryrun
+
+    assert dryrun.undecidable(vm_experiment({"timing": "instructions"}, {"iterations": 2})) == ""
+    refusal = dryrun.undecidable(vm_experiment({"timing": "instructions"}, {"iterations": 1}))
+    assert "takes 2 rounds or more (--iterations 2)" in refusal
+
+
 def test_an_image_in_memory_needs_twice_its_size_of_vm_memory():
     assert vm_experiment({"disk": "ram", "memory": "256MiB"}).vm.disk == "ram"  # 64 MiB image
     with pytest.raises(SpecError) as error:

@@ -144,7 +144,8 @@ def setup_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
                     for name in new if old.get(name) != new[name]]
         changed += [f"{kind} {name} removed" for name in old if name not in new]
     old_files, new_files = before.get("files", {}), after.get("files", {})
-    changed += [f"file {name}" for name in sorted(set(old_files) & set(new_files)) if old_files[name] != new_files[name]]
+    changed += [f"file {name}" for name in sorted(set(old_files) & set(new_files))
+                if old_files[name] != new_files[name]]
     return changed
 
 

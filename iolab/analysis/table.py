@@ -43,7 +43,7 @@ from typing import Literal
 
 from iolab import histogram, plan, stats
 from iolab.engines import fio_jobs
-from iolab.analysis import metrics
+from iolab.analysis import metrics, prepared
 from iolab.analysis.failures import Failure, grouped
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
                                        host_differences, noise, round_effect)
@@ -111,6 +111,7 @@ class Analysis:
     disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
     disturbance_rule: str = DISTURBANCE_RULE
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
+    block_sizes: dict[str, list[int]] = field(default_factory=dict)  # fs -> the block sizes its cells had
     series: SeriesResult | None = None  # a [series]: its steps and which patch made which change
 
     @property
@@ -338,11 +339,6 @@ def merged_center(metric: Metric, samples: list[Sample]) -> float | None:
     return histogram.percentile(histogram.merge(hists), metric.quantile) * metric.scale
 
 
-def _target_place(samples: list[Sample]) -> str:
-    places = sorted({str(s.env.get("image_place")) for s in samples if s.env.get("image_place")})
-    return " and ".join(places)
-
-
 def _allowed(experiment: Experiment) -> list[str]:
     """A note naming the fio options the experiment let through (allow = [...]):
     a reader sees that the job ran programs or wrote outside the target."""
@@ -465,13 +461,14 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
                       "(iolab submit --labels)")
     result = Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
-        notes=(env_differences(measured, experiment) + _allowed(experiment) + _plan_note(experiment, planned)
+        notes=(env_differences(measured, experiment) + prepared.small_ext4(measured) + _allowed(experiment)
+               + _plan_note(experiment, planned)
                + _fio_note(experiment, measured)),
         view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
         sequential=sequential, original=original, design=design, planned=planned,
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
-        target_place=_target_place(measured),
+        target_place=prepared.place(measured), block_sizes=prepared.block_sizes(measured),
     )
     if experiment.series is None:
         return result

@@ -384,7 +384,7 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             if not os.path.isdir(target.path):
                 raise TargetError(f"target.path: no such directory: {target.path}")
             cell_dir = stack.enter_context(temp_dir(target.path, DIR_CELL))
-            yield Prepared(fs="none", device=None, mountpoint=str(cell_dir))
+            yield Prepared(fs="none", device=None, mountpoint=str(cell_dir), block_size=os.statvfs(cell_dir).f_bsize)
             return
         if target.fs == "erofs":
             image = erofs_image(cache_dir, target.files, mkfs_options)
@@ -420,4 +420,5 @@ def prepared(target: Record, workdir: Path, cache_dir: Path) -> Iterator[Prepare
             mount_options=target.mount_options,
             loop=loop,
             image_place=place,
+            block_size=os.statvfs(mountpoint).f_bsize,
         )

@@ -21,6 +21,7 @@ class Prepared:
     mount_options: str = ""
     loop: dict[str, object] = field(default_factory=dict)  # losetup options of a loop target
     image_place: str = ""  # where a loop target's image lives ("RAM (tmpfs /dev/shm)", a directory)
+    block_size: int | None = None  # the mounted filesystem's block size (statvfs f_bsize), as mkfs chose it
 
     @property
     def device_name(self) -> str | None:

@@ -213,6 +213,27 @@ def _fio_refuses(job: str, binary: str = "fio") -> str | None:
     return fio_error(done.stderr, done.stdout)[:300]
 
 
+def _check_local_kernels(experiment: Experiment) -> None:
+    """A kernel of your own is a kernel image: a bzImage or vmlinux whose
+    version iolab can read, or one with its modules directory (which names
+    the version) -- not any file that happens to be at that path."""
+    from iolab.kernels.images import image_version
+    from iolab.kernels.kernel_ref import parse
+
+    for variant in experiment.variant:
+        if not isinstance(variant.kernel, str) or variant.modules or parse(variant.kernel).kind != "local":
+            continue
+        path = os.path.join(experiment.base_dir, variant.kernel)
+        try:
+            with open(path, "rb") as image:
+                version = image_version(image.read())
+        except OSError as error:
+            raise SpecError(f'variant["{variant.name}"].kernel: {path}: {error.strerror}') from None
+        if version is None:
+            raise SpecError(f'variant["{variant.name}"].kernel: {path} is not a kernel image (no bzImage setup '
+                            "header, no vmlinux version banner)")
+
+
 def _check_kernel_patches(experiment: Experiment) -> None:
     """The patches of every kernel built from source apply, in order, to its
     source as it came (reverse ones first, as a build applies them: GNU
@@ -242,4 +263,4 @@ def _check_kernel_patches(experiment: Experiment) -> None:
 
 
 HERE: tuple[Callable[[Experiment], None], ...] = (_check_machine, _check_dir_target, _check_fio_parses,
-                                                  _check_kernel_patches)
+                                                  _check_local_kernels, _check_kernel_patches)

@@ -62,7 +62,7 @@ def parse(raw: dict[str, Any], base_dir: str = ".", inputs: dict[str, str] | Non
     try:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir, "inputs": inputs or {}})
     except ValidationError as error:
-        raise SpecError(explain(error, raw)) from None
+        raise SpecError(explain(error, raw, Experiment)) from None
     for check in STRUCTURE:
         check(experiment)
     return experiment

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.load.errors import excerpt, name_of
-from iolab.load.files import job_text
+from iolab.load.files import job_text, read_text
 from iolab.load.metric_names import check_metric_names
 from iolab.spec import Build, Experiment, SpecError, Variant, Workload
 
@@ -130,7 +130,7 @@ def _check_kernels(experiment: Experiment) -> None:
     a fragment and patch files that can be read."""
     from iolab import kernels
 
-    if experiment.kernel is not None:
+    if experiment.kernel is not None:  # every variant's: its errors named as the file has them, [kernel]
         _check_build(experiment.kernel, "kernel", experiment)
     for variant in experiment.variant:
         if variant.kernel is None:
@@ -166,6 +166,11 @@ def _check_build(build: Build, where: str, experiment: Experiment) -> None:
         path = Path(experiment.base_dir, value) if name == "source" else experiment.file(value)
         if not value.strip() or not path.exists():
             raise SpecError(f"{where}.{name}: no such file: {path}")
+    if build.config_file:  # a fragment that is not .config text: refused here, not by the build
+        try:
+            kconfig.parse_fragment(read_text(experiment.file(build.config_file), "config_file"), build.config_file)
+        except KernelError as error:
+            raise SpecError(f"{where}.config_file: {error}") from None
     for kind in ("reverse", "patches"):
         _once_each(experiment, getattr(build, kind), f"{where}.{kind}", "list each patch once")
 

@@ -54,6 +54,16 @@ def _fs_text(experiment: Experiment) -> str:
     return f"{common} ({'; '.join(other)})"
 
 
+def _blocks_text(sizes: dict[str, list[int]]) -> str:
+    """" (1KiB blocks)" after the filesystem; per filesystem where there are several."""
+    if not sizes:
+        return ""
+    each = {fs: "/".join(format_size(size) for size in found) for fs, found in sizes.items()}
+    if len(set(each.values())) == 1:
+        return f" ({next(iter(each.values()))} blocks)"
+    return " (blocks: " + ", ".join(f"{fs} {text}" for fs, text in each.items()) + ")"
+
+
 def _same_variants(experiment: Experiment) -> list[str]:
     """A line naming candidates that boot the baseline's kernel with its
     patches and settings, under another name (a series not given yet): an
@@ -76,7 +86,7 @@ def header(analysis: Analysis) -> list[str]:
     run, experiment = primary.run, primary.experiment
     target = experiment.target
     where = {"loop": f"loop ({format_size(target.size)})", "device": target.device or "", "dir": target.path or ""}
-    fs = _fs_text(experiment)
+    fs = _fs_text(experiment) + _blocks_text(primary.block_sizes)
     if target.fs == "erofs":
         where["loop"] = "loop"
     host = run.host

@@ -180,6 +180,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "diagnostics": [_diagnostic(d) for d in analysis.diagnostics],
         "notes": analysis.notes,
         "target_place": analysis.target_place or None,
+        "block_sizes": analysis.block_sizes,
         "disturbed_rounds": {str(r): why for r, why in sorted(analysis.disturbed.items())},
         "disturbance_rule": analysis.disturbance_rule,
     }

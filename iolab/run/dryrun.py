@@ -20,6 +20,7 @@ from iolab.engines import fio_jobs
 from iolab.run import calibrate, estimate
 from iolab.spec import Experiment
 from iolab.stats.choice import Choice, fewest_rounds
+from iolab.stats.exact import MIN_ROUNDS
 from iolab.stats.kinds import PAIRED
 from iolab.store import Store
 
@@ -48,8 +49,13 @@ def choice(experiment: Experiment) -> tuple[Choice, dict[str, list[str]]]:
 
 def undecidable(experiment: Experiment) -> str:
     """Why no primary comparison of this plan can ever be decided ("" when one can)."""
-    if len(experiment.variant) < 2 or experiment.timing == "instructions":
-        return ""  # instructions mode: values that repeat are decided exactly, at any number of rounds
+    if len(experiment.variant) < 2:
+        return ""
+    if experiment.timing == "instructions":  # values that repeat are decided exactly, from MIN_ROUNDS rounds
+        if experiment.run.max_rounds >= MIN_ROUNDS:
+            return ""
+        return (f"no comparison can be decided: instructions mode calls values exact when they repeat, which "
+                f"takes {MIN_ROUNDS} rounds or more (--iterations {MIN_ROUNDS}); --force runs it anyway")
     found, _ = choice(experiment)
     if found.decidable:
         return ""
@@ -82,8 +88,8 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         return
     found, primary = choice(experiment)
     if experiment.timing == "instructions":
-        yield ("test: exact where the instruction counts repeat (at any number of rounds); where they vary, "
-               + (TEST_NAMES[found.test] if found.decidable else f"none can decide at {found.rounds} rounds"))
+        yield (f"test: exact where the instruction counts repeat ({MIN_ROUNDS} rounds or more); where they vary, "
+               + (TEST_NAMES[found.test] if found.decidable else f"none can decide at {found.rounds} round{'s' if found.rounds != 1 else ''}"))
     elif found.decidable:
         sizes = f"{found.rounds} pairs" if found.test == PAIRED else f"{found.rounds} + {found.rounds} values"
         yield (f"test: {TEST_NAMES[found.test]}, {sizes} a row: smallest p {found.min_p:.3g}, below "

@@ -31,7 +31,7 @@ from iolab import load, plan
 from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
 from iolab.spec import Build, Experiment
-from iolab.store import Store
+from iolab.store import RunInfo, Store
 from iolab.units import format_duration
 
 RECENT_RUNS = 5  # runs of the store whose cells give the setup/teardown figure
@@ -57,10 +57,11 @@ class BootTime:
 class Estimate:
     cells: int
     workloads: list[WorkloadTime]
-    total_s: float | None  # None when some workload's time is unknown
+    total_s: float | None  # None when nothing of the run's time is known
     at_least: bool  # some figure is a lower bound (VM boots or size-bound jobs left out)
     kernels: list[str] = field(default_factory=list)  # one line per variant with a kernel
     boots: list[BootTime] = field(default_factory=list)  # counted in total_s where boot_s is known
+    untimed: int = 0  # workloads with no time of their own (counted at their setup and teardown only)
 
     def lines(self) -> list[str]:
         out = []
@@ -71,28 +72,54 @@ class Estimate:
             figure = f"{b.boot_s:.1f} s each" if b.boot_s is not None else "time unknown"
             out.append(f"  boots of {b.kernel}: {b.boots}, {figure} ({b.how})")
         if self.total_s is not None:
+            whose = "the workloads with no time of their own" if self.untimed > 1 else \
+                "the workload with no time of its own"
+            without = f" ({whose} counted at setup and teardown only, until one ran)" if self.untimed else ""
             out.append(f"  all {self.cells} cells: {'at least ' if self.at_least else 'about '}"
-                       f"{format_duration(self.total_s)}")
+                       f"{format_duration(self.total_s)}{without}")
         else:
             out.append(f"  all {self.cells} cells: unknown until a workload without a time of its own ran once")
         return out + [f"  kernel {line}" for line in self.kernels]
 
 
+def _where(experiment: Experiment) -> str | None:
+    """Where its cells run: None on the host, else in VMs in this timing mode."""
+    return experiment.vm.timing if any(v.kernel is not None for v in experiment.variant) else None
+
+
 def _history(store: Store, experiment: Experiment) -> dict[str, float]:
-    """Seconds per cell of each workload in earlier runs of this experiment:
-    the runs' wall time shared over their cells by each cell's own time."""
+    """Seconds per cell of each workload in earlier runs of this experiment
+    whose cells ran alike (on the host, or in VMs in this timing mode): the
+    runs' wall time shared over their cells by each cell's own time."""
     per: dict[str, list[float]] = {}
-    for run in store.runs(experiment.name)[-RECENT_RUNS:]:
+    alike = [run for run in store.runs(experiment.name)
+             if _where(Experiment.model_validate_json(run.experiment_json)) == _where(experiment)]
+    for run in alike[-RECENT_RUNS:]:
         if run.finished is None:
             continue
         samples = [s for s in store.samples(run.id, with_histograms=False)]
         own = [(s.setup_s or 0) + (s.run_s or 0) + (s.teardown_s or 0) for s in samples]
         if not samples or sum(own) <= 0:
             continue
-        scale = (run.finished - run.started) / sum(own)  # boots and gaps, shared in proportion
+        wall = _active_seconds(run, samples, own) if _where(experiment) is None else run.finished - run.started
+        scale = wall / sum(own)  # boots and gaps, shared in proportion
         for sample, seconds in zip(samples, own):
             per.setdefault(sample.workload, []).append(seconds * scale)
     return {w: statistics.median(v) for w, v in per.items()}
+
+
+PAUSE_S = 60.0  # between two host cells of a run, longer than this is a pause (interrupted, resumed later)
+
+
+def _active_seconds(run: RunInfo, samples: list[Sample], own: list[float]) -> float:
+    """A host run's wall time without its pauses: its cells' own times plus
+    the gaps between them (the host's clock), a gap of PAUSE_S or more (the
+    run was interrupted and resumed later) left out; plus the time to its
+    first cell."""
+    cells = sorted(zip((s.started for s in samples), own))
+    gaps = [later - (start + seconds) for (start, seconds), (later, _) in zip(cells, cells[1:])]
+    first = cells[0][0] - run.started
+    return sum(own) + sum(gap for gap in gaps if 0 < gap < PAUSE_S) + (first if 0 < first < PAUSE_S else 0)
 
 
 def _timing_of(sample: Sample) -> str | None:
@@ -157,7 +184,8 @@ def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
         elif variant.kernel is not None:
             ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
             names[variant.name] = ref.name
-            state = "cached" if ref.kind == "local" or fetch.cached(ref) else "to fetch"
+            missing = "to prepare (its initramfs)" if ref.kind == "local" else "to fetch"
+            state = "cached" if fetch.cached(ref) else missing
             lines.append(f"{variant.name}: {state} ({variant.kernel})")
     return lines, names
 
@@ -219,12 +247,12 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
     history = _history(store, experiment) if store else {}
     kernels, kernel_of = _kernels(experiment)
-    where = experiment.vm.timing if kernel_of else None
+    where = _where(experiment)
     recent = _recent_cells(store, where) if store else []
     overhead, counted = _overhead(recent)
     # earlier runs of this experiment already share their boots over their cells
     boots = _boots(experiment, recent, kernel_of) if kernel_of and not history else []
-    rows, total, at_least = [], 0.0, False
+    rows, total, at_least, untimed = [], 0.0, False, 0
     for workload in experiment.workload:
         if workload.name in history:
             rows.append(WorkloadTime(workload.name, history[workload.name], "earlier runs of this experiment"))
@@ -233,7 +261,8 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         seconds, exact = _job_seconds(experiment, workload.name)
         if seconds is None:
             rows.append(WorkloadTime(workload.name, None, "bound by its size or its op count: no time of its own"))
-            total, at_least = float("nan"), True
+            untimed, at_least = untimed + 1, True
+            total += (overhead or 0) * cells_per_workload  # its setup and teardown at least
             continue
         how = "the job's runtime" if exact else "the job's runtime cap"
         if overhead is not None:
@@ -254,4 +283,4 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
         else:
             total += boot.boots * boot.boot_s
     cells = cells_per_workload * len(experiment.workload)
-    return Estimate(cells, rows, None if total != total else total, at_least, kernels, boots)
+    return Estimate(cells, rows, total if total > 0 else None, at_least, kernels, boots, untimed)
