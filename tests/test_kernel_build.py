@@ -572,3 +572,19 @@ def test_the_dry_run_checks_the_patches_on_the_unpacked_source(tmp_path, fake_so
     load.check_here(experiment(patches=["fix.patch"]))
     assert (root / "src" / "a.c").read_text() == LINES  # only read
     assert not any("not unpacked" in line for line in estimate.estimate(bad, None).lines())
+
+
+def test_iolab_run_dry_run_refuses_a_patch_that_does_not_apply(tmp_path, fake_source, cache):
+    """The command as the user runs it: exit 2 and the patch, file and hunk, no plan."""
+    from tests.helpers import iolab
+
+    sources.unpack(sources.resolve(SourceRef("tarball", str(fake_source))))
+    diff(tmp_path, "stale", LINES.replace("line 4\n", "line four\n"), LINES.replace("line 5\n", "x\n"), path="src/a.c")
+    (tmp_path / "exp.toml").write_text(
+        f'name = "x"\n[kernel]\nsource = "{fake_source}"\n[[variant]]\nname = "nofix"\n'
+        'kernel = { patches = ["stale.patch"] }\n[[variant]]\nname = "fix"\n'
+        '[[workload]]\nname = "w"\nengine = "probe"\nprobe = { mode = "batch", case = "write_u1k" }\n')
+    done = iolab("run", "--dry-run", str(tmp_path / "exp.toml"), store=tmp_path / "none.db")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert 'variant["nofix"].kernel: patch ' in done.stderr and "stale.patch does not apply" in done.stderr
+    assert "src/a.c: hunk #1 @@ -1,8 +1,8 @@ does not apply (tried at line 1)" in done.stderr
