@@ -19,9 +19,9 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def test_every_named_file_with_the_field_that_names_it(tmp_path):
-    for name in ("all.patch", "a.patch", "b.patch", "frag.config", "s1.patch", "s2.patch"):
+    for name in ("all.patch", "a.patch", "b.patch", "s1.patch", "s2.patch"):
         (tmp_path / name).write_text(f"{name}\n")
-    (tmp_path / "frag.config").write_text("CONFIG_X=y\n")  # .config text (load checks it)
+    (tmp_path / "frag.config").write_text("CONFIG_X=y\n")  # parse reads a fragment: .config text
     (tmp_path / "w.fio").write_text(JOB)
     built = experiment([{"name": "nofix", "kernel": {"reverse": ["a.patch"]}}, "fix",
                         {"name": "more", "kernel": {"patches": ["b.patch"]}}],
