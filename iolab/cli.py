@@ -374,7 +374,7 @@ def cmd_patch(args: argparse.Namespace) -> int:
         sys.stdout.write("\n" + reply.render(_report(store, run_id, args), command))
         return EXIT_INTERRUPTED if interrupted else status
 
-    return cli_patch.cmd_patch(args, execute)
+    return cli_patch.cmd_patch(args, execute, lambda: existing_store(args))
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:

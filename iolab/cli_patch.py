@@ -7,10 +7,13 @@ import argparse
 import shlex
 import sys
 import tempfile
+import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from iolab import load, spec
+from iolab.store import Store
 
 DESCRIPTION = """\
 Read the files and functions the patches change, choose workloads for them
@@ -48,19 +51,45 @@ def _say(text: str) -> None:
 
 def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
     """Whether each patch is in the source already (it applies reversed), from
-    the unpacked source (fetched and unpacked on first use)."""
-    from iolab.kernels import patches, sources
+    the unpacked source (fetched and unpacked on first use); one that neither
+    applies nor is in it is refused with GNU patch's own diagnosis."""
+    from iolab.kernels import KernelError, patches, sources
 
-    resolved = sources.resolve(sources.parse(source, commit, "."), _say)
+    try:
+        resolved = sources.resolve(sources.parse(source, commit, "."), _say)
+    except KernelError as error:
+        raise spec.SpecError(f"--source: {error}") from None
     root = sources.unpack(resolved, _say)
     found = []
     for path in paths:
-        state = patches.state_in(root, patches.Patch(path))
-        if state == "neither":
-            raise spec.SpecError(f"{path}: neither applies to {source} nor is in it (it applies neither "
-                                 "forward nor reversed): give the source it was written for with --source")
+        try:
+            state = patches.state_in(root, patches.Patch(path))
+        except patches.MalformedPatch as error:
+            raise spec.SpecError(str(error)) from None
+        except patches.PatchError as error:
+            first, _, rest = str(error).partition("\n")
+            raise spec.SpecError(f"{first}\n  (the source: {resolved.label}; give the one it was written for with "
+                                 f"--source)\n{rest}") from None
         found.append(state == "applied")
     return found
+
+
+def _once_each(paths: list[Path]) -> None:
+    """Each patch once: the same file, or the same diff under two names,
+    would be a step that applies nothing (the run's dry run refuses it)."""
+    from iolab.kernels import patches
+
+    seen: dict[object, str] = {}
+    for path in paths:
+        try:
+            diff = patches.diff_digest(path.read_text(errors="replace"))
+        except OSError as error:
+            raise spec.SpecError(f"{path}: {error.strerror}") from None
+        if path.resolve() in seen:
+            raise spec.SpecError(f"{path} is given twice: give each patch once")
+        if diff and diff in seen:
+            raise spec.SpecError(f"{path} has the same diff as {seen[diff]}: give each patch once")
+        seen[path.resolve()] = seen[diff] = str(path)
 
 
 def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
@@ -68,6 +97,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     from iolab.workloads import compose, library
 
     paths = [Path(p) for p in args.patches]
+    _once_each(paths)
     infos = [library.read_patch(path) for path in paths]
     selection = library.select(infos, library.load_areas())
     if not selection.chosen:
@@ -83,16 +113,34 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     return choice.text, base_dir, command
 
 
-def cmd_patch(args: argparse.Namespace, execute: Any) -> int:
+def checked(text: str, base_dir: Path) -> spec.Experiment:
+    """The experiment as `iolab run` takes it: parsed, and checked against
+    this machine (its series' patches applied step by step to the source)."""
+    with load.in_file("the experiment iolab patch wrote"):
+        experiment = load.parse(tomllib.loads(text), base_dir=str(base_dir))
+        load.check_here(experiment)
+    return experiment
+
+
+def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store | None]) -> int:
     """Write or print the experiment; without --dry-run run it (``execute``:
-    the CLI's run-and-report of an experiment and its path)."""
+    the CLI's run-and-report of an experiment and its path). A dry run says
+    what the run would cost, as `iolab run --dry-run` does: each kernel
+    cached or to build (and how long), the cells (``store``: the existing
+    store, for the earlier runs and boots the estimate takes, or None)."""
     text, base_dir, command = choose(args, args.timing)
+    experiment = checked(text, base_dir)
     if args.write:
         Path(args.write).write_text(text)
         _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
     if args.dry_run:
         if not args.write:
             sys.stdout.write(text)
+        from iolab.run import estimate
+
+        _say("what the run costs (as iolab run --dry-run estimates it):")
+        for line in estimate.estimate(experiment, store()).lines():
+            print(line, file=sys.stderr)
         return 0
     path = args.write
     if path is None:

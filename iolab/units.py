@@ -51,11 +51,13 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """1h30m, 20m, 1m30s, 0s: whole seconds."""
+    """1h30m, 20m, 1m30s, 1h0m32s, 0s: whole seconds (the minutes shown
+    between hours and seconds, so that 1h0m32s never reads as 1h32m)."""
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
-    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes or (hours and secs) else "",
+             f"{secs}s" if secs else ""]
     return "".join(parts) or "0s"
 
 

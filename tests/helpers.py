@@ -67,6 +67,26 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 120.0, what: str = "
         time.sleep(0.02)
 
 
+def wait_while_running(process: subprocess.Popen[str], predicate: Callable[[], Any], timeout: float = 240.0,
+                       what: str = "the condition") -> Any:
+    """wait_for `predicate` while `process` runs; if it ends first, or the time
+    runs out (it is killed then), an AssertionError with its exit status and
+    the tail of its stderr (a run refused or stuck says why)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        ended = process.poll() is not None
+        if ended or time.monotonic() > deadline:
+            if not ended:
+                process.kill()
+            _, err = process.communicate(timeout=60)
+            why = f"the process ended (exit {process.returncode})" if ended else f"not within {timeout:.0f} s"
+            raise AssertionError(f"{what}: {why}; its stderr ends: {(err or '')[-1500:]}")
+        time.sleep(0.02)
+
+
 def attached_loops(under: str = "iolab-") -> set[str]:
     """Loop devices whose backing file path contains `under`."""
     out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],

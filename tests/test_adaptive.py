@@ -41,6 +41,7 @@ def test_durations():
     assert adaptive.format_duration(1200) == "20m"
     assert adaptive.format_duration(5400) == "1h30m"
     assert adaptive.format_duration(90) == "1m30s"
+    assert adaptive.format_duration(3632.2) == "1h0m32s"  # the first 7.2 build here; not 1h32s
     assert adaptive.budget_reached(600) == "time budget reached (10m)"
 
 

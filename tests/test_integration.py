@@ -15,7 +15,7 @@ from iolab.journal import reclaim
 from iolab.report import headers
 from iolab.run import runner
 from iolab.store import Store
-from tests.helpers import REPO, attached_loops, experiment, iolab, iolab_mounts, wait_for
+from tests.helpers import REPO, attached_loops, experiment, iolab, iolab_mounts, wait_while_running
 
 pytestmark = [pytest.mark.integration, pytest.mark.root, pytest.mark.usefixtures("needs_root_tools", "clean_system")]
 
@@ -191,8 +191,9 @@ def test_ctrl_c_keeps_samples_and_leaves_nothing(tmp_path):
         [sys.executable, "-m", "iolab.cli", "run", str(exp_file)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
-    wait_for(lambda: store_path.exists() and Store(store_path).sample_counts(1)[0] >= 2, 120, "two samples")
-    wait_for(lambda: fio_in(tmp_path), 120, "a running cell's fio")  # land inside a running cell
+    wait_while_running(process, lambda: store_path.exists() and Store(store_path).sample_counts(1)[0] >= 2,
+                       what="two samples")
+    wait_while_running(process, lambda: fio_in(tmp_path), what="a running cell's fio")  # inside a running cell
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err

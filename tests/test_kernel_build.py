@@ -8,6 +8,7 @@ real make on a tarball whose Makefile stands in for the kernel's
 lines and copies a fake bzImage around an ELF with a PVH note).
 """
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -159,6 +160,19 @@ def test_an_applied_patch_and_a_missing_one_say_which_list(tmp_path, tree):
         patches.Tree(tree).apply([Patch(fix, reverse=True)])
 
 
+def test_a_patch_that_looks_applied_but_does_not_reverse_says_which_hunk(tmp_path, tree):
+    """patch guesses 'previously applied' from the first hunk: the build tries the reverse before saying so."""
+    changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
+    fix = diff(tmp_path, "fix", LINES, changed)
+    (tree / "fs" / "x.c").write_text(changed.replace("line 23\n", "line 23 (edited upstream)\n"))
+    with pytest.raises(PatchError) as error:
+        patches.Tree(tree).apply([Patch(fix)])
+    assert str(error.value) == (f"patch {fix} neither applies nor is in this source (it applies neither forward "
+                                "nor reversed):\n"
+                                "  reversed: fs/x.c: hunk #2 @@ -22,7 +22,7 @@ line 21 does not apply "
+                                "(tried at line 22)")
+
+
 def test_a_patch_of_a_missing_file_and_a_file_that_is_no_patch(tmp_path, tree):
     other = diff(tmp_path, "other", LINES, LINES.replace("line 5\n", "x\n"), path="mm/y.c")
     with pytest.raises(PatchError, match=r"mm/y.c: not in this source tree"):
@@ -181,6 +195,60 @@ def test_a_failure_after_a_good_patch_leaves_the_tree_pristine(tmp_path, tree):
     assert patches.Tree(tree).applied() == []
 
 
+def test_check_tries_the_patches_in_order_on_a_copy(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES.replace("line 5\n", "line five\n"),
+               LINES.replace("line 5\n", "line five\n").replace("line 6\n", "line six\n"))
+    patches.check(tree, [Patch(one), Patch(two)])  # two needs one under it
+    assert (tree / "fs" / "x.c").read_text() == LINES and not patches.Tree(tree).journal.exists()
+    with pytest.raises(PatchError, match=r"two.patch does not apply:\n  fs/x.c: hunk #1 @@ -3,7 \+3,7 @@ line 2 does not apply"):
+        patches.check(tree, [Patch(two)])
+    with pytest.raises(PatchError, match=r"one.patch does not apply:\n  fs/x.c: already applied"):
+        patches.check(tree, [Patch(one), Patch(one)])
+
+
+def test_check_reads_the_source_as_it_came_under_a_builds_patches(tmp_path, tree):
+    """A build left the shared tree patched: the check starts from the saved originals."""
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    new = diff(tmp_path, "new", "", "new file\n", path="fs/new.c")
+    new.write_text(new.read_text().replace("--- a/fs/new.c", "--- /dev/null"))
+    patches.Tree(tree).apply([Patch(one), Patch(new)])
+    patches.check(tree, [Patch(one), Patch(new)])
+    assert patches.state_in(tree, Patch(one)) == "applies" and patches.state_in(tree, Patch(new)) == "applies"
+    assert "line five" in (tree / "fs" / "x.c").read_text()  # the build's tree as it was
+
+
+def test_a_patch_in_neither_direction_says_which_hunks_fail(tmp_path, tree):
+    """One wrong context line in a patch that is in the tree: reversed only that hunk fails."""
+    changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
+    fix = diff(tmp_path, "fix", LINES, changed)
+    fix.write_text(fix.read_text().replace(" line 4\n", " line four\n"))
+    (tree / "fs" / "x.c").write_text(changed)
+    with pytest.raises(PatchError) as error:
+        patches.state_in(tree, Patch(fix))
+    assert str(error.value) == (f"patch {fix} neither applies nor is in this source (it applies neither forward "
+                                "nor reversed):\n"
+                                "  reversed: fs/x.c: hunk #1 @@ -2,7 +2,7 @@ line 1 does not apply (tried at line 2)\n"
+                                "  forward: 2 of 2 hunks do not apply")
+    # a file the tree does not have: patch's own words, both ways
+    (tree / "fs" / "x.c").unlink()
+    with pytest.raises(PatchError, match=r"forward: fs/x.c: not in this source tree\n  reversed: fs/x.c: not in"):
+        patches.state_in(tree, Patch(fix))
+
+
+def test_a_patch_from_a_web_archive_is_malformed_at_its_line(tmp_path, tree):
+    """The seed mail as a web archive shows it: its context lines lost their leading blank."""
+    seed = Path(__file__).parent / "fixtures" / "patches" / "ext4-write-begin-large-folio.txt"
+    (tree / "fs" / "ext4").mkdir()
+    (tree / "fs" / "ext4" / "inode.c").write_text(LINES)
+    expected = (r"malformed at line 40 \('int nr_wait = 0;'\): a diff line without its leading ' ', '\+' or "
+                r"'-' \(context lines stripped")
+    with pytest.raises(patches.MalformedPatch, match=expected):
+        patches.state_in(tree, Patch(seed))
+    with pytest.raises(patches.MalformedPatch, match=expected):
+        patches.check(tree, [Patch(seed)])
+
+
 # -- sources --------------------------------------------------------------------------------
 
 
@@ -194,13 +262,20 @@ def test_source_names(tmp_path):
 
 @pytest.mark.parametrize("text,commit,words", [
     ("debian:linux-image-7.2", None, "name a Debian kernel source package"),
-    ("/src/linux", None, "a git tree needs commit"),
+    ("/nonexistent/linux", None, r"source '/nonexistent/linux': no such file or directory"),
     ("debian:linux-source-7.2", "v7.2", "commit goes with a git tree"),
     ("/src/linux.tar.gz", "v7.2", "commit goes with a git tree"),
 ])
 def test_bad_source_names(text, commit, words):
     with pytest.raises(kernels.KernelError, match=words):
         sources.parse(text, commit)
+
+
+def test_a_git_tree_needs_its_commit(tmp_path):
+    with pytest.raises(kernels.KernelError, match="a git tree needs commit"):
+        sources.parse(str(tmp_path))
+    with pytest.raises(kernels.KernelError, match="no such file or directory: /nonexistent"):
+        sources.resolve(sources.parse("/nonexistent", "v7.2"))
 
 
 def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
@@ -281,6 +356,14 @@ def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_so
     assert patched.manifest["incremental"] and not plain.manifest["incremental"]
     obj = cache / "builds" / plain.manifest["tree_key"] / "obj"
     assert "line five" in (obj / "built-from.txt").read_text()
+    # what the next build in this tree will likely take: the last one in it (incremental)
+    tree_key = plain.manifest["tree_key"]
+    assert build.last_build_seconds(tree_key) == (patched.manifest["build_seconds"],
+                                                  "the last build in this object tree took")
+    shutil.rmtree(obj)  # the object tree gone: the next build is a full one
+    assert build.last_build_seconds(tree_key) == (plain.manifest["build_seconds"], "a full build of this tree took")
+    assert build.last_build_seconds("another") == (plain.manifest["build_seconds"],
+                                                   "no build of this tree timed yet; the last full build took")
 
 
 def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_source, cache):
@@ -389,6 +472,26 @@ def test_bad_kernel_tables_name_the_field(tmp_path, kernel, words):
         load.parse(raw, base_dir=str(tmp_path))
 
 
+def test_a_patch_listed_twice_or_one_diff_under_two_names_is_refused(tmp_path):
+    """The second copy would not apply on the first: refused before anything is built."""
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"))
+    (tmp_path / "copy.patch").write_text("Subject: [PATCH v2] the same fix\n\n" + fix.read_text().split("\n", 2)[2])
+    for table, words in (
+            ({"kernel": {"source": "debian:linux-source-7.2", "reverse": ["fix.patch", "./fix.patch"]}},
+             "kernel.reverse: './fix.patch' is listed twice: list each patch once"),
+            ({"kernel": {"source": "debian:linux-source-7.2"},
+              "variant": [{"name": "a", "kernel": {"patches": ["fix.patch", "copy.patch"]}}, {"name": "b"}]},
+             "variant[\"a\"].kernel.patches: 'copy.patch' and 'fix.patch' are the same diff under two names")):
+        raw = {"name": "x", "variant": [{"name": "a"}, {"name": "b"}], "workload": WORKLOAD, **table}
+        with pytest.raises(spec.SpecError) as error:
+            load.parse(raw, base_dir=str(tmp_path))
+        assert str(error.value).startswith(words)
+    # the same patch reversed and applied is the usual base and step: fine
+    load.parse({"name": "x", "kernel": {"source": "debian:linux-source-7.2", "reverse": ["fix.patch"]},
+                "variant": [{"name": "a"}, {"name": "b", "kernel": {"patches": ["copy.patch"]}}],
+                "workload": WORKLOAD}, base_dir=str(tmp_path))
+
+
 def test_a_config_file_that_is_not_config_text_is_refused_naming_the_field(tmp_path):
     (tmp_path / "not.config").write_text("vm\n")
     raw = {"name": "x", "kernel": {"source": "debian:linux-source-7.2", "config_file": "not.config"},
@@ -431,3 +534,57 @@ def test_the_terminal_display_shows_phase_files_and_eta():
     text = out.getvalue()
     assert "kernel build: compile" in text
     assert "500/1000 files" in text and "ETA 2:05" in text
+
+
+# -- the dry run: the patches apply, where the source is unpacked ---------------------------
+
+
+def test_the_dry_run_checks_the_patches_on_the_unpacked_source(tmp_path, fake_source, cache):
+    """load.check_here (the command line after loading, the runner's preflight)
+    tries every variant's patches on the unpacked source; before it is
+    unpacked the estimate says the build checks them."""
+    from iolab.run import estimate
+
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    stale = diff(tmp_path, "stale", LINES.replace("line 4\n", "line four\n"), LINES.replace("line 5\n", "x\n"),
+                 path="src/a.c")
+
+    def experiment(**nofix):
+        raw = {"name": "x", "kernel": {"source": str(fake_source)}, "workload": WORKLOAD,
+               "variant": [{"name": "nofix", "kernel": nofix}, {"name": "fix"}]}
+        return load.parse(raw, base_dir=str(tmp_path))
+
+    bad = experiment(patches=["stale.patch"])
+    load.check_here(bad)  # not unpacked: nothing unpacked or checked here
+    assert not (cache / "sources").exists() or not list((cache / "sources").glob("*/source.json"))
+    lines = estimate.estimate(bad, None).lines()
+    assert any(line.startswith("  kernel nofix: to build from linux-7.2.99.tar.gz (no build timed yet; the source "
+                               "is not unpacked here yet, so the build checks that its patches apply)")
+               for line in lines), lines
+    root = sources.unpack(sources.resolve(SourceRef("tarball", str(fake_source))))
+    with pytest.raises(spec.SpecError) as error:
+        load.check_here(bad)
+    assert str(error.value) == (f'variant["nofix"].kernel: patch {stale} does not apply:\n'
+                                "  src/a.c: hunk #1 @@ -1,8 +1,8 @@ does not apply (tried at line 1)")
+    with pytest.raises(spec.SpecError, match=r'variant\["nofix"\].kernel: patch .*fix.patch \(reversed\) does not '
+                                             r"apply:\n  src/a.c: not in this source, so it cannot be reversed"):
+        load.check_here(experiment(reverse=["fix.patch"]))
+    load.check_here(experiment(patches=["fix.patch"]))
+    assert (root / "src" / "a.c").read_text() == LINES  # only read
+    assert not any("not unpacked" in line for line in estimate.estimate(bad, None).lines())
+
+
+def test_iolab_run_dry_run_refuses_a_patch_that_does_not_apply(tmp_path, fake_source, cache):
+    """The command as the user runs it: exit 2 and the patch, file and hunk, no plan."""
+    from tests.helpers import iolab
+
+    sources.unpack(sources.resolve(SourceRef("tarball", str(fake_source))))
+    diff(tmp_path, "stale", LINES.replace("line 4\n", "line four\n"), LINES.replace("line 5\n", "x\n"), path="src/a.c")
+    (tmp_path / "exp.toml").write_text(
+        f'name = "x"\n[kernel]\nsource = "{fake_source}"\n[[variant]]\nname = "nofix"\n'
+        'kernel = { patches = ["stale.patch"] }\n[[variant]]\nname = "fix"\n'
+        '[[workload]]\nname = "w"\nengine = "probe"\nprobe = { mode = "batch", case = "write_u1k" }\n')
+    done = iolab("run", "--dry-run", str(tmp_path / "exp.toml"), store=tmp_path / "none.db")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert 'variant["nofix"].kernel: patch ' in done.stderr and "stale.patch does not apply" in done.stderr
+    assert "src/a.c: hunk #1 @@ -1,8 +1,8 @@ does not apply (tried at line 1)" in done.stderr

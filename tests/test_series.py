@@ -61,7 +61,7 @@ class StepHost(CellByCell):
 
 def series_raw(tmp_path: Path, patches=PATCHES, **extra):
     for name in patches:
-        (tmp_path / name).write_text(f"{name}\n--- a/fs/x.c\n+++ b/fs/x.c\n@@ -1 +1 @@\n-a\n+b\n")
+        (tmp_path / name).write_text(f"{name}\n--- a/fs/x.c\n+++ b/fs/x.c\n@@ -1 +1 @@\n-a\n+{name}\n")
     (tmp_path / "linux.tar.gz").write_bytes(b"")
     raw = {
         "name": "a series",
@@ -112,9 +112,12 @@ def test_the_dry_run_counts_a_series_patches_in_words(tmp_path):
     ({"kernel": {"source": "linux.tar.gz", "patches": ["two.patch"]}},
      "series.patches: 'two.patch' is also in the base's kernel patches"),
     ({"series": {"patches": ["one.patch", "gone.patch"]}}, "series.patches[1]: no such file"),
+    ({"series": {"patches": ["one.patch", "two.patch", "copy.patch"]}},
+     "series.patches: 'copy.patch' and 'two.patch' are the same diff under two names: each patch is one step"),
 ])
 def test_bad_series_name_the_field(tmp_path, change, words):
     raw = series_raw(tmp_path)
+    (tmp_path / "copy.patch").write_text((tmp_path / "two.patch").read_text().replace("two.patch\n", "a copy\n", 1))
     raw.update(change)
     raw = {k: v for k, v in raw.items() if v is not None}
     with pytest.raises(SpecError) as error:
@@ -293,6 +296,10 @@ def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache
     message = str(error.value)
     assert message.startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply:")
     assert "src/a.c: hunk #1 @@ -17,7 +17,7 @@ line 16 does not apply" in message
+    # the dry run says the same where the source is unpacked (as the check above left it), naming the field
+    with pytest.raises(SpecError) as error:
+        load.check_here(experiment)
+    assert str(error.value).startswith(f"series step 3 (p3.patch): patch {tmp_path / 'p3.patch'} does not apply")
 
 
 def test_a_change_not_placed_within_the_budget_names_its_interval(tmp_path, monkeypatch):

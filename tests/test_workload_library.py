@@ -126,6 +126,10 @@ def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
     done = subprocess.run([sys.executable, "-m", "iolab.cli", "patch", str(patch), "--source", str(tarball),
                            "--write", str(out), "--dry-run"], cwd=REPO, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
+    # what it costs, as iolab run --dry-run says it: both kernels to build, the patch checked on the source
+    assert "iolab: what the run costs (as iolab run --dry-run estimates it):" in done.stderr
+    assert "  kernel base: to build from linux.tar.gz (no build timed yet)\n" in done.stderr
+    assert "  kernel 1 ext4-write-begin-uptod: to build from linux.tar.gz (no build timed yet)\n" in done.stderr
     text = out.read_text()
     assert "chose 'ext4 write_u1k' (fs/ext4, buffered-overwrite)" in text
     assert f"reverse = [{os.path.relpath(patch, tmp_path)!r}]".replace("'", '"') in text
@@ -138,7 +142,51 @@ def test_iolab_patch_on_a_source_that_carries_the_patch(tmp_path):
     done = subprocess.run([sys.executable, "-m", "iolab.cli", "patch", str(patch), "--source",
                            str(tmp_path / "other.tar.gz"), "--dry-run"], cwd=REPO, capture_output=True, text=True,
                           env=env)
-    assert done.returncode == 2 and "neither applies to" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "neither applies nor is in this source" in done.stderr and "fs/ext4/inode.c: hunk #1 @@" in done.stderr
+    assert "(the source: other.tar.gz; give the one it was written for with --source)" in done.stderr
+
+
+def _patch_command(tmp_path, *argv):
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    return subprocess.run([sys.executable, "-m", "iolab.cli", "patch", *map(str, argv), "--dry-run"], cwd=REPO,
+                          capture_output=True, text=True, env=env)
+
+
+def test_iolab_patch_refuses_a_patch_given_twice_and_a_missing_source(tmp_path):
+    patch = PATCHES / "ext4-write-begin-uptodate.patch"
+    copy = write(tmp_path, "copy.patch", patch.read_text())
+    for argv, words in (((patch, patch), f"{patch} is given twice: give each patch once"),
+                        ((patch, copy), f"{copy} has the same diff as {patch}: give each patch once"),
+                        ((patch, "--source", tmp_path / "nonexistent"),
+                         f"--source: source '{tmp_path / 'nonexistent'}': no such file or directory")):
+        done = _patch_command(tmp_path, *argv)
+        assert (done.returncode, done.stdout) == (2, ""), argv
+        assert done.stderr == f"iolab: {words}\n"
+
+
+def test_iolab_patch_says_a_mail_from_a_web_archive_is_malformed(tmp_path):
+    seed = Path(__file__).parent / "fixtures" / "patches" / "ext4-write-begin-large-folio.txt"
+    top = tmp_path / "linux"
+    (top / "fs" / "ext4").mkdir(parents=True)
+    (top / "fs" / "ext4" / "inode.c").write_text(_post_image(PATCHES / "ext4-write-begin-uptodate.patch"))
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    import tarfile
+
+    with tarfile.open(tmp_path / "linux.tar.gz", "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    done = _patch_command(tmp_path, seed, "--source", tmp_path / "linux.tar.gz")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1].startswith(f"iolab: patch {seed}: malformed at line 40 ('int nr_wait = 0;'): a diff line "
+                                  "without its leading ' ', '+' or '-'")
+    assert "--source" not in done.stderr  # no source makes it apply
 
 
 @pytest.mark.parametrize("area", library.load_areas(), ids=lambda a: a.area)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from iolab.kernels import apt, cache, images, initramfs, kconfig, patches, sources
-from iolab.kernels.entry import Kernel, load
+from iolab.kernels.entry import Kernel, listing, load
 from iolab.kernels.kernel_ref import KernelError, Log
 from iolab.kernels.patches import Patch
 from iolab.process import started
@@ -326,10 +326,25 @@ def _expected_files(tree_key: str) -> int | None:
     return entry["files"] if entry else None
 
 
-def last_build_seconds(tree_key: str) -> float | None:
-    """How long the last full build took (the dry run's estimate)."""
-    entry = _last_build(tree_key)
-    return entry.get("seconds") if entry else None
+def last_build_seconds(tree_key: str) -> tuple[float, str] | None:
+    """What a build of a kernel in this object tree will likely take, and what
+    that figure is (the dry run's estimate): where the object tree is there,
+    a build recompiles only what its patches change, so the last build in it
+    (the cached kernels' manifests); where it is gone (or none but the first
+    was timed), its last full build; else the last full build of another tree."""
+    if (builds_root() / tree_key / "obj" / "arch" / "x86" / "boot" / "bzImage").exists():
+        timed = [m for m in listing() if m.get("kind") == "build" and m.get("tree_key") == tree_key
+                 and m.get("incremental") and isinstance(m.get("build_seconds"), (int, float))]
+        if timed:
+            last = max(timed, key=lambda manifest: str(manifest.get("fetched_at", "")))
+            return float(last["build_seconds"]), "the last build in this object tree took"
+    path = _stats_path()
+    stats = json.loads(path.read_text()) if path.exists() else {}
+    if tree_key in stats:
+        return float(stats[tree_key]["seconds"]), "a full build of this tree took"
+    if "last" in stats:
+        return float(stats["last"]["seconds"]), "no build of this tree timed yet; the last full build took"
+    return None
 
 
 def _record_files(tree_key: str, files: int, seconds: float) -> None:
@@ -391,19 +406,19 @@ def build_log(kernel: Kernel) -> str | None:
     return path.read_text(errors="replace") if kernel.manifest.get("kind") == "build" and path.exists() else None
 
 
-def check_steps(requests: list[BuildRequest], log: Log = lambda _: None) -> None:
-    """The patches of every step of a series apply to its source, step by step,
-    before anything is built: a patch that does not apply at step k is a
-    PatchError naming k, the patch, the file and the hunk."""
+def check_steps(requests: list[BuildRequest], log: Log = lambda _: None, root: Path | None = None) -> None:
+    """The patches of every step of a series apply to its source (``root``:
+    its unpacked tree, else unpacked now), step by step, before anything is
+    built: a patch that does not apply at step k is a PatchError naming k,
+    the patch, the file and the hunk. Tried on scratch copies
+    (patches.check): the shared tree is not changed."""
     if not requests:
         return
-    resolved = sources.resolve(requests[0].source, log)
-    root = sources.unpack(resolved, log)
-    with cache.locked(sources.cache_root(), resolved.slug + "-tree"):
-        tree = patches.Tree(root)
-        for step, request in enumerate(requests):
-            try:
-                tree.apply(list(request.patches))
-            except patches.PatchError as error:
-                added = request.patches[-1].path.name if step else "the base's patches"
-                raise patches.PatchError(f"series step {step} ({added}): {error}") from None
+    if root is None:
+        root = sources.unpack(sources.resolve(requests[0].source, log), log)
+    for step, request in enumerate(requests):
+        try:
+            patches.check(root, list(request.patches))
+        except patches.PatchError as error:
+            added = request.patches[-1].path.name if step else "the base's patches"
+            raise patches.PatchError(f"series step {step} ({added}): {error}") from None

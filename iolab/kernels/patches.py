@@ -35,11 +35,18 @@ SAVED = ".iolab-pristine"
 
 _FILE_LINE = re.compile(r"^(?:checking|patching) file (.+?)\s*$")
 _HUNK_FAILED = re.compile(r"^Hunk #(\d+) FAILED at (\d+)")
+_MALFORMED = re.compile(r"malformed patch at line (\d+): ?(.*)")
+_APPLIED = "already applied in this source (reversed it would apply: list it under reverse to take it out)"
+_NOT_IN = "not in this source, so it cannot be reversed (list it under patches to apply it)"
 
 
 class PatchError(KernelError):
     """A patch that cannot be read or does not apply; the message names the
     patch, the file and the hunk."""
+
+
+class MalformedPatch(PatchError):
+    """A patch GNU patch cannot read (at line N): no source makes it apply."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,21 @@ def touched(text: str) -> list[str]:
     return names
 
 
+def diff_digest(text: str) -> str:
+    """The sha256 of a patch's diff alone (from its first '--- ' line, without
+    the mail around it or git's '-- ' signature): two files of one change
+    have the same digest, whatever their subject lines say. "" when there
+    is no diff in it (read() refuses that file)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("--- ")), None)
+    if start is None:
+        return ""
+    diff = lines[start:]
+    if "-- " in diff:
+        diff = diff[:diff.index("-- ")]
+    return hashlib.sha256("\n".join(diff).encode()).hexdigest()
+
+
 def read(patch: Patch) -> str:
     try:
         text = patch.path.read_text(errors="replace")
@@ -97,8 +119,25 @@ def read(patch: Patch) -> str:
     return text
 
 
-def _failure(patch: Patch, text: str, output: str) -> PatchError:
-    """What patch said, turned into the file and the hunk that failed."""
+def _malformed(patch: Patch, text: str, output: str) -> MalformedPatch | None:
+    """patch's own 'malformed patch at line N' (or 'only garbage'), with the
+    likely cause when that line starts with neither ' ', '+' nor '-'."""
+    match = _MALFORMED.search(output)
+    if match is None:
+        return MalformedPatch(f"patch {patch.path}: only garbage in it, says GNU patch") \
+            if "Only garbage was found" in output else None
+    number = int(match.group(1))
+    lines = text.splitlines()
+    shown = lines[number - 1] if 0 < number <= len(lines) else match.group(2)
+    why = ""
+    if shown[:1] not in (" ", "+", "-", "\\", "@"):
+        why = (": a diff line without its leading ' ', '+' or '-' (context lines stripped, as in a web "
+               "archive's copy); take the patch as sent: the raw mail, or git format-patch")
+    return MalformedPatch(f"patch {patch.path}: malformed at line {number} ({shown.strip()[:40]!r}){why}")
+
+
+def _problems(text: str, output: str) -> list[str]:
+    """What patch said, as the files and hunks that failed."""
     by_file = hunks(text)
     current = "?"
     problems = []
@@ -114,11 +153,9 @@ def _failure(patch: Patch, text: str, output: str) -> PatchError:
             header = f" {headers[number - 1]}" if 0 < number <= len(headers) else ""
             problems.append(f"{current}: hunk #{number}{header} does not apply (tried at line {failed.group(2)})")
         elif "Reversed (or previously applied) patch detected" in line:
-            problems.append(f"{current}: already applied in this source (reversed it would apply: "
-                            "list it under reverse to take it out)")
+            problems.append(f"{current}: {_APPLIED}")
         elif "Unreversed patch detected" in line:
-            problems.append(f"{current}: not in this source, so it cannot be reversed "
-                            "(list it under patches to apply it)")
+            problems.append(f"{current}: {_NOT_IN}")
         elif "can't find file to patch at input line" in line:
             problems.append(f"{_file_at(text, line)}: not in this source tree")
         elif line.startswith("patch: ****"):
@@ -126,7 +163,44 @@ def _failure(patch: Patch, text: str, output: str) -> PatchError:
     if not problems:
         tail = [line for line in output.splitlines() if line.strip()][-3:]
         problems.append(" / ".join(tail) or "patch failed without saying why")
-    return PatchError(f"patch {patch} does not apply:\n" + "\n".join(f"  {p}" for p in problems))
+    return problems
+
+
+def _failure(patch: Patch, text: str, output: str) -> PatchError:
+    """What patch said, turned into the file and the hunk that failed."""
+    malformed = _malformed(patch, text, output)
+    if malformed is not None:
+        return malformed
+    return PatchError(f"patch {patch} does not apply:\n" + "\n".join(f"  {p}" for p in _problems(text, output)))
+
+
+def _neither(patch: Patch, text: str, forward: str, backward: str) -> PatchError:
+    """A patch that applies neither forward nor reversed: patch's own words
+    for the direction that matters (a first hunk that applies reversed: the
+    patch looks applied, so its reverse; one that is not reversed: its
+    forward; else the direction in which fewer hunks fail, the other one
+    counted), else for both."""
+    ahead, back = _problems(text, forward), _problems(text, backward)
+    looks_in = any(p.endswith(_APPLIED) for p in ahead)
+    looks_out = any(p.endswith(_NOT_IN) for p in back)
+    if looks_in != looks_out:
+        lines = [f"reversed: {p}" for p in back] if looks_in else [f"forward: {p}" for p in ahead]
+    elif all(" hunk #" in p for p in ahead + back) and len(ahead) != len(back):
+        total = sum(len(found) for found in hunks(text).values())
+        (best, best_name), (other, other_name) = sorted([(ahead, "forward"), (back, "reversed")],
+                                                        key=lambda pair: len(pair[0]))
+        lines = [f"{best_name}: {p}" for p in best] + [f"{other_name}: {len(other)} of {total} hunks do not apply"]
+    else:
+        lines = [*_first(ahead, "forward"), *_first(back, "reversed")]
+    return PatchError(f"patch {patch.path} neither applies nor is in this source (it applies neither forward "
+                      "nor reversed):\n" + "\n".join(f"  {line}" for line in lines))
+
+
+def _first(problems: list[str], direction: str) -> list[str]:
+    """A direction's problems, the first of them when there are many."""
+    if len(problems) <= 2:
+        return [f"{direction}: {p}" for p in problems]
+    return [f"{direction}: {problems[0]}", f"{direction}: and {len(problems) - 1} more hunks or files"]
 
 
 def _file_at(text: str, message: str) -> str:
@@ -201,6 +275,18 @@ class Tree:
                 state["created"].append(name)
         self._write(state)
 
+    def _refusal(self, patch: Patch, text: str, output: str) -> PatchError:
+        """Why a patch does not apply here. Where patch guessed from its first
+        hunk that it is in the tree already (or, reversed, not in it), the
+        other direction is tried: when that fails too, both say why."""
+        guessed = ("Reversed (or previously applied)" if not patch.reverse else "Unreversed patch detected")
+        if guessed in output and _malformed(patch, text, output) is None:
+            other = _patch(self.root, Patch(patch.path, not patch.reverse), dry_run=True)
+            if other.returncode != 0:
+                forward, backward = (output, other.stdout + other.stderr)[::-1 if patch.reverse else 1]
+                return _neither(Patch(patch.path), text, forward, backward)
+        return _failure(patch, text, output)
+
     def apply(self, patches: list[Patch]) -> None:
         """The tree pristine, then these patches on it, in order; on a
         failure the tree is pristine again and PatchError says why. When
@@ -214,7 +300,7 @@ class Tree:
             for patch, text, entry in zip(patches, texts, wanted):
                 done = _patch(self.root, patch, dry_run=True)
                 if done.returncode != 0:
-                    raise _failure(patch, text, done.stdout + done.stderr)
+                    raise self._refusal(patch, text, done.stdout + done.stderr)
                 state = self._state()
                 self._save(state, touched(text))
                 done = _patch(self.root, patch, dry_run=False)
@@ -227,20 +313,64 @@ class Tree:
             raise
 
 
+def _pristine(root: Path, names: list[str], scratch: Path) -> None:
+    """Copies of these files as the source tree came into ``scratch``: a
+    build's saved original where the tree's journal lists one, the tree's
+    file where it lists none, nothing where a patch created it. The shared
+    tree is only read, without its lock (a build may hold that for many
+    minutes): the copies are taken again while the journal changed under them."""
+    tree = Tree(root)
+    for _ in range(5):
+        before = tree._state()
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir(parents=True)
+        try:
+            for name in names:
+                if name in before["created"]:
+                    continue
+                saved = tree.saved / name  # gone while a reset ends: the tree has it back by then
+                original = saved if name in before["saved"] and saved.is_file() else root / name
+                if original.is_file():
+                    (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(original, scratch / name)
+        except FileNotFoundError:
+            continue
+        if tree._state() == before:
+            return
+    raise PatchError(f"the source tree {root} kept changing while its files were read (a build is patching it): "
+                     "try again")
+
+
+def check(root: Path, patches: list[Patch]) -> None:
+    """These patches apply in order to the source tree as it came (reverse
+    ones as given), tried as a build applies them (a dry run of each, then
+    the patch) on a scratch copy of the files they touch: the shared tree is
+    not changed. PatchError names the patch, the file and the hunk."""
+    texts = [read(patch) for patch in patches]
+    names = list(dict.fromkeys(name for text in texts for name in touched(text)))
+    with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
+        top = Path(scratch) / "linux"
+        _pristine(root, names, top)
+        Tree(top).apply(patches)
+
+
 def state_in(root: Path, patch: Patch) -> str:
     """Whether a patch is in a source tree as it came (the saved originals of
     files a build patched, else the tree's): "applies" (not in it, applies
-    forward), "applied" (in it: it applies reversed) or "neither"."""
+    forward) or "applied" (in it: it applies reversed); PatchError with
+    GNU patch's own diagnosis when neither (MalformedPatch when it cannot
+    read the patch)."""
     text = read(patch)
-    tree = Tree(root)
     with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
-        for name in touched(text):
-            original = tree.saved / name if (tree.saved / name).is_file() else root / name
-            if original.is_file():
-                (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(original, Path(scratch) / name)
-        if _patch(Path(scratch), patch, dry_run=True).returncode == 0:
+        top = Path(scratch) / "linux"
+        _pristine(root, touched(text), top)
+        forward = _patch(top, patch, dry_run=True)
+        if forward.returncode == 0:
             return "applies"
-        if _patch(Path(scratch), Patch(patch.path, True), dry_run=True).returncode == 0:
+        malformed = _malformed(patch, text, forward.stdout + forward.stderr)
+        if malformed is not None:
+            raise malformed
+        backward = _patch(top, Patch(patch.path, True), dry_run=True)
+        if backward.returncode == 0:
             return "applied"
-    return "neither"
+    raise _neither(patch, text, forward.stdout + forward.stderr, backward.stdout + backward.stderr)

@@ -84,6 +84,8 @@ def parse(text: str, commit: str | None = None, base_dir: str = ".") -> SourceRe
             raise KernelError("commit goes with a git tree, not a tarball")
         return SourceRef("tarball", path)
     if commit is None:
+        if not os.path.exists(path):
+            raise KernelError(f"source {text!r}: no such file or directory" + (f" ({path})" if path != text else ""))
         raise KernelError(f"source {text!r}: a git tree needs commit = \"...\" (a tag, branch or hash), "
                           "so that the build says what it built; or give a tarball or debian:linux-source-X")
     return SourceRef("git", path, commit)
@@ -189,6 +191,8 @@ def resolve(ref: SourceRef, log: Log = lambda _: None) -> Source:
         if not path.is_file():
             raise KernelError(f"source: no such tarball: {path}")
         return Source(ref, f"tarball:{cache.sha256(path)}", path.name)
+    if not path.exists():
+        raise KernelError(f"source: no such file or directory: {path}")
     if not (path / ".git").exists() and not (path / "HEAD").exists():
         raise KernelError(f"source: {path} is not a git tree (give a tarball, a git tree with commit, "
                           "or debian:linux-source-X)")
@@ -257,10 +261,10 @@ def _unpack_tarball(source: Source, work: Path, log: Log) -> Path:
 def unpack(source: Source, log: Log = lambda _: None) -> Path:
     """The source's pristine tree in the cache, unpacked on first use."""
     final = tree(source)
-    if (final.parent / "source.json").exists():
+    if is_unpacked(final):
         return final
     with cache.locked(cache_root(), source.slug):
-        if (final.parent / "source.json").exists():
+        if is_unpacked(final):
             return final
         work = Path(tempfile.mkdtemp(prefix=f".unpack-{source.slug}-", dir=cache_root()))
         try:
@@ -278,6 +282,23 @@ def unpack(source: Source, log: Log = lambda _: None) -> Path:
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return final
+
+
+def unpacked(ref: SourceRef, log: Log = lambda _: None) -> Path | None:
+    """The source's tree when it is unpacked in the cache already, else None;
+    nothing is downloaded or unpacked (and a Debian package with no version
+    unpacked here is not even looked up)."""
+    if ref.kind == "debian" and ref.version is None:
+        known = [json.loads(info.read_text()).get("identity", "") for info in cache_root().glob("*/source.json")]
+        if not any(identity.startswith(f"debian:{ref.name}=") for identity in known):
+            return None
+    final = tree(resolve(ref, log))
+    return final if is_unpacked(final) else None
+
+
+def is_unpacked(root: Path) -> bool:
+    """Whether a source's tree (``tree``) is unpacked, whole."""
+    return (root.parent / "source.json").exists()
 
 
 def kernel_version(root: Path) -> str:

@@ -1,9 +1,10 @@
 """What an experiment needs of this machine, checked by the command line
 after loading and by the runner's preflight before a run: the CPUs and
 sysctls the knobs name, sysfs files, a `dir` target that is no system
-directory, and fio's own parse of every job. Only cells that run on this
-machine are checked (a variant with a kernel runs in a VM: its CPUs are the
-VM's and its sysctls the guest kernel's)."""
+directory, fio's own parse of every job, and that the patches of a kernel
+built from source apply to its source (where it is unpacked here). Only
+cells that run on this machine are checked (a variant with a kernel runs in
+a VM: its CPUs are the VM's and its sysctls the guest kernel's)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from iolab import process
 from iolab.engines.fio_options import did_you_mean
 from iolab.load.errors import excerpt
 from iolab.load.structure import fio_pairs
-from iolab.spec import CellSettings, Experiment, SpecError
+from iolab.spec import Build, CellSettings, Experiment, SpecError
 
 
 def check_here(experiment: Experiment) -> None:
@@ -233,5 +234,33 @@ def _check_local_kernels(experiment: Experiment) -> None:
                             "header, no vmlinux version banner)")
 
 
+def _check_kernel_patches(experiment: Experiment) -> None:
+    """The patches of every kernel built from source apply, in order, to its
+    source as it came (reverse ones first, as a build applies them: GNU
+    patch on a scratch copy of the files they touch, iolab.kernels.patches.check),
+    where the source is unpacked here already; where it is not, the build
+    checks them before it compiles (the dry run's estimate says so)."""
+    from iolab.kernels import KernelError, build, patches, sources
+
+    requests = {v.name: build.request_for(v.kernel, experiment) for v in experiment.variant
+                if isinstance(v.kernel, Build) and (v.kernel.patches or v.kernel.reverse)}
+    checked: set[tuple[object, ...]] = set()
+    for name, request in requests.items():
+        where = f'variant["{name}"].kernel'
+        try:
+            root = sources.unpacked(request.source)
+            if root is None or (request.source, request.patches) in checked:
+                continue
+            if experiment.series is not None:  # every step: its error names the step
+                where = ""
+                build.check_steps([build.request_for(v.kernel, experiment) for v in experiment.variant
+                                   if isinstance(v.kernel, Build)], root=root)
+                return
+            checked.add((request.source, request.patches))
+            patches.check(root, list(request.patches))
+        except KernelError as error:  # a PatchError, or a source that does not resolve
+            raise SpecError(f"{where}: {error}" if where else str(error)) from None
+
+
 HERE: tuple[Callable[[Experiment], None], ...] = (_check_machine, _check_dir_target, _check_fio_parses,
-                                                  _check_local_kernels)
+                                                  _check_local_kernels, _check_kernel_patches)

@@ -72,6 +72,28 @@ def _check_series_files(experiment: Experiment) -> None:
     for index, patch in enumerate(experiment.series.patches):
         if not experiment.file(patch).is_file():
             raise SpecError(f"series.patches[{index}]: no such file: {experiment.file(patch)}")
+    _once_each(experiment, experiment.series.patches, "series.patches", "each patch is one step")
+
+
+def _once_each(experiment: Experiment, names: list[str], where: str, why: str) -> None:
+    """A list of patches names each once, and no diff twice under two names:
+    the second would not apply (or not reverse) on top of the first."""
+    from iolab.kernels.patches import diff_digest
+
+    seen: dict[str, str] = {}
+    for name in names:
+        key = os.path.normpath(name)
+        if key in seen:
+            raise SpecError(f"{where}: {excerpt(name, 60)} is listed twice: {why}")
+        path = experiment.file(name)
+        try:
+            diff = diff_digest(path.read_text(errors="replace"))
+        except OSError as error:
+            raise SpecError(f"{where}: {excerpt(name, 60)}: {error.strerror}") from None
+        if diff and diff in seen:
+            raise SpecError(f"{where}: {excerpt(name, 60)} and {excerpt(seen[diff], 60)} are the same diff under "
+                            f"two names: {why}")
+        seen[key] = seen[diff] = name
 
 
 # -- checks of a validated experiment ------------------------------------------
@@ -133,7 +155,7 @@ def _check_build(build: Build, where: str, experiment: Experiment) -> None:
     from iolab.kernels import KernelError, kconfig, sources
 
     try:
-        sources.parse(build.source, build.commit)
+        sources.parse(build.source, build.commit, experiment.base_dir)
         kconfig.parse_fragment(build.config, "config")
     except KernelError as error:
         raise SpecError(f"{where}: {error}") from None
@@ -149,6 +171,8 @@ def _check_build(build: Build, where: str, experiment: Experiment) -> None:
             kconfig.parse_fragment(read_text(experiment.file(build.config_file), "config_file"), build.config_file)
         except KernelError as error:
             raise SpecError(f"{where}.config_file: {error}") from None
+    for kind in ("reverse", "patches"):
+        _once_each(experiment, getattr(build, kind), f"{where}.{kind}", "list each patch once")
 
 
 def _check_derived(experiment: Experiment) -> None:

@@ -16,7 +16,8 @@ cell order makes (consecutive cells of one kernel share a boot, up to
 [vm] cells_per_boot), each the median time to boot of that kernel in the
 store's recent samples (env.vm.boot_s, same timing mode), else of the other
 kernels booted here. And the kernels the variants need: cached, or built
-(the last build of that object tree took, iolab.kernels.build) or fetched.
+(the last build in that object tree took, or its last full build where the
+tree is gone: iolab.kernels.build), or fetched.
 Nothing here is a constant: where nothing was measured the estimate says so.
 """
 
@@ -164,7 +165,7 @@ def _job_seconds(experiment: Experiment, name: str) -> tuple[float | None, bool]
 def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
     """A line per variant with a kernel (cached, to build, to fetch), and each
     such variant's kernel by the name its VM records (env.vm.kernel)."""
-    from iolab.kernels import build, fetch
+    from iolab.kernels import build, fetch, sources
     from iolab.kernels.kernel_ref import for_variant
 
     lines, names = [], {}
@@ -175,8 +176,10 @@ def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
             if build.cached(resolved) is not None:
                 lines.append(f"{variant.name}: cached ({resolved.source.label})")
                 continue
-            last = build.last_build_seconds(resolved.tree_key)
-            took = f"the last build of this tree took {format_duration(last)}" if last else "no build timed yet"
+            likely = build.last_build_seconds(resolved.tree_key)
+            took = f"{likely[1]} {format_duration(likely[0])}" if likely else "no build timed yet"
+            if resolved.request.patches and not sources.is_unpacked(sources.tree(resolved.source)):
+                took += "; the source is not unpacked here yet, so the build checks that its patches apply"
             lines.append(f"{variant.name}: to build from {resolved.source.label} ({took})")
         elif variant.kernel is not None:
             ref = for_variant(variant.kernel, variant.modules, experiment.base_dir)
