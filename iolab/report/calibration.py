@@ -86,6 +86,13 @@ def methods(calibration: Calibration) -> list[str]:
             f"expected outcome, =* a change. "
             f"detectable: a change beyond the tolerance, its values on one side of the baseline's, "
             f"shows at any number of rounds (2 or more).")
+    identical = [row.aa for row in calibration.rows
+                 if row.aa is not None and row.aa.exact is not None and not within_tolerance(row.aa)]
+    if identical:  # a quantized metric that never moved (wall mode): its mark is explained too
+        marks = " ".join(dict.fromkeys(figures.mark(aa) for aa in identical))
+        lines.append(f"{marks} exact: identical values in every round (a quantized metric, e.g. a histogram "
+                     f"bucket): no test, the A/A delta as measured; = (no change) is the expected outcome, "
+                     f"=* a change; a mark in parentheses: an exploratory row.")
     if rates:
         rate = rates[0]
         lines.append(
