@@ -160,7 +160,11 @@ MIGRATIONS = {
 
 def ensure(sql: SQLite | PostgreSQL) -> None:
     """Make the schema in an empty database, migrate an older known version
-    in place (all or nothing), refuse anything else."""
+    in place (all or nothing), refuse anything else. A store already at this
+    version is only read (no write lock: a reader polling a store beside a
+    run never holds up the run's writes)."""
+    if sql.version() == SCHEMA_VERSION:  # set in the transaction that made or migrated it: complete
+        return
     with sql.schema_lock():
         version = sql.version()
         if version == 0:
