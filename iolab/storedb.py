@@ -110,7 +110,10 @@ class SQLite:
         self.db.commit()
 
     def version(self) -> int:
-        return self.db.execute("PRAGMA user_version").fetchone()[0]
+        try:
+            return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as error:  # not a database at all
+            raise StoreError(f"{self.where}: {error}") from None
 
     def has_tables(self) -> bool:
         return self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
