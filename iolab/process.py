@@ -171,7 +171,10 @@ def kill(pids: Iterable[int]) -> list[int]:
     return pids
 
 
-def _wait_gone(pids: Iterable[int], timeout: float = 5.0) -> None:
+def _wait_gone(pids: Iterable[int], timeout: float = 30.0) -> None:
+    """Until each is gone or a zombie: a process killed in the middle of I/O
+    (fio on a loop device) still holds its files until the I/O ends, which
+    on a loaded machine can take seconds; only then may its target go."""
     deadline = time.monotonic() + timeout
     for pid in pids:
         while _state(pid) not in ("Z", "X", None) and time.monotonic() < deadline:

@@ -98,7 +98,18 @@ def leftovers(lab):
     tmp = str(lab["tmp"])
     files = [p.name for p in lab["tmp"].iterdir() if p.name.startswith("iolab-")]
     return {"loops": attached_loops(tmp), "mounts": iolab_mounts(tmp), "files": files,
-            "processes": users(tmp), "knob": SYSCTL.read_text().strip() != lab["original"]}
+            "processes": [_described(pid) for pid in users(tmp)],
+            "knob": SYSCTL.read_text().strip() != lab["original"]}
+
+
+def _described(pid: int) -> str:
+    """A leftover process as a failure should show it: pid, state and command line."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return f"{pid} (gone)"
+    return f"{pid} {stat} {argv}"
 
 
 NOTHING = {"loops": set(), "mounts": [], "files": [], "processes": [], "knob": False}
