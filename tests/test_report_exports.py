@@ -359,3 +359,13 @@ def test_compare_names_the_host_load_of_each_run_when_it_disturbed_them(two_runs
     busy = compare.runs_compared(store.run(first), beside(first, 0.9), store.run(second), beside(second, 0.3))
     assert (f"other processes' CPU beside a cell (median): run {first} 0.90 s, run {second} 0.30 s: a change "
             "between runs taken at different times carries the machine's change too") in busy.notes[-1]
+
+
+def test_a_key_one_run_did_not_record_is_no_setup_change():
+    from iolab.cell.sample import Sample
+
+    def sample(env):
+        return Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="w", status="ok", env=env)
+
+    assert history.env_changes([sample({"kernel": "6.18"})], [sample({"kernel": "6.18", "cpu_model": "EPYC"})]) == []
+    assert history.env_changes([sample({"cpus": 2})], [sample({"cpus": 4})]) == ["cpus 2 -> 4"]

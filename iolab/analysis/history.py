@@ -153,8 +153,8 @@ def env_changes(before: list[Sample], after: list[Sample]) -> list[str]:
     """Checked environment keys whose values (over the ok samples) differ
     between two runs: "kernel 6.18.0 -> 6.19.0"."""
     changed = []
-    for key in CHECKED:
-        values = [sorted({json.dumps(lookup(s.env, key)) for s in group if s.status == "ok"})
+    for key in CHECKED:  # a key one run did not record (an older iolab, a host cell's vm.*) is not a change
+        values = [sorted({json.dumps(lookup(s.env, key)) for s in group if s.status == "ok"} - {"null"})
                   for group in (before, after)]
         if values[0] and values[1] and values[0] != values[1]:
             old, new = (", ".join(v.strip('"') for v in side) for side in values)
