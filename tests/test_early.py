@@ -20,7 +20,7 @@ def per_cell(cell):
 
 
 def test_a_variant_that_cannot_run_stops_the_run_after_the_first_round(tmp_path):
-    from iolab import cli
+    from iolab.cli import commands as cli
     from iolab.analysis.model import as_report
 
     store = Store(tmp_path / "s.db")

@@ -118,14 +118,14 @@ def test_a_workload_without_a_time_of_its_own_counts_its_setup_and_the_boots(tmp
 def test_a_resumed_host_runs_pause_is_not_its_time(tmp_path, monkeypatch):
     exp = experiment(workload=[{"name": "r", "job": JOB}])
     store = Store(tmp_path / "s.db")
-    monkeypatch.setattr("iolab.store.time.time", lambda: 100.0)  # the run begins at 100
+    monkeypatch.setattr("iolab.store.runs.time.time", lambda: 100.0)  # the run begins at 100
     run_id = store.begin_run(name=exp.name, experiment_path=None, experiment_json=exp.model_dump_json(), seed=1,
                              planned_cells=2, host={})
     for seq, started in enumerate((101.0, 1000.0)):  # interrupted after its first cell, resumed 15 min later
         store.add_sample(run_id, Sample(seq=seq, round=seq, iteration=seq, warmup=False, variant="base",
                                         workload="r", status="ok", started=started, setup_s=0.5, run_s=2.0,
                                         teardown_s=0.5))
-    monkeypatch.setattr("iolab.store.time.time", lambda: 1003.5)
+    monkeypatch.setattr("iolab.store.runs.time.time", lambda: 1003.5)
     store.end_run(run_id, "complete")
     # 2 cells of 3 s and 1 s to the first: 3.5 s a cell, not half the 903 s of wall time
     assert estimate.estimate(exp, store).workloads[0].cell_s == 3.5

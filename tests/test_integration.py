@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis
-from iolab.journal import reclaim
+from iolab.process import reclaim
 from iolab.report import headers
 from iolab.run import runner
 from iolab.store import Store

@@ -508,7 +508,7 @@ def test_modules_go_with_an_image_of_your_own():
 
 
 def test_doctor_names_missing_build_packages(monkeypatch):
-    from iolab import doctor
+    from iolab.cli import doctor
 
     real = build.shutil.which
     monkeypatch.setattr(build.shutil, "which", lambda tool: None if tool in ("flex", "bison") else real(tool))
@@ -523,7 +523,7 @@ def test_the_terminal_display_shows_phase_files_and_eta():
 
     from rich.console import Console
 
-    from iolab.progress import BuildProgress
+    from iolab.cli.progress import BuildProgress
 
     out = io.StringIO()
     shown = BuildProgress(Console(file=out, force_terminal=True, width=100))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.journal.reclaim import users
+from iolab.process.reclaim import users
 from iolab.process import descendants
 from tests.helpers import REPO, attached_loops, iolab, iolab_mounts, wait_while_running
 

@@ -50,12 +50,12 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     assert [m for m in ("scipy.stats", "matplotlib", "procrastinate", "psycopg") if m in loaded] == []
 
 
-# From the bottom up; a name is a module or a package (its modules with it).
+# From the bottom up; a name is a top-level module or package of iolab (a
+# package's modules with it): each folder is one stage, never split.
 STAGES = (
     ("iolab.units", "iolab.sysutil", "iolab.histogram"),  # leaves
     ("iolab.journal",),  # the crash journal every stage that makes resources writes to
-    ("iolab.process",),  # the one runner of programs
-    ("iolab.journal.reclaim",),  # reclaiming what a dead run left (umount, losetup: through the runner)
+    ("iolab.process",),  # the one runner of programs, and reclaiming what a dead run left (through it)
     ("iolab.knobs",),
     ("iolab.engines", "iolab.collectors"),
     ("iolab.cell",),  # the cell executor: the guest's top
@@ -63,15 +63,25 @@ STAGES = (
     ("iolab.stats",),  # pure statistics (the plan fixes each comparison's test with them)
     ("iolab.plan", "iolab.kernels"),
     ("iolab.load", "iolab.workloads"),  # the experiment file; the workload library `iolab patch` writes one from
-    ("iolab.store", "iolab.storeschema", "iolab.storedb"),
+    ("iolab.store",),
     ("iolab.analysis",),  # samples -> a Report
     ("iolab.hosts",),
     ("iolab.run",),  # the runner drives hosts, stores samples, asks the analysis when to stop
     ("iolab.report",),  # renderers of a Report
-    ("iolab.progress", "iolab.doctor", "iolab.cli_common", "iolab.cli_kernel", "iolab.cli_gate", "iolab.cli_patch",
-     "iolab.cli_queue", "iolab.cli_store"),
-    ("iolab.cli",),
+    ("iolab.cli",),  # the command line: the only top
 )
+
+
+def test_each_stage_is_a_whole_top_level_module_or_package():
+    """`ls iolab/` reads as the stages: every name in STAGES is a top-level
+    module or package, none is a part of another (a package split over two
+    stages is an import cycle between folders), and every top-level module
+    and package has its stage."""
+    names = [name for stage in STAGES for name in stage]
+    assert [n for n in names if n.count(".") != 1] == []
+    top = {f"iolab.{p.stem}" for p in ROOT.iterdir()
+           if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert sorted(top ^ set(names)) == []
 
 
 def stage_of(module: str) -> int:

@@ -19,7 +19,7 @@ import pytest
 
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis import analyse
-from iolab.journal.reclaim import users
+from iolab.process.reclaim import users
 from iolab.run import agent, queue, status
 from iolab.spec import SpecError
 from iolab.store import Sample, Store

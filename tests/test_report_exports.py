@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from iolab import cli
-from iolab import cli_gate as gate
+from iolab.cli import gate
 from iolab.analysis import history
 from iolab.analysis import reports
 from iolab.report import renderer
@@ -35,7 +35,7 @@ def two_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     clock = iter(CLOCK + 3600 * i for i in range(1000))
-    monkeypatch.setattr("iolab.store.time", SimpleNamespace(time=lambda: next(clock)))
+    monkeypatch.setattr("iolab.store.runs.time", SimpleNamespace(time=lambda: next(clock)))
     store = Store(tmp_path / "runs.db")
     levels = {"base": 100.0, "patched": 120.0}
 

@@ -269,7 +269,7 @@ def test_legend_without_any_tested_row_names_no_test(tmp_path, monkeypatch):
 
 
 def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
-    from iolab import cli
+    from iolab.cli import commands as cli
     from iolab.analysis.model import as_report
 
     error = "fio exit 1: fio: first direct IO errored"
@@ -284,7 +284,7 @@ def test_a_run_whose_every_cell_failed_is_failed(tmp_path, monkeypatch, capsys):
 
 
 def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, capsys):
-    from iolab import cli
+    from iolab.cli import commands as cli
     from iolab.analysis.model import as_report
 
     error = "fio exit 1: fio: first direct IO errored"  # not in round 0, so the run does not stop early
@@ -300,7 +300,7 @@ def test_some_failed_cells_are_counted_in_every_format(tmp_path, monkeypatch, ca
 
 
 def test_a_failure_the_kernel_makes_by_design_is_labelled(tmp_path):
-    from iolab import cli
+    from iolab.cli import commands as cli
     from iolab.analysis.model import as_report
 
     levels = {"base": 100.0, "direct": 1.0}

@@ -10,7 +10,7 @@ import pytest
 from iolab import process
 from iolab.cell import interrupts
 from iolab.journal import Journal, owner_alive, process_start, using
-from iolab.journal import reclaim
+from iolab.process import reclaim
 from iolab.knobs import recover
 from iolab.load import check_here
 from iolab.run import lock, recovery

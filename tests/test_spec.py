@@ -313,7 +313,8 @@ def test_the_schemas_choices_are_the_statistics_and_the_command_lines():
     command line offers the same views and timing modes."""
     from typing import get_args
 
-    from iolab import cli, stats
+    from iolab import stats
+    from iolab.cli import commands as cli
 
     assert get_args(spec.ReportSettings.model_fields["view"].annotation) == stats.VIEWS
     parser = cli._parser()

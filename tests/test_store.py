@@ -4,7 +4,7 @@ import pytest
 
 from iolab.cell.sample import Sample
 from iolab.store import Store, StoreError
-from iolab.storeschema import SCHEMA_VERSION
+from iolab.store.schema import SCHEMA_VERSION
 
 
 def sample(seq, status="ok", **extra):
@@ -87,7 +87,7 @@ def test_status_types_are_the_schemas_checks():
 
     from iolab import store as store_module
     from iolab.cell.sample import SampleStatus
-    from iolab.storeschema import SCHEMA
+    from iolab.store.schema import SCHEMA
 
     def checked(table: str) -> set[str]:
         body = SCHEMA[SCHEMA.index(f"CREATE TABLE {table} ("):]

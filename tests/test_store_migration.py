@@ -10,7 +10,7 @@ import pytest
 
 from iolab import analysis
 from iolab.store import Store, StoreError
-from iolab.storeschema import SCHEMA_VERSION
+from iolab.store.schema import SCHEMA_VERSION
 from tests.helpers import FIXTURES
 
 V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 2492f2f)
@@ -75,7 +75,7 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
 
 
 def test_failed_migration_leaves_the_store_as_it_was(tmp_path, monkeypatch):
-    from iolab import storeschema
+    from iolab.store import schema as storeschema
 
     path = tmp_path / "v1.db"
     shutil.copy(V1, path)

@@ -11,7 +11,7 @@ from iolab.run import runner
 from iolab.report import renderer
 from iolab.cell.sample import Sample
 from iolab.store import Store, StoreError
-from iolab.storeschema import SCHEMA_VERSION
+from iolab.store.schema import SCHEMA_VERSION
 from tests.fakes import ScriptedHost, ShapedHost
 from tests.helpers import copy_run, experiment
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
@@ -121,8 +121,8 @@ def test_artefacts_round_trip(postgres_url):
 
 
 def test_version_3_database_is_migrated(postgres_url):
-    from iolab.storeschema import SCHEMA
-    from iolab.storedb import PostgreSQL
+    from iolab.store.schema import SCHEMA
+    from iolab.store.db import PostgreSQL
 
     v3 = (SCHEMA[:SCHEMA.index("CREATE TABLE attempts")]
           .replace(",\n    labels          TEXT", "")

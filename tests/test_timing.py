@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from iolab import cli_gate as gate
+from iolab.cli import gate
 from iolab import stats
 from iolab.analysis import history, metrics
 from iolab.analysis.reports import baseline_report, compare_report, run_report

@@ -24,7 +24,7 @@ from iolab.cell import interrupts, kernlog
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab import journal
-from iolab.journal.reclaim import kill_users
+from iolab.process.reclaim import kill_users
 from iolab.process import run_tool
 from iolab.sysutil import ToolError
 

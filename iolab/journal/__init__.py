@@ -1,10 +1,10 @@
 """The crash journal: what a run changed or created, written before it exists,
-and how what a killed run left is reclaimed. Every stage that makes
+and what a killed run left is replayed with (recover: the undo actions
+are given to it; iolab.process.reclaim has those of paths, loops, mounts and
+processes). Every stage that makes
 resources writes to it (knobs, targets, collectors, hosts, the runner).
 
     journal   Journal (JSON lines, fsynced), the current cell's journal, recover()
-    reclaim   undo actions of paths, loop devices, mounts, processes (ACTIONS);
-              finding and killing the processes that use a path
     paths     where the journal and the machine lock live
 
 This file only re-exports.

@@ -12,7 +12,7 @@ that a recycled PID is not taken for a live owner.
 `recover(path, actions)` undoes what dead processes left, newest first (a
 mount before its loop device, a loop device before its image), and leaves
 the entries of live processes alone. `actions` maps each kind to its undo
-action, given explicitly by the caller: iolab.journal.reclaim.ACTIONS (paths,
+action, given explicitly by the caller: iolab.process.reclaim.ACTIONS (paths,
 loop devices, mounts, processes, tracefs instances), iolab.knobs.UNDO (knob
 writes, loop direct I/O, cgroups) and the runner's "run" entries
 (iolab.run.recovery); an entry of a kind not given is kept.

@@ -89,7 +89,7 @@ class BuildRequest:
 
 
 class Reporter(Protocol):
-    """Where a build says how far it is (iolab.progress draws it)."""
+    """Where a build says how far it is (iolab.cli.progress draws it)."""
 
     def phase(self, name: str, detail: str = "") -> None: ...
 

@@ -26,7 +26,7 @@ to the journal file; a successful restore removes the line. The same
 journal holds what a cell creates (loop devices, images, mounts, child
 processes), kept by iolab.journal. `recover(path)` undoes what a dead
 process left behind with the cell side's undo actions, given explicitly
-(iolab.journal.reclaim.ACTIONS and UNDO here); the next run, `iolab doctor`
+(iolab.process.reclaim.ACTIONS and UNDO here); the next run, `iolab doctor`
 and `iolab cleanup` call it.
 
 Modules: base (Knob, Placement, kernel files), registry (KNOBS, build_knobs,

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from iolab.knobs.base import Knob, KnobError
-from iolab.journal import Journal, Recovered, Undo, as_journal, reclaim
+from iolab.journal import Journal, Recovered, Undo, as_journal
+from iolab.process import reclaim
 from iolab.journal import recover as recover_journal
 from iolab.knobs.cgroup import MemoryLimit, undo_cgroup
 from iolab.knobs.cpus import CpuPin
@@ -137,5 +138,5 @@ def recover(journal_path: str | os.PathLike[str], extra: Mapping[str, Undo] | No
             only_pid: int | None = None) -> list[Recovered]:
     """Undo what dead iolab processes left in a journal (iolab.journal.recover)
     with the undo actions of the cell side: what cells create
-    (iolab.journal.reclaim.ACTIONS), knobs (UNDO), and `extra` ones."""
+    (iolab.process.reclaim.ACTIONS), knobs (UNDO), and `extra` ones."""
     return recover_journal(journal_path, {**reclaim.ACTIONS, **UNDO, **(extra or {})}, only_pid)

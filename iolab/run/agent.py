@@ -62,7 +62,7 @@ from iolab.journal import default_journal
 from iolab.run import inputs, lock, queue, recovery, runner
 from iolab.spec import Experiment, SpecError
 from iolab.store import Sample, Store, StoreError
-from iolab.storedb import shown
+from iolab.store.db import shown
 from iolab.sysutil import ToolError, require
 
 MAX_TRIES = 3  # a round that raised goes back to the queue while it has had fewer tries (of any kind)

@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from iolab.spec import SpecError
-from iolab.storedb import PostgreSQL
+from iolab.store.db import PostgreSQL
 
 if TYPE_CHECKING:
     import procrastinate
@@ -37,7 +37,7 @@ QUEUE = "iolab"
 MAX_QUEUE = 40
 MAX_AGENT_LABELS = 8
 LABEL = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,23}$")
-SCHEMA_LOCK = 0x10_1AB6  # advisory lock id of the queue's schema check (iolab.storedb uses 0x101AB5)
+SCHEMA_LOCK = 0x10_1AB6  # advisory lock id of the queue's schema check (iolab.store.db uses 0x101AB5)
 
 
 def labels(text: str | None, what: str = "--labels") -> tuple[str, ...]:

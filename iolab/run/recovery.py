@@ -20,7 +20,7 @@ from typing import Any
 from iolab import knobs
 from iolab.journal import default_journal, legacy_journal, owner_alive
 from iolab.store import Store, StoreError
-from iolab.storedb import is_url, shown
+from iolab.store.db import is_url, shown
 
 
 def _mark_interrupted(undo: dict[str, Any], label: str) -> str:

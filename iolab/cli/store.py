@@ -9,7 +9,7 @@ import datetime
 import sys
 from typing import Any, get_args
 
-from iolab.cli_common import EXIT_OK, open_store, parse_run_id
+from iolab.cli.common import EXIT_OK, open_store, parse_run_id
 from iolab.spec import Experiment, SpecError, Timing
 from iolab.stats import VIEWS
 from iolab.store import Store, StoreError

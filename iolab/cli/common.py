@@ -15,7 +15,7 @@ from iolab import load, spec
 from iolab.report import FORMATS
 from iolab.stats import VIEWS
 from iolab.store import Store, StoreError, default_path
-from iolab.storedb import is_url
+from iolab.store.db import is_url
 
 EXIT_OK, EXIT_FAILED_CELLS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_PIPE = 141  # stdout closed by its reader (`| head`): what a shell shows for SIGPIPE

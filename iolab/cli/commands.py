@@ -14,8 +14,10 @@ import sys
 import textwrap
 from typing import Any
 
-from iolab import cli_gate, cli_kernel, cli_patch, cli_queue, cli_store, doctor, progress, spec
-from iolab.cli_common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, STORE_HELP,
+from iolab import spec
+from iolab.cli import doctor, progress
+from iolab.cli import gate as cli_gate, kernel as cli_kernel, patch as cli_patch, queue as cli_queue, store as cli_store
+from iolab.cli.common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, STORE_HELP,
                               checked_experiment, existing_store, few_lines, iterations_type, open_store,
                               parse_run_id, store_option_everywhere, timing_option, view_options, with_iterations)
 from iolab.analysis import compare, reports
@@ -405,6 +407,3 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PIPE
 
-
-if __name__ == "__main__":
-    sys.exit(main())

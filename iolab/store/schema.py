@@ -1,5 +1,5 @@
 """The store's schema, its version, and the migrations from older versions
-(iolab.store reads and writes through it; iolab.storedb runs it on SQLite or
+(iolab.store reads and writes through it; iolab.store.db runs it on SQLite or
 PostgreSQL).
 
 The schema is versioned
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from iolab.storedb import StoreError
+from iolab.store.db import StoreError
 
 if TYPE_CHECKING:
-    from iolab.storedb import PostgreSQL, SQLite
+    from iolab.store.db import PostgreSQL, SQLite
 
 SCHEMA_VERSION = 5
 

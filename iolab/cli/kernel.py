@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from iolab import load, progress, spec
+from iolab import load, spec
+from iolab.cli import progress
 from iolab.store import Store, StoreError
 
 DESCRIPTION = """\

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from iolab.cli_common import (
+from iolab.cli.common import (
     EXIT_OK,
     checked_experiment,
     iterations_type,

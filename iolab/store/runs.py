@@ -1,9 +1,9 @@
 """The store: every run and every sample, in an SQLite file or a PostgreSQL
-database (iolab.storedb runs the same schema and queries in either).
+database (iolab.store.db runs the same schema and queries in either).
 
 Samples are facts: each is written (and committed) the moment its cell
 ends, and nothing ever updates or deletes it. The schema, its versions
-and the migrations of older stores are iolab.storeschema's.
+and the migrations of older stores are iolab.store.schema's.
 
 A round counts once: the samples of a round are those of its latest attempt
 that was not refused (``COUNTED``); the samples of earlier attempts (an agent
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from iolab import storeschema
+from iolab.store import schema as storeschema
 from iolab.cell.sample import Sample as Sample  # re-exported: the store keeps samples
-from iolab.storedb import StoreError as StoreError  # re-exported
-from iolab.storedb import connect, is_url
+from iolab.store.db import StoreError as StoreError  # re-exported
+from iolab.store.db import connect, is_url
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]  # as the schema's CHECK (storeschema)
 # one agent's try at a round of a queued run

@@ -1,0 +1,7 @@
+"""python -m iolab.cli: `iolab` from a source tree."""
+
+import sys
+
+from iolab.cli.commands import main
+
+sys.exit(main())
