@@ -127,8 +127,9 @@ class VerdictCache:
         partial.rename(self.path)
 
 
-def decide(setting: str, machine: Machine) -> Verdict:
-    """The accelerator for `setting` ("auto", "kvm", "tcg") on `machine`.
+def decide(setting: str, machine: Machine, limit: float = LINUX_PROBE_S) -> Verdict:
+    """The accelerator for `setting` ("auto", "kvm", "tcg") on `machine`,
+    whose Linux guest must reach iolab's init within `limit` seconds.
 
     "kvm" is the user's word: it is refused only where /dev/kvm is missing
     or this host boot's verdict says KVM stalls Linux (AccelError)."""
@@ -154,7 +155,7 @@ def decide(setting: str, machine: Machine) -> Verdict:
         verdict = Verdict("tcg", "probe-fails", "/dev/kvm is there but QEMU cannot run the 14-byte probe "
                           "guest under KVM (a nested or restricted hypervisor): VMs run under TCG")
     else:
-        boot = machine.boot_linux(LINUX_PROBE_S)
+        boot = machine.boot_linux(limit)
         if boot is None:
             return Verdict("kvm", "no-linux", "KVM runs the 14-byte probe; no Linux kernel is cached to try "
                            "(a boot that stalls under KVM falls back to TCG)")
@@ -267,7 +268,7 @@ class ThisMachine:
         return os.access("/dev/kvm", os.R_OK | os.W_OK) and shutil.which(self.qemu) is not None
 
     def tiny_probe(self) -> bool:
-        return kvm_usable(self.machine)
+        return kvm_usable(self.machine, self.qemu)
 
     def boot_linux(self, limit: float) -> LinuxBoot | None:
         from iolab.hosts.vm.host import VMHost  # host.py asks this module for its accelerator

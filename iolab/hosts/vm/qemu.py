@@ -92,15 +92,15 @@ def _probe_elf() -> bytes:
 
 
 @functools.cache
-def kvm_usable(machine: str = "microvm") -> bool:
+def kvm_usable(machine: str = "microvm", qemu: str = QEMU) -> bool:
     """Whether QEMU runs a guest with -accel kvm -cpu host here (a probe of
     about 0.1 s; nested hypervisors such as kvm-pvm refuse it)."""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(QEMU) is None:
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(qemu) is None:
         return False
     with tempfile.NamedTemporaryFile(prefix="iolab-kvm-probe-", suffix=".elf") as elf:
         elf.write(_probe_elf())
         elf.flush()
-        argv = [QEMU, "-accel", "kvm", "-cpu", "host", "-M", machine, "-m", "16M", "-nodefaults",
+        argv = [qemu, "-accel", "kvm", "-cpu", "host", "-M", machine, "-m", "16M", "-nodefaults",
                 "-no-user-config", "-display", "none", "-serial", "none",
                 "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", elf.name]
         try:
