@@ -273,7 +273,7 @@ def test_every_format_says_instructions(tmp_path, monkeypatch):
     check_golden("instructions.txt", text)
     assert "instructions mode" in text and "rd p50 kinsn" in text and "rd BW MiB/Ginsn" in text
     flat = " ".join(text.split())
-    assert "=* an exact change" in flat and "deterministic over 3 rounds" in flat
+    assert "=* an exact change" in flat and "deterministic over 2 rounds" in flat
     for fmt in ("text", "markdown", "html"):
         output = renderer(fmt)(report)
         assert " us " not in output and "p50 us" not in output and "MiB/s" not in output, fmt
@@ -325,7 +325,7 @@ def test_an_exact_regression_fails_the_gate(tmp_path, monkeypatch):
     store, run_id = scripted_run(tmp_path, monkeypatch, {"nofix": 125.0, "fix": 100.0})
     outcome = gate.check(run_report(store, run_id).analysis, gate.parse("regression:5%"))
     assert not outcome.passed
-    assert any("exact (deterministic over 3 rounds)" in line for line in outcome.regressions)
+    assert any("exact (deterministic over 2 rounds)" in line for line in outcome.regressions)
 
 
 def test_values_that_vary_get_the_usual_test(tmp_path, monkeypatch):
@@ -372,3 +372,29 @@ def test_values_within_the_tolerance_are_exact_and_the_legend_names_them(tmp_pat
     assert "within ±1.0% of each other, a change seen beyond ±" in text and ": randread rd BW MiB/Ginsn" in text
     assert "(identical values: randread rd p50 kinsn" in text  # the others, by name
     assert "every value of each variant identical" not in text
+
+
+# -- the rounds an instructions run pays for ---------------------------------------------
+
+
+def test_two_rounds_when_every_primary_comparison_is_exact_a_third_when_values_vary(tmp_path, monkeypatch):
+    store, exact = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0})
+    assert store.run(exact).stop_reason == adaptive.ALL_EXACT
+    assert {s.round for s in store.samples(exact)} == {0, 1}
+    # values that vary (within the tolerance) cannot be decided after two rounds: the third runs
+    store, varying = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0}, noise=0.001,
+                                  store=store)
+    assert store.run(varying).stop_reason is None and {s.round for s in store.samples(varying)} == {0, 1, 2}
+    bw = next(r for r in run_report(store, varying).analysis.rows if r.metric.name == "read_bw")
+    assert bw.comparisons["fix"].exact == "tolerance" and bw.comparisons["fix"].verdict == "better"
+    # rounds asked for are all run
+    store, asked = scripted_run(tmp_path, monkeypatch, {"nofix": 100.0, "fix": 125.0}, iterations=3, store=store)
+    assert {s.round for s in store.samples(asked)} == {0, 1, 2}
+
+
+def test_exact_stop_is_the_default_only_where_the_file_sets_no_rounds():
+    assert vm_experiment({"timing": "instructions"}).run.exact_stop
+    assert not vm_experiment({"timing": "instructions"}, {"iterations": 3}).run.exact_stop
+    assert not vm_experiment().run.exact_stop
+    with pytest.raises(SpecError, match="exact_stop"):
+        vm_experiment({"timing": "instructions"}, {"iterations": 2, "exact_stop": True})
