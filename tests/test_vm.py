@@ -199,6 +199,23 @@ def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):
     assert {c.variant.name for c in batches[0]} == {"old"}
 
 
+def test_in_instructions_mode_a_boot_holds_one_variants_round(monkeypatch):
+    """Each round of a variant boots apart (its spread includes the boot's), even
+    an A/A's two copies of one kernel; the cells of one round share that boot."""
+    exp = experiment(variant=[{"name": "a", "kernel": "debian:6.1.0-56-amd64"},
+                              {"name": "b", "kernel": "6.1.0-56-amd64"}],
+                     workload=[{"name": "w1", "job": "[j]\nrw=read\nsize=1M\n"},
+                               {"name": "w2", "job": "[j]\nrw=write\nsize=1M\n"}],
+                     run={"order": "alternate"}, vm={"timing": "instructions", "memory": "1GiB"})
+    assert exp.vm.cells_per_boot > 4 and exp.run.iterations == 3
+    cells = runner.cell_specs(exp, plan.plan(exp, 7))
+    with fake_vm_hosts(monkeypatch, exp) as hosts:
+        batches = hosts.batches(cells)
+    assert [{(c.variant.name, c.round) for c in batch} for batch in batches] == [
+        {("a", 0)}, {("a", 1)}, {("a", 2)}, {("b", 0)}, {("b", 1)}, {("b", 2)}]
+    assert all(len(batch) == 2 for batch in batches)
+
+
 def test_variants_of_one_kernel_share_a_boot(monkeypatch):
     exp = experiment(variant=[{"name": "a", "kernel": "debian:6.1.0-56-amd64"},
                               {"name": "b", "kernel": "6.1.0-56-amd64"}], vm={"cells_per_boot": 3})

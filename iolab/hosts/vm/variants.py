@@ -110,12 +110,19 @@ class VMHosts:
             Journal(default_journal()).discard(self._entry)
 
     def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
-        """Consecutive cells of one kernel, at most cells_per_boot per batch."""
+        """Consecutive cells of one kernel, at most cells_per_boot per batch.
+        In instructions mode a batch is also one variant's cells of one
+        round: each round of a variant is then a boot of its own, so the
+        spread of its values over the rounds includes what differs from boot
+        to boot (iolab.stats.exact decides a change against that spread), and
+        an A/A's two copies boot apart, as an A/B's kernels must."""
         out: list[list[CellSpec]] = []
+        by_round = self.settings.timing == "instructions"
         for cell in cells:
             last = out[-1] if out else None
             if (last is not None and self._same_kernel(last[0].variant.name, cell.variant.name)
-                    and len(last) < self.settings.cells_per_boot):
+                    and len(last) < self.settings.cells_per_boot
+                    and not (by_round and (last[0].round, last[0].variant.name) != (cell.round, cell.variant.name))):
                 last.append(cell)
             else:
                 out.append([cell])
