@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +216,11 @@ class VMHost:
         """Start QEMU for one boot whose guest runs `command` (cmd.sh)."""
         require(self.qemu)
         (xchg / "cmd.sh").write_text(command)
+        # the guest's init binds the module tree from the initramfs's root, where
+        # a symlink on the way (a cache reached through one) points nowhere
+        kernel = replace(self.kernel, moddir=self.kernel.moddir.resolve()) if self.kernel.moddir else self.kernel
         argv = qemu_argv(
-            self.kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
+            kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
