@@ -110,7 +110,8 @@ class VerdictCache:
     def get(self, identity: dict[str, str]) -> Verdict | None:
         for entry in self._entries():
             verdict = entry.get("verdict")
-            if entry.get("identity") == identity and isinstance(verdict, dict):
+            if (entry.get("identity") == identity and isinstance(verdict, dict)
+                    and verdict.get("accel") in ("kvm", "tcg")):
                 try:
                     return replace(Verdict(**verdict), cached=True)
                 except TypeError:

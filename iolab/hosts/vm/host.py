@@ -44,7 +44,8 @@ import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
-from iolab.hosts.vm.qemu import DISK_CACHE, QEMU, Disk, guest_tsc_khz, qemu_argv, qemu_version, tcg_threading, timing_env
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, guest_tsc_khz, qemu_argv, qemu_version, tcg_threading,
+                                 timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
@@ -293,7 +294,7 @@ class VMHost:
                           "console: " + " | ".join(tail) if tail else "the console stayed empty")
         if not self.choice.stalled(stall, f"[vm] boot_timeout {boot.boot_timeout:g} s"):
             return False
-        print(f"iolab: {self.choice.verdict.reason}: booting again under TCG ({stall.detail})", file=sys.stderr)
+        print(f"iolab: {self.choice.verdict.reason}; this boot again too ({stall.detail})", file=sys.stderr)
         return True
 
     def _follow(self, process: Child, boot: Boot, *, timeout: float, ready: str) -> Iterator[Sample]:
