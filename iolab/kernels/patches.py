@@ -341,6 +341,16 @@ def _pristine(root: Path, names: list[str], scratch: Path) -> None:
                      "try again")
 
 
+def pristine_files(root: Path, names: list[str]) -> dict[str, str | None]:
+    """These files as the source tree came (None: not in it), read as
+    _pristine reads them: a build may be patching the shared tree meanwhile."""
+    with tempfile.TemporaryDirectory(prefix="iolab-pristine-") as scratch:
+        top = Path(scratch) / "linux"
+        _pristine(root, names, top)
+        return {name: (top / name).read_text(errors="surrogateescape") if (top / name).is_file() else None
+                for name in names}
+
+
 def check(root: Path, patches: list[Patch]) -> None:
     """These patches apply in order to the source tree as it came (reverse
     ones as given), tried as a build applies them (a dry run of each, then
