@@ -92,33 +92,38 @@ def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
     return found
 
 
-def read_mail(paths: list[Path], root: Path, label: str, base_dir: Path) -> tuple[Any, list[Path], str]:
-    """The mail, the patch files its series applies (repaired ones written
-    beside the experiment), and its [mail] table."""
+def read_mail(paths: list[Path]) -> Any:
+    """The mail these files hold (iolab.mail.Mail): read before the source is fetched."""
     from iolab import mail as mails
-    from iolab.kernels import patches
-    from iolab.mail import files, repair
 
     try:
-        mail = mails.read(paths)
+        return mails.read(paths)
+    except mails.MailError as error:
+        raise spec.SpecError(str(error)) from None
+
+
+def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list[Path], str]:
+    """The patch files the mail's series applies (repaired ones and a
+    series' mails written beside the experiment), and its [mail] table."""
+    from iolab.kernels import patches
+    from iolab.mail import MailError, files, repair
+
+    try:
         names = repair.files_named(mail.patches)
         texts = patches.pristine_files(root, names)
         lines = {name: (text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
                  for name, text in texts.items() if text is not None}
         fixed = repair.repair(mail.patches, lambda name: lines.get(name))
         written = files.write(mail, fixed, base_dir, label)
-    except mails.MailError as error:
-        first, _, rest = str(error).partition("\n")
+    except MailError as error:
         source = f"\n  (the source: {label}; give the one it was written for with --source)"
-        raise spec.SpecError(first + (f"\n{rest}" if rest else "")
-                             + (source if isinstance(error, repair.RepairError) else "")) from None
+        raise spec.SpecError(str(error) + (source if isinstance(error, repair.RepairError) else "")) from None
     for item in written:
         if item.written:
             what = "repaired" if item.record.repaired else "split from the mail"
             shown = os.path.relpath(item.path)
             _say(f"wrote {item.path if shown.startswith('..') else shown} ({what}; sha256 {item.record.sha256[:12]})")
-    table = files.toml(files.record(mail, written, base_dir))
-    return mail, [item.path for item in written], table
+    return [item.path for item in written], files.toml(files.record(mail, written, base_dir))
 
 
 def _once_each(paths: list[Path]) -> None:
@@ -146,8 +151,9 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     given = [Path(p) for p in args.patches]
     _once_each(given)
+    mail = read_mail(given)
     root, label = _source(args.source, args.commit)
-    mail, paths, table = read_mail(given, root, label, base_dir)
+    paths, table = patch_files(mail, root, label, base_dir)
     infos = [library.read_patch(path) for path in paths]
     selection = library.select(infos, library.load_areas())
     if not selection.chosen:
