@@ -152,6 +152,10 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     given = [Path(p) for p in args.patches]
     _once_each(given)
     mail = read_mail(given)
+    if mail.missing:
+        total = mail.patches[0].total
+        _say(f"patch {', '.join(map(str, mail.missing))} of the {total} of this series not given: "
+             f"{'it is' if len(mail.missing) == 1 else 'they are'} not applied")
     root, label = _source(args.source, args.commit)
     paths, table = patch_files(mail, root, label, base_dir)
     infos = [library.read_patch(path) for path in paths]
