@@ -54,6 +54,10 @@ def add_parser(commands: Any) -> None:
     patch.add_argument("--timing", choices=("instructions", "wall"), default="instructions",
                        help="instructions (default): each step's values exact instruction counts, every step "
                        "runs; wall: real time, bisected with rounds added while undecided")
+    patch.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="let the mail's benchmark use this refused fio option or engine (exec_prerun, "
+                       "ioengine=exec, ...): by default what a mail names is checked as an experiment file's "
+                       "options are, and refused ones are listed, not run")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -89,7 +93,7 @@ def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
             raise spec.SpecError(f"{first}\n  (the source: {label}; give the one it was written for with "
                                  f"--source)\n{rest}") from None
         found.append(state == "applied")
-    return found
+    return found, root
 
 
 def read_mail(paths: list[Path]) -> Any:
@@ -151,28 +155,47 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     given = [Path(p) for p in args.patches]
     _once_each(given)
-    mail = read_mail(given)
-    if mail.missing:
-        total = mail.patches[0].total
-        _say(f"patch {', '.join(map(str, mail.missing))} of the {total} of this series not given: "
-             f"{'it is' if len(mail.missing) == 1 else 'they are'} not applied")
+    the_mail = read_mail(given)
+    if the_mail.missing:
+        total = the_mail.patches[0].total
+        _say(f"patch {', '.join(map(str, the_mail.missing))} of the {total} of this series not given: "
+             f"{'it is' if len(the_mail.missing) == 1 else 'they are'} not applied")
+    mail = from_mail(the_mail, tuple(args.allow))
     root, label = _source(args.source, args.commit)
-    paths, table = patch_files(mail, root, label, base_dir)
+    paths, table = patch_files(the_mail, root, label, base_dir)
     infos = [library.read_patch(path) for path in paths]
     selection = library.select(infos, library.load_areas())
-    if not selection.chosen:
+    if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
     placed = in_source(paths, root, label)
+    infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
+    selection = library.select(infos, library.load_areas())
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
-                          *(["--timing", args.timing] if args.timing != "instructions" else [])])
-    more = len(mail.patches) - 1
-    title = mail.title if mail.cover is not None or not more else \
-        f"{mail.title} (and {more} more patch{'es' if more > 1 else ''})"
+                          *(["--timing", args.timing] if args.timing != "instructions" else []),
+                          *(f"--allow={name}" for name in args.allow)])
+    more = len(the_mail.patches) - 1
+    title = the_mail.title if the_mail.cover is not None or not more else \
+        f"{the_mail.title} (and {more} more patch{'es' if more > 1 else ''})"
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
-                             timing=timing, command=command, title=title)
+                             timing=timing, command=command, mail=mail, title=title)
+    for item in mail.benchmark.refused:
+        _say(f"refused from the mail: {item}")
+    for item in mail.benchmark.not_reproduced:
+        _say(f"not reproduced here: {item}")
     return choice.text + "\n" + table, base_dir, command
+
+
+def from_mail(mail: Any, allow: tuple[str, ...]) -> Any:
+    """The mail's benchmark and claim, from its text (the cover letter and each patch's description)."""
+    from iolab.mail import benchmark, claims
+    from iolab.workloads import compose
+
+    text = mail.text()
+    found = claims.claims(text)
+    source = mail.title + (f" <{mail.message_id}>" if mail.message_id else "")
+    return compose.FromMail(benchmark.benchmark(text, mail.title, found, allow), found, source)
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:
