@@ -93,7 +93,7 @@ def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
             raise spec.SpecError(f"{first}\n  (the source: {label}; give the one it was written for with "
                                  f"--source)\n{rest}") from None
         found.append(state == "applied")
-    return found, root
+    return found
 
 
 def read_mail(paths: list[Path]) -> Any:
