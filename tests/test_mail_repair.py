@@ -207,3 +207,14 @@ def test_a_well_formed_diff_is_left_to_gnu_patch(tmp_path):
 def test_a_diff_without_hunks_is_refused():
     with pytest.raises(MailError, match="no hunk"):
         repair([web("diff --git a/x b/x\nindex 1..2\n", form="web")], lambda name: [])
+
+
+def test_a_well_formed_diff_whose_tabs_a_mail_client_turned_into_spaces(tmp_path):
+    root = write_tree(tmp_path, {"fs/x.c": SOURCE})
+    damaged = "--- a/fs/x.c\n+++ b/fs/x.c\n@@ -12,3 +12,3 @@\n {\n-        return 1;\n+        return 2;\n }\n"
+    assert well_formed(damaged)
+    assert gnu_patch(root, damaged, "--dry-run").returncode == 1  # as given, it does not apply
+    [fixed] = repair([web(damaged, form="mail")], tree_of(root))
+    assert fixed is not None and "mail client" in fixed.cause
+    assert fixed.diff.endswith("@@ -12,3 +12,3 @@\n {\n-\treturn 1;\n+\treturn 2;\n }\n")
+    assert gnu_patch(root, fixed.diff).returncode == 0

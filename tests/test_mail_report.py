@@ -16,7 +16,7 @@ MAIL = {"title": "ext4: avoid tail write_begin walk for uptodate folios", "autho
         "patches": [{"file": "iolab-mail/0002-ext4-avoid-tail.patch", "sha256": "ab" * 32, "repaired": True,
                      "subject": "[PATCH v3 2/2] ext4: avoid tail write_begin walk for uptodate folios"}]}
 LINE = ("mail: from Jia Zhu <jia@example.org>, Mon, 08 Jun 2026 23:52:41 -0400, Message-Id "
-        "<20260609035241.1-2-jia@example.org>; diff repaired from a web copy: iolab-mail/0002-ext4-avoid-tail.patch "
+        "<20260609035241.1-2-jia@example.org>; diff repaired against the source: iolab-mail/0002-ext4-avoid-tail.patch "
         "(sha256 abababababab)")
 
 

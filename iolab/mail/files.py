@@ -69,7 +69,7 @@ def write(mail: Mail, repaired: Sequence[Repaired | None], base_dir: Path, sourc
         if fixed is not None:
             inferred = f"; {fixed.inferred} line(s) kept the mail's words, indented as their neighbours" \
                 if fixed.inferred else ""
-            note = f"iolab: diff repaired against {source} from a web archive's copy of the mail{inferred}"
+            note = f"iolab: diff repaired against {source} from {fixed.cause}{inferred}"
         name = slug(patch)
         while name in names:
             name = name.removesuffix(".patch") + "-1.patch"

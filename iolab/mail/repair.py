@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from iolab.mail.message import MailError, Patch
@@ -60,6 +60,7 @@ class Hunk:
     starts: list[bool] | None  # per token: it begins a line of the mail (None: line breaks lost)
     header: str  # the @@ line as found, for messages
     first: str  # its first line as found, for messages
+    raw: list[str] = field(default_factory=list)  # its lines as found (a diff with line breaks)
 
     @property
     def lines_mode(self) -> bool:
@@ -122,7 +123,7 @@ def _parse_lines(diff: str) -> list[FileDiff]:
                 words = line.split() or [""]  # an empty line: a blank context line's one empty word
                 tokens += words
                 starts += [True] + [False] * (len(words) - 1)
-            hunk.tokens, hunk.starts = tokens, starts
+            hunk.tokens, hunk.starts, hunk.raw = tokens, starts, list(hunk_lines)
             hunk.first = next((line.strip() for line in hunk_lines if line.strip()), "")
             files[-1].hunks.append(hunk)
         hunk, hunk_lines = None, []
@@ -535,6 +536,7 @@ class Repaired:
     side: Side  # "old": the source has not the patch (it applies); "new": the source has it already
     changed: bool  # the repair changed the diff
     inferred: int  # lines whose indentation was inferred (the mail's words, not the source's)
+    cause: str = "a web archive's copy of the mail"  # why it was repaired
 
 
 def _hunk_name(file: FileDiff, number: int, hunk: Hunk) -> str:
@@ -672,21 +674,51 @@ def repair_one(patch: Patch, tree: Tree) -> Repaired:
                       f"{reasons['new']}")
 
 
+def _found(lines: list[str], want: list[str]) -> bool:
+    if not want:
+        return True
+    return any(lines[k:k + len(want)] == want for k in range(len(lines) - len(want) + 1) if lines[k] == want[0])
+
+
+def _as_given(files: list[FileDiff], tree: Tree) -> bool:
+    """Whether GNU patch (no fuzz) takes a well-formed diff as given: every
+    hunk's lines, byte for byte, in the source, on one side for all."""
+    sides: tuple[tuple[Side, tuple[str, str]], ...] = (("old", (" ", "-")), ("new", (" ", "+")))
+    for side, keep in sides:
+        def found(file: FileDiff) -> bool:
+            lines = tree.get(source_path(file, side))
+            if lines is None:  # a file the patch creates (or, taken out, deletes)
+                return (file.old if side == "old" else file.new) is None
+            return all(_found(lines, [line[1:] for line in hunk.raw if line[:1] in keep or line == ""])
+                       for hunk in file.hunks)
+
+        if all(found(file) for file in files):
+            return True
+    return False
+
+
 def repair(patches: Sequence[Patch], read: Source) -> list[Repaired | None]:
-    """Each patch's repaired diff, in series order (None for a well-formed
-    diff of a real mail or a plain diff: GNU patch takes it as it is); each
-    patch placed in the source as the ones before it left it."""
+    """Each patch's repaired diff, in series order; None for a well-formed
+    diff GNU patch takes as given (its lines byte for byte in the source).
+    A well-formed diff whose whitespace differs from the source's (a mail
+    client turned tabs into spaces) is repaired too. Each patch is placed in
+    the source as the ones before it left it."""
     tree = Tree(read)
     out: list[Repaired | None] = []
     for patch in patches:
         if needs_repair(patch):
             out.append(repair_one(patch, tree))
             continue
-        try:  # keep the tree in step for the patches after it; GNU patch judges this one itself
-            repair_one(patch, tree)
+        exact = _as_given(parse(patch.diff, False), tree)
+        try:  # also keeps the tree in step for the patches after it
+            fixed: Repaired | None = repair_one(patch, tree)
         except MailError:
-            pass
-        out.append(None)
+            fixed = None  # GNU patch judges it, and says why it does not apply
+        if exact or fixed is None:
+            out.append(None)
+        else:
+            out.append(replace(fixed, cause="whitespace that differs from the source's (as a mail client "
+                                            "may turn tabs into spaces)"))
     return out
 
 

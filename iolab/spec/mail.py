@@ -17,7 +17,7 @@ class MailPatch(Strict):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of that file, as written
     subject: str = ""
     message_id: str | None = None
-    repaired: bool = False  # its diff was repaired against the source (a web archive's copy)
+    repaired: bool = False  # its diff was repaired against the source (a web archive's copy, damaged whitespace)
 
 
 class MailRecord(Strict):
@@ -34,6 +34,6 @@ class MailRecord(Strict):
         line = "mail: " + ", ".join(p for p in parts if p)
         repaired = [p for p in self.patches if p.repaired]
         if repaired:
-            line += "; diff repaired from a web copy: " + ", ".join(f"{p.file} (sha256 {p.sha256[:12]})"
+            line += "; diff repaired against the source: " + ", ".join(f"{p.file} (sha256 {p.sha256[:12]})"
                                                                     for p in repaired)
         return line
