@@ -145,7 +145,8 @@ def _malformed(patch: Patch, text: str, output: str) -> MalformedPatch | None:
     why = ""
     if shown[:1] not in (" ", "+", "-", "\\", "@"):
         why = (": a diff line without its leading ' ', '+' or '-' (context lines stripped, as in a web "
-               "archive's copy); take the patch as sent: the raw mail, or git format-patch")
+               "archive's copy); take the patch as sent (the raw mail, git format-patch), or let "
+               "'iolab patch FILE' repair it against the source")
     return MalformedPatch(f"patch {patch.path}: malformed at line {number} ({shown.strip()[:40]!r}){why}")
 
 

@@ -153,7 +153,7 @@ def _parse_lines(diff: str) -> list[FileDiff]:
             files[-1].head.append(line)
         elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
             raise MailError(f"{files[-1].path if files else 'the diff'}: a binary diff cannot be repaired")
-        elif hunk is not None and not line.startswith("\\ "):  # "\ No newline at end of file": see below
+        elif hunk is not None and not line.startswith("\\ "):  # "\ No newline ...": the source's lines are taken
             hunk_lines.append(line)
         i += 1
     close()
@@ -195,22 +195,16 @@ def _parse_words(diff: str) -> list[FileDiff]:
 
 
 def well_formed(diff: str) -> bool:
-    """Whether GNU patch can read this diff as it is: every hunk's lines
-    start with ' ', '+', '-' or '\\' (an empty line: a blank context line)
-    and add up to its header's counts."""
+    """Whether GNU patch can read this diff as it is: it has a hunk, and
+    every hunk's lines start with ' ', '+', '-' or '\\' (an empty line: a
+    blank context line) and add up to its header's counts."""
     old = new = 0
-    in_hunk = False
+    hunks = 0
     for line in diff.split("\n"):
         header = _HUNK.match(line)
-        if header:
-            if in_hunk and (old or new):
-                return False
-            old, new, in_hunk = _count(header.group(2)), _count(header.group(4)), True
-            continue
-        if not in_hunk or (old == 0 and new == 0):
-            in_hunk = False
-            if line and not line.startswith(("diff ", "--- ", "+++ ", *_HEAD_LINES, "\\ ")):
-                return True if not old and not new else False
+        if old == 0 and new == 0:  # between hunks: headers, or text GNU patch skips
+            if header:
+                old, new, hunks = _count(header.group(2)), _count(header.group(4)), hunks + 1
             continue
         if line.startswith("\\ "):
             continue
@@ -224,7 +218,7 @@ def well_formed(diff: str) -> bool:
             return False
         if old < 0 or new < 0:
             return False
-    return old == 0 and new == 0 and "@@ -" in diff
+    return hunks > 0 and old == 0 and new == 0
 
 
 def needs_repair(patch: Patch) -> bool:
@@ -234,8 +228,8 @@ def needs_repair(patch: Patch) -> bool:
 # -- placing a hunk --------------------------------------------------------------------
 
 _FUNCNAME = re.compile(r"^[A-Za-z_$]")
-MISREAD = 10  # the cost of reading a line against its marker (a '+' line as context, a glued marker,
-# a stray empty line); a blank line restored before the mail's own lines costs 1
+MISREAD = 1  # the cost of reading a line against its marker (a '+' line as context, a glued marker
+# in a copy on one line, a stray empty line): the cheapest reading wins
 
 
 @dataclass(frozen=True)
@@ -299,7 +293,8 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
             else:
                 ends_ok = (lambda u: starts is None or u == n or starts[u])
                 if at_start and tokens[t:t + k] == target and ends_ok(t + k):
-                    go(t + k, j + 1, d, MISREAD if tokens[t][:1] in ("+", "-") else 0, "context", source[start + j], True)
+                    misread = MISREAD if tokens[t][:1] in ("+", "-") else 0
+                    go(t + k, j + 1, d, misread, "context", source[start + j], True)
                 if at_start and t < n and tokens[t] == bound_marker and tokens[t + 1:t + 1 + k] == target \
                         and ends_ok(t + 1 + k):
                     go(t + 1 + k, j + 1, d - 1, 0, "removed" if side == "old" else "added", source[start + j], True)
@@ -584,7 +579,8 @@ def _even(body: list[Line], start: int, window: int, length: int) -> tuple[list[
 def _render(file: FileDiff, placed: list[_Placed], side: Side, length: int) -> tuple[list[str], int]:
     out = list(file.head)
     if not any(line.startswith("--- ") for line in out):
-        out += [f"--- {'a/' + file.old if file.old else '/dev/null'}", f"+++ {'b/' + file.new if file.new else '/dev/null'}"]
+        out += [f"--- {'a/' + file.old if file.old else '/dev/null'}",
+                f"+++ {'b/' + file.new if file.new else '/dev/null'}"]
     shift = 0  # new - old lines of the hunks above
     inferred = 0
     for hunk, spot in zip(file.hunks, placed):
