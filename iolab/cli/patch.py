@@ -26,11 +26,11 @@ against the source: each hunk placed by its words, the source's exact lines
 taken; repaired patches are written to iolab-mail/ beside the experiment).
 The mail's title names the experiment; its Message-Id, author and date go
 into the run and every report. Then read the files and functions the
-patches change, choose workloads for them
-from iolab's library (iolab/workloads/areas/: a file per area, e.g. fs/ext4,
-mm/filemap.c, io_uring/), and write the experiment that measures them: the
-source (--source) as the base, with any patch it already carries taken out,
-and the patches in order as a series (one step each). Without --dry-run the
+patches change, choose workloads for them from iolab's library
+(iolab/workloads/areas/: a file per area, e.g. fs/ext4, mm/filemap.c,
+io_uring/), and write the experiment that measures them: the source
+(--source) as the base, with any patch it already carries taken out, and the
+patches in order as a series (one step each). Without --dry-run the
 experiment runs and its report ends in a reply block for the mailing list.
 
   iolab patch fix.patch --dry-run                  what it would run
@@ -155,29 +155,28 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     given = [Path(p) for p in args.patches]
     _once_each(given)
-    the_mail = read_mail(given)
-    if the_mail.missing:
-        total = the_mail.patches[0].total
-        _say(f"patch {', '.join(map(str, the_mail.missing))} of the {total} of this series not given: "
-             f"{'it is' if len(the_mail.missing) == 1 else 'they are'} not applied")
-    mail = from_mail(the_mail, tuple(args.allow))
+    received = read_mail(given)
+    if received.missing:
+        total = received.patches[0].total
+        _say(f"patch {', '.join(map(str, received.missing))} of the {total} of this series not given: "
+             f"{'it is' if len(received.missing) == 1 else 'they are'} not applied")
+    mail = from_mail(received, tuple(args.allow))
     root, label = _source(args.source, args.commit)
-    paths, table = patch_files(the_mail, root, label, base_dir)
-    infos = [library.read_patch(path) for path in paths]
+    paths, table = patch_files(received, root, label, base_dir)
+    infos = [library.with_source(library.read_patch(path), root)  # diff -u names no function: the source does
+             for path in paths]
     selection = library.select(infos, library.load_areas())
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
     placed = in_source(paths, root, label)
-    infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
-    selection = library.select(infos, library.load_areas())
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
                           *(["--timing", args.timing] if args.timing != "instructions" else []),
                           *(f"--allow={name}" for name in args.allow)])
-    more = len(the_mail.patches) - 1
-    title = the_mail.title if the_mail.cover is not None or not more else \
-        f"{the_mail.title} (and {more} more patch{'es' if more > 1 else ''})"
+    more = len(received.patches) - 1
+    title = received.title if received.cover is not None or not more else \
+        f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
                              timing=timing, command=command, mail=mail, title=title)
     for item in mail.benchmark.refused:
