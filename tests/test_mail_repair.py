@@ -218,3 +218,36 @@ def test_a_well_formed_diff_whose_tabs_a_mail_client_turned_into_spaces(tmp_path
     assert fixed is not None and "mail client" in fixed.cause
     assert fixed.diff.endswith("@@ -12,3 +12,3 @@\n {\n-\treturn 1;\n+\treturn 2;\n }\n")
     assert gnu_patch(root, fixed.diff).returncode == 0
+
+
+def test_git_format_patch_output_flattened_to_one_line_is_read_and_repaired(tmp_path):
+    """Real git format-patch output with every line break turned into a space
+    (as an archive that lost them shows it): its headers, body and diff are
+    read, and the diff applies to the tree it was made from, giving the
+    commit's file word for word."""
+    repo = tmp_path / "repo"
+    (repo / "fs").mkdir(parents=True)
+    before = "".join(f"static int f{n}(int x)\n{{\n\tif (x > {n})\n\t\treturn x;\n\treturn {n};\n}}\n\n"
+                     for n in range(6))
+    (repo / "fs" / "a.c").write_text(before)
+    run = ["git", "-C", str(repo), "-c", "user.name=Ann Dev", "-c", "user.email=ann@example.org"]
+    subprocess.run([*run, "init", "-q"], check=True)
+    subprocess.run([*run, "add", "."], check=True)
+    subprocess.run([*run, "commit", "-qm", "base"], check=True)
+    after = before.replace("\tif (x > 3)\n\t\treturn x;\n", "\tif (x > 3 && x < 100)\n\t\treturn x + 1;\n"
+                           "\tif (x < 0)\n\t\treturn 0;\n")
+    (repo / "fs" / "a.c").write_text(after)
+    subprocess.run([*run, "commit", "-qam", "fs: clamp f3's result\n\nLatency 120 us -> 80 us."], check=True)
+    mailed = subprocess.run([*run, "format-patch", "-1", "--stdout"], check=True, capture_output=True,
+                            text=True).stdout
+    flat = tmp_path / "flat.txt"
+    flat.write_text(" ".join(mailed.split()))
+    mail = read([flat])
+    patch = mail.patches[0]
+    assert (patch.form, mail.title, mail.author) == ("one-line", "fs: clamp f3's result", "Ann Dev <ann@example.org>")
+    assert patch.body == "Latency 120 us -> 80 us."
+    subprocess.run([*run, "checkout", "-q", "HEAD~1"], check=True)
+    [fixed] = repair(mail.patches, tree_of(repo))
+    assert fixed is not None and fixed.side == "old"
+    assert gnu_patch(repo, fixed.diff).returncode == 0
+    assert words(repo / "fs" / "a.c") == [line.split() for line in after.split("\n")]

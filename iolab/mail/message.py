@@ -211,9 +211,9 @@ def _web(text: str, file: str) -> _Item:
     subject = ""
     i = 0
     while i < len(lines):
-        line = lines[i].strip() if not lines[i].startswith("\t") else lines[i]
-        match = _WEB_HEADER.match(lines[i].rstrip())
-        if not line.strip():
+        line = lines[i].strip()
+        match = _WEB_HEADER.match(lines[i].rstrip())  # lkml.org's "Subject<TAB>..." keeps its tab
+        if not line:
             i += 1
         elif match and match.group(1).lower() in _WEB_HEADERS and match.group(1).lower() not in found:
             found[match.group(1).lower()] = match.group(2).strip()
@@ -242,13 +242,9 @@ def _one_line_subject(rest: str) -> tuple[str, str]:
     and its first word, or at a sentence's end. A guess the title line then
     shows; the diff does not depend on it."""
     words = rest.split(" ")
-    tags = 0
-    while tags < len(words) and words[tags].startswith("[") and "]" not in " ".join(words[:tags]):
-        if words[tags].endswith("]"):
-            tags += 1
-            break
-        tags += 1
-    start = tags
+    start = 0  # after the [PATCH ...] tags
+    if words[0].startswith("["):
+        start = next((k + 1 for k, word in enumerate(words) if word.endswith("]")), 0)
     while start < len(words) and words[start].endswith(":"):  # "f2fs:", "mm/readahead:"
         start += 1
     for k in range(start + 1, len(words)):

@@ -312,7 +312,11 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
             kind: Kind = "added" if side == "old" else "removed"
             for u in ends:
                 text = " ".join(([glued] if glued else []) + tokens[t + 1:u])
-                go(u, j, d + 1, 0 if (not glued or starts is not None) else MISREAD, kind, text, False)
+                if starts is not None:
+                    go(u, j, d + 1, 0, kind, text, False)
+                else:  # where a copy on one line broke its lines is read from how C lines end
+                    go(u, j, d + 1, (MISREAD if glued else 0) + (0 if _ends_a_line(text) else MISREAD),
+                       kind, text, False)
         if t < n and tokens[t] == "" and starts is not None:
             go(t + 1, j, d, MISREAD, None, "", False)  # an empty line of the mail that is no line of the hunk
     end = (n, size, want)
@@ -330,6 +334,14 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
         key = (t, j, d)
     lines.reverse()
     return _Placed(start, tuple(_blanks_placed(lines, side)), " ".join(tokens[:function_words]), best[end][0])
+
+
+_LINE_ENDS = (";", "{", "}", ")", "(", ",", ":", "]", "\\", "*/", "&&", "||", "=")
+
+
+def _ends_a_line(text: str) -> bool:
+    """Whether a C line could end here ("return x" could not: "return x + 1;" goes on)."""
+    return not text or text.endswith(_LINE_ENDS) or text.startswith(("/*", "*", "//", "#"))
 
 
 def _blanks_placed(lines: list[Line], side: Side) -> list[Line]:
