@@ -171,7 +171,9 @@ def test_iolab_patch_refuses_a_patch_given_twice_and_a_missing_source(tmp_path):
         assert done.stderr == f"iolab: {words}\n"
 
 
-def test_iolab_patch_says_a_mail_from_a_web_archive_is_malformed(tmp_path):
+def test_iolab_patch_repairs_a_mail_from_a_web_archive(tmp_path):
+    """The seed as given (context lines stripped, blank ones gone): its diff is
+    repaired against the source, written beside the experiment, and recorded."""
     seed = Path(__file__).parent / "fixtures" / "patches" / "ext4-write-begin-large-folio.txt"
     top = tmp_path / "linux"
     (top / "fs" / "ext4").mkdir(parents=True)
@@ -182,11 +184,19 @@ def test_iolab_patch_says_a_mail_from_a_web_archive_is_malformed(tmp_path):
 
     with tarfile.open(tmp_path / "linux.tar.gz", "w:gz") as archive:
         archive.add(top, arcname="linux-7.2.99")
-    done = _patch_command(tmp_path, seed, "--source", tmp_path / "linux.tar.gz")
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.splitlines()[-1].startswith(f"iolab: patch {seed}: malformed at line 40 ('int nr_wait = 0;'): a diff line "
-                                  "without its leading ' ', '+' or '-'")
-    assert "--source" not in done.stderr  # no source makes it apply
+    out = tmp_path / "exp" / "exp.toml"
+    out.parent.mkdir()
+    done = _patch_command(tmp_path, seed, "--source", tmp_path / "linux.tar.gz", "--write", out)
+    assert done.returncode == 0, done.stderr
+    written = "iolab-mail/0002-ext4-avoid-tail-write_begin-walk-for-uptodate-folios.patch"
+    assert f"iolab: wrote {written} (repaired; sha256 " in done.stderr.replace(str(out.parent) + "/", "")
+    experiment = load.load(out)
+    assert experiment.name == "ext4: avoid tail write_begin walk for uptodate folios"
+    assert experiment.kernel.reverse == [written] and experiment.series.patches == [written]
+    assert experiment.mail.author == "Jia Zhu" and experiment.mail.patches[0].repaired
+    import hashlib
+
+    assert experiment.mail.patches[0].sha256 == hashlib.sha256((out.parent / written).read_bytes()).hexdigest()
 
 
 @pytest.mark.parametrize("area", library.load_areas(), ids=lambda a: a.area)

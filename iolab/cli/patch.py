@@ -1,9 +1,12 @@
-"""``iolab patch FILE.patch ...``: choose workloads from the files the patches
-touch, write the experiment, and run the base against the patched kernel."""
+"""``iolab patch MAIL ...``: read the patch mail (iolab.mail: a patch or a
+series, its web archive copy's diff repaired against the source), choose
+workloads from the files the patches touch, write the experiment, and run
+the base against the patched kernel."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import tempfile
@@ -16,14 +19,23 @@ from iolab import load, spec
 from iolab.store import Store
 
 DESCRIPTION = """\
-Read the files and functions the patches change, choose workloads for them
-from iolab's library (iolab/workloads/areas/: a file per area, e.g. fs/ext4,
-mm/filemap.c, io_uring/), and write the experiment that measures them: the
-source (--source) as the base, with any patch it already carries taken out,
-and the patches in order as a series (one step each). Without --dry-run the
+Read the patch mail: a plain diff, a git format-patch file, an mbox of one mail
+or a series (put in [PATCH n/m] order; a 0/m cover letter is read, never
+applied), b4 am output, or a web archive's copy of a mail (its diff repaired
+against the source: each hunk placed by its words, the source's exact lines
+taken; repaired patches are written to iolab-mail/ beside the experiment).
+The mail's title names the experiment; its Message-Id, author and date go
+into the run and every report. Then read the files and functions the
+patches change, choose workloads for them from iolab's library
+(iolab/workloads/areas/: a file per area, e.g. fs/ext4, mm/filemap.c,
+io_uring/), and write the experiment that measures them: the source
+(--source) as the base, with any patch it already carries taken out, and the
+patches in order as a series (one step each). Without --dry-run the
 experiment runs and its report ends in a reply block for the mailing list.
 
   iolab patch fix.patch --dry-run                  what it would run
+  iolab patch series.mbox --dry-run                a series with its cover letter
+  iolab patch archived-mail.txt --dry-run          a web archive's copy, repaired
   iolab patch 000*.patch --write series.toml --dry-run   write it, to edit
   iolab patch fix.patch                            run it"""
 
@@ -33,7 +45,8 @@ DEFAULT_SOURCE = "debian:linux-source-7.2"
 def add_parser(commands: Any) -> None:
     patch = commands.add_parser("patch", help="choose workloads for patches and run base against patched",
                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    patch.add_argument("patches", nargs="+", metavar="FILE.patch", help="patch files (-p1), in series order")
+    patch.add_argument("patches", nargs="+", metavar="MAIL",
+                       help="patch mails or diffs (-p1): files in series order, or mboxes ([PATCH n/m] order)")
     patch.add_argument("--source", default=DEFAULT_SOURCE,
                        help=f"the kernel source (default: {DEFAULT_SOURCE}; a tarball or a git tree too)")
     patch.add_argument("--commit", help="with a git tree as --source: the commit")
@@ -53,18 +66,22 @@ def _say(text: str) -> None:
     print(f"iolab: {text}", file=sys.stderr)
 
 
-def in_source(paths: list[Path], source: str, commit: str | None) -> tuple[list[bool], Path]:
-    """Whether each patch is in the source already (it applies reversed), from
-    the unpacked source (fetched and unpacked on first use), and where that is;
-    one that neither applies nor is in it is refused with GNU patch's own
-    diagnosis."""
-    from iolab.kernels import KernelError, patches, sources
+def _source(source: str, commit: str | None) -> tuple[Path, str]:
+    """The unpacked source (fetched and unpacked on first use) and its label."""
+    from iolab.kernels import KernelError, sources
 
     try:
         resolved = sources.resolve(sources.parse(source, commit, "."), _say)
     except KernelError as error:
         raise spec.SpecError(f"--source: {error}") from None
-    root = sources.unpack(resolved, _say)
+    return sources.unpack(resolved, _say), resolved.label
+
+
+def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
+    """Whether each patch is in the source already (it applies reversed); one
+    that neither applies nor is in it is refused with GNU patch's own diagnosis."""
+    from iolab.kernels import patches
+
     found = []
     for path in paths:
         try:
@@ -73,10 +90,44 @@ def in_source(paths: list[Path], source: str, commit: str | None) -> tuple[list[
             raise spec.SpecError(str(error)) from None
         except patches.PatchError as error:
             first, _, rest = str(error).partition("\n")
-            raise spec.SpecError(f"{first}\n  (the source: {resolved.label}; give the one it was written for with "
+            raise spec.SpecError(f"{first}\n  (the source: {label}; give the one it was written for with "
                                  f"--source)\n{rest}") from None
         found.append(state == "applied")
-    return found, root
+    return found
+
+
+def read_mail(paths: list[Path]) -> Any:
+    """The mail these files hold (iolab.mail.Mail): read before the source is fetched."""
+    from iolab import mail as mails
+
+    try:
+        return mails.read(paths)
+    except mails.MailError as error:
+        raise spec.SpecError(str(error)) from None
+
+
+def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list[Path], str]:
+    """The patch files the mail's series applies (repaired ones and a
+    series' mails written beside the experiment), and its [mail] table."""
+    from iolab.kernels import patches
+    from iolab.mail import MailError, files, repair
+
+    try:
+        names = repair.files_named(mail.patches)
+        texts = patches.pristine_files(root, names)
+        lines = {name: (text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
+                 for name, text in texts.items() if text is not None}
+        fixed = repair.repair(mail.patches, lambda name: lines.get(name))
+        written = files.write(mail, fixed, base_dir, label)
+    except MailError as error:
+        source = f"\n  (the source: {label}; give the one it was written for with --source)"
+        raise spec.SpecError(str(error) + (source if isinstance(error, repair.RepairError) else "")) from None
+    for item in written:
+        if item.written:
+            what = "repaired" if item.record.repaired else "split from the mail"
+            shown = os.path.relpath(item.path)
+            _say(f"wrote {item.path if shown.startswith('..') else shown} ({what}; sha256 {item.record.sha256[:12]})")
+    return [item.path for item in written], files.toml(files.record(mail, written, base_dir))
 
 
 def _once_each(paths: list[Path]) -> None:
@@ -101,40 +152,49 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     """The experiment's text, the directory its paths are relative to, and the command that makes it."""
     from iolab.workloads import compose, library
 
-    paths = [Path(p) for p in args.patches]
-    _once_each(paths)
-    infos = [library.read_patch(path) for path in paths]
+    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
+    given = [Path(p) for p in args.patches]
+    _once_each(given)
+    received = read_mail(given)
+    if received.missing:
+        total = received.patches[0].total
+        _say(f"patch {', '.join(map(str, received.missing))} of the {total} of this series not given: "
+             f"{'it is' if len(received.missing) == 1 else 'they are'} not applied")
+    mail = from_mail(received, tuple(args.allow))
+    root, label = _source(args.source, args.commit)
+    paths, table = patch_files(received, root, label, base_dir)
+    infos = [library.with_source(library.read_patch(path), root)  # diff -u names no function: the source does
+             for path in paths]
     selection = library.select(infos, library.load_areas())
-    mail = read_mail(paths, infos, tuple(args.allow))
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
-    placed, root = in_source(paths, args.source, args.commit)
-    infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
-    selection = library.select(infos, library.load_areas())
-    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
+    placed = in_source(paths, root, label)
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
                           *(["--timing", args.timing] if args.timing != "instructions" else []),
                           *(f"--allow={name}" for name in args.allow)])
+    more = len(received.patches) - 1
+    title = received.title if received.cover is not None or not more else \
+        f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
-                             timing=timing, command=command, mail=mail)
+                             timing=timing, command=command, mail=mail, title=title)
     for item in mail.benchmark.refused:
         _say(f"refused from the mail: {item}")
     for item in mail.benchmark.not_reproduced:
         _say(f"not reproduced here: {item}")
-    return choice.text, base_dir, command
+    return choice.text + "\n" + table, base_dir, command
 
 
-def read_mail(paths: list[Path], infos: list[Any], allow: tuple[str, ...]) -> Any:
-    """The mails' benchmark and claim, from their descriptions (the text above each diff)."""
+def from_mail(mail: Any, allow: tuple[str, ...]) -> Any:
+    """The mail's benchmark and claim, from its text (the cover letter and each patch's description)."""
     from iolab.mail import benchmark, claims
     from iolab.workloads import compose
 
-    text = "\n\n".join(claims.description(path.read_text(errors="replace")) for path in paths)
-    subject = infos[0].title or paths[0].name
+    text = mail.text()
     found = claims.claims(text)
-    return compose.FromMail(benchmark.benchmark(text, subject, found, allow), found, subject)
+    source = mail.title + (f" <{mail.message_id}>" if mail.message_id else "")
+    return compose.FromMail(benchmark.benchmark(text, mail.title, found, allow), found, source)
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:

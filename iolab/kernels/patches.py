@@ -145,7 +145,8 @@ def _malformed(patch: Patch, text: str, output: str) -> MalformedPatch | None:
     why = ""
     if shown[:1] not in (" ", "+", "-", "\\", "@"):
         why = (": a diff line without its leading ' ', '+' or '-' (context lines stripped, as in a web "
-               "archive's copy); take the patch as sent: the raw mail, or git format-patch")
+               "archive's copy); take the patch as sent (the raw mail, git format-patch), or let "
+               "'iolab patch FILE' repair it against the source")
     return MalformedPatch(f"patch {patch.path}: malformed at line {number} ({shown.strip()[:40]!r}){why}")
 
 
@@ -426,6 +427,16 @@ def _pristine(root: Path, names: list[str], scratch: Path) -> None:
             return
     raise PatchError(f"the source tree {root} kept changing while its files were read (a build is patching it): "
                      "try again")
+
+
+def pristine_files(root: Path, names: list[str]) -> dict[str, str | None]:
+    """These files as the source tree came (None: not in it), read as
+    _pristine reads them: a build may be patching the shared tree meanwhile."""
+    with tempfile.TemporaryDirectory(prefix="iolab-pristine-") as scratch:
+        top = Path(scratch) / "linux"
+        _pristine(root, names, top)
+        return {name: (top / name).read_text(errors="surrogateescape") if (top / name).is_file() else None
+                for name in names}
 
 
 def check(root: Path, patches: list[Patch]) -> None:

@@ -66,6 +66,7 @@ class Mail:
     date: str | None
     cover: str | None  # a 0/m cover letter's body: read for text and numbers, never applied
     patches: tuple[Patch, ...]  # in [PATCH n/m] order
+    missing: tuple[int, ...] = ()  # the n of each patch of the series that was not given (not applied)
 
     def text(self) -> str:
         """The cover letter and every patch's description: what the benchmark and claim readers read."""
@@ -76,6 +77,7 @@ class Mail:
 # -- one file --------------------------------------------------------------------------
 
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)$")
+_WEB_HEADER = re.compile(r"^(From|Date|Subject|Message-I[Dd]|To|Cc)(?::[ \t]*|\t+)(.*)$", re.I)  # lkml.org: a tab
 _MBOX_FROM = re.compile(r"^From \S+ .*\d{4}\s*$")
 _WEB_HEADERS = ("from", "date", "subject", "message-id", "to", "cc")
 _DIFF_GIT = re.compile(r"(?:^|\s)diff --git a/\S+ b/\S+")
@@ -96,6 +98,13 @@ def _is_mail(lines: list[str]) -> bool:
             return False
         names.add(match.group(1).lower())
     return bool(names & {"subject", "from", "message-id"}) and (start == 1 or "subject" in names)
+
+
+def _header_block(lines: list[str]) -> int:
+    """Where the text below a leading block of mail headers starts (0: none)."""
+    if not _is_mail(lines):
+        return 0
+    return next((i + 1 for i, line in enumerate(lines) if not line.strip()), len(lines))
 
 
 def _one_line(text: str) -> bool:
@@ -203,7 +212,7 @@ def _web(text: str, file: str) -> _Item:
     i = 0
     while i < len(lines):
         line = lines[i].strip()
-        match = _HEADER.match(line)
+        match = _WEB_HEADER.match(lines[i].rstrip())  # lkml.org's "Subject<TAB>..." keeps its tab
         if not line:
             i += 1
         elif match and match.group(1).lower() in _WEB_HEADERS and match.group(1).lower() not in found:
@@ -233,13 +242,9 @@ def _one_line_subject(rest: str) -> tuple[str, str]:
     and its first word, or at a sentence's end. A guess the title line then
     shows; the diff does not depend on it."""
     words = rest.split(" ")
-    tags = 0
-    while tags < len(words) and words[tags].startswith("[") and "]" not in " ".join(words[:tags]):
-        if words[tags].endswith("]"):
-            tags += 1
-            break
-        tags += 1
-    start = tags
+    start = 0  # after the [PATCH ...] tags
+    if words[0].startswith("["):
+        start = next((k + 1 for k, word in enumerate(words) if word.endswith("]")), 0)
     while start < len(words) and words[start].endswith(":"):  # "f2fs:", "mm/readahead:"
         start += 1
     for k in range(start + 1, len(words)):
@@ -337,6 +342,11 @@ def _from_lore(lore: Any, synthetic: set[str], file: str) -> _Item:
 
     payload, _charset = b4.LoreMessage.get_payload(lore.msg)
     body, diff = split_body(payload)
+    text, _charset = b4.LoreMessage.get_payload(lore.msg, use_patch=False)
+    if text != payload:  # the patch attached: the description is the mail's text above it, and the patch's own
+        lines = payload.split("\n")
+        own = "\n".join(lines[_header_block(lines):])
+        body = "\n\n".join(part for part in (split_body(text)[0], split_body(own)[0]) if part)
     subject = _header(lore.msg, "Subject") or ""
     item = _item(subject, message_id=None if lore.msgid in synthetic else lore.msgid,
                  author=_header(lore.msg, "From"), date=_header(lore.msg, "Date"), body=body, diff=diff,
@@ -367,10 +377,6 @@ def _series_of_mails(mails: list[tuple[EmailMessage, str]]) -> tuple[_Item | Non
         raise MailError(_no_patch_message([files[m] for m in files]))
     cover = series.patches[0] if series.has_cover else None
     members = series.patches[1:]
-    missing = [str(n) for n, member in enumerate(members, 1) if member is None]
-    if missing:
-        raise MailError(f"{', '.join(sorted(set(files.values())))}: patch {', '.join(missing)} of "
-                        f"{series.expected} of the series (v{series.revision}) is missing: give every mail")
     items = [_from_lore(member, synthetic, files[member.msgid]) for member in members if member is not None]
     return (_from_lore(cover, synthetic, files[cover.msgid]) if cover is not None else None), items
 
@@ -426,20 +432,24 @@ def read(paths: Sequence[Path]) -> Mail:
         raise MailError(_no_patch_message([str(p) for p in paths]))
     if len(covers) > 1:
         raise MailError(f"{covers[0].patch.file}, {covers[1].patch.file}: two cover letters (0/m): give one series")
-    return _assemble(_ordered(items), covers[0] if covers else None)
+    patches, missing = _ordered(items)
+    return _assemble(patches, covers[0] if covers else None, missing)
 
 
-def _ordered(items: list[_Item]) -> list[Patch]:
-    """[PATCH n/m] order when every patch says its n of one m (each n once);
-    else the order given."""
+def _ordered(items: list[_Item]) -> tuple[list[Patch], tuple[int, ...]]:
+    """[PATCH n/m] order when every patch says its n of one m (each n once),
+    and the n of those not given; else the order given."""
     counted = all(item.counted for item in items) and len({item.patch.total for item in items}) == 1
     counters = [item.patch.counter for item in items]
     if counted and len(set(counters)) == len(counters):
         items = sorted(items, key=lambda item: item.patch.counter)
-    return [item.patch for item in items]
+        missing = tuple(sorted(set(range(1, items[0].patch.total + 1)) - set(counters)))
+        return [item.patch for item in items], missing
+    return [item.patch for item in items], ()
 
 
-def _assemble(patches: list[Patch], cover: _Item | None) -> Mail:
+def _assemble(patches: list[Patch], cover: _Item | None, missing: tuple[int, ...]) -> Mail:
     first = cover.patch if cover is not None else patches[0]
     return Mail(title=first.title or patches[0].title, message_id=first.message_id, author=first.author,
-                date=first.date, cover=cover.patch.body if cover is not None else None, patches=tuple(patches))
+                date=first.date, cover=cover.patch.body if cover is not None else None, patches=tuple(patches),
+                missing=missing)

@@ -114,6 +114,7 @@ def header(analysis: Analysis) -> list[str]:
     run, experiment = primary.run, primary.experiment
     lines = [
         f"iolab: {experiment.name}",
+        *mail_lines(experiment),
         f"{target_text(analysis)}, {machine_text(analysis)}",
         *_vm_notes(run.host.get("vm")),
         *timing_lines(experiment),
@@ -132,6 +133,11 @@ def header(analysis: Analysis) -> list[str]:
             f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
         )
     return lines
+
+
+def mail_lines(experiment: Experiment) -> list[str]:
+    """The patch mail the experiment was written from (iolab patch): who, when, its Message-Id."""
+    return [experiment.mail.header()] if experiment.mail is not None else []
 
 
 def timing_lines(experiment: Experiment) -> list[str]:
@@ -196,6 +202,7 @@ def report_header(report: Report) -> list[str]:
     a, b = report.compared
     return [
         f"iolab compare: {analysis.experiment.name}",
+        *mail_lines(analysis.experiment),
         _run_line("A", a, report),
         _run_line("B", b, report),
         *timing_lines(analysis.experiment),

@@ -168,6 +168,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "iolab_json_version": JSON_VERSION,
         **({"timing": _timing(analysis)} if analysis.experiment.timing != "wall" else {}),
         "run": _run_of(analysis),
+        **({"mail": analysis.experiment.mail.model_dump()} if analysis.experiment.mail is not None else {}),
         "statistics": _statistics(analysis),
         "variants": analysis.variants,
         "rows": [_row(row) for row in analysis.rows],

@@ -25,7 +25,8 @@ def _measured(report: Report) -> list[str]:
     VM (two runs compared: each run's line); then how the kernels were built."""
     analysis = report.analysis
     if report.compared is not None:
-        return headers.report_header(report)[1:3]
+        skip = 1 + len(headers.mail_lines(analysis.experiment))  # the title and the mail: said above
+        return headers.report_header(report)[skip:skip + 2]
     lines = [f"{headers.target_text(analysis)}, {headers.machine_text(analysis)}"]
     build = analysis.experiment.kernel
     if build is None:
@@ -70,7 +71,8 @@ def _command(report: Report, command: str | None) -> str:
 
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
-    lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
+    lines = [f"{RULE} iolab reply {RULE}",
+             *figures.wrapped([f"iolab: {analysis.experiment.name}", *headers.mail_lines(analysis.experiment)]),
              *figures.wrapped([*_measured(report), _timing(report)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
     if report.compared is not None:  # two runs' rounds, unpaired: as the compare header says it

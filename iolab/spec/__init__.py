@@ -9,6 +9,7 @@ engine, a kernel name or this machine, and error messages naming the field
     base        SpecError, the strict model, sizes, durations, words
     target      [target], and what a variant or workload may change of it
     kernel      [kernel] (a build from source) and [series] (its steps become variants)
+    mail        [mail]: the patch mail an experiment was written from
     vm          [vm] and the timing mode (wall | instructions) with its defaults
     run         [run], [report], [cell], [collect]
     claims      [claims]: a patch mail's claim, beside what the experiment measures
@@ -21,13 +22,14 @@ from iolab.spec.base import FioValue, Seconds, Size, SpecError, Strict, Words
 from iolab.spec.claims import ClaimRow, Claims
 from iolab.spec.experiment import CellSettings, Experiment, KnobValue, Variant, Workload
 from iolab.spec.kernel import Build, KernelField, Series, step_name, with_default_kernel, with_series_steps
+from iolab.spec.mail import MailPatch, MailRecord
 from iolab.spec.run import CellSetup, Collect, PerfEvent, Phase, ReportSettings, Run
 from iolab.spec.target import FILESYSTEMS, MIN_SIZE, TARGET_OVERRIDES, ErofsFiles, Loop, Target, TargetOverrides
 from iolab.spec.vm import EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUCTIONS_ITERATIONS, VM, Timing, with_timing_defaults
 
 __all__ = [
     "Build", "CellSettings", "ClaimRow", "Claims", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
-    "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE",
+    "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE", "MailPatch", "MailRecord",
     "PerfEvent", "Phase", "ReportSettings", "Run", "Seconds", "Series", "Size", "SpecError", "Strict",
     "TARGET_OVERRIDES", "Target", "TargetOverrides", "Timing", "VM", "Variant", "Words", "Workload", "step_name",
     "with_default_kernel", "with_series_steps", "with_timing_defaults",

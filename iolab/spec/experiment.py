@@ -12,6 +12,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from iolab.spec.base import FioValue, Size, Strict
 from iolab.spec.claims import Claims
 from iolab.spec.kernel import Build, KernelField, Series, with_default_kernel, with_series_steps
+from iolab.spec.mail import MailRecord
 from iolab.spec.run import CellSetup, Collect, ReportSettings, Run
 from iolab.spec.target import Target, TargetOverrides
 from iolab.spec.vm import EXACT_TOLERANCE, VM, Timing, with_timing_defaults
@@ -126,6 +127,7 @@ class Experiment(Strict):
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
     series: Series | None = None  # the variants are its steps (with_series_steps)
+    mail: MailRecord | None = None  # the patch mail it was written from (iolab patch)
     claims: Claims | None = None  # a patch mail's claim, checked by the report (iolab patch writes it)
     # The fio that runs the fio workloads: "fio" (the one on PATH), or "debian:fio[=VERSION]": built from
     # Debian's source package (unstable) and cached (iolab.kernels.fio_source), for options this fio lacks

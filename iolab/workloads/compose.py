@@ -94,8 +94,10 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
 
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
-            base_dir: Path, timing: str, command: str, mail: FromMail | None = None) -> Choice:
-    """The experiment's TOML text (paths relative to ``base_dir``, where it is written)."""
+            base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
+            title: str | None = None) -> Choice:
+    """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
+    ``title`` (the mail's) when given."""
     chosen = selection.chosen
     fs = chosen[0].area.fs if chosen else "ext4"
     if mail is not None and mail.benchmark.environment.fs:
@@ -127,9 +129,10 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         lines.append(f"#   {name}: in no area of the library (no workload chosen for it)")
     for note in skipped:
         lines.append(f"#   left out {note}")
-    title = infos[0].title or infos[0].path.name
-    name = title if len(infos) == 1 else f"{title} (and {counted(len(infos) - 1, 'more patch', 'more patches')})"
-    lines += ["", f"name = {_toml(name[:180] + ': patch by patch')}", "", "[kernel]", f"source = {_toml(source)}"]
+    first = infos[0].title or infos[0].path.name
+    name = first if len(infos) == 1 else f"{first} (and {counted(len(infos) - 1, 'more patch', 'more patches')})"
+    name = title[:200] if title else name[:180] + ": patch by patch"
+    lines += ["", f"name = {_toml(name)}", "", "[kernel]", f"source = {_toml(source)}"]
     if reverse:
         lines.append("# already in the source: the base is the source with them taken out")
         lines.append(f"reverse = {_toml([_relative(p, base_dir) for p in reverse])}")

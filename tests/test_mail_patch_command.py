@@ -1,0 +1,122 @@
+"""`iolab patch MAIL` as a user runs it (a subprocess, --dry-run) on a
+stand-in source tarball: the seeds as given, a git format-patch series in
+an mbox with its cover letter, and input that is no patch (exit 2, short)."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from iolab import load
+from tests.helpers import REPO
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mail"
+
+
+def source(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    """A kernel source tarball: the Linux 7.2 excerpts, or the files given."""
+    top = tmp_path / "linux-7.2.99"
+    if files is None:
+        shutil.copytree(FIXTURES / "linux-7.2", top)
+    else:
+        for name, text in files.items():
+            (top / name).parent.mkdir(parents=True, exist_ok=True)
+            (top / name).write_text(text)
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    tarball = tmp_path / "linux.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(top, arcname=top.name)
+    return tarball
+
+
+def patch_command(tmp_path: Path, *argv: object) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "iolab.cli", "patch", *map(str, argv), "--dry-run"], cwd=work,
+                          capture_output=True, text=True, env=env | {"PYTHONPATH": str(REPO)})
+
+
+@pytest.mark.parametrize("seed, written", [
+    ("ext4-write-begin-large-folio.txt", "0002-ext4-avoid-tail-write_begin-walk-for-uptodate-folios.patch"),
+    ("f2fs-nat-readahead.txt", "0001-f2fs-optimize-NAT-block-loading-during-checkpoint-wr.patch"),
+])
+def test_a_seed_as_given_is_repaired_and_taken_out_for_the_base(tmp_path, seed, written):
+    tarball = source(tmp_path)
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, FIXTURES / seed, "--source", tarball, "--write", out)
+    assert done.returncode == 0, done.stderr
+    assert f"iolab: wrote iolab-mail/{written} (repaired; sha256 " in done.stderr
+    experiment = load.load(out)
+    assert experiment.kernel.reverse == [f"iolab-mail/{written}"]  # 7.2 has it: the base takes it out
+    assert experiment.series.patches == [f"iolab-mail/{written}"]
+    assert experiment.name == experiment.mail.title and experiment.mail.patches[0].repaired
+
+
+def test_seed_000_is_refused_naming_its_hunk(tmp_path):
+    done = patch_command(tmp_path, FIXTURES / "f2fs-dio-iostat.txt", "--source", source(tmp_path))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("iolab: unpacking linux.tar.gz\n")  # the source, read for the repair
+    assert done.stderr.split("\n", 1)[1].startswith(f"iolab: {FIXTURES / 'f2fs-dio-iostat.txt'}: fs/f2fs/file.c: hunk #1 "
+                                  "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source\n")
+    assert "(the source: linux.tar.gz; give the one it was written for with --source)" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 4
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=A Developer", "-c", "user.email=a@example.org", *args],
+                   check=True, capture_output=True)
+
+
+def test_an_mbox_series_with_its_cover_letter_is_one_series_in_order(tmp_path):
+    before = "".join(f"int f{n}(void)\n{{\n\treturn {n};\n}}\n\n" for n in range(12))
+    tarball = source(tmp_path, {"fs/ext4/inode.c": before})
+    repo = tmp_path / "repo"
+    (repo / "fs" / "ext4").mkdir(parents=True)
+    (repo / "fs" / "ext4" / "inode.c").write_text(before)
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
+    for n, subject in ((2, "ext4: return more from f2"), (7, "ext4: return more from f7")):
+        path = repo / "fs" / "ext4" / "inode.c"
+        path.write_text(path.read_text().replace(f"\treturn {n};", f"\treturn {n} + 1;"))
+        git(repo, "commit", "-qam", f"{subject}\n\nIOPS 562K -> 574K.")
+    git(repo, "format-patch", "-q", "--cover-letter", "--thread", "-o", str(tmp_path / "out"), "HEAD~2")
+    cover, first, second = sorted((tmp_path / "out").iterdir())
+    cover.write_text(cover.read_text().replace("*** SUBJECT HERE ***", "ext4: two returns")
+                     .replace("*** BLURB HERE ***", "Both together: 4994 MiB/s -> 5762 MiB/s."))
+    box = tmp_path / "series.mbox"
+    box.write_text(second.read_text() + "\n" + cover.read_text() + "\n" + first.read_text())
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, box, "--source", tarball, "--write", out)
+    assert done.returncode == 0, done.stderr
+    experiment = load.load(out)
+    assert experiment.name == "ext4: two returns"
+    assert experiment.series.patches == ["iolab-mail/0001-ext4-return-more-from-f2.patch",
+                                         "iolab-mail/0002-ext4-return-more-from-f7.patch"]
+    assert [v.name for v in experiment.variant] == ["base", "1 ext4-return-more-from-", "2 ext4-return-more-from-"]
+    assert experiment.kernel.reverse == []
+    mail = experiment.mail
+    assert mail.message_id is not None and mail.message_id.endswith("@example.org")  # git's --thread ids
+    assert [p.subject for p in mail.patches] == ["[PATCH 1/2] ext4: return more from f2",
+                                                 "[PATCH 2/2] ext4: return more from f7"]
+    assert not any(p.repaired for p in mail.patches)
+    written = (tmp_path / "work" / "iolab-mail" / "0001-ext4-return-more-from-f2.patch").read_text()
+    assert written.startswith("From: A Developer <a@example.org>\n") and "\treturn 2 + 1;" in written
+
+
+@pytest.mark.parametrize("text, words", [
+    ("Hello,\n\nthanks for the review.\n", "no diff in it"),
+    ("From: a@example.org\nSubject: Re: [PATCH] x\n\n> quoted\n", "no patch in it"),
+])
+def test_what_is_not_a_patch_exits_2_with_a_short_message(tmp_path, text, words):
+    path = tmp_path / "input.txt"
+    path.write_text(text)
+    done = patch_command(tmp_path, path, "--source", source(tmp_path))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"iolab: {path}: {words}") and len(done.stderr.splitlines()) == 1
