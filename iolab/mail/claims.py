@@ -58,8 +58,9 @@ _AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.
 _NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|reviewed-by|signed-off-by|acked-by|tested-by|"
                         r"reported-by|message-id|in-reply-to)\s*:", re.I)
 _PAIR = re.compile(
-    r"(?:\bfrom\s+)?(?P<a>[+-]?\d[\d,]*(?:\.\d+)?\s?[kKmMgG]?)\s*(?P<ua>[A-Za-zµ/%]+(?:/[a-z]+)?)?\s*"
-    r"(?:->|→|=>|\bto\b)\s*(?P<b>[+-]?\d[\d,]*(?:\.\d+)?\s?[kKmMgG]?)\s*(?P<ub>[A-Za-zµ/%]+(?:/[a-z]+)?)?")
+    r"(?:\bfrom\s+)?(?P<a>[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?)\s*(?P<ua>[A-Za-zµ/%]+(?:/[a-z]+)?)?"
+    r"\s*(?:->|→|=>|\bto\b)\s*(?P<b>[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?)\s*"
+    r"(?P<ub>[A-Za-zµ/%]+(?:/[a-z]+)?)?")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def unit_of(text: str) -> tuple[str, Kind, Better | None] | None:
     if word in _UNITS:
         return _UNITS[word]
     inner = re.findall(r"\(([^()]+)\)", text)
-    for candidate in [*inner, *text.replace(",", " ").split()]:
+    words = text.replace(",", " ").split()
+    for candidate in [*inner, *words, *(w.rsplit("_", 1)[-1] for w in words if "_" in w)]:
         key = candidate.strip().strip("(),:;.").lower()
         if key in _UNITS and key != "%":
             return _UNITS[key]
@@ -327,10 +329,12 @@ def _pairs(lines: list[str]) -> list[Claim]:
             unit = unit_of(match.group("ub") or "") or unit_of(match.group("ua") or "")
             if a is None or b is None or unit is None:
                 continue  # "1 to 4 threads": a pair is figures with a unit
-            words = re.findall(r"[A-Za-z][\w/.-]*", line[:match.start()])
-            if not words and k:  # the figures open the line: the words end the line above
-                words = re.findall(r"[A-Za-z][\w/.-]*", lines[k - 1])
-            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the"))
+            words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", line[:match.start()])[-1])
+            if not words:  # the figures open the line: the words after them, or those ending the line above
+                words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:](?:\s|$)", line[match.end():])[0])[:4]
+            if not words and k:
+                words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", lines[k - 1])[-1])
+            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the", "for"))
             claims.append(_claim(label or unit[0], a, b, unit, None, "", line.strip()))
     return claims
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.engines import fio_jobs
+from iolab.engines import fio_jobs, fio_options
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 
@@ -105,6 +105,9 @@ def workload_table(workload: MailWorkload, fs: str, claimed: list[str], environm
         out["probe"] = dict(workload.probe)
     else:
         out["job"] = workload.job
+        allowed = sorted({f.allow for f in fio_options.findings(workload.job or "") if f.allow})
+        if allowed:  # only what the user allowed by name is left in a mail's job
+            out["allow"] = allowed
     primary = list(dict.fromkeys([*workload.primary, *claimed]))
     if primary:
         out["primary"] = primary
