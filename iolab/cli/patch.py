@@ -103,8 +103,8 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     paths = [Path(p) for p in args.patches]
     _once_each(paths)
     infos = [library.read_patch(path) for path in paths]
-    selection = library.select(infos, library.load_areas())
     mail = read_mail(paths, infos, tuple(args.allow))
+    selection = library.select(infos, library.load_areas(), mail.text)
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
     placed = in_source(paths, args.source, args.commit)
@@ -131,7 +131,8 @@ def read_mail(paths: list[Path], infos: list[Any], allow: tuple[str, ...]) -> An
     text = "\n\n".join(claims.description(path.read_text(errors="replace")) for path in paths)
     subject = infos[0].title or paths[0].name
     found = claims.claims(text)
-    return compose.FromMail(benchmark.benchmark(text, subject, found, allow), found, subject)
+    return compose.FromMail(benchmark.benchmark(text, subject, found, allow), found, subject,
+                            "\n".join([*(info.title for info in infos), text]))
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:

@@ -62,6 +62,7 @@ class FromMail:
     benchmark: Benchmark
     claims: list[Claim]
     source: str  # the mail: its subject (and Message-Id)
+    text: str = ""  # the subjects and bodies, whose words choose the library's workloads too
 
 
 def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str]]:
