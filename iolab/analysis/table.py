@@ -45,8 +45,8 @@ from iolab import histogram, plan, stats
 from iolab.engines import fio_jobs
 from iolab.analysis import metrics, prepared
 from iolab.analysis.failures import Failure, grouped
-from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
-                                       host_differences, noise, round_effect)
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, accel_switch, disturbed_rounds,
+                                       env_differences, host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
 from iolab.analysis.claims import Agreement, agreements
 from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_progress, step_pairs
@@ -463,6 +463,10 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
     if hosts:
         _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
                       "(iolab submit --labels)")
+    accels = accel_switch(measured)
+    if accels:
+        _refuse(rows, f"the VMs ran under different accelerators ({accels}): a boot stalled under KVM and "
+                      "the run fell back to TCG; run it again (this host boot's verdict is cached: TCG)")
     result = Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
         notes=(env_differences(measured, experiment) + prepared.small_ext4(measured) + _allowed(experiment)

@@ -53,10 +53,11 @@ def _say(text: str) -> None:
     print(f"iolab: {text}", file=sys.stderr)
 
 
-def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
+def in_source(paths: list[Path], source: str, commit: str | None) -> tuple[list[bool], Path]:
     """Whether each patch is in the source already (it applies reversed), from
-    the unpacked source (fetched and unpacked on first use); one that neither
-    applies nor is in it is refused with GNU patch's own diagnosis."""
+    the unpacked source (fetched and unpacked on first use), and where that is;
+    one that neither applies nor is in it is refused with GNU patch's own
+    diagnosis."""
     from iolab.kernels import KernelError, patches, sources
 
     try:
@@ -75,7 +76,7 @@ def in_source(paths: list[Path], source: str, commit: str | None) -> list[bool]:
             raise spec.SpecError(f"{first}\n  (the source: {resolved.label}; give the one it was written for with "
                                  f"--source)\n{rest}") from None
         found.append(state == "applied")
-    return found
+    return found, root
 
 
 def _once_each(paths: list[Path]) -> None:
@@ -107,7 +108,9 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     selection = library.select(infos, library.load_areas(), mail.text)
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
-    placed = in_source(paths, args.source, args.commit)
+    placed, root = in_source(paths, args.source, args.commit)
+    infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
+    selection = library.select(infos, library.load_areas())
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),

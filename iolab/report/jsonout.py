@@ -97,7 +97,7 @@ def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[st
         "family": c.family,
         "pairs": c.pairs,
         "dropped_rounds": c.dropped,
-        **({"exact": c.exact, "tolerance": c.tolerance} if c.exact else {}),
+        **({"exact": c.exact, "tolerance": c.tolerance, "resolution": c.resolution} if c.exact else {}),
     }
 
 
