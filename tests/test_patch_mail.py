@@ -107,7 +107,7 @@ def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path):
     assert (row.before, row.after, row.unit, row.workload, row.metric) == (562e3, 574e3, "IOPS", job.name,
                                                                          "read_iops")
     assert "will-it-scale: not a benchmark iolab runs" in experiment.claims.not_reproduced
-    assert any("null_blk" in item for item in experiment.claims.not_reproduced)
+    assert experiment.vm.disk == "null_blk" and any("null_blk" in item for item in experiment.claims.scaled)
     assert experiment.claims.refused == [
         "[io_uring-sqpoll-raise-the-task_work-batc] exec_prerun=/bin/true: runs a program "
         "(iolab patch --allow exec_prerun runs it)"]

@@ -76,8 +76,8 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
         workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
     devices = from_mail.device_note(bench)
-    missing = [*bench.not_reproduced, *(d for d in devices if "not yet" in d)]
-    scaled = [*bench.scaled, *(d for d in devices if "not yet" not in d)]
+    missing = list(bench.not_reproduced)
+    scaled = [*bench.scaled, *devices]
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
               f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
               f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
@@ -164,6 +164,9 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     lines += ["", "[vm]"]
     if timing == "instructions":
         lines.append('timing = "instructions"')
-    lines += ["cpus = 1", 'memory = "2GiB"', 'disk = "ram"            # the image in the guest\'s memory',
+    null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
+    disk = ('disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
+            'disk = "ram"            # the image in the guest\'s memory')
+    lines += ["cpus = 1", 'memory = "2GiB"', disk,
               "cells_per_boot = 8", 'timeout = "10m"', ""]
     return Choice("\n".join(lines), reverse, skipped)

@@ -128,8 +128,7 @@ def device_note(benchmark: Benchmark) -> list[str]:
     """What the mail's device became here."""
     env = benchmark.environment
     if env.device == "null_blk":
-        return [f"{env.device_source}: null_blk is not yet a target of iolab's VM; the workloads run on the "
-                "VM's disk instead (in its memory in instructions timing)"]
+        return [f"{env.device_source}: the guest's null_blk (/dev/nullb0, memory-backed: [vm] disk = \"null_blk\")"]
     if env.device == "raw":
         return [f"{env.device_source}: the VM's raw disk (iolab never opens a device a mail names)"]
     if env.device == "rotational":
