@@ -21,8 +21,8 @@ def _experiment(tmp_path, *paths: Path, timing="instructions", allow=(), diffs=(
     """The experiment iolab patch writes for these mails (``diffs``: the patches whose
     diffs stand for the mails', where a copy's diff needs the mail reader's repair)."""
     infos = [library.read_patch(p) for p in diffs or paths]
-    selection = library.select(infos, library.load_areas())
     mail = read_mail(list(paths), infos, tuple(allow))
+    selection = library.select(infos, library.load_areas(), mail.text)
     choice = compose.compose(infos, selection, source="debian:linux-source-7.2", in_source=[True] * len(paths),
                              base_dir=tmp_path, timing=timing, command="iolab patch x", mail=mail)
     (tmp_path / "exp.toml").write_text(choice.text)
@@ -103,7 +103,8 @@ def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path):
     assert job.name == "io_uring-sqpoll-raise-the-task_work-batc" and not job.exploratory
     assert "sqthread_poll" in job.job and "exec_prerun" not in job.job
     assert job.primary == ["read_iops"] and job.job.startswith("[io_uring-sqpoll-raise-the-task_work-batc]\n")
-    assert all(w.exploratory for w in experiment.workload[1:]) and len(experiment.workload) > 1
+    assert [w.name for w in experiment.workload[1:]] == ["uring sqpoll"]  # the mail's words chose it
+    assert experiment.workload[1].exploratory
     (row,) = experiment.claims.row
     assert (row.before, row.after, row.unit, row.workload, row.metric) == (562e3, 574e3, "IOPS", job.name,
                                                                          "read_iops")

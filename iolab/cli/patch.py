@@ -110,7 +110,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
         raise spec.SpecError(library.unknown_message(selection))
     placed, root = in_source(paths, args.source, args.commit)
     infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
-    selection = library.select(infos, library.load_areas())
+    selection = library.select(infos, library.load_areas(), mail.text)
     base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
