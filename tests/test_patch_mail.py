@@ -121,5 +121,5 @@ def test_a_diff_without_a_description_is_the_library_alone(tmp_path):
     path = tmp_path / "plain.patch"
     path.write_text(MAIL[MAIL.index("diff --git"):])
     experiment, text = _experiment(tmp_path, path)
-    assert experiment.claims.row == [] and not any(w.exploratory for w in experiment.workload)
+    assert experiment.claims is None and not any(w.exploratory for w in experiment.workload)
     assert "The workloads iolab's library" in text

@@ -76,9 +76,15 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
         table = from_mail.workload_table(workload, fs, claimed, bench.environment)
         workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
+    phases: list[str] = []
+    if bench.environment.checkpoint:
+        for phase in from_mail.CHECKPOINT_PHASES.get(fs, []):
+            phases += ["", "[[collect.phase]]", *(f"{k} = {_toml(v)}" for k, v in phase.items())]
     devices = from_mail.device_note(bench)
     missing = list(bench.not_reproduced)
     scaled = [*bench.scaled, *devices]
+    if not (matched or scaled or missing or bench.refused):
+        return workloads, [], phases
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
               f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
               f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
@@ -88,10 +94,6 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
                **({"better": c.better} if c.better else {}), "stated": c.stated[:20], "workload": m.workload,
                "metric": m.metric, **({"reason": m.reason[:300]} if m.reason else {})}
         claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in row.items())]
-    phases = []
-    if bench.environment.checkpoint:
-        for phase in from_mail.CHECKPOINT_PHASES.get(fs, []):
-            phases += ["", "[[collect.phase]]", *(f"{k} = {_toml(v)}" for k, v in phase.items())]
     return workloads, claims, phases
 
 
