@@ -168,3 +168,24 @@ on a SATA HDD."""
 def test_a_mail_without_a_benchmark_gives_no_workload():
     bench = _bench("This fixes a leak on the error path.\n", "[PATCH] ext4: fix a leak")
     assert bench.workloads == () and bench.not_reproduced == ()
+
+
+@needs_fio
+def test_a_job_file_quoted_last_and_prose_that_mentions_fio_without_a_command():
+    text = """Results (fio, 4k randwrite, qd=32, 4 jobs) with this fio job:
+
+[global]
+ioengine=io_uring
+direct=1
+numjobs=4
+runtime=60
+time_based
+filename=/dev/nvme0n1
+
+[randwrite]
+rw=randwrite"""
+    bench = _bench(text, "[PATCH v2 3/5] block: plug small writes harder")
+    (job,) = bench.workloads
+    assert job.origin == "fio job" and job.raw and bench.environment.device == "raw"
+    assert job.job == "[global]\nioengine=io_uring\ndirect=1\nnumjobs=4\n[randwrite]\nrw=randwrite\nsize=64MiB\n"
+    assert bench.not_reproduced == ()  # "fio, 4k randwrite" is no command line

@@ -114,7 +114,7 @@ def slug(text: str, limit: int = 40) -> str:
     return words[:limit].rstrip("-") or "mail"
 
 
-def _commands(text: str, program: str) -> list[str]:
+def _commands(text: str, program: str, shape: str = r"\s--?[A-Za-z]") -> list[str]:
     """Each command line that runs `program`, joined across ``\\`` breaks and
     lines that carry on with an option (``--...``)."""
     lines = text.splitlines()
@@ -129,7 +129,8 @@ def _commands(text: str, program: str) -> list[str]:
         while i + 1 < len(lines) and (command.endswith("\\") or lines[i + 1].lstrip().startswith("--")):
             command = command.rstrip("\\").rstrip() + " " + lines[i + 1].strip()
             i += 1
-        found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
+        if re.search(shape, command):  # its arguments make it a command, not a sentence that names it
+            found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
         i += 1
     if not found and program in text:  # a copy whose line breaks were lost: up to the end of the sentence
         for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,-]+|\s+/dev/\S+)+)", text):
@@ -273,7 +274,7 @@ def _quoted_jobs(text: str) -> list[tuple[str, list[tuple[str, dict[str, str]]]]
     out = []
     current: list[tuple[str, dict[str, str]]] = []
     source = ""
-    for line in text.splitlines() + [""]:
+    for line in text.splitlines() + ["."]:  # a last line that ends any job
         stripped = line.strip()
         section = re.fullmatch(r"\[([A-Za-z0-9_.-]{1,64})\]", stripped)
         option = re.fullmatch(r"([a-z_][a-z0-9_]*)\s*(?:=\s*(.*))?", stripped)
@@ -554,7 +555,7 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
     """The mail's benchmark: its workloads (most exact form first), environment and what is left out."""
     name = slug(re.sub(r"^\s*(?:Re:\s*)?(\[[^\]]*\]\s*)*", "", subject) or "mail", 40)
     found = _Found(allow=allow)
-    commands = _commands(text, "fio")
+    commands = _commands(text, "fio", r"\s--?[A-Za-z]|\s\S+\.(?:fio|job|ini)\b")
     for k, command in enumerate(commands):
         sections, ignored = _fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
         found.missing += [f"fio {item}" for item in ignored]
@@ -567,9 +568,9 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
         for label, line, options in _option_lines(text):
             job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
             _judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
-    for command in _commands(text, "t/io_uring") or _commands(text, "io_uring"):
+    for command in _commands(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
         _io_uring(command, f"{name}-t-io_uring", found, allow)
-    for command in _commands(text, "dd"):
+    for command in _commands(text, "dd", r"\s(?:if|of)="):
         if " if=" in f" {command}" or " of=" in f" {command}":
             _dd(command, f"{name}-dd", found, allow)
     _libmicro(text, found)

@@ -311,7 +311,8 @@ def _pipe_tables(lines: list[str]) -> list[Claim]:
             if swap:
                 (ka, a), (kb, b) = (kb, b), (ka, a)
             stated = next((c.strip() for c in row if _PERCENT.match(c.strip())), "")
-            unit = unit_of(row[0]) or (unit_of(header[ka]) if ka < len(header) else None)
+            unit = unit_of(" ".join(row[ka].split()[1:])) or unit_of(row[0]) or \
+                (unit_of(header[ka]) if ka < len(header) else None)
             claims.append(_claim(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
     return claims
 
@@ -327,6 +328,9 @@ def _pairs(lines: list[str]) -> list[Claim]:
         for match in _PAIR.finditer(line):
             a, b = number(match.group("a").replace(" ", "")), number(match.group("b").replace(" ", ""))
             unit = unit_of(match.group("ub") or "") or unit_of(match.group("ua") or "")
+            heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")),
+                           "")
+            unit = unit or (unit_of(heading) if heading and len(heading) < 60 else None)  # "Latency (usec):"
             if a is None or b is None or unit is None:
                 continue  # "1 to 4 threads": a pair is figures with a unit
             words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", line[:match.start()])[-1])
