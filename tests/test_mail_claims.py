@@ -122,3 +122,13 @@ def test_a_markdown_table_with_units_in_its_cells_and_pairs_under_a_heading_with
     assert [(c.label, c.before, c.after, c.unit, c.stated) for c in claims(MARKDOWN)] == [
         ("randwrite 4k", 562e3, 574e3, "IOPS", "+2.1%"), ("seqwrite 128k", 4994, 5762, "MiB/s", "+15.4%"),
         ("p50", 12.1, 11.9, "us", ""), ("p99", 45.0, 38.2, "us", "")]
+
+
+@pytest.mark.parametrize("text, rows", [
+    ("Before: 1203 MiB/s\nAfter:  1384 MiB/s\n", [("MiB/s", 1203, 1384, "MiB/s")]),
+    ("before the patch: 35.2 us avg latency, after: 30.1 us\n", [("us", 35.2, 30.1, "us")]),
+    ("          baseline   patched   delta\n  iops    120k       135k      +12.5%\n"
+     "  lat     8.2ms      7.1ms     -13.4%\n", [("iops", 120e3, 135e3, "IOPS"), ("lat", 8.2, 7.1, "ms")]),
+])
+def test_before_and_after_lines_and_units_written_onto_the_figures(text, rows):
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == rows
