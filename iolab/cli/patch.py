@@ -23,6 +23,12 @@ source (--source) as the base, with any patch it already carries taken out,
 and the patches in order as a series (one step each). Without --dry-run the
 experiment runs and its report ends in a reply block for the mailing list.
 
+A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
+cases, a create/sync/delete recipe, parameters in prose) becomes the primary
+workloads, scaled to the VM; the library's stay as exploratory rows. Its table
+or before -> after pairs are set beside iolab's deltas, each row with one word:
+agrees, no change found, opposite or not reproduced (and why).
+
   iolab patch fix.patch --dry-run                  what it would run
   iolab patch 000*.patch --write series.toml --dry-run   write it, to edit
   iolab patch fix.patch                            run it"""
