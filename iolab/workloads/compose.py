@@ -9,6 +9,7 @@ a comment at its top says why each workload was chosen.
 from __future__ import annotations
 
 import json
+import re
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,10 +99,11 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
 
 
 def _threads(workload: MailWorkload) -> int:
-    """How many threads a mail's workload runs (probe workers, fio numjobs)."""
+    """How many threads a mail's workload runs (probe workers, fio numjobs, an SQPOLL kernel thread)."""
     if workload.probe is not None:
         return int(workload.probe.get("workers", 1))
-    return max((job.numjobs for job in fio_jobs.jobs(workload.job or "")), default=1)
+    sqpoll = 2 if re.search(r"^\s*sqthread_poll\b", workload.job or "", re.M) else 1  # and the SQPOLL thread
+    return max([job.numjobs for job in fio_jobs.jobs(workload.job or "")] + [sqpoll])
 
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
