@@ -189,3 +189,11 @@ rw=randwrite"""
     assert job.origin == "fio job" and job.raw and bench.environment.device == "raw"
     assert job.job == "[global]\nioengine=io_uring\ndirect=1\nnumjobs=4\n[randwrite]\nrw=randwrite\nsize=64MiB\n"
     assert bench.not_reproduced == ()  # "fio, 4k randwrite" is no command line
+
+
+@needs_fio
+def test_only_a_job_that_names_a_device_runs_on_the_raw_device():
+    text = ("fio --name=raw --rw=randread --bs=4k --direct=1 --filename=/dev/nvme0n1\n\n"
+            "dd if=/dev/zero of=/mnt/test/file bs=1M count=64\n")
+    bench = _bench(text, "[PATCH] nvme: x")
+    assert [(w.origin, w.raw) for w in bench.workloads] == [("fio command line", True), ("dd", False)]

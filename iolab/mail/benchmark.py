@@ -216,11 +216,13 @@ def _job_text(sections: list[tuple[str, dict[str, str]]]) -> str:
 
 
 def _judged(name: str, origin: Origin, source: str, sections: list[tuple[str, dict[str, str]]],
-            found: _Found, allow: tuple[str, ...]) -> None:
-    """The job, if iolab's checks and fio's parser take it; else why not, listed."""
+            found: _Found, allow: tuple[str, ...], raw: bool = False) -> None:
+    """The job, if iolab's checks and fio's parser take it; else why not, listed. ``raw``:
+    it names a device (so does a filename= of a device in its sections)."""
+    named = len(found.devices)
     sections = _scale_job(sections, found)
     job = _job_text(sections)
-    raw = any(device for device, _ in found.devices)
+    raw = raw or len(found.devices) > named
     findings = [f for f in fio_options.findings(job, raw_device=False) if f.allow not in allow or f.allow is None]
     if findings:
         for finding in findings:
@@ -367,7 +369,8 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
                 options[key] = ""
         else:
             options[key] = value
-    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow)
+    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
+            raw=any(_device(word) for word in words))
 
 
 def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
@@ -394,7 +397,7 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
     block = _size(bs.replace("K", "k"))
     if count and count.isdigit() and block:
         options["size"] = format_size(int(count) * block)
-    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow)
+    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow, raw=device is not None)
 
 
 # -- libMicro, recipes, prose ----------------------------------------------------------------
