@@ -59,6 +59,19 @@ def test_qemu_argv_q35_kvm():
     check_golden("qemu-q35-kvm.txt", shlex.join(argv) + "\n")
 
 
+def test_a_null_blk_disk_is_the_guest_kernels_null_blk_and_no_disk_image():
+    """[vm] disk = "null_blk": the built-in null_blk's parameters on the kernel
+    command line (memory-backed, half the VM's memory in whole GiB), no -drive."""
+    assert qemu.null_blk_args(2048 << 20) == ["null_blk.nr_devices=1", "null_blk.memory_backed=1", "null_blk.gb=1"]
+    assert qemu.null_blk_args(6 << 30)[-1] == "null_blk.gb=3"
+    argv = qemu.qemu_argv(
+        kernel(), memory_mib=2048, cpus=1, machine="microvm", accel="tcg", xchg=Path("/run/x/xchg"),
+        console=Path("/run/x/xchg/console.log"), disks=[], tsc_khz=None, kernel_args=qemu.null_blk_args(2 << 30),
+    )
+    assert "-drive" not in argv
+    assert argv[argv.index("-append") + 1].endswith(" null_blk.nr_devices=1 null_blk.memory_backed=1 null_blk.gb=1")
+
+
 def test_qemu_argv_essentials():
     argv = qemu.qemu_argv(
         kernel(), memory_mib=512, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),

@@ -1,10 +1,12 @@
 """The workload library: area files load, and real patches choose the workloads of their area."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from iolab import load
+from iolab.engines import fio, fio_options
 from iolab.workloads import compose, library
 
 PATCHES = Path(__file__).parent.parent / "scenarios" / "patches"
@@ -59,12 +61,15 @@ def test_paths_map_to_their_area(tmp_path, path, function, area):
     assert {c.area.area for c in selection.chosen} == {area} and selection.unknown == []
 
 
-def test_hints_narrow_an_area_and_no_hint_takes_all(tmp_path):
+def test_hints_narrow_an_area_and_no_hint_takes_its_default_workloads(tmp_path):
     areas = library.load_areas()
     dio = library.read_patch(write(tmp_path, "a.patch", diff("fs/ext4/file.c", "static ssize_t ext4_dio_read_iter(")))
     assert {c.workload.name for c in library.select([dio], areas).chosen} == {"ext4 dio_read"}
     other = library.read_patch(write(tmp_path, "b.patch", diff("fs/ext4/super.c", "static int qq(")))
-    assert len(library.select([other], areas).chosen) == len(next(a for a in areas if a.area == "fs/ext4").workload)
+    ext4 = next(a for a in areas if a.area == "fs/ext4")
+    assert [c.workload.name for c in library.select([other], areas).chosen] == [w.name for w in ext4.workload
+                                                                                  if w.default]
+    assert len(ext4.workload) > len([w for w in ext4.workload if w.default])
 
 
 def test_a_patch_of_no_known_area_names_its_paths(tmp_path):
@@ -206,13 +211,38 @@ def test_every_area_writes_an_experiment_that_loads(tmp_path, area, timing):
     path = area.paths[0] + ("x.c" if area.paths[0].endswith("/") else "")
     info = library.read_patch(write(tmp_path, "a.patch", diff(path, "static int no_hint_here(")))
     selection = library.select([info], library.load_areas())
-    assert [c.workload.name for c in selection.chosen] == [w.name for w in area.workload]
-    choice = compose.compose([info], selection, source="debian:linux-source-7.2", in_source=[False],
-                             base_dir=tmp_path, timing=timing, command="iolab patch a.patch")
+    assert [c.workload.name for c in selection.chosen] == [w.name for w in area.workload if w.default]
+    every = library.select([info], library.load_areas(), " ".join(w for wl in area.workload for w in wl.words))
+    assert [c.workload.name for c in every.chosen] == [w.name for w in area.workload if w.words] or \
+        not any(w.words for w in area.workload)
+    choice = compose.compose([info], every if every.chosen else selection, source="debian:linux-source-7.2",
+                             in_source=[False], base_dir=tmp_path, timing=timing, command="iolab patch a.patch")
     (tmp_path / "exp.toml").write_text(choice.text)
     experiment = load.load(tmp_path / "exp.toml")
-    assert [w.name for w in experiment.workload] == [w.name for w in area.workload]
+    assert [w.name for w in experiment.workload] == [c.workload.name for c in (every.chosen or selection.chosen)]
     assert experiment.kernel.reverse == [] and len(experiment.variant) == 2 and experiment.timing == timing
+
+
+FIO_JOBS = [(area.area, w) for area in library.load_areas() for w in area.workload if w.engine == "fio"]
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("area, workload", FIO_JOBS, ids=[w.name for _, w in FIO_JOBS])
+def test_every_fio_job_of_the_library_passes_the_option_check_and_fio_parses_it(area, workload):
+    assert fio_options.findings(workload.job) == []
+    assert fio.parse_refusal(workload.job) is None
+
+
+def test_the_mails_words_choose_the_deeper_workloads(tmp_path):
+    info = library.read_patch(write(tmp_path, "a.patch", diff("io_uring/sqpoll.c", "static int io_batch_work(")))
+    plain = library.select([info], library.load_areas())
+    assert [c.workload.name for c in plain.chosen] == ["uring qd1", "uring qd32"]
+    said = library.select([info], library.load_areas(), "io_uring/sqpoll: raise the SQPOLL task_work batch")
+    assert [(c.workload.name, c.reason) for c in said.chosen] == [
+        ("uring sqpoll", "the mail says 'sqpoll'")]
+    hinted = library.read_patch(write(tmp_path, "b.patch", diff("io_uring/sqpoll.c", "static int __io_sq_thread(")))
+    assert [c.reason for c in library.select([hinted], library.load_areas()).chosen] == [
+        "changed __io_sq_thread ~ sq_thread"]
 
 
 STAND_IN_FILE = """\

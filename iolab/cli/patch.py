@@ -33,6 +33,12 @@ io_uring/), and write the experiment that measures them: the source
 patches in order as a series (one step each). Without --dry-run the
 experiment runs and its report ends in a reply block for the mailing list.
 
+A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
+cases, a create/sync/delete recipe, parameters in prose) becomes the primary
+workloads, scaled to the VM; the library's stay as exploratory rows. Its table
+or before -> after pairs are set beside iolab's deltas, each row with one word:
+agrees, no change found, opposite or not reproduced (and why).
+
   iolab patch fix.patch --dry-run                  what it would run
   iolab patch series.mbox --dry-run                a series with its cover letter
   iolab patch archived-mail.txt --dry-run          a web archive's copy, repaired
@@ -165,7 +171,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     paths, table = patch_files(received, root, label, base_dir)
     infos = [library.with_source(library.read_patch(path), root)  # diff -u names no function: the source does
              for path in paths]
-    selection = library.select(infos, library.load_areas())
+    selection = library.select(infos, library.load_areas(), mail.text)
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
     placed = in_source(paths, root, label)
@@ -194,7 +200,8 @@ def from_mail(mail: Any, allow: tuple[str, ...]) -> Any:
     text = mail.text()
     found = claims.claims(text)
     source = mail.title + (f" <{mail.message_id}>" if mail.message_id else "")
-    return compose.FromMail(benchmark.benchmark(text, mail.title, found, allow), found, source)
+    return compose.FromMail(benchmark.benchmark(text, mail.title, found, allow), found, source,
+                            "\n".join([*(patch.title for patch in mail.patches), text]))
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:

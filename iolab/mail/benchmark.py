@@ -114,7 +114,7 @@ def slug(text: str, limit: int = 40) -> str:
     return words[:limit].rstrip("-") or "mail"
 
 
-def _commands(text: str, program: str) -> list[str]:
+def _commands(text: str, program: str, shape: str = r"\s--?[A-Za-z]") -> list[str]:
     """Each command line that runs `program`, joined across ``\\`` breaks and
     lines that carry on with an option (``--...``)."""
     lines = text.splitlines()
@@ -129,7 +129,8 @@ def _commands(text: str, program: str) -> list[str]:
         while i + 1 < len(lines) and (command.endswith("\\") or lines[i + 1].lstrip().startswith("--")):
             command = command.rstrip("\\").rstrip() + " " + lines[i + 1].strip()
             i += 1
-        found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
+        if re.search(shape, command):  # its arguments make it a command, not a sentence that names it
+            found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
         i += 1
     if not found and program in text:  # a copy whose line breaks were lost: up to the end of the sentence
         for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,-]+|\s+/dev/\S+)+)", text):
@@ -215,11 +216,13 @@ def _job_text(sections: list[tuple[str, dict[str, str]]]) -> str:
 
 
 def _judged(name: str, origin: Origin, source: str, sections: list[tuple[str, dict[str, str]]],
-            found: _Found, allow: tuple[str, ...]) -> None:
-    """The job, if iolab's checks and fio's parser take it; else why not, listed."""
+            found: _Found, allow: tuple[str, ...], raw: bool = False) -> None:
+    """The job, if iolab's checks and fio's parser take it; else why not, listed. ``raw``:
+    it names a device (so does a filename= of a device in its sections)."""
+    named = len(found.devices)
     sections = _scale_job(sections, found)
     job = _job_text(sections)
-    raw = any(device for device, _ in found.devices)
+    raw = raw or len(found.devices) > named
     findings = [f for f in fio_options.findings(job, raw_device=False) if f.allow not in allow or f.allow is None]
     if findings:
         for finding in findings:
@@ -261,8 +264,8 @@ def _fio_command(command: str, name: str) -> tuple[list[tuple[str, dict[str, str
             sections.append((slug(value or name, 60), {}))
             continue
         sections[-1][1][key] = value if has else ""
-    if len(sections) == 1:
-        sections.append((slug(name, 60), {}))
+    if len(sections) == 1:  # no --name: one job, named after the mail
+        return [(slug(name, 60), sections[0][1])], ignored
     if not sections[0][1]:
         sections = sections[1:]
     return sections, ignored
@@ -273,7 +276,7 @@ def _quoted_jobs(text: str) -> list[tuple[str, list[tuple[str, dict[str, str]]]]
     out = []
     current: list[tuple[str, dict[str, str]]] = []
     source = ""
-    for line in text.splitlines() + [""]:
+    for line in text.splitlines() + ["."]:  # a last line that ends any job
         stripped = line.strip()
         section = re.fullmatch(r"\[([A-Za-z0-9_.-]{1,64})\]", stripped)
         option = re.fullmatch(r"([a-z_][a-z0-9_]*)\s*(?:=\s*(.*))?", stripped)
@@ -366,7 +369,8 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
                 options[key] = ""
         else:
             options[key] = value
-    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow)
+    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
+            raw=any(_device(word) for word in words))
 
 
 def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
@@ -393,7 +397,7 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
     block = _size(bs.replace("K", "k"))
     if count and count.isdigit() and block:
         options["size"] = format_size(int(count) * block)
-    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow)
+    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow, raw=device is not None)
 
 
 # -- libMicro, recipes, prose ----------------------------------------------------------------
@@ -554,7 +558,7 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
     """The mail's benchmark: its workloads (most exact form first), environment and what is left out."""
     name = slug(re.sub(r"^\s*(?:Re:\s*)?(\[[^\]]*\]\s*)*", "", subject) or "mail", 40)
     found = _Found(allow=allow)
-    commands = _commands(text, "fio")
+    commands = _commands(text, "fio", r"\s--?[A-Za-z]|\s\S+\.(?:fio|job|ini)\b")
     for k, command in enumerate(commands):
         sections, ignored = _fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
         found.missing += [f"fio {item}" for item in ignored]
@@ -567,9 +571,9 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
         for label, line, options in _option_lines(text):
             job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
             _judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
-    for command in _commands(text, "t/io_uring") or _commands(text, "io_uring"):
+    for command in _commands(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
         _io_uring(command, f"{name}-t-io_uring", found, allow)
-    for command in _commands(text, "dd"):
+    for command in _commands(text, "dd", r"\s(?:if|of)="):
         if " if=" in f" {command}" or " of=" in f" {command}":
             _dd(command, f"{name}-dd", found, allow)
     _libmicro(text, found)

@@ -58,8 +58,9 @@ _AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.
 _NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|reviewed-by|signed-off-by|acked-by|tested-by|"
                         r"reported-by|message-id|in-reply-to)\s*:", re.I)
 _PAIR = re.compile(
-    r"(?:\bfrom\s+)?(?P<a>[+-]?\d[\d,]*(?:\.\d+)?\s?[kKmMgG]?)\s*(?P<ua>[A-Za-zµ/%]+(?:/[a-z]+)?)?\s*"
-    r"(?:->|→|=>|\bto\b)\s*(?P<b>[+-]?\d[\d,]*(?:\.\d+)?\s?[kKmMgG]?)\s*(?P<ub>[A-Za-zµ/%]+(?:/[a-z]+)?)?")
+    r"(?:\bfrom\s+)?(?P<a>[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?)\s*(?P<ua>[A-Za-zµ/%]+(?:/[a-z]+)?)?"
+    r"\s*(?:->|→|=>|\bto\b)\s*(?P<b>[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?)\s*"
+    r"(?P<ub>[A-Za-zµ/%]+(?:/[a-z]+)?)?")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def unit_of(text: str) -> tuple[str, Kind, Better | None] | None:
     if word in _UNITS:
         return _UNITS[word]
     inner = re.findall(r"\(([^()]+)\)", text)
-    for candidate in [*inner, *text.replace(",", " ").split()]:
+    words = text.replace(",", " ").split()
+    for candidate in [*inner, *words, *(w.rsplit("_", 1)[-1] for w in words if "_" in w)]:
         key = candidate.strip().strip("(),:;.").lower()
         if key in _UNITS and key != "%":
             return _UNITS[key]
@@ -129,7 +131,13 @@ class _Row:
 
 def _row(line: str) -> _Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
-    tokens = line.replace("±", " ± ").split()
+    tokens = []
+    for token in line.replace("±", " ± ").split():  # a unit written onto its figure: "8.2ms", "1203MiB/s"
+        glued = re.fullmatch(r"([+-]?\d[\d,]*(?:\.\d+)?[kKMG]?)([A-Za-zµ/]+)", token)
+        if glued and number(glued.group(1)) is not None and unit_of(glued.group(2)):
+            tokens += [glued.group(1), glued.group(2)]
+        else:
+            tokens.append(token)
     label: list[str] = []
     values: list[tuple[float, str]] = []
     stated = ""
@@ -309,7 +317,8 @@ def _pipe_tables(lines: list[str]) -> list[Claim]:
             if swap:
                 (ka, a), (kb, b) = (kb, b), (ka, a)
             stated = next((c.strip() for c in row if _PERCENT.match(c.strip())), "")
-            unit = unit_of(row[0]) or (unit_of(header[ka]) if ka < len(header) else None)
+            unit = unit_of(" ".join(row[ka].split()[1:])) or unit_of(row[0]) or \
+                (unit_of(header[ka]) if ka < len(header) else None)
             claims.append(_claim(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
     return claims
 
@@ -325,12 +334,17 @@ def _pairs(lines: list[str]) -> list[Claim]:
         for match in _PAIR.finditer(line):
             a, b = number(match.group("a").replace(" ", "")), number(match.group("b").replace(" ", ""))
             unit = unit_of(match.group("ub") or "") or unit_of(match.group("ua") or "")
+            heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")),
+                           "")
+            unit = unit or (unit_of(heading) if heading and len(heading) < 60 else None)  # "Latency (usec):"
             if a is None or b is None or unit is None:
                 continue  # "1 to 4 threads": a pair is figures with a unit
-            words = re.findall(r"[A-Za-z][\w/.-]*", line[:match.start()])
-            if not words and k:  # the figures open the line: the words end the line above
-                words = re.findall(r"[A-Za-z][\w/.-]*", lines[k - 1])
-            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the"))
+            words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", line[:match.start()])[-1])
+            if not words:  # the figures open the line: the words after them, or those ending the line above
+                words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:](?:\s|$)", line[match.end():])[0])[:4]
+            if not words and k:
+                words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", lines[k - 1])[-1])
+            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the", "for"))
             claims.append(_claim(label or unit[0], a, b, unit, None, "", line.strip()))
     return claims
 
@@ -345,13 +359,51 @@ def description(text: str) -> str:
     return text[:cut]
 
 
+_SIDE_LINE = re.compile(r"^\s*(?P<side>before|after|baseline|patched|unpatched|vanilla|with(?:out)? (?:the )?patch)"
+                        r"\b[^:\d]{0,30}:\s*(?P<rest>.*)$", re.I)
+_FIGURE = re.compile(r"(?P<n>[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?)\s*(?P<u>[A-Za-zµ/%]+(?:/[a-z]+)?)")
+
+
+def _side(word: str) -> str:
+    return "before" if re.match(r"before|baseline|unpatched|vanilla|without", word, re.I) else "after"
+
+
+def _side_lines(lines: list[str]) -> list[Claim]:
+    """``Before: 1203 MiB/s`` then ``After: 1384 MiB/s`` (or both on one line): each figure
+    with a unit on the before side paired with the figure of that unit on the after side."""
+    sides: list[tuple[str, list[tuple[float, tuple[str, Kind, Better | None]]], str]] = []
+    for line in lines:
+        parts = re.split(r"[,;]\s*(?=(?:after|with the patch|patched)\b)", line, flags=re.I)
+        for part in parts:
+            match = _SIDE_LINE.match(part)
+            if not match:
+                continue
+            figures = []
+            for figure in _FIGURE.finditer(match.group("rest")):
+                value, unit = number(figure.group("n").replace(" ", "")), unit_of(figure.group("u"))
+                if value is not None and unit is not None:
+                    figures.append((value, unit))
+            if figures:
+                sides.append((_side(match.group("side")), figures, line.strip()))
+    out = []
+    for (side_a, before, text_a), (side_b, after, text_b) in zip(sides, sides[1:]):
+        if (side_a, side_b) != ("before", "after"):
+            continue
+        for value, unit in before:
+            other = next((v for v, u in after if u[0] == unit[0]), None)
+            if other is not None:
+                out.append(_claim(unit[0], value, other, unit, None, "", f"{text_a} / {text_b}"))
+    return out
+
+
 def claims(text: str) -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its pairs."""
     lines = [line.rstrip() for line in description(text).splitlines()]
     lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
     found = _pipe_tables(lines) + _column_tables(lines)
     seen = {(c.before, c.after) for c in found}
-    for pair in _pairs(lines):
+    for pair in _pairs(lines) + _side_lines(lines):
         if (pair.before, pair.after) not in seen:
             found.append(pair)
+            seen.add((pair.before, pair.after))
     return found

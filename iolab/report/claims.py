@@ -16,7 +16,7 @@ from iolab.report import figures
 from iolab.units import percent
 
 COLUMNS = ["mail's row", "mail", "iolab", "", "claim"]
-TITLE = "the mail's claim, checked (directions and ratios; never its absolute figures):"
+TITLE = "the mail's claim, checked (directions and ratios, not its figures):"
 
 
 def _mark(agreement: Agreement) -> str:

@@ -94,8 +94,9 @@ def target_text(analysis: Analysis) -> str:
     if target.kind == "loop" and primary.target_place:
         where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
     if "vm" in primary.run.host:
-        disk = "a loop image in the VM's memory" if experiment.vm.disk == "ram" else "a virtio disk"
-        where["loop"] = f"{disk} ({format_size(target.size)})"
+        disk = {"ram": "a loop image in the VM's memory", "null_blk": "the guest's null_blk (memory-backed)"}.get(
+            experiment.vm.disk, "a virtio disk")
+        where["loop"] = f"{disk} ({format_size(target.size)})" if experiment.vm.disk != "null_blk" else disk
     return f"{fs} on {where[target.kind]}"
 
 

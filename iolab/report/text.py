@@ -49,12 +49,12 @@ def render(report: Report) -> str:
         for block in table.blocks(analysis):
             lines += ["", *_layout(block)]
     lines += [""] + figures.wrapped(legends.legend(analysis))
-    checked = claims.text_lines(analysis)
-    if checked:
-        lines += ["", *checked]
     intervals = legends.delta_intervals(analysis)
     if intervals:
         lines += figures.wrapped([legends.interval_title(analysis)]) + figures.wrapped([f"  {line}" for line in intervals], "    ")
+    checked = claims.text_lines(analysis)
+    if checked:
+        lines += ["", *checked]
     notes = footnotes.report_notes(report)
     if notes:
         lines += ["", "notes:"] + figures.wrapped([f"- {note}" for note in notes], "  ")

@@ -214,13 +214,13 @@ class Experiment(Strict):
             )
         if self.target.kind == "dir":
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
-        if self.vm.disk == "ram":
-            # the image lives in the guest's /run, a tmpfs of half the VM's memory
+        if self.vm.disk in ("ram", "null_blk"):
+            # the image lives in the guest's /run, a tmpfs of half the VM's memory (or null_blk's pages)
             sizes = {self.target_for(v, w).size for v in self.variant for w in self.workload} - {None}
             if sizes and max(sizes) > self.vm.memory // 2:
                 raise ValueError(
                     f"vm.memory: {self.vm.memory >> 20} MiB is too little for a {max(sizes) >> 20} MiB image in "
-                    f"the guest's memory (disk = \"ram\" keeps it in a tmpfs of half the VM's memory): set "
+                    f"the guest's memory (disk = \"{self.vm.disk}\" keeps it in half the VM's memory): set "
                     f"memory = \"{max(sizes) * 2 >> 20}MiB\" or more, a smaller target size, or disk = \"virtio\"")
         return self
 

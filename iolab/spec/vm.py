@@ -37,8 +37,10 @@ class VM(Strict):
     # Where the target lives in the guest: "virtio", a disk image on this
     # host attached as virtio-blk (cache=none); "ram", an image in the guest's
     # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
-    # the guest kernel's own work is what is timed (needs memory for the image)
-    disk: Literal["virtio", "ram"] = "virtio"
+    # the guest kernel's own work is what is timed (needs memory for the image);
+    # "null_blk", the guest's /dev/nullb0 (null_blk, memory-backed, of
+    # ceil(memory / 2) GiB): a device with no data path behind it (a mail's nullb0)
+    disk: Literal["virtio", "ram", "null_blk"] = "virtio"
     # What the guest's clock counts: "wall", real time (the default); or
     # "instructions", QEMU's TCG with a fixed instruction count (single
     # thread, -icount shift=N,sleep=off): the guest's clock advances 2^N ns

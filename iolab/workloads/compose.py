@@ -9,12 +9,14 @@ a comment at its top says why each workload was chosen.
 from __future__ import annotations
 
 import json
+import re
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.mail.benchmark import Benchmark
+from iolab.engines import fio_jobs
+from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 from iolab.spec import MIN_SIZE
 from iolab.workloads import mail as from_mail
@@ -62,6 +64,7 @@ class FromMail:
     benchmark: Benchmark
     claims: list[Claim]
     source: str  # the mail: its subject (and Message-Id)
+    text: str = ""  # the subjects and bodies, whose words choose the library's workloads too
 
 
 def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str]]:
@@ -74,9 +77,15 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
         table = from_mail.workload_table(workload, fs, claimed, bench.environment)
         workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
+    phases: list[str] = []
+    if bench.environment.checkpoint:
+        for phase in from_mail.CHECKPOINT_PHASES.get(fs, []):
+            phases += ["", "[[collect.phase]]", *(f"{k} = {_toml(v)}" for k, v in phase.items())]
     devices = from_mail.device_note(bench)
-    missing = [*bench.not_reproduced, *(d for d in devices if "not yet" in d)]
-    scaled = [*bench.scaled, *(d for d in devices if "not yet" not in d)]
+    missing = list(bench.not_reproduced)
+    scaled = [*bench.scaled, *devices]
+    if not (matched or scaled or missing or bench.refused):
+        return workloads, [], phases
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
               f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
               f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
@@ -86,11 +95,15 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
                **({"better": c.better} if c.better else {}), "stated": c.stated[:20], "workload": m.workload,
                "metric": m.metric, **({"reason": m.reason[:300]} if m.reason else {})}
         claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in row.items())]
-    phases = []
-    if bench.environment.checkpoint:
-        for phase in from_mail.CHECKPOINT_PHASES.get(fs, []):
-            phases += ["", "[[collect.phase]]", *(f"{k} = {_toml(v)}" for k, v in phase.items())]
     return workloads, claims, phases
+
+
+def _threads(workload: MailWorkload) -> int:
+    """How many threads a mail's workload runs (probe workers, fio numjobs, an SQPOLL kernel thread)."""
+    if workload.probe is not None:
+        return int(workload.probe.get("workers", 1))
+    sqpoll = 2 if re.search(r"^\s*sqthread_poll\b", workload.job or "", re.M) else 1  # and the SQPOLL thread
+    return max([job.numjobs for job in fio_jobs.jobs(workload.job or "")] + [sqpoll])
 
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
@@ -157,7 +170,12 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
                   *(f"{k} = {_toml(v)}" for k, v in table.items())]
     lines += mail_claims + phases
     lines += ["", "[run]"]
-    if timing == "instructions":
+    threaded = [w.name for w in (mail.benchmark.workloads if mail is not None else ()) if _threads(w) > 1]
+    if timing == "instructions" and threaded:
+        lines += [f"# {', '.join(threaded)}: several threads interleave differently from boot to boot, so",
+                  "# its counts vary: 6 rounds, the fewest a paired test decides at p < 0.05",
+                  "iterations = 6", 'order = "alternate"']
+    elif timing == "instructions":
         lines += ['iterations = 3          # instructions timing: each value exact, 3 rounds show it',
                   'order = "alternate"']
     else:
@@ -166,6 +184,9 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     lines += ["", "[vm]"]
     if timing == "instructions":
         lines.append('timing = "instructions"')
-    lines += ["cpus = 1", 'memory = "2GiB"', 'disk = "ram"            # the image in the guest\'s memory',
+    null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
+    disk = ('disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
+            'disk = "ram"            # the image in the guest\'s memory')
+    lines += ["cpus = 1", 'memory = "2GiB"', disk,
               "cells_per_boot = 8", 'timeout = "10m"', ""]
     return Choice("\n".join(lines), reverse, skipped)

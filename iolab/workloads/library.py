@@ -43,13 +43,24 @@ class AreaWorkload(_Strict):
     probe: dict[str, str | int | float | bool] | None = None
     job: str | None = None
     metrics: list[str] = []
+    # words of the mail's subject and body that choose it ("sqpoll", "readahead"), whole words, any case
+    words: list[str] = []
+    # chosen when nothing in its area is named (False: only by its hints or words: a deeper path)
+    default: bool = True
+    # what it sets for its cells: a mount option, sysfs and sysctl values ({dev}: the target's device)
+    mount_options: str | None = None
+    sysfs: dict[str, int | str] = {}
+    sysctl: dict[str, int | str] = {}
 
     def table(self, fs: str) -> dict[str, Any]:
         """The experiment's [[workload]] table of this workload, on `fs`."""
         out: dict[str, Any] = {"name": self.name, "engine": self.engine, "fs": fs}
-        for key in ("probe", "job"):
+        for key in ("probe", "job", "mount_options"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        for key in ("sysfs", "sysctl"):
+            if getattr(self, key):
+                out[key] = dict(getattr(self, key))
         if self.metrics:
             out["metrics"] = list(self.metrics)
         return out
@@ -170,8 +181,13 @@ class Selection:
     unknown: list[str] = field(default_factory=list)  # files in no area
 
 
-def select(infos: list[PatchInfo], areas: list[Area]) -> Selection:
-    """The workloads the patches' files and functions choose, area by area."""
+def _said(word: str, text: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text, re.I) is not None
+
+
+def select(infos: list[PatchInfo], areas: list[Area], text: str = "") -> Selection:
+    """The workloads the patches' files and functions choose, area by area;
+    ``text`` (the mails' subjects and bodies): its words choose too."""
     selection = Selection()
     functions: dict[str, list[str]] = {}
     by_area: dict[str, Area] = {}
@@ -194,11 +210,14 @@ def select(infos: list[PatchInfo], areas: list[Area]) -> Selection:
         hits = []
         for workload in area.workload:
             matched = sorted({f"{fn} ~ {hint}" for fn in changed for hint in workload.hints if hint in fn.lower()})
-            if matched:
-                hits.append(Chosen(area, workload, "changed " + ", ".join(matched[:3])))
+            said = [word for word in workload.words if _said(word, text)]
+            if matched or said:
+                reasons = (["changed " + ", ".join(matched[:3])] if matched else []) + \
+                    ([f"the mail says {', '.join(repr(w) for w in said[:3])}"] if said else [])
+                hits.append(Chosen(area, workload, "; ".join(reasons)))
         if not hits:
             hits = [Chosen(area, w, f"{area.area}: no hint named a changed function, so all its workloads")
-                    for w in area.workload]
+                    for w in area.workload if w.default]
         selection.chosen += hits
     return selection
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.engines import fio_jobs
+from iolab.engines import fio_jobs, fio_options
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 
@@ -105,6 +105,9 @@ def workload_table(workload: MailWorkload, fs: str, claimed: list[str], environm
         out["probe"] = dict(workload.probe)
     else:
         out["job"] = workload.job
+        allowed = sorted({f.allow for f in fio_options.findings(workload.job or "") if f.allow})
+        if allowed:  # only what the user allowed by name is left in a mail's job
+            out["allow"] = allowed
     primary = list(dict.fromkeys([*workload.primary, *claimed]))
     if primary:
         out["primary"] = primary
@@ -125,8 +128,7 @@ def device_note(benchmark: Benchmark) -> list[str]:
     """What the mail's device became here."""
     env = benchmark.environment
     if env.device == "null_blk":
-        return [f"{env.device_source}: null_blk is not yet a target of iolab's VM; the workloads run on the "
-                "VM's disk instead (in its memory in instructions timing)"]
+        return [f"{env.device_source}: the guest's null_blk (/dev/nullb0, memory-backed: [vm] disk = \"null_blk\")"]
     if env.device == "raw":
         return [f"{env.device_source}: the VM's raw disk (iolab never opens a device a mail names)"]
     if env.device == "rotational":

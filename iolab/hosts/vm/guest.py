@@ -29,6 +29,7 @@ SAMPLES = "samples.jsonl"
 
 
 RAM_DIR = "/run/iolab-disk"  # [vm] disk = "ram": the target's image, in the guest's memory
+NULL_BLK = "/dev/nullb0"  # [vm] disk = "null_blk": the built-in null_blk's device (kernel command line)
 
 
 def uptime() -> float:
@@ -89,7 +90,7 @@ def main(argv: list[str]) -> int:
 
     import_s = time.perf_counter() - t0
     ram = request.get("disk") == "ram"
-    device = RAM_DIR if ram else find_disk(request["disk_serial"])
+    device = RAM_DIR if ram else NULL_BLK if request.get("disk") == "null_blk" else find_disk(request["disk_serial"])
     output, _ = modprobe.communicate()
     guest = {
         "python_started_uptime": python_started,

@@ -154,6 +154,14 @@ def timing_env(settings: VM) -> dict[str, Any]:
 # -- the command line ------------------------------------------------------------------
 
 
+def null_blk_args(memory: int) -> list[str]:
+    """The kernel command line of [vm] disk = "null_blk": one memory-backed
+    /dev/nullb0 of half the VM's memory, rounded up to whole GiB (its pages
+    exist only where written)."""
+    return ["null_blk.nr_devices=1", "null_blk.memory_backed=1",
+            f"null_blk.gb={max(1, -(-memory // (2 << 30)))}"]
+
+
 def qemu_argv(
     kernel: Kernel,
     *,
@@ -169,8 +177,12 @@ def qemu_argv(
     qemu: str = QEMU,
     timing: str = "wall",
     icount_shift: int = 0,
+    kernel_args: Sequence[str] = (),
 ) -> list[str]:
     """QEMU's argument list for one boot (pure: the same inputs give the same list).
+
+    ``kernel_args``: more of the guest kernel's command line (a built-in
+    module's parameters: ``null_blk.memory_backed=1``).
 
     ``timing = "instructions"``: single-threaded TCG with -icount (fixed
     shift, sleep=off); refused with KVM or multi-threaded TCG, where the
@@ -219,5 +231,6 @@ def qemu_argv(
         append += DETERMINISTIC_GUEST
     if kernel.moddir is not None:
         append.append(f"iolab.moddir={kernel.moddir}")
+    append += kernel_args
     argv += ["-append", " ".join(append)]
     return argv

@@ -1,0 +1,126 @@
+"""`iolab patch` on a mail: its benchmark becomes the experiment's primary
+workloads, the library's stay as exploratory rows, and its claim becomes
+[claims] rows naming the workload and metric that measure each (the seed
+mails as given, and a mail written here whose benchmark is a fio command)."""
+
+import shutil
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from iolab import load
+from iolab.cli.patch import read_mail
+from iolab.workloads import compose, library
+from tests.helpers import REPO
+
+SEEDS = Path(__file__).parent / "fixtures" / "seeds"
+
+
+def _experiment(tmp_path, *paths: Path, timing="instructions", allow=(), diffs=()):
+    """The experiment iolab patch writes for these mails (``diffs``: the patches whose
+    diffs stand for the mails', where a copy's diff needs the mail reader's repair)."""
+    infos = [library.read_patch(p) for p in diffs or paths]
+    mail = read_mail(list(paths), infos, tuple(allow))
+    selection = library.select(infos, library.load_areas(), mail.text)
+    choice = compose.compose(infos, selection, source="debian:linux-source-7.2", in_source=[True] * len(paths),
+                             base_dir=tmp_path, timing=timing, command="iolab patch x", mail=mail)
+    (tmp_path / "exp.toml").write_text(choice.text)
+    return load.load(tmp_path / "exp.toml"), choice.text
+
+
+def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path):
+    experiment, text = _experiment(tmp_path, SEEDS / "ext4-write-begin-large-folio.txt")
+    cases = ["write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k"]
+    assert [w.name for w in experiment.workload if not w.exploratory] == cases
+    assert all(w.primary == ["us_per_call"] and w.fs == "ext4" for w in experiment.workload[:4])
+    assert "left out 'ext4 write_u1k': the mail's benchmark runs it" in text
+    assert [(r.label, r.workload, r.metric, r.better) for r in experiment.claims.row] == [
+        (case, case, "us_per_call", "lower") for case in cases]
+
+
+def test_the_dio_seed_runs_its_two_rows_as_per_op_latency(tmp_path):
+    experiment, _ = _experiment(tmp_path, SEEDS / "f2fs-dio-iostat.txt")
+    assert experiment.target.fs == "f2fs"
+    mail = [w for w in experiment.workload if not w.exploratory]
+    assert [(w.name, w.probe["op"], w.probe["ops"]) for w in mail] == [("direct_read", "pread", 50000),
+                                                                       ("direct_write", "pwrite", 50000)]
+    assert [(r.label, r.workload, r.metric) for r in experiment.claims.row] == [
+        ("direct_read median", "direct_read", "lat_p50"), ("direct_read recheck", "direct_read", "lat_p50"),
+        ("direct_write median", "direct_write", "lat_p50"), ("direct_write recheck", "direct_write", "lat_p50")]
+
+
+def test_the_nat_seed_times_the_checkpoint_flush_and_lists_the_counts_it_does_not_measure(tmp_path):
+    # the seed is one line, its diff too: the diff of scenarios/patches stands for it here
+    experiment, _ = _experiment(tmp_path, SEEDS / "f2fs-nat-readahead.txt",
+                                diffs=[REPO / "scenarios" / "patches" / "f2fs-nat-readahead.patch"])
+    churn = experiment.workload_named("churn")
+    assert churn.probe["mode"] == "churn" and churn.primary == ["phase.flush_last_ns"]
+    assert [p.name for p in experiment.collect.phase] == ["cp", "flush"]
+    rows = {r.label: r for r in experiment.claims.row}
+    assert (rows["Flush time (ms)"].workload, rows["Flush time (ms)"].metric) == ("churn", "phase.flush_last_ns")
+    assert rows["NAT blocks read"].workload == "" and "count" in rows["NAT blocks read"].reason
+    assert any("650000" in s for s in experiment.claims.scaled)
+    assert experiment.run.iterations == 6  # 16 workers: counts vary from boot to boot, a paired test decides
+
+
+MAIL = """From: A Developer <a@example.org>
+Subject: [PATCH] io_uring/sqpoll: raise the task_work batch
+
+Raising the batch lets the SQPOLL thread complete more per loop. With
+
+  fio --ioengine=io_uring --direct=1 --iodepth=128 --bs=4k \\
+      --rw=randread --sqthread_poll --filename=/dev/nullb0 --exec_prerun=/bin/true
+
+reads go from 562K -> 574K IOPS. On a 512-CPU box will-it-scale shows no change.
+
+Signed-off-by: A Developer <a@example.org>
+---
+ io_uring/sqpoll.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/io_uring/sqpoll.c b/io_uring/sqpoll.c
+--- a/io_uring/sqpoll.c
++++ b/io_uring/sqpoll.c
+@@ -20,7 +20,7 @@ static int __io_sq_thread(struct io_ring_ctx *ctx, bool cap_entries)
+ 	unsigned int to_submit;
+ 	int ret = 0;
+ 
+-	to_submit = io_sqring_entries(ctx);
++	to_submit = io_sqring_entries(ctx) + 0;
+ 	/* if we're handling multiple rings, cap submit size for fairness */
+ 	if (cap_entries && to_submit > IORING_SQPOLL_CAP_ENTRIES_VALUE)
+ 		to_submit = IORING_SQPOLL_CAP_ENTRIES_VALUE;
+"""
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path):
+    path = tmp_path / "sqpoll.patch"
+    path.write_text(MAIL)
+    experiment, text = _experiment(tmp_path, path)
+    job = experiment.workload[0]
+    assert job.name == "io_uring-sqpoll-raise-the-task_work-batc" and not job.exploratory
+    assert "sqthread_poll" in job.job and "exec_prerun" not in job.job
+    assert job.primary == ["read_iops"] and job.job.startswith("[io_uring-sqpoll-raise-the-task_work-batc]\n")
+    assert [w.name for w in experiment.workload[1:]] == ["uring sqpoll"]  # the mail's words chose it
+    assert experiment.run.iterations == 6  # the SQPOLL thread interleaves with fio: its counts vary
+    assert experiment.workload[1].exploratory
+    (row,) = experiment.claims.row
+    assert (row.before, row.after, row.unit, row.workload, row.metric) == (562e3, 574e3, "IOPS", job.name,
+                                                                         "read_iops")
+    assert "will-it-scale: not a benchmark iolab runs" in experiment.claims.not_reproduced
+    assert experiment.vm.disk == "null_blk" and any("null_blk" in item for item in experiment.claims.scaled)
+    assert experiment.claims.refused == [
+        "[io_uring-sqpoll-raise-the-task_work-batc] exec_prerun=/bin/true: runs a program "
+        "(iolab patch --allow exec_prerun runs it)"]
+    allowed, _ = _experiment(tmp_path, path, allow=("exec_prerun",))
+    assert "exec_prerun=/bin/true" in allowed.workload[0].job and allowed.claims.refused == []
+
+
+def test_a_diff_without_a_description_is_the_library_alone(tmp_path):
+    path = tmp_path / "plain.patch"
+    path.write_text(MAIL[MAIL.index("diff --git"):])
+    experiment, text = _experiment(tmp_path, path)
+    assert experiment.claims is None and not any(w.exploratory for w in experiment.workload)
+    assert "The workloads iolab's library" in text
