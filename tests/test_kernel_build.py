@@ -145,6 +145,67 @@ def test_switching_patches_restores_first_and_creates_files_once(tmp_path, tree)
     assert "line five" in (tree / "fs" / "x.c").read_text()
 
 
+def test_a_series_step_applies_only_its_own_patch_and_a_jump_back_takes_later_ones_off(tmp_path, tree):
+    """Step k after step k-1: patch k goes on, the files of patches 1..k-1 keep their times (make
+    recompiles nothing of theirs); back to step 1: patches 3 and 2 come off, patch 1's file untouched."""
+    (tree / "fs" / "y.c").write_text(LINES)
+    (tree / "fs" / "z.c").write_text(LINES)
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES, LINES.replace("line 7\n", "line seven\n"), path="fs/y.c")
+    three = diff(tmp_path, "three", LINES, LINES.replace("line 9\n", "line nine\n"), path="fs/z.c")
+    work = patches.Tree(tree)
+    work.apply([Patch(one)])
+    first = (tree / "fs" / "x.c").stat().st_mtime_ns
+    time.sleep(0.01)
+    work.apply([Patch(one), Patch(two)])
+    work.apply([Patch(one), Patch(two), Patch(three)])
+    assert (tree / "fs" / "x.c").stat().st_mtime_ns == first
+    assert "line nine" in (tree / "fs" / "z.c").read_text() and "line seven" in (tree / "fs" / "y.c").read_text()
+    two_at = (tree / "fs" / "y.c").stat().st_mtime_ns
+    time.sleep(0.01)
+    work.apply([Patch(one)])
+    assert (tree / "fs" / "x.c").stat().st_mtime_ns == first
+    assert (tree / "fs" / "y.c").read_text() == (tree / "fs" / "z.c").read_text() == LINES
+    assert (tree / "fs" / "y.c").stat().st_mtime_ns > two_at  # changed back: make recompiles it
+    assert [entry.split()[0] for entry in work.applied()] == [str(one)]
+    work.apply([Patch(one), Patch(three)])  # another branch from step 1
+    assert "line nine" in (tree / "fs" / "z.c").read_text() and (tree / "fs" / "y.c").read_text() == LINES
+    work.reset()
+    assert [(tree / "fs" / name).read_text() for name in ("x.c", "y.c", "z.c")] == [LINES] * 3
+
+
+def test_the_same_change_from_another_file_keeps_the_tree_and_a_tree_edited_by_hand_is_reset(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES, LINES.replace("line 25\n", "line 25 two\n"))
+    copy = tmp_path / "stored-copy.patch"
+    shutil.copyfile(one, copy)
+    work = patches.Tree(tree)
+    work.apply([Patch(one), Patch(two)])
+    one.unlink()  # the step's patch file is gone: the tree keeps its own copy to take a patch off
+    work.apply([Patch(copy)])
+    assert (tree / "fs" / "x.c").read_text() == LINES.replace("line 5\n", "line five\n")
+    assert work.applied()[0].startswith(f"{copy} sha256:")
+    (tree / "fs" / "x.c").write_text("edited by hand\n")  # nothing takes `copy` off now: reset, then apply
+    work.apply([Patch(two)])
+    assert (tree / "fs" / "x.c").read_text() == LINES.replace("line 25\n", "line 25 two\n")
+    assert [entry.split()[0] for entry in work.applied()] == [str(two)]
+
+
+def test_a_patched_tree_says_so_at_its_top_and_a_pristine_one_does_not(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    (tree / "fs" / "x.c").write_text(LINES.replace("line 9\n", "line nine\n"))
+    taken = diff(tmp_path, "taken", LINES, LINES.replace("line 9\n", "line nine\n"))
+    work = patches.Tree(tree)
+    work.apply([Patch(taken, reverse=True), Patch(one)])
+    note = (tree / patches.NOTE).read_text()
+    assert "not the source as it came" in note
+    assert f"1. {taken} (reversed) sha256:" in note and f"2. {one} sha256:" in note
+    assert str(tree.parent / patches.SAVED) in note
+    assert (tree.parent / patches.SAVED / "fs" / "x.c").read_text() == LINES.replace("line 9\n", "line nine\n")
+    work.apply([])
+    assert not (tree / patches.NOTE).exists()
+
+
 def test_a_hunk_that_does_not_apply_names_file_and_hunk(tmp_path, tree):
     changed = LINES.replace("line 5\n", "line five\n").replace("line 25\n", "line twenty-five\n")
     fix = diff(tmp_path, "fix", LINES, changed)
