@@ -16,6 +16,7 @@ from iolab.collectors.proc_stat import ProcStat
 from iolab.collectors.rusage import Rusage
 from iolab.collectors.trace_phase import TracePhase, dev_t, pair_phases, paired_durations, parse_raw_trace
 from iolab.collectors.vmstat import VmStat
+from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: tracefs, perf -a, loop devices")
@@ -185,6 +186,54 @@ def test_perf_counts_only_inside_the_window():
     finally:
         perf.close()
     assert 7 <= out["perf.syscalls:sys_enter_getpriority"] < 50
+
+
+def host_has_kprobe_events() -> bool:
+    if not IS_ROOT:
+        return False
+    root = tracefs_acquire()
+    try:
+        return os.path.exists(os.path.join(root, "kprobe_events"))
+    finally:
+        tracefs_release()
+
+
+@integration
+@needs_perf
+def test_a_kprobe_counts_a_kernel_functions_calls_and_is_removed_after():
+    if not host_has_kprobe_events():
+        pytest.skip("this host's kernel has no kprobe events (CONFIG_KPROBE_EVENTS); iolab's guest kernels have")
+    perf = PerfCounts.from_config([{"kprobe": "__x64_sys_getpriority", "name": "iolab_test_getprio"}], None)[0]
+    try:
+        perf.start()
+        root = perf._root
+        assert os.path.isdir(os.path.join(root, "events", "iolab", "iolab_test_getprio"))
+        for _ in range(7):
+            os.getpriority(os.PRIO_PROCESS, 0)
+        out = perf.stop()
+    finally:
+        perf.close()
+    assert 7 <= out["perf.iolab_test_getprio"] < 50
+    with open(os.path.join(root, "kprobe_events")) as f:
+        assert "iolab_test_getprio" not in f.read()
+
+
+@integration
+@needs_perf
+def test_a_kprobe_on_no_function_fails_with_the_kernels_words():
+    perf = PerfCounts.from_config([{"kprobe": "no_such_function_iolab", "name": "nope"}], None)[0]
+    words = ("kprobe on no_such_function_iolab: the kernel refused it" if host_has_kprobe_events()
+             else r"no kprobe_events in tracefs \(CONFIG_KPROBE_EVENTS is off\)")
+    with pytest.raises(CollectorError, match=words):
+        with collecting([perf]):
+            pass
+
+
+def test_a_kprobe_entry_needs_a_function_and_a_name():
+    with pytest.raises(ValueError, match="a kprobe is"):
+        PerfCounts.from_config([{"kprobe": "f; rm -rf /", "name": "x"}], None)
+    with pytest.raises(ValueError, match="an event is a name"):
+        PerfCounts.from_config([{"kprobe": "f"}], None)
 
 
 @integration

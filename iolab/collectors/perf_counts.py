@@ -13,7 +13,10 @@ perf.block:block_rq_complete; a wildcard (block:*) gives one metric per
 event it matches. An event may also be a table with a tracepoint filter
 and a name: {event = "block:block_rq_complete", filter = "dev == {devt}",
 name = "rq_complete"} counts only the target's requests ({devt} is the
-target's dev_t as tracepoints record it) and emits perf.rq_complete. "<not supported>" or "<not counted>", an event that was
+target's dev_t as tracepoints record it) and emits perf.rq_complete.
+{kprobe = "bio_complete_work_fn", name = "work_runs"} counts the calls of a
+kernel function: iolab creates the kprobe event for the cell and removes it
+after (iolab.collectors.kprobes), and emits perf.work_runs. "<not supported>" or "<not counted>", an event that was
 not counted for the whole window, or an event perf does not know is a
 CollectorError naming it. Tracepoints work on this host; hardware counters
 (cycles, instructions) need a PMU, which VMs often lack.
@@ -33,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iolab.collectors import kprobes
 from iolab.collectors.base import Collector, CollectorError
 from iolab.collectors.trace_phase import dev_t
 from iolab.collectors.tracefs import tracefs_acquire, tracefs_release
@@ -76,6 +80,7 @@ class PerfEvent:
     event: str
     filter: str = ""  # tracepoint filter (perf stat --filter)
     name: str = ""  # metric name; the event's own name if empty
+    kprobe: str = ""  # a kernel function: the event is the kprobe iolab makes on it (iolab:<name>)
 
     @property
     def metric(self) -> str:
@@ -85,8 +90,14 @@ class PerfEvent:
 def _event(entry: Any, device: str | None) -> PerfEvent:
     if isinstance(entry, str):
         return PerfEvent(entry)
+    if isinstance(entry, dict) and set(entry) == {"kprobe", "name"}:
+        symbol, name = str(entry["kprobe"]), str(entry["name"])
+        if not kprobes.SYMBOL.fullmatch(symbol) or not kprobes.NAME.fullmatch(name):
+            raise ValueError("perf: a kprobe is {kprobe = \"<kernel function>\", name = \"<identifier>\"}")
+        return PerfEvent(kprobes.event(name), "", name, symbol)
     if not isinstance(entry, dict) or set(entry) - {"event", "filter", "name"} or "event" not in entry:
-        raise ValueError(f"perf: an event is a name or a table {{event, filter, name}}, not {entry!r}")
+        raise ValueError(f"perf: an event is a name, a table {{event, filter, name}} or {{kprobe, name}}, "
+                         f"not {entry!r}")
     flt = str(entry.get("filter", ""))
     if "{devt}" in flt:
         if device is None:
@@ -115,6 +126,8 @@ class PerfCounts(Collector):
         self._ack: int | None = None
         self._dir: str | None = None
         self._tracefs = False
+        self._kprobes: list[str] = []  # the names of the kprobes made, removed at close()
+        self._root = ""  # tracefs, while this collector holds it
 
     @classmethod
     def from_config(cls, value: Any, device: str | None) -> list[Collector]:
@@ -140,8 +153,12 @@ class PerfCounts(Collector):
             raise CollectorError("perf not found: install the Debian package linux-perf (apt-get install linux-perf)")
         if any(":" in ev for ev in self.events):
             # perf finds tracepoints in tracefs and would mount it for good itself
-            tracefs_acquire()
+            self._root = tracefs_acquire()
             self._tracefs = True
+            for spec in self.specs:
+                if spec.kprobe:
+                    kprobes.add(self._root, spec.name, spec.kprobe)
+                    self._kprobes.append(spec.name)
         self._dir = tempfile.mkdtemp(prefix="iolab-perf-")
         ctl_r, self._ctl = os.pipe()
         self._ack, ack_w = os.pipe()
@@ -237,5 +254,10 @@ class PerfCounts(Collector):
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
         if self._tracefs:
-            self._tracefs = False
-            tracefs_release()
+            try:
+                for name in self._kprobes:
+                    kprobes.remove(self._root, name)
+            finally:
+                self._kprobes = []
+                self._tracefs = False
+                tracefs_release()

@@ -63,7 +63,7 @@ def metric_names(collect: Mapping[str, Any]) -> set[str]:
     if collect.get("rusage", False):
         names |= {*rusage.NAMES, "rusage.ctx"}
     for event in collect.get("perf", []):
-        names.add(f"perf.{event}" if isinstance(event, str) else f"perf.{event.get('name') or event['event']}")
+        names.add(f"perf.{event}" if isinstance(event, str) else f"perf.{event.get('name') or event.get('event')}")
     for phase in collect.get("phase", []):
         names |= {f"phase.{phase['name']}_{end}" for end in ("ns", "count", "unmatched", "last_ns")}
     return names

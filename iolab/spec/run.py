@@ -107,6 +107,13 @@ class PerfEvent(Strict):
     name: str = ""
 
 
+class KprobeEvent(Strict):
+    """The calls of a kernel function, counted through a kprobe event iolab makes for the cell."""
+
+    kprobe: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]{0,127}$")
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
 class Collect(Strict):
     """Kernel-side metrics measured around the workload of every cell."""
 
@@ -114,7 +121,7 @@ class Collect(Strict):
     vmstat: bool | list[str] = True
     diskstats: bool = True
     rusage: bool = False
-    perf: list[str | PerfEvent] = []
+    perf: list[str | PerfEvent | KprobeEvent] = []
     phase: list[Phase] = []
 
 
