@@ -41,6 +41,7 @@ import re
 import shutil
 import subprocess
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -95,6 +96,24 @@ class BuildRequest:
         parts = [self.source.name + (f"@{self.source.version}" if self.source.version else "")]
         parts += [("-R " if p.reverse else "+ ") + p.path.name for p in self.patches]
         return " ".join(parts)
+
+
+class Fleet(Protocol):
+    """Kernels shared between the machines of a fleet (iolab.run.fleet, in the
+    store's PostgreSQL): one machine builds a key, the others fetch it."""
+
+    def claimed(self, key: str) -> AbstractContextManager[None]:
+        """Held while this machine fetches or builds the key; waits while another one builds it."""
+        ...
+
+    def fetch(self, key: str, into: Path) -> bool:
+        """Unpack the key's kernel directory into ``into`` (a fresh staging
+        directory); False when no machine has published it."""
+        ...
+
+    def publish(self, key: str, directory: Path) -> None:
+        """Offer a kernel built here to the other machines."""
+        ...
 
 
 class Reporter(Protocol):
@@ -198,12 +217,27 @@ def cached(resolved: _Plan) -> Kernel | None:
     return load(kernel_dir(resolved.key), f"build-{resolved.key}")
 
 
-def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None) -> Kernel:
-    """The kernel of this request: from the cache, or built now."""
+def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None,
+           fleet: Fleet | None = None) -> Kernel:
+    """The kernel of this request: from the cache, else (with a ``fleet``)
+    fetched from the machine that built it or waited for while one builds
+    it, else built now (and, with a fleet, offered to the others)."""
     resolved = plan(request, log)
     kernel = cached(resolved)
     if kernel is not None:
         return kernel
+    if fleet is None:
+        return _built(resolved, log, reporter)
+    with fleet.claimed(resolved.key):
+        kernel = cached(resolved) or _fetched(resolved, fleet, log)
+        if kernel is not None:
+            return kernel
+        kernel = _built(resolved, log, reporter)
+        fleet.publish(resolved.key, kernel.directory)
+        return kernel
+
+
+def _built(resolved: _Plan, log: Log, reporter: Reporter | None) -> Kernel:
     reporter = reporter or LogReporter(log)
     with cache.locked(sources.cache_root(), resolved.source.slug + "-tree"):
         kernel = cached(resolved)
@@ -213,6 +247,25 @@ def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter 
             return _build(resolved, log, reporter)
         finally:
             reporter.finish()
+
+
+def _fetched(resolved: _Plan, fleet: Fleet, log: Log) -> Kernel | None:
+    """The kernel another machine of the fleet built, into this cache (its
+    image checked against its manifest); None when none has it."""
+    root = cache.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with cache.staging(root, f".fetch-{resolved.key}-") as work:
+        if not fleet.fetch(resolved.key, work):
+            shutil.rmtree(work, ignore_errors=True)
+            return None
+        manifest = json.loads((work / "manifest.json").read_text())
+        if manifest.get("name") != f"build-{resolved.key}" or \
+                cache.sha256(work / manifest["image"]) != manifest.get("image_sha256"):
+            raise KernelError(f"the fleet's kernel build-{resolved.key} does not match its manifest")
+        cache.install(work, kernel_dir(resolved.key))
+    log(f"fetched build-{resolved.key} ({resolved.request.describe()}) from the fleet: "
+        f"built by {manifest.get('built_by') or 'another machine'}")
+    return cached(resolved)
 
 
 # -- the build ------------------------------------------------------------------------

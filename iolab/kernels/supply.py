@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from iolab.kernels import build, fetch
-from iolab.kernels.build import Reporter
+from iolab.kernels.build import Fleet, Reporter
 from iolab.kernels.entry import Kernel
 from iolab.kernels.kernel_ref import KernelError, Log, for_variant
 from iolab.spec import Build, Experiment
@@ -44,8 +44,9 @@ class Steps:
     then waits for its step's build. In step order each build adds one patch
     to the tree the previous one left (iolab.kernels.patches)."""
 
-    def __init__(self, experiment: Experiment, log: Log, reporter: Reporter | None = None):
-        self.log, self.reporter = log, reporter
+    def __init__(self, experiment: Experiment, log: Log, reporter: Reporter | None = None,
+                 fleet: Fleet | None = None):
+        self.log, self.reporter, self.fleet = log, reporter, fleet
         self.requests = {v.name: build.request_for(v.kernel, experiment) for v in experiment.variant
                          if isinstance(v.kernel, Build)}
         build.check_steps(list(self.requests.values()), log)
@@ -81,7 +82,7 @@ class Steps:
             if name in self.built or name in self.errors:
                 return
             try:
-                kernel = build.ensure(self.requests[name], self.log, reporter)
+                kernel = build.ensure(self.requests[name], self.log, reporter, self.fleet)
             except KernelError as error:
                 self.errors[name] = str(error)
                 self.log(f"the kernel of {name} did not build; its cells fail: {str(error).splitlines()[0]}")
@@ -102,15 +103,18 @@ class Steps:
         self.close()
 
 
-def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None) -> dict[str, Kernel]:
+def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None,
+          fleet: Fleet | None = None) -> dict[str, Kernel]:
     """Each variant's kernel by variant name (empty when no variant names one):
     from the cache, else fetched or built now (a build shows its progress
-    on `reporter`, else as log lines). A series' steps are left to Steps."""
+    on `reporter`, else as log lines; with a ``fleet``, a kernel another
+    machine built or is building is fetched from it). A series' steps are
+    left to Steps."""
     kernels: dict[str, Kernel] = {}
     for variant in experiment.variant if experiment.series is None else ():
         if isinstance(variant.kernel, Build):
             request = build.request_for(variant.kernel, experiment)
-            kernels[variant.name] = build.ensure(request, log, reporter)
+            kernels[variant.name] = build.ensure(request, log, reporter, fleet)
         elif variant.kernel is not None:
             kernels[variant.name] = fetch.ensure(for_variant(variant.kernel, variant.modules, experiment.base_dir),
                                                  log)
