@@ -77,6 +77,15 @@ def test_check_names_every_dropped_option(tmp_path):
     kconfig.check(merged, "CONFIG_KEPT=y\nCONFIG_EROFS_FS=y\nCONFIG_MOD=m\n", tmp_path / ".config")  # absent = not set
 
 
+def test_a_renamed_option_survives_under_its_new_name_only_where_the_old_one_is_gone(tmp_path):
+    merged, _ = kconfig.merge(kconfig.parse_fragment("CONFIG_PROC_SYSCTL=y\n", "base.config"))
+    kconfig.check(merged, "CONFIG_SYSCTL=y\n", tmp_path / ".config")  # 7.3: PROC_SYSCTL is SYSCTL
+    with pytest.raises(ConfigError, match="CONFIG_PROC_SYSCTL=y"):
+        kconfig.check(merged, "# CONFIG_SYSCTL is not set\n", tmp_path / ".config")
+    with pytest.raises(ConfigError, match="CONFIG_PROC_SYSCTL=y"):  # 7.2 knows the old name: it must be set
+        kconfig.check(merged, "# CONFIG_PROC_SYSCTL is not set\nCONFIG_SYSCTL=y\n", tmp_path / ".config")
+
+
 def test_the_base_fragment_reads_and_asks_for_what_the_seeds_need():
     merged, notes = kconfig.merge(kconfig.parse_fragment(kconfig.BASE.read_text(), "base.config"))
     assert notes == []
@@ -348,7 +357,31 @@ def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
                 "Dir::State::status"):
         assert f'{key} "{cache}/apt/' in text, key
     assert "/etc/apt" not in text
-    assert "Suites: sid\n" in (cache / "apt" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+    # experimental is listed for binary packages only, pinned below 0: apt never picks from it
+    assert "Suites: sid experimental\n" in (cache / "apt" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+    pin = (cache / "apt" / "etc" / "preferences.d" / "iolab-experimental.pref").read_text()
+    assert "Package: *\nPin: release a=experimental\nPin-Priority: -10\n" == pin
+    sources.apt_config(sources=True)
+    assert "Suites: sid\n" in (cache / "apt-src" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+
+
+# apt-cache madison with unstable's 7.2 and experimental's 7.3 listed (this host's private index)
+MADISON_73 = ("linux-source-7.3 | 7.3~rc7-1~exp1 | http://deb.debian.org/debian experimental/main amd64 Packages\n")
+MADISON_72 = ("linux-source-7.2 |  7.2.13-1 | http://deb.debian.org/debian unstable/main amd64 Packages\n")
+POLICY_NONE = "linux-source-7.3:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n"
+
+
+def test_a_package_only_experimental_carries_resolves_to_its_version_and_says_so(cache, monkeypatch):
+    (cache / "apt" / "lists").mkdir(parents=True)
+    (cache / "apt" / "lists" / "x_Packages").write_text("")
+    answers = {"policy": POLICY_NONE, "madison": MADISON_73}
+    monkeypatch.setattr(sources, "_apt", lambda argv, what, **_: answers[argv[1]])
+    said = []
+    source = sources.resolve(sources.parse("debian:linux-source-7.3"), said.append)
+    assert source.identity == "debian:linux-source-7.3=7.3~rc7-1~exp1"
+    assert any("only in Debian's experimental suite" in line for line in said)
+    answers["madison"] = MADISON_72  # unstable's only: never taken by this path
+    assert sources._experimental("linux-source-7.2", said.append) is None
 
 
 def test_a_git_source_resolves_its_commit(tmp_path):
