@@ -1,7 +1,7 @@
 """A stand-in kernel tree for the build pipeline's tests (tests/test_kernel_build.py,
 tests/test_series.py): a tarball whose Makefile stands in for the kernel's (tinyconfig,
-olddefconfig, bzImage; it prints kbuild's "  CC  file.o" lines and copies a fake bzImage
-around an ELF with a PVH note), patches made by diff -u, and the cache it builds into."""
+olddefconfig, vmlinux and bzImage; they print kbuild's "  CC  file.o" lines and copy an ELF
+with a PVH note, or a fake bzImage around it), patches made by diff -u, and the cache it builds into."""
 
 import subprocess
 import tarfile
@@ -42,6 +42,13 @@ tinyconfig:
 \tmkdir -p $(O) && printf 'CONFIG_64BIT=y\\n# CONFIG_PRINTK is not set\\nCONFIG_DROPPED_BY_KCONFIG=y\\n' > $(O)/.config
 olddefconfig:
 \tgrep -v '^CONFIG_IMPOSSIBLE=' $(O)/.config > $(O)/.config.new; mv $(O)/.config.new $(O)/.config
+vmlinux:
+\t@for f in $(notdir $(wildcard $(CURDIR)/src/*.c)); do echo "  CC      src/$${f%.c}.o"; done
+\t@if grep -q BROKEN $(CURDIR)/src/*.c; then echo "src/a.c:2:1: error: expected ';' before '}' token"; \\
+\t  for n in $$(seq 1 30); do echo "  make noise $$n"; done; exit 2; fi
+\t@echo "  LD      vmlinux"
+\tcp $(CURDIR)/vmlinux.elf $(O)/vmlinux
+\tcat $(CURDIR)/src/*.c > $(O)/built-from.txt
 bzImage:
 \t@for f in $(notdir $(wildcard $(CURDIR)/src/*.c)); do echo "  CC      src/$${f%.c}.o"; done
 \t@if grep -q BROKEN $(CURDIR)/src/*.c; then echo "src/a.c:2:1: error: expected ';' before '}' token"; \\
@@ -62,6 +69,7 @@ def fake_source(tmp_path, cache):
     (top / "src" / "a.c").write_text(LINES)
     (top / "src" / "b.c").write_text("int b;\n")
     (top / "image.bin").write_bytes(bzimage(elf64(pvh=True), version="7.2.99"))
+    (top / "vmlinux.elf").write_bytes(elf64(pvh=True, banner=b"Linux version 7.2.99 (me@here) #1 SMP\0"))
     tarball = tmp_path / "linux-7.2.99.tar.gz"
     with tarfile.open(tarball, "w:gz") as archive:
         archive.add(top, arcname="linux-7.2.99")

@@ -4,8 +4,8 @@ build pipeline, the [kernel] table.
 No real kernel is built here (that is bench/kernel_build.py): patches are
 applied by the real GNU patch to a small real tree, and the pipeline runs
 real make on a tarball whose Makefile stands in for the kernel's
-(tinyconfig, olddefconfig, bzImage; it prints kbuild's "  CC  file.o"
-lines and copies a fake bzImage around an ELF with a PVH note).
+(tinyconfig, olddefconfig, vmlinux, bzImage; it prints kbuild's "  CC  file.o"
+lines and copies an ELF with a PVH note, or a fake bzImage around it).
 """
 
 import shutil
@@ -440,6 +440,19 @@ def test_a_build_from_a_tarball_with_a_patch(tmp_path, fake_source, cache):
     assert build._expected_files(manifest["tree_key"]) == 2
 
 
+def test_make_builds_vmlinux_with_a_pvh_entry_else_the_bzimage_and_records_its_phases(tmp_path, fake_source, cache):
+    source = SourceRef("tarball", str(fake_source))
+    pvh = build.ensure(BuildRequest(source))
+    assert pvh.manifest["make_target"] == "vmlinux" and pvh.manifest["incremental"] is False
+    assert set(pvh.manifest["phases_s"]) == {"patch", "configure", "compile", "link", "install"}
+    assert "olddefconfig" in build.build_log(pvh)
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    again = build.ensure(BuildRequest(source, (Patch(fix),)))  # same tree: olddefconfig left to make
+    assert again.manifest["incremental"] is True and "olddefconfig" not in build.build_log(again)
+    plain = build.ensure(BuildRequest(source, (), (("kernel.config", "# CONFIG_PVH is not set\n"),)))
+    assert plain.manifest["make_target"] == "bzImage"
+
+
 def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_source, cache):
     fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
     source = SourceRef("tarball", str(fake_source))
@@ -467,7 +480,7 @@ def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_sou
         build.ensure(request)
     message = str(error.value)
     first, second = message.splitlines()[:2]
-    assert first == "make bzImage failed (exit 2): src/a.c:2:1: error: expected ';' before '}' token"
+    assert first == "make vmlinux failed (exit 2): src/a.c:2:1: error: expected ';' before '}' token"
     assert "make noise 30" in message and "make noise 5\n" not in message
     log = second.removeprefix("full log: ")
     assert Path(log).exists() and "error: expected" in Path(log).read_text()

@@ -282,7 +282,7 @@ def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypa
     assert [(s.step, s.cells, s.failed) for s in result.series.steps] == [(0, 8, 0), (1, 8, 0), (2, 8, 0),
                                                                           (3, 8, 0), (4, 8, 8)]
     assert [(c.step, c.patch) for c in result.series.changes] == [(2, "p2.patch")]
-    assert "the kernel did not build: make bzImage failed" in result.failures[0].error
+    assert "the kernel did not build: make vmlinux failed" in result.failures[0].error
     from iolab.report import renderer
     assert "4 p4.patch: FAILED" in renderer("text")(result)
 
@@ -343,3 +343,28 @@ def test_instructions_timing_runs_every_step_and_attributes_exactly(tmp_path, mo
     assert [(c.workload, c.step, c.patch, c.verdict, c.delta) for c in series.changes] == [
         ("w_a", 1, "one.patch", "better", pytest.approx(-0.5)), ("w_b", 2, "two.patch", "worse", pytest.approx(0.25))]
     assert all(c.exact is not None for row in result.rows for c in row.comparisons.values())
+
+
+def test_steps_built_ahead_in_step_order_each_adding_its_patch(tmp_path, fake_source, cache):
+    """With instructions timing an every-step run builds its steps ahead, in a thread, in step
+    order: each build finds the tree with the step before's patches on it and adds its own."""
+    from iolab import kernels
+    from iolab.kernels import patches as patch_tree
+    from iolab.run import series
+
+    experiment = stand_in_series(tmp_path, fake_source, "every")
+    assert series.build_ahead(experiment) == []  # wall timing: each step built when its first cell comes
+    exact = load.parse({**experiment.model_dump(mode="json", exclude_none=True, exclude={"variant"}),
+                        "variant": [{"name": "base"}], "vm": {"timing": "instructions"}}, base_dir=str(tmp_path))
+    order = series.build_ahead(exact)
+    assert order == [v.name for v in sorted(exact.variant, key=lambda v: v.step)] and len(order) == 5
+    said = []
+    with kernels.Steps(exact, said.append) as steps:
+        steps.ahead(order)
+        last = steps.get(order[-1])  # waits for the steps before it, then its own
+        assert last is not None
+        built = [line.split()[1] for line in said if line.startswith("built ")]
+        assert built == [steps.built[name].name for name in order]  # one at a time, in step order
+    assert [len(steps.built[name].manifest["patches"]) for name in order] == [0, 1, 2, 3, 4]
+    tree = next((cache / "sources").glob("*/linux"))
+    assert len(patch_tree.Tree(tree).applied()) == 4 and "p4.patch" in (tree / patch_tree.NOTE).read_text()

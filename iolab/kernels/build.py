@@ -20,7 +20,15 @@ Layout under ``$XDG_CACHE_HOME/iolab``:
                                   config, build.log, manifest.json
 
 The kernel is built with every option built in (no modules), from
-``make tinyconfig`` plus the fragments, as ``make -j<cpus> bzImage``.
+``make tinyconfig`` plus the fragments, as ``make -j<cpus> vmlinux`` where
+the configuration has a PVH entry (CONFIG_PVH, in iolab's base fragment):
+QEMU boots that ELF as it is, so the bzImage's compression (xz of the
+whole kernel, longer than the rest of a one-file rebuild) is skipped;
+without CONFIG_PVH, ``make bzImage``. Each build records how long each of
+its phases took (manifest ``phases_s``: patch, configure, compile, link,
+install), and in an object tree already configured for this configuration,
+olddefconfig is left to make's own syncconfig (a patch that changes a
+Kconfig file still gets it), the requested options checked after the build.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import re
 import shutil
 import subprocess
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +58,7 @@ TAIL_LINES = 20  # lines of a failed build's log shown in the error
 BUILD_LOG = "kernel-build.log"  # the artefact of a run's sample that carries its kernel's build log
 _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
+PVH_OPTION = "CONFIG_PVH"  # with it, make's vmlinux boots as it is (iolab.kernels.images.boot_image)
 
 
 # What a kernel build runs or includes, and the Debian package that has it
@@ -86,6 +96,24 @@ class BuildRequest:
         parts = [self.source.name + (f"@{self.source.version}" if self.source.version else "")]
         parts += [("-R " if p.reverse else "+ ") + p.path.name for p in self.patches]
         return " ".join(parts)
+
+
+class Fleet(Protocol):
+    """Kernels shared between the machines of a fleet (iolab.run.fleet, in the
+    store's PostgreSQL): one machine builds a key, the others fetch it."""
+
+    def claimed(self, key: str) -> AbstractContextManager[None]:
+        """Held while this machine fetches or builds the key; waits while another one builds it."""
+        ...
+
+    def fetch(self, key: str, into: Path) -> bool:
+        """Unpack the key's kernel directory into ``into`` (a fresh staging
+        directory); False when no machine has published it."""
+        ...
+
+    def publish(self, key: str, directory: Path) -> None:
+        """Offer a kernel built here to the other machines."""
+        ...
 
 
 class Reporter(Protocol):
@@ -189,12 +217,27 @@ def cached(resolved: _Plan) -> Kernel | None:
     return load(kernel_dir(resolved.key), f"build-{resolved.key}")
 
 
-def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None) -> Kernel:
-    """The kernel of this request: from the cache, or built now."""
+def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter | None = None,
+           fleet: Fleet | None = None) -> Kernel:
+    """The kernel of this request: from the cache, else (with a ``fleet``)
+    fetched from the machine that built it or waited for while one builds
+    it, else built now (and, with a fleet, offered to the others)."""
     resolved = plan(request, log)
     kernel = cached(resolved)
     if kernel is not None:
         return kernel
+    if fleet is None:
+        return _built(resolved, log, reporter)
+    with fleet.claimed(resolved.key):
+        kernel = cached(resolved) or _fetched(resolved, fleet, log)
+        if kernel is not None:
+            return kernel
+        kernel = _built(resolved, log, reporter)
+        fleet.publish(resolved.key, kernel.directory)
+        return kernel
+
+
+def _built(resolved: _Plan, log: Log, reporter: Reporter | None) -> Kernel:
     reporter = reporter or LogReporter(log)
     with cache.locked(sources.cache_root(), resolved.source.slug + "-tree"):
         kernel = cached(resolved)
@@ -206,7 +249,42 @@ def ensure(request: BuildRequest, log: Log = lambda _: None, reporter: Reporter 
             reporter.finish()
 
 
+def _fetched(resolved: _Plan, fleet: Fleet, log: Log) -> Kernel | None:
+    """The kernel another machine of the fleet built, into this cache (its
+    image checked against its manifest); None when none has it."""
+    root = cache.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with cache.staging(root, f".fetch-{resolved.key}-") as work:
+        if not fleet.fetch(resolved.key, work):
+            shutil.rmtree(work, ignore_errors=True)
+            return None
+        manifest = json.loads((work / "manifest.json").read_text())
+        if manifest.get("name") != f"build-{resolved.key}" or \
+                cache.sha256(work / manifest["image"]) != manifest.get("image_sha256"):
+            raise KernelError(f"the fleet's kernel build-{resolved.key} does not match its manifest")
+        cache.install(work, kernel_dir(resolved.key))
+    log(f"fetched build-{resolved.key} ({resolved.request.describe()}) from the fleet: "
+        f"built by {manifest.get('built_by') or 'another machine'}")
+    return cached(resolved)
+
+
 # -- the build ------------------------------------------------------------------------
+
+
+def _target(obj: Path) -> str:
+    """What make builds: vmlinux where the configuration has a PVH entry, else the bzImage."""
+    config = obj / ".config"
+    pvh = config.exists() and f"\n{PVH_OPTION}=y\n" in "\n" + config.read_text()
+    return "vmlinux" if pvh else "bzImage"
+
+
+def _product(obj: Path, target: str) -> Path:
+    return obj / "vmlinux" if target == "vmlinux" else obj / "arch" / "x86" / "boot" / "bzImage"
+
+
+def built_before(obj: Path) -> bool:
+    """Whether an object tree holds a finished kernel (a build in it is incremental)."""
+    return (obj / "vmlinux").exists() or (obj / "arch" / "x86" / "boot" / "bzImage").exists()
 
 
 def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
@@ -216,62 +294,79 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
                           "(scripts/setup installs them)")
     reporter.phase("source", resolved.source.label)
     root = sources.unpack(resolved.source, log)
+    phases: dict[str, float] = {}
+    started = clock = time.monotonic()
     if resolved.request.patches:
         reporter.phase("patch", ", ".join(str(p.path.name) + (" -R" if p.reverse else "")
                                           for p in resolved.request.patches))
     patches.Tree(root).apply(list(resolved.request.patches))
+    phases["patch"], clock = time.monotonic() - clock, time.monotonic()
     work = builds_root() / resolved.tree_key
     obj = work / "obj"
     (work / "logs").mkdir(parents=True, exist_ok=True)
     log_path = work / "logs" / f"{resolved.key}.log"
-    fresh = not (obj / "arch" / "x86" / "boot" / "bzImage").exists()
-    started = time.monotonic()
+    fresh = not built_before(obj)
     with open(log_path, "w", buffering=1) as out:  # line by line: the log can be followed
         out.write(f"iolab: building {resolved.request.describe()}\n"
                   f"iolab: source {resolved.source.identity}\niolab: toolchain {resolved.toolchain}\n")
-        _configure(root, obj, resolved, out, reporter)
+        checked = _configure(root, obj, resolved, out, reporter, fresh)
+        phases["configure"], clock = time.monotonic() - clock, time.monotonic()
+        target = _target(obj)
         expected = _expected_files(resolved.tree_key) if fresh else None
-        reporter.phase("compile", f"make -j{os.cpu_count() or 1} bzImage"
+        reporter.phase("compile", f"make -j{os.cpu_count() or 1} {target}"
                        + ("" if fresh else ", incremental: only what changed"))
-        files = _make(root, obj, ["bzImage"], out, log_path, reporter, expected)
+        files, linked = _make(root, obj, [target], out, log_path, reporter, expected)
+        made = time.monotonic()
+        phases["compile"], phases["link"] = (linked or made) - clock, made - (linked or made)
+        if not checked:  # make's syncconfig ran olddefconfig's rules where a patch changed a Kconfig file
+            kconfig.check(resolved.merged, (obj / ".config").read_text(), obj / ".config")
     seconds = time.monotonic() - started
     if fresh:
         _record_files(resolved.tree_key, files, seconds)
     reporter.phase("initramfs")
-    kernel = _install(resolved, obj, log_path, {"build_seconds": round(seconds, 1), "compiled_files": files,
-                                                  "incremental": not fresh})
+    kernel = _install(resolved, obj, _product(obj, target), log_path,
+                      {"build_seconds": round(seconds, 1), "compiled_files": files, "incremental": not fresh,
+                       "make_target": target}, phases)
     log(f"built {kernel.name} ({resolved.request.describe()}) in {seconds:.0f} s, {files} files compiled")
     return kernel
 
 
-def _configure(root: Path, obj: Path, resolved: _Plan, out: Any, reporter: Reporter) -> None:
+def _configure(root: Path, obj: Path, resolved: _Plan, out: Any, reporter: Reporter, fresh: bool) -> bool:
     """tinyconfig + the merged fragments (once per object tree), then
-    olddefconfig and the check that every requested option survived."""
+    olddefconfig and the check that every requested option survived;
+    False where that was left to the build (an object tree built before with
+    this configuration: make's syncconfig does what olddefconfig would, only
+    where a Kconfig file changed, and the caller checks after make)."""
     reporter.phase("configure", "tinyconfig + base.config + the experiment's fragment, olddefconfig")
     stamp = obj / ".iolab-fragment"
     wanted = kconfig.canonical(resolved.merged)
+    for note in resolved.notes:
+        out.write(f"iolab: {note}\n")
+    if not fresh and stamp.exists() and stamp.read_text() == wanted and (obj / ".config").exists():
+        out.write("iolab: configured for this configuration before: make's syncconfig brings .config up to date\n")
+        return False
     if not stamp.exists() or stamp.read_text() != wanted or not (obj / ".config").exists():
         obj.mkdir(parents=True, exist_ok=True)
         _make(root, obj, ["tinyconfig"], out, None, None, None)
         (obj / ".config").write_text(kconfig.apply((obj / ".config").read_text(), resolved.merged))
         stamp.write_text(wanted)
-    for note in resolved.notes:
-        out.write(f"iolab: {note}\n")
     _make(root, obj, ["olddefconfig"], out, None, None, None)
     kconfig.check(resolved.merged, (obj / ".config").read_text(), obj / ".config")
+    return True
 
 
 def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | None,
-          reporter: Reporter | None, expected: int | None) -> int:
+          reporter: Reporter | None, expected: int | None) -> tuple[int, float | None]:
     """Run make in the object tree, its output into the log; the number of
-    files compiled. A failure is a BuildError with the log's last lines."""
+    files compiled and when the link began (monotonic; None: no link). A
+    failure is a BuildError with the log's last lines."""
     if shutil.which("make") is None:
         raise KernelError("make not found: install it with 'apt-get install make' (or run scripts/setup)")
     argv = ["make", "-C", str(root), f"O={obj}", f"-j{os.cpu_count() or 1}", *targets,
             "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"]
     out.write("iolab: " + " ".join(argv) + "\n")
     out.flush()
-    files, began = 0, time.monotonic()
+    files, began, linked = 0, time.monotonic(), None
     with started(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as make:
         assert make.stdout is not None
         for line in make.stdout:
@@ -283,12 +378,13 @@ def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | 
                 files += 1
                 reporter.files(files, expected, _eta(files, expected, time.monotonic() - began))
             elif step.group(1) == "LD" and step.group(2) in _LINK:
+                linked = linked or time.monotonic()
                 reporter.phase("link", step.group(2))
         make.wait()
     out.flush()
     if make.returncode != 0:
         raise _failure(" ".join(targets), make.returncode, log_path or Path(out.name))
-    return files
+    return files, linked
 
 
 def _eta(done: int, expected: int | None, elapsed: float) -> float | None:
@@ -332,7 +428,7 @@ def last_build_seconds(tree_key: str) -> tuple[float, str] | None:
     a build recompiles only what its patches change, so the last build in it
     (the cached kernels' manifests); where it is gone (or none but the first
     was timed), its last full build; else the last full build of another tree."""
-    if (builds_root() / tree_key / "obj" / "arch" / "x86" / "boot" / "bzImage").exists():
+    if built_before(builds_root() / tree_key / "obj"):
         timed = [m for m in listing() if m.get("kind") == "build" and m.get("tree_key") == tree_key
                  and m.get("incremental") and isinstance(m.get("build_seconds"), (int, float))]
         if timed:
@@ -354,15 +450,16 @@ def _record_files(tree_key: str, files: int, seconds: float) -> None:
     path.write_text(json.dumps(stats, indent=1) + "\n")
 
 
-def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]) -> Kernel:
-    """The built kernel into the kernel cache: boot image, initramfs, config, log, manifest."""
+def _install(resolved: _Plan, obj: Path, product: Path, log_path: Path, figures: dict[str, Any],
+             phases: dict[str, float]) -> Kernel:
+    """The built kernel into the kernel cache: boot image, initramfs, config,
+    log, manifest (with ``phases``' seconds, this one's as "install")."""
+    began = time.monotonic()
     root = cache.cache_root()
     root.mkdir(parents=True, exist_ok=True)
     with cache.staging(root, f".build-{resolved.key}-") as work:
-        vmlinux = obj / "vmlinux"
-        image, pvh = images.boot_image(vmlinux if vmlinux.exists() else obj / "arch/x86/boot/bzImage", work)
-        bzimage = obj / "arch" / "x86" / "boot" / "bzImage"
-        kver = images.image_version(bzimage.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
+        image, pvh = images.boot_image(product, work)
+        kver = images.image_version(product.read_bytes()) or sources.kernel_version(sources.tree(resolved.source))
         tools_busybox = apt.busybox()
         packed = initramfs.build(None, tools_busybox, work / "initramfs.cpio")
         shutil.copyfile(obj / ".config", work / "config")
@@ -392,6 +489,8 @@ def _install(resolved: _Plan, obj: Path, log_path: Path, figures: dict[str, Any]
             "busybox": str(tools_busybox),
             "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             **figures,
+            "phases_s": {name: round(value, 2) for name, value in {**phases,
+                                                                   "install": time.monotonic() - began}.items()},
         }
         cache.write_manifest(work, manifest)
         cache.install(work, kernel_dir(resolved.key))

@@ -19,6 +19,10 @@ round stays within one machine. For each job the agent
    stamped with the agent's name and the attempt;
 4. marks the attempt done, and the run complete when it was the last round.
 
+Kernels built from source are built once per fleet (iolab.run.fleet): the
+first agent that needs a build key builds it and offers it in the store's
+PostgreSQL; the others wait for it, then fetch it.
+
 Faults. procrastinate's worker sends heartbeats; a job whose worker's
 heartbeat is older than 3 heartbeats is stalled, and an agent gives it back
 to the queue (procrastinate's get_stalled_jobs / retry_job), which counts
@@ -60,6 +64,7 @@ from iolab import kernels, knobs, load, plan
 from iolab.cell import environment
 from iolab.journal import default_journal
 from iolab.run import inputs, lock, queue, recovery, runner
+from iolab.run.fleet import PostgresFleet
 from iolab.spec import Experiment, SpecError
 from iolab.store import Sample, Store, StoreError
 from iolab.store.db import shown
@@ -363,8 +368,11 @@ class Agent:
                job: Any) -> None:
         cells = [cell for cell in runner.cell_specs(experiment, plan.plan(experiment, run.seed))
                  if cell.round == round_index]
-        variant_kernels = kernels.ready(experiment, lambda text: say(self.settings.name, text))
-        host = runner.host_for(experiment, variant_kernels)
+        log = lambda text: say(self.settings.name, text)  # noqa: E731
+        fleet = PostgresFleet(self.settings.url, self.settings.name, log)
+        variant_kernels = kernels.ready(experiment, log, fleet=fleet)
+        steps = kernels.Steps(experiment, log, fleet=fleet) if experiment.series is not None else None
+        host = runner.host_for(experiment, variant_kernels, steps=steps)
         with host:
             batches = host.batches(cells)
             for index, batch in enumerate(batches):

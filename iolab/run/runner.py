@@ -161,6 +161,9 @@ def run(
             recovery.report(recovery.reclaim())
             holder = stack.enter_context(lock.machine_lock(experiment))
             steps = kernels.Steps(experiment, _say, build_progress) if experiment.series is not None else None
+            if steps is not None:
+                stack.enter_context(steps)
+                steps.ahead(series.build_ahead(experiment))
             host = host_for(experiment, kernels.ready(experiment, _say, build_progress), show_command=show_command,
                             steps=steps)
         with interrupts.deferred():  # a stored run always has its journal entry

@@ -16,6 +16,15 @@ compared paired by round. It ends when every change lies between adjacent
 steps, when no comparison is open, or when the budget is spent; a change left between steps further apart is reported with
 that interval of patches. Only the steps a stage runs are built.
 
+Builds: every step's kernel is built in step order, each adding one patch
+to the tree the step before left (iolab.kernels.patches), so a step
+recompiles only the files of its own patch. With instructions timing a
+step's values are instruction counts, which the host's load does not change:
+there the steps of an every-step run are built ahead, in a thread, while the
+first steps' cells run (``build_ahead``). With wall timing a build would
+load the machine under a measured cell: a step is built when its first cell
+comes, before that cell starts.
+
 Rounds are numbered across stages; a round's cells are the stage's steps x
 the workloads, shuffled with the run's seed and the round's number, and
 numbered so that a resumed run makes the same decisions from its stored
@@ -41,6 +50,18 @@ def strategy(experiment: Experiment) -> str:
     if experiment.series.strategy != "auto":
         return experiment.series.strategy
     return "every" if getattr(experiment.vm, "timing", "wall") == "instructions" else "bisect"
+
+
+def build_ahead(experiment: Experiment) -> list[str]:
+    """The steps to build in the background while cells run, in step order:
+    every step of an every-step run with instructions timing (a count does
+    not depend on the host's load); none otherwise (built on demand)."""
+    if experiment.series is None or strategy(experiment) != "every":
+        return []
+    if getattr(experiment.vm, "timing", "wall") != "instructions":
+        return []
+    steps = sorted((v.step, v.name) for v in experiment.variant if v.step is not None)
+    return [name for _, name in steps]
 
 
 def round_plan(experiment: Experiment, seed: int, round_index: int, steps: list[int]) -> list[plan.PlannedCell]:
