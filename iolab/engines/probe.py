@@ -19,8 +19,8 @@ text (what the runner ships to the cell) is its parameters as JSON.
 
 Metrics (see iolab/metrics.py): lat and uring give the ``lat`` histogram
 (ns, fio json+ shape) and ``lat_p50``/``lat_p99``/``lat_p99.9`` read from
-it, ``lat_mean``, ``iops``, ``bw``; batch gives ``us_per_call`` (libMicro's
-median) and ``us_per_call_min``; churn gives ``phase.<name>_ns`` per phase
+it, ``lat_mean``, ``iops``, ``bw``; batch gives ``per_call`` (libMicro's
+median) and ``per_call_min``; churn gives ``phase.<name>_ns`` per phase
 (``<name>#k`` when a phase repeats) and the reported phase as
 ``phase_ns``; every mode gives ``ctx`` (getrusage context switches of the
 measured region).
@@ -358,16 +358,20 @@ def _batch(doc: dict[str, Any]) -> EngineResult:
     per_call = doc["us_per_call"]
     return EngineResult(
         metrics={
-            "us_per_call": float(per_call["median"]),
-            "us_per_call_min": float(per_call["min"]),
+            "per_call": float(per_call["median"]),
+            "per_call_min": float(per_call["min"]),
             "calls": float(doc["calls"]),
         }
     )
 
 
+# Metric names before store version 6 -> now: a name says what it counts in both timing modes
+# (us_per_call was kinsn per call in instructions mode). Old stores are migrated (iolab.store.schema);
+# an experiment file's old names are read as the new ones (iolab.load.metric_names.renamed).
+RENAMED = {"us_per_call": "per_call", "us_per_call_min": "per_call_min"}
 LATENCY = ("ops", "iops", "bw", "lat_mean", "lat_p50", "lat_p99", "lat_p99.9", "cs_per_io")
 METRICS: dict[str, tuple[str, ...]] = {  # each mode's metrics (and ctx, of every mode)
-    "lat": LATENCY, "uring": LATENCY, "batch": ("us_per_call", "us_per_call_min", "calls"),
+    "lat": LATENCY, "uring": LATENCY, "batch": ("per_call", "per_call_min", "calls"),
     "churn": ("total_ns", "phase_ns"),
 }
 
