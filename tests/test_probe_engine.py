@@ -387,3 +387,16 @@ def test_unaligned_direct_block_size_is_a_failed_cell(probe_bin, tmp_path):
     assert bad.status == "failed" and bad.metrics == {}
     assert bad.error.startswith("iolab-probe lat exit 1: pread: Invalid argument [EINVAL] (offset 0, len 100")
     assert "(--bs) is not" in bad.error
+
+
+def test_instructions_mode_cuts_the_probe_op_counts_to_what_a_count_needs():
+    batch = json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "pwrite_u10k", "batches": 50})))
+    assert batch["batches"] == engine.INSTRUCTIONS_BATCHES and "batch" not in batch  # libMicro's batch size kept
+    assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k"})))["batches"] \
+        == engine.INSTRUCTIONS_BATCHES  # the probe's default of 200
+    assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k", "batches": 5})))[
+        "batches"] == 5  # fewer asked: kept
+    lat = json.loads(engine.for_instructions(engine.job_text({"mode": "lat", "op": "pread", "ops": 50000})))
+    assert lat["ops"] == engine.INSTRUCTIONS_OPS
+    churn = engine.job_text({"mode": "churn", "files": 1000})
+    assert engine.for_instructions(churn) == churn

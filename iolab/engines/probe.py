@@ -236,6 +236,34 @@ def merged(job: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Value]]
     return mode, checked
 
 
+# -- instructions mode: the op counts exactness needs -------------------------
+# Under -icount a cell's cost per op is the same count op after op, so the
+# median of a few batches (ops) is the median of many; what the guest runs
+# beyond that is QEMU's CPU time and nothing else. Measured (bench/data/
+# opcount-2026-11-26.txt: A/A of 7.2, ext4, every seed case, boots apart):
+# libMicro's batch sizes kept (a smaller batch is another workload: write
+# walks fewer folios; pwrite then misses the timer ticks a batch of 1000
+# amortizes), INSTRUCTIONS_BATCHES batches gave the median of 50.
+INSTRUCTIONS_BATCHES = 21  # batch mode: timed batches at most
+INSTRUCTIONS_OPS = 2000  # lat and uring modes: timed ops at most (the probe's default is 50000)
+DEFAULT_OPS = 50000  # iolab-probe lat/uring --ops when not given
+DEFAULT_BATCHES = 200  # iolab-probe batch --batches when not given
+
+
+def for_instructions(job: str) -> str:
+    """A probe job with its op count cut to what an instruction count needs
+    (batch: INSTRUCTIONS_BATCHES batches; lat, uring: INSTRUCTIONS_OPS ops);
+    a smaller count is kept, and churn (whose phases are the workload) is
+    left as it is."""
+    params = json.loads(job)
+    mode = params.get("mode")
+    if mode == "batch":
+        params["batches"] = min(int(params.get("batches", DEFAULT_BATCHES)), INSTRUCTIONS_BATCHES)
+    elif mode in ("lat", "uring"):
+        params["ops"] = min(int(params.get("ops", DEFAULT_OPS)), INSTRUCTIONS_OPS)
+    return json.dumps(params)
+
+
 # -- running ----------------------------------------------------------------
 
 

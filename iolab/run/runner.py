@@ -26,7 +26,7 @@ from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.kernels import Kernel
-from iolab.spec import Experiment
+from iolab.spec import Experiment, Workload
 from iolab.cell.sample import Sample
 from iolab.store import RunStatus, Store
 from iolab.stats.exact import MIN_ROUNDS
@@ -105,6 +105,15 @@ class NoProgress:
         pass
 
 
+def job_of(experiment: Experiment, workload: Workload) -> str:
+    """The job a cell runs: the workload's, with its op count cut to what an
+    instruction count needs in instructions mode ([vm] op_counts = "fewest")."""
+    job = load.job_text(experiment, workload)
+    if experiment.timing == "instructions" and experiment.vm.op_counts == "fewest":
+        return engines.for_instructions(workload.engine, job)
+    return job
+
+
 def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[CellSpec]:
     variants = {v.name: v for v in experiment.variant}
     workloads = {w.name: w for w in experiment.workload}
@@ -117,7 +126,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             target=Record.of(experiment.target_for(variants[cell.variant], workloads[cell.workload])),
             variant=Record.of(variants[cell.variant]),
             workload=Record.of(workloads[cell.workload]),
-            job=load.job_text(experiment, workloads[cell.workload]),
+            job=job_of(experiment, workloads[cell.workload]),
             setup=Record.of(experiment.cell),
             collect=Record.of(experiment.collect),
             derived=experiment.derived,
