@@ -20,7 +20,7 @@ from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
-from iolab.run import adaptive, early, inputs, lock, recovery, series
+from iolab.run import adaptive, early, inputs, lock, parallel, recovery, series
 from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
@@ -270,19 +270,35 @@ def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_co
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress,
                watch: early.FirstRound | None = None) -> None:
     """Run cells batch by batch (a VM boot runs a batch), storing each sample at
-    once; ``watch`` stops the run between batches (early.CannotRun)."""
-    for batch in host.batches(cells):
+    once; ``watch`` stops the run between batches (early.CannotRun). A host
+    whose counts do not depend on its load (``parallel`` > 1: VMs in
+    instructions mode) runs that many batches at once (iolab.run.parallel)."""
+    batches = host.batches(cells)
+    workers = getattr(host, "parallel", 1)
+    if workers > 1 and len(batches) > 1:
+        for _, sample in parallel.run(batches, host.run_batch, workers, getattr(host, "stopping")):
+            if sample is None:
+                if watch is not None:
+                    watch.check()
+                continue
+            _store(store, run_id, sample, progress, watch)
+        return
+    for batch in batches:
         progress.cell_started(_label(batch[0]))
         for index, sample in enumerate(host.run_batch(batch)):
-            with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
-                store.add_sample(run_id, sample)
-            progress.cell_done(sample)
-            if watch is not None:
-                watch.seen(sample)
+            _store(store, run_id, sample, progress, watch)
             if index + 1 < len(batch):
                 progress.cell_started(_label(batch[index + 1]))
         if watch is not None:
             watch.check()
+
+
+def _store(store: Store, run_id: int, sample: Sample, progress: Progress, watch: early.FirstRound | None) -> None:
+    with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
+        store.add_sample(run_id, sample)
+    progress.cell_done(sample)
+    if watch is not None:
+        watch.seen(sample)
 
 
 def _run_until_exact(experiment: Experiment, store: Store, run_id: int, cells: list[CellSpec], host: Host,

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,7 @@ class Boot:
     qemu_rc: int | None = None
     guest_rc: int | None = None
     timed_out: bool = False
+    stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
     guest: dict[str, Any] | None = None
 
     def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
@@ -117,6 +119,8 @@ class Boot:
     def outcome(self) -> str:
         if self.timed_out:
             return "the VM was killed: nothing from the guest for [vm] timeout"
+        if self.stopped:
+            return "the VM was stopped: the run was ending"
         if self.guest_rc is not None:
             return f"the guest's iolab exited with status {self.guest_rc}"
         stderr = self.xchg / "qemu.stderr"
@@ -139,8 +143,10 @@ class VMHost:
         scratch: Path,
         accel: str | None = None,
         show_command: Callable[[str], None] | None = None,
+        stopping: threading.Event | None = None,
     ):
         self.kernel = kernel
+        self.stopping = stopping or threading.Event()  # set by another thread: end the boot under way
         self.settings = settings
         self.scratch = scratch
         self.accel = accel or choose_accel(settings.accel_setting, settings.machine)
@@ -298,6 +304,12 @@ class VMHost:
                 rc_path = boot.xchg / "rc"
                 if rc_path.exists():
                     boot.guest_rc = int(rc_path.read_text().strip() or -1)
+                return
+            if self.stopping.is_set():
+                boot.stopped = True
+                end(process, grace=QEMU_GRACE)
+                boot.exited_s = time.monotonic() - boot.started
+                boot.qemu_rc = process.returncode
                 return
             if now > deadline:
                 boot.timed_out = True
