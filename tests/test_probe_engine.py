@@ -391,7 +391,9 @@ def test_unaligned_direct_block_size_is_a_failed_cell(probe_bin, tmp_path):
 
 def test_instructions_mode_cuts_the_probe_op_counts_to_what_a_count_needs():
     batch = json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "pwrite_u10k", "batches": 50})))
-    assert batch["batches"] == engine.INSTRUCTIONS_BATCHES and "batch" not in batch  # libMicro's batch size kept
+    assert batch["batches"] == engine.INSTRUCTIONS_BATCHES and batch["batch"] == engine.INSTRUCTIONS_PWRITE_BATCH
+    write = json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u10k"})))
+    assert "batch" not in write  # libMicro's batch size kept: a smaller one walks fewer folios
     assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k"})))["batches"] \
         == engine.INSTRUCTIONS_BATCHES  # the probe's default of 200
     assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k", "batches": 5})))[

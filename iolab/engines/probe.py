@@ -239,26 +239,37 @@ def merged(job: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Value]]
 # -- instructions mode: the op counts exactness needs -------------------------
 # Under -icount a cell's cost per op is the same count op after op, so the
 # median of a few batches (ops) is the median of many; what the guest runs
-# beyond that is QEMU's CPU time and nothing else. Measured (bench/data/
-# opcount-2026-11-26.txt: A/A of 7.2, ext4, every seed case, boots apart):
-# libMicro's batch sizes kept (a smaller batch is another workload: write
-# walks fewer folios; pwrite then misses the timer ticks a batch of 1000
-# amortizes), INSTRUCTIONS_BATCHES batches gave the median of 50.
+# beyond that is QEMU's CPU time and nothing else. Measured
+# (bench/data/opcount-2026-11-26.txt: A/A of 7.2 on ext4, each round its
+# own boot, 4-5 boots a setting): write_u1k and write_u10k gave one value in
+# every boot from 21 batches (11 and 15 moved by 0.002-0.004% now and then);
+# their batch size stays libMicro's (a smaller batch walks fewer folios:
+# another workload). A pwrite batch of 1000 calls holds 3-4 of the guest's
+# timer ticks (one per 4 Minsn), whose cost moves from boot to boot: its
+# median moved by up to 0.004% at any batch count below 50, and at 50 from
+# one boot to another; of 100 calls most batches hold none, and the median
+# was one value in every boot (it counts the call without the ticks:
+# 0.17-0.26% below the 1000-call median).
 INSTRUCTIONS_BATCHES = 21  # batch mode: timed batches at most
+INSTRUCTIONS_PWRITE_BATCH = 100  # batch mode, pwrite cases: calls per batch at most
 INSTRUCTIONS_OPS = 2000  # lat and uring modes: timed ops at most (the probe's default is 50000)
 DEFAULT_OPS = 50000  # iolab-probe lat/uring --ops when not given
 DEFAULT_BATCHES = 200  # iolab-probe batch --batches when not given
+CASE_BATCH = {"write_u1k": 50, "write_u10k": 25, "pwrite_u1k": 1000, "pwrite_u10k": 1000, "custom": 1000}
 
 
 def for_instructions(job: str) -> str:
     """A probe job with its op count cut to what an instruction count needs
-    (batch: INSTRUCTIONS_BATCHES batches; lat, uring: INSTRUCTIONS_OPS ops);
-    a smaller count is kept, and churn (whose phases are the workload) is
-    left as it is."""
+    (batch: INSTRUCTIONS_BATCHES batches, a pwrite batch INSTRUCTIONS_PWRITE_BATCH
+    calls; lat, uring: INSTRUCTIONS_OPS ops); a smaller count is kept, and
+    churn (whose phases are the workload) is left as it is."""
     params = json.loads(job)
     mode = params.get("mode")
     if mode == "batch":
         params["batches"] = min(int(params.get("batches", DEFAULT_BATCHES)), INSTRUCTIONS_BATCHES)
+        case = params.get("case")
+        if case in ("pwrite_u1k", "pwrite_u10k") or (case == "custom" and params.get("op", "pwrite") == "pwrite"):
+            params["batch"] = min(int(params.get("batch", CASE_BATCH[case])), INSTRUCTIONS_PWRITE_BATCH)
     elif mode in ("lat", "uring"):
         params["ops"] = min(int(params.get("ops", DEFAULT_OPS)), INSTRUCTIONS_OPS)
     return json.dumps(params)

@@ -143,9 +143,10 @@ def timing_lines(experiment: Experiment) -> list[str]:
              "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
              "Ginsn = 10^9), and rates are per 10^9 instructions"]
     if experiment.vm.op_counts == "fewest":
-        lines.append(f"op counts cut to what a count needs (probe: {probe.INSTRUCTIONS_BATCHES} batches, "
-                     f"{probe.INSTRUCTIONS_OPS} ops; fio: {fio.INSTRUCTIONS_IOS} I/Os a job; where the job asks "
-                     "more; [vm] op_counts = \"as-written\" runs them as written)")
+        lines.append(f"op counts cut to what a count needs (probe: {probe.INSTRUCTIONS_BATCHES} batches, a pwrite "
+                     f"batch {probe.INSTRUCTIONS_PWRITE_BATCH} calls, {probe.INSTRUCTIONS_OPS} ops; fio: "
+                     f"{fio.INSTRUCTIONS_IOS} I/Os a job; where the job asks more; [vm] op_counts = "
+                     "\"as-written\" runs them as written)")
     if experiment.vm.disk == "virtio":
         lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
                      "timer, not as instructions; disk = \"ram\" keeps the device out")
