@@ -50,8 +50,9 @@ class VMHosts:
         self.scratch: Path | None = None
         self.logged: set[str] = set()
         # Boots at once: in instructions mode one per host CPU (a guest's counts do not depend on the host's
-        # load, and TCG runs each guest in one thread: iolab.run.parallel); in wall mode one, as its timing needs
-        self.parallel = (os.cpu_count() or 1) if settings.timing == "instructions" else 1
+        # load, and TCG runs each guest in one thread: iolab.run.parallel); in wall mode one, as its timing
+        # needs; a series' steps one (a step's kernel is built on its first cell: one build at a time)
+        self.parallel = (os.cpu_count() or 1) if settings.timing == "instructions" and steps is None else 1
         self.stopping = threading.Event()  # set: every boot under way ends (iolab.run.parallel)
 
     def describe(self) -> dict[str, Any]:
