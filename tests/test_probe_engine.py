@@ -398,7 +398,7 @@ def test_instructions_mode_cuts_the_probe_op_counts_to_what_a_count_needs():
         == engine.INSTRUCTIONS_BATCHES  # the probe's default of 200
     assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k", "batches": 5})))[
         "batches"] == 5  # fewer asked: kept
-    lat = json.loads(engine.for_instructions(engine.job_text({"mode": "lat", "op": "pread", "ops": 50000})))
-    assert lat["ops"] == engine.INSTRUCTIONS_OPS
+    lat = engine.job_text({"mode": "lat", "op": "pread", "ops": 50000})
+    assert engine.for_instructions(lat) == lat  # its later ops may be another workload: kept
     churn = engine.job_text({"mode": "churn", "files": 1000})
     assert engine.for_instructions(churn) == churn

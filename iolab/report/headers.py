@@ -144,7 +144,7 @@ def timing_lines(experiment: Experiment) -> list[str]:
              "Ginsn = 10^9), and rates are per 10^9 instructions"]
     if experiment.vm.op_counts == "fewest":
         lines.append(f"op counts cut to what a count needs (probe: {probe.INSTRUCTIONS_BATCHES} batches, a pwrite "
-                     f"batch {probe.INSTRUCTIONS_PWRITE_BATCH} calls, {probe.INSTRUCTIONS_OPS} ops; fio: "
+                     f"batch {probe.INSTRUCTIONS_PWRITE_BATCH} calls; fio: "
                      f"{fio.INSTRUCTIONS_IOS} I/Os a job; where the job asks more; [vm] op_counts = "
                      "\"as-written\" runs them as written)")
     if experiment.vm.disk == "virtio":
