@@ -334,8 +334,8 @@ def test_calibrating_a_series_runs_its_base_against_itself(tmp_path):
 
 
 def test_instructions_timing_runs_every_step_and_attributes_exactly(tmp_path, monkeypatch):
-    """Exact values (instructions timing): 2 rounds (every comparison exact: no third), every step, each
-    change on its patch, no test needed."""
+    """Exact values (instructions timing): 2 rounds (exact in both: no third), every step, each change on its
+    patch, no test needed."""
     host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}})  # no noise: the same value every round
     result = run_series(tmp_path, monkeypatch, host, vm={"timing": "instructions"}, run={"seed": 7})
     series = result.series

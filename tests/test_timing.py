@@ -23,7 +23,7 @@ from iolab.report import renderer
 from iolab.run import adaptive, runner
 from iolab.spec import SpecError
 from iolab.store import Store, StoreError
-from tests.fakes import ScriptedHost
+from tests.fakes import ScriptedHost, ShapedHost
 from tests.helpers import check_golden, experiment
 
 KERNEL = "debian:6.1.0-56-amd64"
@@ -252,8 +252,48 @@ def test_no_instruction_count_is_called_a_time():
     assert metrics.lookup("lat_p50", "instructions").label == "median insn/op"
     assert metrics.lookup("read_bw", "instructions").unit == "MiB/Ginsn"
     assert metrics.lookup("phase.flush_last_ns", "instructions").label == "flush_last insn"
-    assert metrics.lookup("vm.boot_s", "instructions").unit == ""  # the host's clock: a real time
+    assert metrics.lookup("vm.boot_s", "instructions").unit == "s"  # the host's clock: a real time
     assert metrics.lookup("per_call") == metrics.KNOWN["per_call"]  # wall mode unchanged
+
+
+# what each metric outside the catalogue measures, and its unit in (wall, instructions) mode
+MEASURED = {
+    "host.settle_s": ("s", "guest s"),  # a wait (pauses of 0.1 s): the guest clock's jumps, not instructions
+    "disk.read_ms": ("ms", "guest ms"),  # the device's time
+    "host.disk_busy_ms": ("ms", "guest ms"),
+    "sys_cpu.idle_s": ("s", "guest s"),
+    "vm.boot_s": ("s", "s"),  # the host's real time
+    "sys_cpu.user_s": ("s", "Ginsn"),  # the guest's CPU at work: instructions
+    "rusage.utime_s": ("s", "Ginsn"),
+    "host.dirty_kib": ("KiB", "KiB"),
+    "cgroup.memory_peak_bytes": ("B", "B"),
+    "disk.reads": ("", ""),  # a count
+}
+
+
+def test_no_format_gives_a_wait_or_a_host_time_an_instruction_unit(tmp_path, monkeypatch):
+    for name, units in MEASURED.items():
+        assert (metrics.lookup(name).unit, metrics.lookup(name, "instructions").unit) == units, name
+        assert metrics.counts_instructions(units[1]) == (name in ("sys_cpu.user_s", "rusage.utime_s"))
+    extra = {name: 1.0 + i for i, name in enumerate(MEASURED)}
+    host = ShapedHost({"nofix": 100.0, "fix": 125.0}, lambda cell, m: m.update(extra), noise=0.0)
+    shown = ["read_bw", "host.settle_s", "disk.read_ms", "sys_cpu.user_s"]
+    exp = experiment([{"name": v, "kernel": KERNEL} for v in ("nofix", "fix")], name="units",
+                     run={"seed": 5, "iterations": 3}, vm={"timing": "instructions", "disk": "ram"},
+                     report={"metrics": shown}, collect={"proc_stat": True})
+    store = Store(tmp_path / "units.db")
+    report = run_report(store, runner.run(exp, store, host=host))
+    rows = list(csv.DictReader(io.StringIO(renderer("csv")(report))))
+    assert {(r["metric"], r["unit"]) for r in rows if r["metric"] in MEASURED} == {
+        (name, units[1]) for name, units in MEASURED.items()}
+    document = json.loads(renderer("json")(report))
+    assert {(c["metric"], c["unit"]) for c in document["comparisons"]} >= {
+        ("host.settle_s", "guest s"), ("disk.read_ms", "guest ms"), ("sys_cpu.user_s", "Ginsn")}
+    text = renderer("text")(report)
+    assert "host.settle guest s" in text and "settle Ginsn" not in text and "read Minsn" not in text
+    assert "a wait's unit is the guest clock's" in " ".join(text.split())
+    bench = renderer("benchstat")(report)
+    assert "guest_s-host.settle_s" in bench and "Ginsn-host.settle_s" not in bench
 
 
 def scripted_run(tmp_path, monkeypatch, levels, *, timing="instructions", noise=0.0, iterations=None,

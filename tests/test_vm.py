@@ -25,7 +25,7 @@ from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.cell.sample import Sample
 from iolab.store import Store
-from tests.fakes import FIXED_HOST
+from tests.fakes import FIXED_HOST, DescribedMachine
 from tests import helpers
 from tests.helpers import check_golden
 
@@ -184,10 +184,10 @@ def test_alternate_order_runs_each_kernel_a_boot_at_a_time():
 
 
 def fake_vm_hosts(monkeypatch, exp):
-    monkeypatch.setattr(variants, "choose_accel", lambda setting, machine: "tcg")
     monkeypatch.setattr(variants, "compile_iolab", lambda: None)
-    refs = {v.name: kernel_ref.parse(v.kernel) for v in exp.variant}
-    return variants.VMHosts({name: kernel(str(ref), f"/cache/{ref.name}") for name, ref in refs.items()}, exp.vm)
+    refs = {v.name: kernel(str(ref), f"/cache/{ref.name}")
+            for v in exp.variant for ref in [kernel_ref.parse(v.kernel)]}
+    return variants.VMHosts(refs, exp.vm, machine=DescribedMachine(kvm=False))
 
 
 def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):

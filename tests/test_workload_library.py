@@ -203,3 +203,87 @@ def test_every_area_writes_an_experiment_that_loads(tmp_path, area, timing):
     experiment = load.load(tmp_path / "exp.toml")
     assert [w.name for w in experiment.workload] == [w.name for w in area.workload]
     assert experiment.kernel.reverse == [] and len(experiment.variant) == 2 and experiment.timing == timing
+
+
+STAND_IN_FILE = """\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/fs.h>
+
+static int ext4_flags_ok(int flags)
+{
+	return flags != 0;
+}
+
+static ssize_t ext4_dio_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	ssize_t ret;
+	int tries = 0;
+
+	if (!ext4_flags_ok(iocb->ki_flags))
+		return -EINVAL;
+retry:
+	ret = iomap_dio_rw(iocb, to, NULL, NULL, 0, NULL, 0);
+	if (ret > 0)
+		tries = 0;
+	if (ret == -EAGAIN && tries++ < 3)
+		goto retry;
+	return ret;
+}
+"""
+
+
+def test_a_diff_without_function_names_chooses_as_git_diff_does(tmp_path):
+    """diff -u names no function and diff -up a label; iolab finds the function
+    in the source (ctags), so all three tools' patches choose one workload."""
+    import subprocess
+    import tarfile
+
+    top = tmp_path / "linux-7.2.99"
+    (top / "fs" / "ext4").mkdir(parents=True)
+    (top / "fs" / "ext4" / "file.c").write_text(STAND_IN_FILE)
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    with tarfile.open(tmp_path / "linux.tar.gz", "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    # the same change, made three ways: git diff (cpp rule), diff -u, diff -up
+    repo = tmp_path / "repo"
+    (repo / "fs" / "ext4").mkdir(parents=True)
+    (repo / ".gitattributes").write_text("*.c diff=cpp\n")
+    (repo / "fs" / "ext4" / "file.c").write_text(STAND_IN_FILE)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    changed = STAND_IN_FILE.replace("tries++ < 3", "tries++ < 5")
+    (repo / "fs" / "ext4" / "file.c").write_text(changed)
+    made = {"git": subprocess.run([*git, "diff"], capture_output=True, text=True, check=True).stdout}
+    (tmp_path / "a" / "fs" / "ext4").mkdir(parents=True)
+    (tmp_path / "b" / "fs" / "ext4").mkdir(parents=True)
+    (tmp_path / "a" / "fs" / "ext4" / "file.c").write_text(STAND_IN_FILE)
+    (tmp_path / "b" / "fs" / "ext4" / "file.c").write_text(changed)
+    for name, flags in (("u", "-u"), ("up", "-up")):
+        made[name] = subprocess.run(["diff", flags, "a/fs/ext4/file.c", "b/fs/ext4/file.c"], cwd=tmp_path,
+                                    capture_output=True, text=True).stdout
+    heads = {name: next(line for line in text.splitlines() if line.startswith("@@")) for name, text in made.items()}
+    assert heads["git"].endswith("@@ static ssize_t ext4_dio_read_iter(struct kiocb *iocb, struct iov_iter *to)")
+    assert heads["u"].endswith("@@") and heads["up"].endswith("@@ retry:")
+    chosen = {}
+    for name, text in made.items():
+        patch = write(tmp_path, f"{name}.patch", text)
+        out = tmp_path / f"{name}.toml"
+        done = _patch_command(tmp_path, patch, "--source", tmp_path / "linux.tar.gz", "--write", out)
+        assert done.returncode == 0, done.stderr
+        chosen[name] = [line.split(":")[0] for line in out.read_text().splitlines() if "#   chose " in line]
+        assert f"#   {name}.patch: fs/ext4/file.c (ext4_dio_read_iter)" in out.read_text()
+    assert chosen["u"] == chosen["up"] == chosen["git"] == ["#   chose 'ext4 dio_read' (fs/ext4, direct)"]
+
+
+def test_the_function_around_a_line_from_ctags(tmp_path):
+    from iolab.workloads import functions
+
+    source = tmp_path / "file.c"
+    source.write_text(STAND_IN_FILE)
+    table = functions.spans(source)
+    assert table == [("ext4_flags_ok", 4, 7), ("ext4_dio_read_iter", 9, 23)]
+    assert [functions.enclosing(table, line) for line in (3, 5, 16, 23, 24)] == [
+        "", "ext4_flags_ok", "ext4_dio_read_iter", "ext4_dio_read_iter", ""]

@@ -99,7 +99,20 @@ INSTRUCTION_UNITS = {"ns": "insn", "us": "kinsn", "ms": "Minsn", "s": "Ginsn", "
 # Suffixes of metrics outside the catalogue that are guest durations (a
 # collector's CPU seconds, a derived time), with their unit
 TIME_SUFFIXES = (("_ns", "ns"), ("_us", "us"), ("_ms", "ms"), ("_s", "s"))
+SIZE_SUFFIXES = (("_kib", "KiB"), ("_bytes", "B"))
 HOST_TIMED = ("vm.",)  # measured by the host, in real time, in either mode (vm.boot_s)
+# Guest times that hold waiting, not work: with sleep=off an idle guest's clock
+# jumps to its next timer, so a settle's pauses, the device's busy time and the
+# CPUs' idle time count instructions plus those jumps. In instructions mode their
+# unit is the guest clock's ("guest s"), never an instruction count nor a time.
+CLOCK_TIMED = ("host.settle_s", "host.steal_s", "host.disk_busy_ms", "disk.", "sys_cpu.idle_s", "sys_cpu.iowait_s",
+               "sys_cpu.steal_s")
+GUEST_CLOCK = "guest"  # the prefix of such a unit: guest s, guest ms
+
+
+def counts_instructions(unit: str) -> bool:
+    """Whether a unit (as lookup gives it) is a count of instructions or a rate per one."""
+    return unit in INSTRUCTION_UNITS.values()
 
 
 def in_instructions(metric: Metric) -> Metric:
@@ -113,12 +126,19 @@ def in_instructions(metric: Metric) -> Metric:
 
 
 def _outside_catalogue(name: str, timing: str) -> Metric:
+    """A metric by its name's suffix: a duration in its time unit (in
+    instructions mode a guest clock's unit for a wait; lookup makes a guest's
+    work instructions), a size in bytes or KiB; else no unit."""
     if name.startswith("phase.") and name.endswith("_ns"):
         return Metric(name, f"{name[6:-3]} ns"[:14], "ns", False)
-    if timing == "instructions":  # a guest duration by its suffix gets its instruction unit
-        for suffix, unit in TIME_SUFFIXES:
-            if name.endswith(suffix) and not name.startswith(HOST_TIMED):
-                return Metric(name, f"{name[:-len(suffix)]} {unit}", unit, False)
+    for suffix, unit in TIME_SUFFIXES + SIZE_SUFFIXES:
+        if not name.endswith(suffix):
+            continue
+        if timing != "instructions" or name.startswith(HOST_TIMED):
+            return Metric(name, name[:14], unit, False)
+        if name.startswith(CLOCK_TIMED) and (suffix, unit) in TIME_SUFFIXES:
+            unit = f"{GUEST_CLOCK} {unit}"
+        return Metric(name, f"{name[:-len(suffix)]} {unit}", unit, False)
     return Metric(name, name[:14], "", False)
 
 
@@ -140,4 +160,6 @@ def lookup(name: str, timing: str = "wall") -> Metric:
     A churn phase of the probe (phase.<name>_ns) is labelled by its name.
     ``timing = "instructions"``: in the units of instructions mode."""
     known = KNOWN.get(name) or _outside_catalogue(name, timing)
-    return in_instructions(known) if timing == "instructions" else known
+    if timing != "instructions" or name.startswith(HOST_TIMED + CLOCK_TIMED):
+        return known  # a host's real time, a guest clock's wait: no instruction unit
+    return in_instructions(known)

@@ -139,9 +139,11 @@ def timing_lines(experiment: Experiment) -> list[str]:
     """What the figures count, said in the header of every format."""
     if experiment.timing != "instructions":
         return []
-    lines = ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration the guest "
-             "measured is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
-             "Ginsn = 10^9), and rates are per 10^9 instructions"]
+    lines = ["instructions mode (QEMU TCG, -icount shift=0,sleep=off): every duration of the "
+             "guest's work is a count of instructions, not a time (insn; kinsn = 10^3, Minsn = 10^6, "
+             "Ginsn = 10^9), and rates are per 10^9 instructions; a wait's unit is the guest clock's "
+             "(guest s, guest ms: instructions plus the clock's jumps over idle time; host.settle_s, "
+             "disk.*_ms), and vm.boot_s is the host's real time"]
     if experiment.vm.op_counts == "fewest":
         lines.append(f"op counts cut to what a count needs (probe: {probe.INSTRUCTIONS_BATCHES} batches, a pwrite "
                      f"batch {probe.INSTRUCTIONS_PWRITE_BATCH} calls; fio: "
@@ -242,7 +244,8 @@ def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> s
 def _vm_notes(vm: dict[str, Any] | None) -> list[str]:
     if not vm:
         return []
+    why = [f"accelerator: {vm['accel_reason']}"] if vm.get("accel_reason") else []
     if vm.get("accel") == "tcg":
         return ["emulated (TCG): numbers comparable only with each other; VM boot time (vm.boot_s) "
-                "is not in the figures"]
-    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures"]
+                "is not in the figures", *why]
+    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures", *why]

@@ -233,6 +233,7 @@ def _execute(
                     stop_reason = _run_until_exact(experiment, store, run_id, cells, host, progress, watch)
                 else:
                     _run_cells(store, run_id, cells, host, progress, watch)
+            _vm_as_ended(store, run_id, host)
         status, stop_reason = _outcome(store, run_id, stop_reason)
     except early.CannotRun as cannot:  # the variant that cannot run, or that every cell failed
         status, stop_reason = _outcome(store, run_id, None)
@@ -244,6 +245,15 @@ def _execute(
     finally:
         progress.stop()
         store.end_run(run_id, status, stop_reason)
+
+
+def _vm_as_ended(store: Store, run_id: int, host: Host) -> None:
+    """The stored VM facts as the run ended: a VM run whose accelerator fell
+    back from KVM to TCG mid-run (iolab.hosts.vm.accel) says so in its header."""
+    stored = store.run(run_id).host
+    vm = host.describe().get("vm") if "vm" in stored else None
+    if vm is not None and vm != stored["vm"]:
+        store.restate_run_host(run_id, {**stored, "vm": vm})
 
 
 def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[RunStatus, str | None]:

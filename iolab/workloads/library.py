@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from iolab.kernels import patches as patchfiles
 from iolab.spec import FILESYSTEMS, ErofsFiles, SpecError
+from iolab.workloads import functions
 
 AREAS = Path(__file__).parent / "areas"
 
@@ -118,6 +119,16 @@ def read_patch(path: Path) -> PatchInfo:
         raise SpecError(f"{path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@' lines)")
     functions = {name: tuple(_function(h) for h in heads if _function(h)) for name, heads in by_file.items()}
     return PatchInfo(path, _title(text), tuple(patchfiles.touched(text)), functions)
+
+
+def with_source(info: PatchInfo, root: Path) -> PatchInfo:
+    """The patch with each hunk whose ``@@`` line names no function (``diff -u``)
+    or a label (``diff -up``) given the function around it in the source at `root`."""
+    found = functions.hunk_functions(info.path.read_text(errors="replace"), root)
+    if not found:
+        return info
+    return replace(info, functions={name: tuple(f for f in found.get(name, ()) if f) or info.functions.get(name, ())
+                                    for name in info.files})
 
 
 def _function(hunk_line: str) -> str:
