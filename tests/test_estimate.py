@@ -42,6 +42,8 @@ def test_boots_follow_the_cell_order_and_cells_per_boot():
     assert estimate.planned_boots(cells, {"a": "k1", "b": "k2"}, 1) == {"k1": 4, "k2": 3}
     # two variants of one kernel share its boots
     assert estimate.planned_boots(cells, {"a": "k", "b": "k"}, 10) == {"k": 1}
+    # instructions mode: a boot holds one variant's round (here every cell is a round of its own)
+    assert estimate.planned_boots(cells, {"a": "k", "b": "k"}, 10, by_round=True) == {"k": 7}
 
 
 def test_each_kernels_boots_at_its_own_median_else_the_others(tmp_path):

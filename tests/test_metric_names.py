@@ -117,7 +117,14 @@ def test_probe_modes_churn_phases_and_instructions_mode_pass():
     experiment(workload=[lat], report={"metrics": ["lat_p50", "lat_p99.9", "cs_per_io", "bw"]})
     experiment([{"name": "nofix", "kernel": KERNEL}, {"name": "fix", "kernel": KERNEL}], vm={"timing": "instructions"},
                workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-               report={"metrics": ["us_per_call", "vm.boot_s"], "primary": ["us_per_call"]})
+               report={"metrics": ["per_call", "vm.boot_s"], "primary": ["per_call"]})
+
+
+def test_a_file_written_for_an_older_iolab_reads_its_old_metric_names_as_todays():
+    batch = {"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}
+    old = experiment(workload=[{**batch, "metrics": ["us_per_call_min"]}],
+                     report={"metrics": ["us_per_call"], "primary": ["us_per_call"]})
+    assert old.report.metrics == old.report.primary == ["per_call"] and old.workload[0].metrics == ["per_call_min"]
 
 
 # -- the tables agree with what the engines and collectors give ----------------------

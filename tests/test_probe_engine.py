@@ -193,8 +193,8 @@ def test_uring_metrics():
 def test_batch_metrics():
     doc = fixture("batch-write_u1k-ext4.json")
     result = engine.parse_output(doc)
-    assert result.metrics["us_per_call"] == doc["us_per_call"]["median"]
-    assert result.metrics["us_per_call_min"] == doc["us_per_call"]["min"]
+    assert result.metrics["per_call"] == doc["us_per_call"]["median"]
+    assert result.metrics["per_call_min"] == doc["us_per_call"]["min"]
     assert result.metrics["calls"] == doc["calls"]
     assert result.histograms == {}
 
@@ -230,13 +230,13 @@ def test_bad_output(doc, message):
 
 
 def test_metrics_are_registered_with_short_labels():
-    for name in ("lat_p50", "lat_p99", "lat_p99.9", "lat_mean", "iops", "bw", "us_per_call",
-                 "us_per_call_min", "phase_ns", "total_ns", "ctx"):
+    for name in ("lat_p50", "lat_p99", "lat_p99.9", "lat_mean", "iops", "bw", "per_call",
+                 "per_call_min", "phase_ns", "total_ns", "ctx"):
         metric = metrics.lookup(name)
         assert metric.name in metrics.KNOWN and len(metric.label) <= 14
     p50 = metrics.lookup("lat_p50")
     assert (p50.label, p50.unit, p50.histogram, p50.quantile, p50.scale) == ("median ns/op", "ns", "lat", 50.0, 1.0)
-    assert metrics.lookup("us_per_call").label == "us/call"
+    assert metrics.lookup("per_call").label == "us/call"
 
 
 # -- across iterations: merged histograms, default rows -------------------------
@@ -272,7 +272,7 @@ def test_default_rows_of_each_mode():
         "churn": engine.parse_output(fixture("churn-300-ext4.json")).metrics,
     }
     rows = {mode: [n for n in metrics.DEFAULT_ROWS if n in m] for mode, m in produced.items()}
-    assert rows == {"lat": ["lat_p50", "lat_p99"], "batch": ["us_per_call"], "churn": ["phase_ns"]}
+    assert rows == {"lat": ["lat_p50", "lat_p99"], "batch": ["per_call"], "churn": ["phase_ns"]}
 
 
 # -- running the binary ---------------------------------------------------------
@@ -290,7 +290,7 @@ def test_run_places_the_file_on_the_target(probe_bin, tmp_path):
 
 def test_batch_and_churn_run(probe_bin, tmp_path):
     batch = get("probe").run(work({"mode": "batch", "case": "pwrite_u1k", "batches": 5, "batch": 100}, tmp_path))
-    assert batch.metrics["us_per_call"] > 0 and batch.metrics["calls"] == 500
+    assert batch.metrics["per_call"] > 0 and batch.metrics["calls"] == 500
     churn = get("probe").run(work({"mode": "churn", "files": 50, "workers": 2, "delete_every": 10,
                                    "phases": "create,delete,create", "report_phase": "create#1"}, tmp_path))
     assert churn.metrics["phase_ns"] == churn.metrics["phase.create#1_ns"]
@@ -387,3 +387,18 @@ def test_unaligned_direct_block_size_is_a_failed_cell(probe_bin, tmp_path):
     assert bad.status == "failed" and bad.metrics == {}
     assert bad.error.startswith("iolab-probe lat exit 1: pread: Invalid argument [EINVAL] (offset 0, len 100")
     assert "(--bs) is not" in bad.error
+
+
+def test_instructions_mode_cuts_the_probe_op_counts_to_what_a_count_needs():
+    batch = json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "pwrite_u10k", "batches": 50})))
+    assert batch["batches"] == engine.INSTRUCTIONS_BATCHES and batch["batch"] == engine.INSTRUCTIONS_PWRITE_BATCH
+    write = json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u10k"})))
+    assert "batch" not in write  # libMicro's batch size kept: a smaller one walks fewer folios
+    assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k"})))["batches"] \
+        == engine.INSTRUCTIONS_BATCHES  # the probe's default of 200
+    assert json.loads(engine.for_instructions(engine.job_text({"mode": "batch", "case": "write_u1k", "batches": 5})))[
+        "batches"] == 5  # fewer asked: kept
+    lat = engine.job_text({"mode": "lat", "op": "pread", "ops": 50000})
+    assert engine.for_instructions(lat) == lat  # its later ops may be another workload: kept
+    churn = engine.job_text({"mode": "churn", "files": 1000})
+    assert engine.for_instructions(churn) == churn

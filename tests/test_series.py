@@ -24,7 +24,7 @@ PATCHES = ["one.patch", "two.patch", "three.patch"]
 
 
 class StepHost(CellByCell):
-    """us_per_call of a cell: the workload's level times the factor of every
+    """per_call of a cell: the workload's level times the factor of every
     patch its step includes; `noise` is relative (0: exact, the same value
     every round)."""
 
@@ -56,7 +56,7 @@ class StepHost(CellByCell):
             if step >= k:
                 value *= factor
         value *= 1 + self.rng.uniform(-self.noise, self.noise)
-        return Sample(status="ok", metrics={"us_per_call": value}, **base)
+        return Sample(status="ok", metrics={"per_call": value}, **base)
 
 
 def series_raw(tmp_path: Path, patches=PATCHES, **extra):
@@ -69,7 +69,7 @@ def series_raw(tmp_path: Path, patches=PATCHES, **extra):
         "series": {"patches": list(patches)},
         "workload": [{"name": name, "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}
                      for name in ("w_a", "w_b")],
-        "report": {"metrics": ["us_per_call"]},
+        "report": {"metrics": ["per_call"]},
         "run": {"iterations": 3, "seed": 7},
     }
     raw.update(extra)
@@ -209,7 +209,7 @@ class KernelHost:
                 value *= factor if patch in names else 1.0
             yield Sample(seq=cell.seq, round=cell.round, iteration=cell.iteration, warmup=cell.warmup,
                          variant=cell.variant.name, workload=cell.workload.name, status="ok",
-                         metrics={"us_per_call": value * (1 + 0.002 * ((cell.round * 7 + cell.seq) % 5 - 2))},
+                         metrics={"per_call": value * (1 + 0.002 * ((cell.round * 7 + cell.seq) % 5 - 2))},
                          env=dict(FIXED_HOST), started=1_700_000_000.0 + cell.seq)
 
 
@@ -249,7 +249,7 @@ def stand_in_series(tmp_path, fake_source, strategy, broken=None, stale=None):
     raw = {"name": "stand-in series", "kernel": {"source": str(fake_source)},
            "series": {"patches": patches, "strategy": strategy},
            "workload": [{"name": "w", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-           "report": {"metrics": ["us_per_call"]},
+           "report": {"metrics": ["per_call"]},
            "run": {"iterations": 8, "seed": 2, "order": "alternate"}}
     return load.parse(raw, base_dir=str(tmp_path))
 

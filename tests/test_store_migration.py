@@ -1,5 +1,6 @@
 """Schema versions 2 (runs.stop_reason), 3 (baselines), 4 (the queue: attempts, agents, samples per
-attempt) and 5 (run_files: the files an experiment names); migrating version-1 to -4 stores."""
+attempt), 5 (run_files: the files an experiment names) and 6 (us_per_call is per_call); migrating
+version-1 to -5 stores."""
 
 import dataclasses
 import shutil
@@ -17,6 +18,7 @@ V1 = FIXTURES / "store-v1.db"  # written by the version-1 store code (commit 249
 V2 = FIXTURES / "store-v2.db"  # written by the version-2 store code (commit 30a5c48)
 V3 = FIXTURES / "store-v3.db"  # written by the version-3 store code (commit 59771cc)
 V4 = FIXTURES / "store-v4.db"  # store-v3.db opened and added to by the version-4 store code (commit 4cb9d45)
+V5 = FIXTURES / "store-v5.db"  # a probe batch run (us_per_call) written by the version-5 store code (commit 49913bf)
 
 
 def test_fixture_is_version_1():
@@ -29,8 +31,8 @@ def test_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "old.db"
     shutil.copy(V1, path)
     store = Store(path)
-    assert SCHEMA_VERSION == 5
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert SCHEMA_VERSION == 6
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 6
     assert store.baselines() == []
     run = store.run(1)
     assert (run.name, run.status, run.stop_reason) == ("v1 fixture", "complete", None)
@@ -52,7 +54,7 @@ def test_new_store_has_stop_reason(tmp_path):
     assert store.run(run_id).stop_reason == "budget reached"
 
 
-@pytest.mark.parametrize("version", [6, 99])
+@pytest.mark.parametrize("version", [7, 99])
 def test_unknown_versions_are_still_refused(tmp_path, version):
     path = tmp_path / "future.db"
     shutil.copy(V1, path)
@@ -66,7 +68,7 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
     shutil.copy(V2, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
     store = Store(path)
-    assert store.schema_version() == 5
+    assert store.schema_version() == 6
     run = store.run(1)
     assert run.name == "v2 fixture" and len(store.samples(1)) == 8
     store.save_baseline("main", 1)
@@ -100,7 +102,7 @@ def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path
     before = sqlite3.connect(path).execute("SELECT id, seq FROM samples ORDER BY id").fetchall()
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
     store = Store(path)
-    assert store.schema_version() == 5
+    assert store.schema_version() == 6
     assert store.db.execute("SELECT id, seq FROM samples ORDER BY id").fetchall() == before
     assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
     run = store.run(1)
@@ -124,7 +126,7 @@ def test_version_4_store_gets_run_files_and_keeps_its_queue(tmp_path):
     shutil.copy(V4, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
     store = Store(path)
-    assert store.schema_version() == 5
+    assert store.schema_version() == 6
     assert store.run(1).name == "v4 fixture" and len(store.samples(1)) == 8
     assert [(a.host, a.status) for a in store.attempts(1)] == [("agent-a", "done")]
     assert store.run_files(1) == {}  # stored before runs kept their files
@@ -141,3 +143,20 @@ def test_a_stored_file_that_does_not_match_its_digest_is_refused(tmp_path):
     store.db.execute("UPDATE run_files SET content = ? WHERE name = 'fix.patch'", (zlib.compress(b"+evil\n"),))
     with pytest.raises(StoreError, match="stored copy of 'fix.patch' does not match its sha256"):
         store.run_files(run_id)
+
+
+def test_version_5_store_reads_us_per_call_as_per_call(tmp_path):
+    """Metrics are named by what they count in both timing modes: a store of version 5 said us_per_call
+    (kinsn per call in instructions mode); migrated, its samples and its stored experiment say per_call,
+    and its report is the one it had."""
+    path = tmp_path / "v5.db"
+    shutil.copy(V5, path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 5
+    store = Store(path)
+    assert store.schema_version() == 6
+    samples = store.samples(1)
+    assert len(samples) == 6 and all(set(s.metrics) == {"per_call", "per_call_min", "calls"} for s in samples)
+    result = analysis.analyse(store.run(1), samples)
+    assert result.experiment.report.metrics == ["per_call", "per_call_min"]
+    row = next(r for r in result.rows if r.metric.name == "per_call")
+    assert row.primary and row.comparisons["fix"].verdict == "better" and row.comparisons["fix"].exact == "identical"

@@ -136,12 +136,13 @@ def test_version_3_database_is_migrated(postgres_url):
     old.db.execute("INSERT INTO samples (run_id, seq, round, iteration, warmup, variant, workload, status, started,"
                    " env_json) VALUES (1, 0, 0, 0, 0, 'a', 'w', 'ok', 0, '{}')")
     old.db.execute("INSERT INTO metrics (sample_id, name, value) VALUES (1, 'read_bw', 2.5)")
+    old.db.execute("INSERT INTO metrics (sample_id, name, value) VALUES (1, 'us_per_call', 7.5)")
     old.close()
     store = Store(postgres_url)
-    assert store.schema_version() == SCHEMA_VERSION == 5  # through 4 (the queue) to 5 (run_files)
+    assert store.schema_version() == SCHEMA_VERSION == 6  # through 4 (the queue), 5 (run_files), 6 (per_call)
     assert store.run_files(1) == {}
     [sample] = store.samples(1)
-    assert (sample.metrics, sample.attempt, sample.host) == ({"read_bw": 2.5}, 0, None)
+    assert (sample.metrics, sample.attempt, sample.host) == ({"read_bw": 2.5, "per_call": 7.5}, 0, None)
     assert store.run(1).labels is None
     store.begin_attempt(1, 0, 1, "agent-a", 7, {"kernel": "x"})
     store.add_sample(1, Sample(seq=0, round=0, iteration=0, warmup=False, variant="a", workload="w",

@@ -62,8 +62,8 @@ def _probe_metrics() -> list[Metric]:
         Metric("iops", "IOPS", "IOPS", True),
         Metric("bw", "BW MiB/s", "MiB/s", True),
         Metric("ops", "ops", "count", True),
-        Metric("us_per_call", "us/call", "us", False),
-        Metric("us_per_call_min", "min us/call", "us", False),
+        Metric("per_call", "us/call", "us", False),
+        Metric("per_call_min", "min us/call", "us", False),
         Metric("calls", "calls", "count", True),
         Metric("phase_ns", "phase ns", "ns", False),
         Metric("total_ns", "all phases ns", "ns", False),
@@ -78,7 +78,7 @@ KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics() + _probe_metrics()
 # ns/op; batch: usecs/call; churn: the reported phase).
 DEFAULT_ROWS = (
     "read_bw", "read_p50", "read_p99", "write_bw", "write_p50", "write_p99", "sync_p50", "sync_p99",
-    "lat_p50", "lat_p99", "us_per_call", "phase_ns",
+    "lat_p50", "lat_p99", "per_call", "phase_ns",
 )
 
 
@@ -87,7 +87,7 @@ DEFAULT_ROWS = (
 # fio's BW and median completion latency per direction with I/O, the probe's
 # median ns/op, usecs/call or reported phase. Holm runs over these only; the
 # other rows are exploratory.
-PRIMARY = ("read_bw", "read_p50", "write_bw", "write_p50", "lat_p50", "us_per_call", "phase_ns")
+PRIMARY = ("read_bw", "read_p50", "write_bw", "write_p50", "lat_p50", "per_call", "phase_ns")
 
 
 # Instructions mode (spec.VM.timing): the guest's clock counts instructions,

@@ -269,7 +269,7 @@ def expected_rows(experiment: Experiment, workload: str, directions: frozenset[s
         produced = {f"{d}_{m}" for d in directions for m in ("bw", "p50", "p99")}
     else:
         mode = (item.probe or {}).get("mode")
-        produced = {"batch": {"us_per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
+        produced = {"batch": {"per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
     return _row_metrics(experiment, workload, produced)
 
 

@@ -19,8 +19,8 @@ text (what the runner ships to the cell) is its parameters as JSON.
 
 Metrics (see iolab/metrics.py): lat and uring give the ``lat`` histogram
 (ns, fio json+ shape) and ``lat_p50``/``lat_p99``/``lat_p99.9`` read from
-it, ``lat_mean``, ``iops``, ``bw``; batch gives ``us_per_call`` (libMicro's
-median) and ``us_per_call_min``; churn gives ``phase.<name>_ns`` per phase
+it, ``lat_mean``, ``iops``, ``bw``; batch gives ``per_call`` (libMicro's
+median) and ``per_call_min``; churn gives ``phase.<name>_ns`` per phase
 (``<name>#k`` when a phase repeats) and the reported phase as
 ``phase_ns``; every mode gives ``ctx`` (getrusage context switches of the
 measured region).
@@ -236,6 +236,48 @@ def merged(job: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Value]]
     return mode, checked
 
 
+# -- instructions mode: the op counts exactness needs -------------------------
+# Under -icount a cell's cost per op is the same count op after op, so the
+# median of a few batches (ops) is the median of many; what the guest runs
+# beyond that is QEMU's CPU time and nothing else. Measured
+# (bench/data/opcount-2026-11-26.txt: A/A of 7.2 on ext4, each round its
+# own boot, 4-5 boots a setting): write_u1k and write_u10k gave one value in
+# every boot from 21 batches (11 and 15 moved by 0.002-0.004% now and then);
+# their batch size stays libMicro's (a smaller batch walks fewer folios:
+# another workload). A pwrite batch of 1000 calls holds 3-4 of the guest's
+# timer ticks (one per 4 Minsn), whose cost moves from boot to boot: its
+# median moved by up to 0.004% at any batch count below 50, and at 50 from
+# one boot to another; of 100 calls most batches hold none, and the median
+# was one value in every boot (it counts the call without the ticks:
+# 0.17-0.26% below the 1000-call median). lat and uring keep their ops:
+# seed 000's sequential 4 KiB O_DIRECT pread/pwrite over a 64 MiB file
+# gave a median of 13855, 14495, 14495 and 14367 insn/op (pread) and
+# 17855-18495, 18495, 18495 and 14943 (pwrite) at 2000, 8000, 20000 and
+# 50000 ops (bench/data/opcount-2026-11-26.txt): where a run passes over
+# the file again, the later passes are another workload (an overwrite of
+# allocated blocks), so a cut count measures something else.
+INSTRUCTIONS_BATCHES = 21  # batch mode: timed batches at most
+INSTRUCTIONS_PWRITE_BATCH = 100  # batch mode, pwrite cases: calls per batch at most
+DEFAULT_BATCHES = 200  # iolab-probe batch --batches when not given
+CASE_BATCH = {"write_u1k": 50, "write_u10k": 25, "pwrite_u1k": 1000, "pwrite_u10k": 1000, "custom": 1000}
+
+
+def for_instructions(job: str) -> str:
+    """A probe job with its op count cut to what an instruction count needs
+    (batch: INSTRUCTIONS_BATCHES batches, a pwrite batch INSTRUCTIONS_PWRITE_BATCH
+    calls); a smaller count is kept. lat and uring (whose later ops may be
+    another workload: above) and churn (whose phases are the workload) are
+    left as they are."""
+    params = json.loads(job)
+    mode = params.get("mode")
+    if mode == "batch":
+        params["batches"] = min(int(params.get("batches", DEFAULT_BATCHES)), INSTRUCTIONS_BATCHES)
+        case = params.get("case")
+        if case in ("pwrite_u1k", "pwrite_u10k") or (case == "custom" and params.get("op", "pwrite") == "pwrite"):
+            params["batch"] = min(int(params.get("batch", CASE_BATCH[case])), INSTRUCTIONS_PWRITE_BATCH)
+    return json.dumps(params)
+
+
 # -- running ----------------------------------------------------------------
 
 
@@ -358,16 +400,20 @@ def _batch(doc: dict[str, Any]) -> EngineResult:
     per_call = doc["us_per_call"]
     return EngineResult(
         metrics={
-            "us_per_call": float(per_call["median"]),
-            "us_per_call_min": float(per_call["min"]),
+            "per_call": float(per_call["median"]),
+            "per_call_min": float(per_call["min"]),
             "calls": float(doc["calls"]),
         }
     )
 
 
+# Metric names before store version 6 -> now: a name says what it counts in both timing modes
+# (us_per_call was kinsn per call in instructions mode). Old stores are migrated (iolab.store.schema);
+# an experiment file's old names are read as the new ones (iolab.load.metric_names.renamed).
+RENAMED = {"us_per_call": "per_call", "us_per_call_min": "per_call_min"}
 LATENCY = ("ops", "iops", "bw", "lat_mean", "lat_p50", "lat_p99", "lat_p99.9", "cs_per_io")
 METRICS: dict[str, tuple[str, ...]] = {  # each mode's metrics (and ctx, of every mode)
-    "lat": LATENCY, "uring": LATENCY, "batch": ("us_per_call", "us_per_call_min", "calls"),
+    "lat": LATENCY, "uring": LATENCY, "batch": ("per_call", "per_call_min", "calls"),
     "churn": ("total_ns", "phase_ns"),
 }
 

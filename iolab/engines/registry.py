@@ -11,3 +11,11 @@ def get(name: str, fio_binary: str = "fio") -> Engine:
 
     engines: dict[str, Engine] = {"fio": fio.FioEngine(fio_binary), "probe": probe.ProbeEngine()}
     return engines[name]
+
+
+def for_instructions(name: str, job: str) -> str:
+    """The job of a workload of engine ``name`` with its op count cut to
+    what instructions mode needs (iolab.engines.fio / probe .for_instructions)."""
+    from iolab.engines import fio, probe
+
+    return {"fio": fio.for_instructions, "probe": probe.for_instructions}[name](job)

@@ -58,7 +58,7 @@ def parse(raw: dict[str, Any], base_dir: str = ".", inputs: dict[str, str] | Non
     Experiment.file); nothing of this machine."""
     _check_depth(raw)
     check_series(raw)
-    prepared = _probe_tables(raw)
+    prepared = _probe_tables(_renamed_metrics(raw))
     try:
         experiment = Experiment.model_validate({**prepared, "base_dir": base_dir, "inputs": inputs or {}})
     except ValidationError as error:
@@ -79,6 +79,24 @@ def _check_depth(raw: Any) -> None:
             todo += [(v, depth + 1, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
         elif isinstance(node, list):
             todo += [(v, depth + 1, f"{where}[{i}]") for i, v in enumerate(node)]
+
+
+def _renamed_metrics(raw: dict[str, Any]) -> dict[str, Any]:
+    """An older file's metric names ([report] and [[workload]] metrics and
+    primary) read as today's (iolab.engines.probe.RENAMED: us_per_call is
+    per_call): a stored run's experiment, or a file written for an older iolab."""
+    from iolab.engines.probe import RENAMED
+
+    def names(table: Any) -> Any:
+        if not isinstance(table, dict):
+            return table
+        return {**table, **{field: [RENAMED.get(n, n) if isinstance(n, str) else n for n in table[field]]
+                            for field in ("metrics", "primary") if isinstance(table.get(field), list)}}
+
+    out = {**raw, "report": names(raw["report"])} if "report" in raw else dict(raw)
+    if isinstance(raw.get("workload"), list):
+        out["workload"] = [names(item) for item in raw["workload"]]
+    return out
 
 
 # -- probe tables: normalised before validation ------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 from iolab.analysis import Analysis
 from iolab.analysis import hosts as hosts_of
 from iolab.analysis.model import Report
+from iolab.engines import fio, probe
 from iolab.report.figures import table_view_text
 from iolab.spec import Experiment, Variant
 from iolab.store import RunInfo
@@ -150,6 +151,11 @@ def timing_lines(experiment: Experiment) -> list[str]:
              "Ginsn = 10^9), and rates are per 10^9 instructions; a wait's unit is the guest clock's "
              "(guest s, guest ms: instructions plus the clock's jumps over idle time; host.settle_s, "
              "disk.*_ms), and vm.boot_s is the host's real time"]
+    if experiment.vm.op_counts == "fewest":
+        lines.append(f"op counts cut to what a count needs (probe: {probe.INSTRUCTIONS_BATCHES} batches, a pwrite "
+                     f"batch {probe.INSTRUCTIONS_PWRITE_BATCH} calls; fio: "
+                     f"{fio.INSTRUCTIONS_IOS} I/Os a job; where the job asks more; [vm] op_counts = "
+                     "\"as-written\" runs them as written)")
     if experiment.vm.disk == "virtio":
         lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
                      "timer, not as instructions; disk = \"ram\" keeps the device out")

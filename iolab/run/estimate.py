@@ -190,18 +190,22 @@ def _kernels(experiment: Experiment) -> tuple[list[str], dict[str, str]]:
     return lines, names
 
 
-def planned_boots(cells: list[plan.PlannedCell], kernel_of: dict[str, str], per_boot: int) -> Counter[str]:
+def planned_boots(cells: list[plan.PlannedCell], kernel_of: dict[str, str], per_boot: int,
+                  by_round: bool = False) -> Counter[str]:
     """Boots per kernel of this cell order: consecutive cells of one kernel
-    share a boot, up to `per_boot` (as iolab.hosts.vm.VMHosts.batches)."""
+    share a boot, up to `per_boot`, and with `by_round` (instructions mode)
+    only cells of one variant's round (as iolab.hosts.vm.VMHosts.batches)."""
     boots: Counter[str] = Counter()
-    last, size = None, 0
+    last: tuple[str, str, int] | None = None
+    size = 0
     for cell in cells:
         kernel = kernel_of.get(cell.variant, cell.variant)
-        if kernel == last and size < per_boot:
+        if last is not None and kernel == last[0] and size < per_boot and \
+                (not by_round or (cell.variant, cell.round) == last[1:]):
             size += 1
             continue
         boots[kernel] += 1
-        last, size = kernel, 1
+        last, size = (kernel, cell.variant, cell.round), 1
     return boots
 
 
@@ -226,7 +230,8 @@ def _boots(experiment: Experiment, recent: list[list[Sample]], kernel_of: dict[s
     measured = _boot_times(recent)
     others = [s for seconds in measured.values() for s in seconds]
     out = []
-    for kernel, count in planned_boots(cells, kernel_of, experiment.vm.cells_per_boot).items():
+    by_round = experiment.timing == "instructions"
+    for kernel, count in planned_boots(cells, kernel_of, experiment.vm.cells_per_boot, by_round).items():
         if measured.get(kernel):
             mine = measured[kernel]
             out.append(BootTime(kernel, count, statistics.median(mine),

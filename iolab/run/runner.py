@@ -20,13 +20,13 @@ from contextlib import ExitStack
 from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
-from iolab.run import adaptive, early, inputs, lock, recovery, series
+from iolab.run import adaptive, early, inputs, lock, parallel, recovery, series
 from iolab.cell import interrupts
 from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
 from iolab.kernels import Kernel
-from iolab.spec import Experiment
+from iolab.spec import Experiment, Workload
 from iolab.cell.sample import Sample
 from iolab.store import RunStatus, Store
 from iolab.stats.exact import MIN_ROUNDS
@@ -105,6 +105,15 @@ class NoProgress:
         pass
 
 
+def job_of(experiment: Experiment, workload: Workload) -> str:
+    """The job a cell runs: the workload's, with its op count cut to what an
+    instruction count needs in instructions mode ([vm] op_counts = "fewest")."""
+    job = load.job_text(experiment, workload)
+    if experiment.timing == "instructions" and experiment.vm.op_counts == "fewest":
+        return engines.for_instructions(workload.engine, job)
+    return job
+
+
 def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[CellSpec]:
     variants = {v.name: v for v in experiment.variant}
     workloads = {w.name: w for w in experiment.workload}
@@ -117,7 +126,7 @@ def cell_specs(experiment: Experiment, planned: list[plan.PlannedCell]) -> list[
             target=Record.of(experiment.target_for(variants[cell.variant], workloads[cell.workload])),
             variant=Record.of(variants[cell.variant]),
             workload=Record.of(workloads[cell.workload]),
-            job=load.job_text(experiment, workloads[cell.workload]),
+            job=job_of(experiment, workloads[cell.workload]),
             setup=Record.of(experiment.cell),
             collect=Record.of(experiment.collect),
             derived=experiment.derived,
@@ -274,19 +283,35 @@ def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_co
 def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress,
                watch: early.FirstRound | None = None) -> None:
     """Run cells batch by batch (a VM boot runs a batch), storing each sample at
-    once; ``watch`` stops the run between batches (early.CannotRun)."""
-    for batch in host.batches(cells):
+    once; ``watch`` stops the run between batches (early.CannotRun). A host
+    whose counts do not depend on its load (``parallel`` > 1: VMs in
+    instructions mode) runs that many batches at once (iolab.run.parallel)."""
+    batches = host.batches(cells)
+    workers = getattr(host, "parallel", 1)
+    if workers > 1 and len(batches) > 1:
+        for _, sample in parallel.run(batches, host.run_batch, workers, getattr(host, "stopping")):
+            if sample is None:
+                if watch is not None:
+                    watch.check()
+                continue
+            _store(store, run_id, sample, progress, watch)
+        return
+    for batch in batches:
         progress.cell_started(_label(batch[0]))
         for index, sample in enumerate(host.run_batch(batch)):
-            with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
-                store.add_sample(run_id, sample)
-            progress.cell_done(sample)
-            if watch is not None:
-                watch.seen(sample)
+            _store(store, run_id, sample, progress, watch)
             if index + 1 < len(batch):
                 progress.cell_started(_label(batch[index + 1]))
         if watch is not None:
             watch.check()
+
+
+def _store(store: Store, run_id: int, sample: Sample, progress: Progress, watch: early.FirstRound | None) -> None:
+    with interrupts.deferred():  # a Ctrl-C mid-commit must not lose a finished cell's sample
+        store.add_sample(run_id, sample)
+    progress.cell_done(sample)
+    if watch is not None:
+        watch.seen(sample)
 
 
 def _run_until_exact(experiment: Experiment, store: Store, run_id: int, cells: list[CellSpec], host: Host,

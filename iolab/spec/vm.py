@@ -48,6 +48,9 @@ class VM(Strict):
     # instruction count (exact and repeatable), never a time
     timing: Timing = "wall"
     icount_shift: int = ICOUNT_SHIFT  # with timing = "instructions": guest ns per instruction = 2^shift
+    # With timing = "instructions": "fewest", each workload's op count cut to what an instruction count
+    # needs (iolab.engines.for_instructions: probe batches and ops, fio number_ios); "as-written": the job's
+    op_counts: Literal["fewest", "as-written"] = "fewest"
 
     @field_validator("memory")
     @classmethod

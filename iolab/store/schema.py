@@ -16,19 +16,22 @@ were queued for), ``samples.attempt`` and ``samples.host`` (a round retried on
 another agent stores its samples again under a new attempt: unique per
 (run, seq, attempt)), ``attempts`` (each agent's try at a round) and
 ``agents``; 5 adds ``run_files`` (the files an experiment names, stored
-with its run: iolab.run.inputs).
+with its run: iolab.run.inputs); 6 renames metrics to say what they count
+in both timing modes (``us_per_call`` -> ``per_call``: iolab.engines.probe.RENAMED),
+in ``metrics`` and in the stored experiments.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from iolab.engines.probe import RENAMED
 from iolab.store.db import StoreError
 
 if TYPE_CHECKING:
     from iolab.store.db import PostgreSQL, SQLite
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -155,6 +158,11 @@ MIGRATIONS = {
                    .split(";") if s.strip()]],
     },
     4: [SCHEMA[SCHEMA.index("CREATE TABLE run_files"):].strip().rstrip(";")],
+    # metrics named by what they count in both timing modes: us_per_call (kinsn in instructions mode) is
+    # per_call (iolab.load.metric_names.RENAMED); the stored experiments' names follow
+    5: [*(f"UPDATE metrics SET name = '{new}' WHERE name = '{old}'" for old, new in RENAMED.items()),
+        *(f"UPDATE runs SET experiment_json = replace(experiment_json, '\"{old}\"', '\"{new}\"')"
+          for old, new in RENAMED.items())],
 }
 
 

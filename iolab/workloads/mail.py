@@ -46,7 +46,7 @@ def metric_for(claim: Claim, workload: MailWorkload) -> tuple[str, str]:
     probe = workload.probe or {}
     mode = probe.get("mode")
     if mode == "batch":
-        return ("us_per_call", "") if claim.kind == "time" else ("", f"a {claim.unit or 'count'} row: the "
+        return ("per_call", "") if claim.kind == "time" else ("", f"a {claim.unit or 'count'} row: the "
                                                                    "batch mode measures time per call")
     if mode == "churn":
         if claim.kind == "time":

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -108,6 +109,7 @@ class Boot:
     guest_rc: int | None = None
     timed_out: bool = False
     stalled: bool = False  # killed at boot_timeout, before the ready marker
+    stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
     guest: dict[str, Any] | None = None
 
     def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
@@ -124,6 +126,8 @@ class Boot:
                     f"under {self.accel.upper()}; the VM was killed")
         if self.timed_out:
             return "the VM was killed: nothing from the guest for [vm] timeout"
+        if self.stopped:
+            return "the VM was stopped: the run was ending"
         if self.guest_rc is not None:
             return f"the guest's iolab exited with status {self.guest_rc}"
         stderr = self.xchg / "qemu.stderr"
@@ -147,8 +151,10 @@ class VMHost:
         accel: Choice | None = None,
         show_command: Callable[[str], None] | None = None,
         qemu: str = QEMU,
+        stopping: threading.Event | None = None,
     ):
         self.kernel = kernel
+        self.stopping = stopping or threading.Event()  # set by another thread: end the boot under way
         self.settings = settings
         self.scratch = scratch
         self.qemu = qemu
@@ -333,6 +339,12 @@ class VMHost:
                 rc_path = boot.xchg / "rc"
                 if rc_path.exists():
                     boot.guest_rc = int(rc_path.read_text().strip() or -1)
+                return
+            if self.stopping.is_set():
+                boot.stopped = True
+                end(process, grace=QEMU_GRACE)
+                boot.exited_s = time.monotonic() - boot.started
+                boot.qemu_rc = process.returncode
                 return
             if now > deadline:
                 boot.stalled = boot.ready_s is None

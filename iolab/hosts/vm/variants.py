@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -59,6 +60,11 @@ class VMHosts:
         self.hosts: dict[str, VMHost] = {}
         self.scratch: Path | None = None
         self.logged: set[str] = set()
+        # Boots at once: in instructions mode one per host CPU (a guest's counts do not depend on the host's
+        # load, and TCG runs each guest in one thread: iolab.run.parallel); in wall mode one, as its timing
+        # needs; a series' steps one (a step's kernel is built on its first cell: one build at a time)
+        self.parallel = (os.cpu_count() or 1) if settings.timing == "instructions" and steps is None else 1
+        self.stopping = threading.Event()  # set: every boot under way ends (iolab.run.parallel)
 
     def describe(self) -> dict[str, Any]:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
@@ -87,7 +93,8 @@ class VMHosts:
         assert self.scratch is not None
         if kernel.directory not in self.by_image:
             self.by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
-                                                     accel=self.choice, show_command=self.show, qemu=self.qemu)
+                                                     accel=self.choice, show_command=self.show, qemu=self.qemu,
+                                                     stopping=self.stopping)
         self.hosts[variant] = self.by_image[kernel.directory]
         return self.hosts[variant]
 
