@@ -287,6 +287,52 @@ def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypa
     assert "4 p4.patch: FAILED" in renderer("text")(result)
 
 
+def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeypatch, fake_source, cache, capsys):
+    """Exit 1; the build's first error, the log's path and its last lines on
+    stderr; the step failed in the series line, the attribution, every format
+    and at the top of the reply block."""
+    import argparse
+    import json
+    import sys
+
+    from iolab.analysis.model import Report
+    from iolab.cli import commands
+    from iolab.report import renderer, reply
+
+    experiment = stand_in_series(tmp_path, fake_source, "every", broken=4)
+    hosts = stand_in_hosts({})(experiment, log=lambda text: print(f"iolab: {text}", file=sys.stderr))
+    store = Store(tmp_path / "s.db")
+    run_id = runner.run(experiment, store, host=hosts)
+    stderr = capsys.readouterr().err
+    assert "did not build; its cells fail: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';'" in stderr
+    log = next(line for line in stderr.splitlines() if line.startswith("full log: "))
+    assert Path(log.removeprefix("full log: ")).is_file()
+    assert "the log's last lines:\n  |   make noise 13\n" in stderr and "  | make: *** [Makefile:11: bzImage] Error 2" in stderr
+    args = argparse.Namespace(format="text", view=None, min_max=None, fail_on=None)
+    assert commands._print_report(store, run_id, args) == 1  # exit 1
+    text = capsys.readouterr().out
+    flat = " ".join(text.split())
+    assert ("4 p4.patch: FAILED: did not build: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';' "
+            "before '}' token") in flat
+    assert "series: every step in every round; 4 of 5 steps built and run, 1 did not build (4 p4.patch)" in flat
+    assert "4 p4.patch (did not build)" in flat and "every step run;" not in flat
+    for fmt in ("markdown", "html"):
+        assert "1 did not build (4 p4.patch)" in renderer(fmt)(Report(commands._report(store, run_id, args).analysis))
+    steps = json.loads(renderer("json")(commands._report(store, run_id, args)))["series"]["steps"]
+    assert [s["build_error"][:26] for s in steps] == ["", "", "", "", "make bzImage failed (exit "]
+    block = reply.render(commands._report(store, run_id, args), "iolab patch p1.patch ...").splitlines()
+    assert block[1] == "FAILED: step 4 (p4.patch) did not build: make bzImage failed (exit 2):"
+    assert block[2] == "  src/a.c:2:1: error: expected ';' before '}' token"
+
+
+def test_notes_never_break_a_path(tmp_path):
+    from iolab.report import figures
+
+    path = "/root/.cache/iolab/kernels/build-3e51c07782479e20/" + "x" * 60 + "/kernel-build.log"
+    lines = figures.wrapped([f"- FAILED base / w: the kernel did not build: see {path}"], "  ")
+    assert any(line.strip() == path for line in lines) and all(len(line) <= 72 for line in lines if path not in line)
+
+
 def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache):
     experiment = stand_in_series(tmp_path, fake_source, "every", stale=3)
     from iolab.kernels.patches import PatchError

@@ -41,7 +41,8 @@ class Steps:
             self.built[name] = build.ensure(self.requests[name], self.log, self.reporter)
         except KernelError as error:
             self.errors[name] = str(error)
-            self.log(f"the kernel of {name} did not build; its cells fail: {str(error).splitlines()[0]}")
+            # all of it: the first error, the log's path and its last lines (as a build outside a series says)
+            self.log(f"the kernel of {name} did not build; its cells fail: {error}")
             return None
         return self.built[name]
 

@@ -20,7 +20,9 @@ def wrapped(lines: list[str], indent: str = "  ", width: int = WIDTH) -> list[st
     """Lines wrapped to a mail's width, continuation lines indented."""
     out = []
     for line in lines:
-        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+        # a path or a word longer than the line stays whole (a path broken mid-word cannot be copied)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                             break_long_words=False) or [""]
     return out
 
 

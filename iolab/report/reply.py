@@ -70,7 +70,8 @@ def _command(report: Report, command: str | None) -> str:
 
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
-    lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
+    failed = series.failure_lines(analysis)  # a failure is the first thing the reader sees
+    lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped(failed), *figures.wrapped([f"iolab: {analysis.experiment.name}"]),
              *figures.wrapped([*_measured(report), _timing(report)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
     if report.compared is not None:  # two runs' rounds, unpaired: as the compare header says it
@@ -85,7 +86,8 @@ def render(report: Report, command: str | None = None) -> str:
         for block in table.blocks(analysis):
             lines += ["", *text._layout(block)]
     lines += ["", *figures.wrapped(legends.legend(analysis))]
-    failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
+    failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures
+                if f.expected]  # the unexpected ones head the block
     lines += figures.wrapped(failures)
     lines += ["", "reproduce:", *figures.wrapped([f"  {_command(report, command)}"], "    "),
               f"{RULE}-------------{RULE}"]

@@ -109,7 +109,8 @@ def _patch(path: str | None) -> str:
 def steps_line(analysis: Analysis) -> str:
     series = analysis.series
     assert series is not None
-    named = [f"{s.step} {_patch(s.patch)}" + ("" if s.cells else " (not run)") for s in series.steps]
+    named = [f"{s.step} {_patch(s.patch)}" + (" (did not build)" if s.build_error else "" if s.cells else " (not run)")
+             for s in series.steps]
     return "steps: " + "; ".join([f"base ({analysis.variants[0]})", *named[1:]])
 
 
@@ -129,8 +130,12 @@ def attribution(analysis: Analysis) -> list[str]:
     lines = ["attribution (each step's delta is against the step before it):"]
     for step in series.steps[1:]:
         made = [c for c in series.changes if c.placed and c.step == step.step]
-        if not step.cells:
-            text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" else "")
+        if step.build_error:
+            text = f"FAILED: did not build: {step.build_error}"
+        elif not step.cells:
+            text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" and
+                                analysis.run.status == "complete" else " (the run stopped before it)"
+                                if analysis.run.status != "complete" else "")
         elif step.failed == step.cells:
             text = "FAILED (see the notes)"
         elif made:
@@ -146,12 +151,29 @@ def attribution(analysis: Analysis) -> list[str]:
 
 
 def spent(analysis: Analysis) -> str:
+    """How the series ran, said once: the strategy, the steps built and run
+    (and which did not build), the rounds, and why it stopped."""
     series = analysis.series
     assert series is not None
     total = len(series.steps)
-    how = ("every step run" if series.strategy == "every"
+    how = ("every step in every round" if series.strategy == "every"
            else "bisected: the ends, then midpoints where they differ")
-    return f"series: {how}; {series.builds} of {total} steps built and run, {series.rounds} rounds"
+    unbuilt = series.unbuilt
+    built = f"{series.builds - len(unbuilt)} of {total} steps built and run"
+    if unbuilt:
+        built += f", {len(unbuilt)} did not build ({', '.join(f'{s.step} {_patch(s.patch)}' for s in unbuilt)})"
+    stop = analysis.run.stop_reason
+    return f"series: {how}; {built}; {series.rounds} rounds" + (f"; {stop}" if stop else "")
+
+
+def failure_lines(analysis: Analysis) -> list[str]:
+    """What failed, first: each step whose kernel did not build, else each
+    failure the experiment did not expect (for the reply block's top)."""
+    series = analysis.series
+    if series is not None and series.unbuilt:
+        return [f"FAILED: step {s.step} ({_patch(s.patch)}) did not build: {s.build_error}" for s in series.unbuilt]
+    return [f"{f.what}: {f.variant} / {f.workload}: {f.error.splitlines()[0][:160]}"
+            for f in analysis.failures if not f.expected]
 
 
 def text_lines(analysis: Analysis) -> list[str]:

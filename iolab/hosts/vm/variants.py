@@ -15,7 +15,7 @@ from typing import Any
 
 from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
-from iolab.cell.sample import Sample
+from iolab.cell.sample import BUILD_FAILED, Sample
 from iolab.hosts.vm.host import VMHost, compile_iolab
 from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading, timing_env
 from iolab.journal import Journal, default_journal
@@ -119,7 +119,7 @@ class VMHosts:
             assert self.steps is not None
             error = self.steps.errors[cells[0].variant.name]
             for cell in cells:
-                yield Sample.of(cell, "failed", error=f"the kernel did not build: {error.splitlines()[0]}",
+                yield Sample.of(cell, "failed", error=f"{BUILD_FAILED}: {error.splitlines()[0]}",
                                 artefacts={BUILD_LOG: error}, started=time.time())
             return
         for sample in host.run_batch(cells):
