@@ -57,7 +57,7 @@ from iolab import load, plan, spec  # noqa: E402
 from iolab.kernels import fetch  # noqa: E402
 from iolab.run import runner  # noqa: E402
 from iolab.hosts.vm import host as vm  # noqa: E402
-from iolab.hosts.vm import qemu  # noqa: E402
+from iolab.hosts.vm import accel as accel_choice  # noqa: E402
 
 COLUMNS = ("prep", "kernel", "init", "python", "imports", "ready", "boot", "shutdown", "overhead")
 
@@ -170,7 +170,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    accel = qemu.choose_accel("auto", "microvm")
+    accel = accel_choice.decide("auto", accel_choice.ThisMachine()).accel
     if args.imports:
         found = imports(args)
         if args.json:

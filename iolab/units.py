@@ -68,6 +68,15 @@ def percent(value: float, signed: bool = True) -> str:
     return f"{value * 100:+.1f}%" if signed else f"{value * 100:.1f}%"
 
 
+def fine_percent(value: float, signed: bool = True) -> str:
+    """Like :func:`percent`, with two significant digits below 0.1% (``+0.043%``),
+    where one decimal would print a change as ``+0.0%``: an exact delta or resolution."""
+    if not math.isfinite(value) or value == 0 or abs(value) >= 0.001:
+        return percent(value, signed)
+    digits = f"{abs(value) * 100:.2g}"
+    return f"{'+' if value > 0 else '-'}{digits}%" if signed else f"{digits}%"
+
+
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``1 patch``, ``3 patches``, ``1 vCPU``: a count with its noun in the number it takes."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"

@@ -11,6 +11,7 @@ from typing import Any
 
 from iolab.cell.cellspec import CellSpec
 from iolab.hosts import CellByCell
+from iolab.hosts.vm.accel import LinuxBoot, VerdictCache
 from iolab.cell.sample import Sample
 
 FIXED_HOST = {"kernel": "6.18.0-test", "cpus": 2, "cpu_model": "Test CPU", "fio": "fio-3.33"}
@@ -71,6 +72,32 @@ class ShapedHost(ScriptedHost):
         if sample.status == "ok":
             self.shape(cell, sample.metrics)
         return sample
+
+
+class DescribedMachine:
+    """A host that says what its KVM does (iolab.hosts.vm.accel.Machine):
+    /dev/kvm or not, the 14-byte probe's outcome, a Linux boot's (None: no
+    kernel to boot); it counts what it was asked."""
+
+    def __init__(self, kvm: bool = True, probe: bool = True, linux: LinuxBoot | None = None,
+                 verdicts: VerdictCache | None = None, qemu: str = "7.2.22"):
+        self.kvm, self.probe, self.linux, self.verdicts, self.qemu = kvm, probe, linux, verdicts, qemu
+        self.probes = 0
+        self.boots: list[float] = []  # each Linux boot's limit
+
+    def identity(self) -> dict[str, str]:
+        return {"boot_id": "described-boot", "host_kernel": "6.18.0-test", "qemu": self.qemu, "machine": "microvm"}
+
+    def kvm_device(self) -> bool:
+        return self.kvm
+
+    def tiny_probe(self) -> bool:
+        self.probes += 1
+        return self.probe
+
+    def boot_linux(self, limit: float) -> LinuxBoot | None:
+        self.boots.append(limit)
+        return self.linux
 
 
 def elf64(pvh: bool, banner: bytes = b"Linux version 6.1.0-test (me@here) #1 SMP\0") -> bytes:

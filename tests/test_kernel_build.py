@@ -77,6 +77,15 @@ def test_check_names_every_dropped_option(tmp_path):
     kconfig.check(merged, "CONFIG_KEPT=y\nCONFIG_EROFS_FS=y\nCONFIG_MOD=m\n", tmp_path / ".config")  # absent = not set
 
 
+def test_a_renamed_option_survives_under_its_new_name_only_where_the_old_one_is_gone(tmp_path):
+    merged, _ = kconfig.merge(kconfig.parse_fragment("CONFIG_PROC_SYSCTL=y\n", "base.config"))
+    kconfig.check(merged, "CONFIG_SYSCTL=y\n", tmp_path / ".config")  # 7.3: PROC_SYSCTL is SYSCTL
+    with pytest.raises(ConfigError, match="CONFIG_PROC_SYSCTL=y"):
+        kconfig.check(merged, "# CONFIG_SYSCTL is not set\n", tmp_path / ".config")
+    with pytest.raises(ConfigError, match="CONFIG_PROC_SYSCTL=y"):  # 7.2 knows the old name: it must be set
+        kconfig.check(merged, "# CONFIG_PROC_SYSCTL is not set\nCONFIG_SYSCTL=y\n", tmp_path / ".config")
+
+
 def test_the_base_fragment_reads_and_asks_for_what_the_seeds_need():
     merged, notes = kconfig.merge(kconfig.parse_fragment(kconfig.BASE.read_text(), "base.config"))
     assert notes == []
@@ -134,6 +143,67 @@ def test_switching_patches_restores_first_and_creates_files_once(tmp_path, tree)
     work.apply([Patch(one)])
     assert not (tree / "fs" / "new.c").exists()
     assert "line five" in (tree / "fs" / "x.c").read_text()
+
+
+def test_a_series_step_applies_only_its_own_patch_and_a_jump_back_takes_later_ones_off(tmp_path, tree):
+    """Step k after step k-1: patch k goes on, the files of patches 1..k-1 keep their times (make
+    recompiles nothing of theirs); back to step 1: patches 3 and 2 come off, patch 1's file untouched."""
+    (tree / "fs" / "y.c").write_text(LINES)
+    (tree / "fs" / "z.c").write_text(LINES)
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES, LINES.replace("line 7\n", "line seven\n"), path="fs/y.c")
+    three = diff(tmp_path, "three", LINES, LINES.replace("line 9\n", "line nine\n"), path="fs/z.c")
+    work = patches.Tree(tree)
+    work.apply([Patch(one)])
+    first = (tree / "fs" / "x.c").stat().st_mtime_ns
+    time.sleep(0.01)
+    work.apply([Patch(one), Patch(two)])
+    work.apply([Patch(one), Patch(two), Patch(three)])
+    assert (tree / "fs" / "x.c").stat().st_mtime_ns == first
+    assert "line nine" in (tree / "fs" / "z.c").read_text() and "line seven" in (tree / "fs" / "y.c").read_text()
+    two_at = (tree / "fs" / "y.c").stat().st_mtime_ns
+    time.sleep(0.01)
+    work.apply([Patch(one)])
+    assert (tree / "fs" / "x.c").stat().st_mtime_ns == first
+    assert (tree / "fs" / "y.c").read_text() == (tree / "fs" / "z.c").read_text() == LINES
+    assert (tree / "fs" / "y.c").stat().st_mtime_ns > two_at  # changed back: make recompiles it
+    assert [entry.split()[0] for entry in work.applied()] == [str(one)]
+    work.apply([Patch(one), Patch(three)])  # another branch from step 1
+    assert "line nine" in (tree / "fs" / "z.c").read_text() and (tree / "fs" / "y.c").read_text() == LINES
+    work.reset()
+    assert [(tree / "fs" / name).read_text() for name in ("x.c", "y.c", "z.c")] == [LINES] * 3
+
+
+def test_the_same_change_from_another_file_keeps_the_tree_and_a_tree_edited_by_hand_is_reset(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    two = diff(tmp_path, "two", LINES, LINES.replace("line 25\n", "line 25 two\n"))
+    copy = tmp_path / "stored-copy.patch"
+    shutil.copyfile(one, copy)
+    work = patches.Tree(tree)
+    work.apply([Patch(one), Patch(two)])
+    one.unlink()  # the step's patch file is gone: the tree keeps its own copy to take a patch off
+    work.apply([Patch(copy)])
+    assert (tree / "fs" / "x.c").read_text() == LINES.replace("line 5\n", "line five\n")
+    assert work.applied()[0].startswith(f"{copy} sha256:")
+    (tree / "fs" / "x.c").write_text("edited by hand\n")  # nothing takes `copy` off now: reset, then apply
+    work.apply([Patch(two)])
+    assert (tree / "fs" / "x.c").read_text() == LINES.replace("line 25\n", "line 25 two\n")
+    assert [entry.split()[0] for entry in work.applied()] == [str(two)]
+
+
+def test_a_patched_tree_says_so_at_its_top_and_a_pristine_one_does_not(tmp_path, tree):
+    one = diff(tmp_path, "one", LINES, LINES.replace("line 5\n", "line five\n"))
+    (tree / "fs" / "x.c").write_text(LINES.replace("line 9\n", "line nine\n"))
+    taken = diff(tmp_path, "taken", LINES, LINES.replace("line 9\n", "line nine\n"))
+    work = patches.Tree(tree)
+    work.apply([Patch(taken, reverse=True), Patch(one)])
+    note = (tree / patches.NOTE).read_text()
+    assert "not the source as it came" in note
+    assert f"1. {taken} (reversed) sha256:" in note and f"2. {one} sha256:" in note
+    assert str(tree.parent / patches.SAVED) in note
+    assert (tree.parent / patches.SAVED / "fs" / "x.c").read_text() == LINES.replace("line 9\n", "line nine\n")
+    work.apply([])
+    assert not (tree / patches.NOTE).exists()
 
 
 def test_a_hunk_that_does_not_apply_names_file_and_hunk(tmp_path, tree):
@@ -287,7 +357,31 @@ def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
                 "Dir::State::status"):
         assert f'{key} "{cache}/apt/' in text, key
     assert "/etc/apt" not in text
-    assert "Suites: sid\n" in (cache / "apt" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+    # experimental is listed for binary packages only, pinned below 0: apt never picks from it
+    assert "Suites: sid experimental\n" in (cache / "apt" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+    pin = (cache / "apt" / "etc" / "preferences.d" / "iolab-experimental.pref").read_text()
+    assert "Package: *\nPin: release a=experimental\nPin-Priority: -10\n" == pin
+    sources.apt_config(sources=True)
+    assert "Suites: sid\n" in (cache / "apt-src" / "etc" / "sources.list.d" / "iolab.sources").read_text()
+
+
+# apt-cache madison with unstable's 7.2 and experimental's 7.3 listed (this host's private index)
+MADISON_73 = ("linux-source-7.3 | 7.3~rc7-1~exp1 | http://deb.debian.org/debian experimental/main amd64 Packages\n")
+MADISON_72 = ("linux-source-7.2 |  7.2.13-1 | http://deb.debian.org/debian unstable/main amd64 Packages\n")
+POLICY_NONE = "linux-source-7.3:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n"
+
+
+def test_a_package_only_experimental_carries_resolves_to_its_version_and_says_so(cache, monkeypatch):
+    (cache / "apt" / "lists").mkdir(parents=True)
+    (cache / "apt" / "lists" / "x_Packages").write_text("")
+    answers = {"policy": POLICY_NONE, "madison": MADISON_73}
+    monkeypatch.setattr(sources, "_apt", lambda argv, what, **_: answers[argv[1]])
+    said = []
+    source = sources.resolve(sources.parse("debian:linux-source-7.3"), said.append)
+    assert source.identity == "debian:linux-source-7.3=7.3~rc7-1~exp1"
+    assert any("only in Debian's experimental suite" in line for line in said)
+    answers["madison"] = MADISON_72  # unstable's only: never taken by this path
+    assert sources._experimental("linux-source-7.2", said.append) is None
 
 
 def test_a_git_source_resolves_its_commit(tmp_path):

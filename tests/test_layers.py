@@ -62,6 +62,7 @@ STAGES = (
     ("iolab.spec",),  # the experiment schema
     ("iolab.stats",),  # pure statistics (the plan fixes each comparison's test with them)
     ("iolab.plan", "iolab.kernels"),
+    ("iolab.mail",),  # a patch mail read once (b4; the kernel source for a web copy's diff): message, benchmark, claim
     ("iolab.load", "iolab.workloads"),  # the experiment file; the workload library `iolab patch` writes one from
     ("iolab.store",),
     ("iolab.analysis",),  # samples -> a Report

@@ -25,7 +25,7 @@ from iolab.report import renderer
 from iolab.report.history import RENDERERS as HISTORY
 from iolab.cell.sample import Sample
 from iolab.store import Store
-from tests.fakes import FIXED_HOST
+from tests.fakes import FIXED_HOST, DescribedMachine
 from tests import helpers
 from tests.helpers import check_golden
 
@@ -184,10 +184,10 @@ def test_alternate_order_runs_each_kernel_a_boot_at_a_time():
 
 
 def fake_vm_hosts(monkeypatch, exp):
-    monkeypatch.setattr(variants, "choose_accel", lambda setting, machine: "tcg")
     monkeypatch.setattr(variants, "compile_iolab", lambda: None)
-    refs = {v.name: kernel_ref.parse(v.kernel) for v in exp.variant}
-    return variants.VMHosts({name: kernel(str(ref), f"/cache/{ref.name}") for name, ref in refs.items()}, exp.vm)
+    refs = {v.name: kernel(str(ref), f"/cache/{ref.name}")
+            for v in exp.variant for ref in [kernel_ref.parse(v.kernel)]}
+    return variants.VMHosts(refs, exp.vm, machine=DescribedMachine(kvm=False))
 
 
 def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):
@@ -197,6 +197,23 @@ def test_batches_group_consecutive_cells_of_one_kernel(monkeypatch):
         batches = hosts.batches(cells)
     assert [[c.seq for c in batch] for batch in batches] == [[0, 1], [2, 3], [4, 5], [6, 7], [8], [9]]
     assert {c.variant.name for c in batches[0]} == {"old"}
+
+
+def test_in_instructions_mode_a_boot_holds_one_variants_round(monkeypatch):
+    """Each round of a variant boots apart (its spread includes the boot's), even
+    an A/A's two copies of one kernel; the cells of one round share that boot."""
+    exp = experiment(variant=[{"name": "a", "kernel": "debian:6.1.0-56-amd64"},
+                              {"name": "b", "kernel": "6.1.0-56-amd64"}],
+                     workload=[{"name": "w1", "job": "[j]\nrw=read\nsize=1M\n"},
+                               {"name": "w2", "job": "[j]\nrw=write\nsize=1M\n"}],
+                     run={"order": "alternate"}, vm={"timing": "instructions", "memory": "1GiB"})
+    assert exp.vm.cells_per_boot > 4 and exp.run.iterations == 3
+    cells = runner.cell_specs(exp, plan.plan(exp, 7))
+    with fake_vm_hosts(monkeypatch, exp) as hosts:
+        batches = hosts.batches(cells)
+    assert [{(c.variant.name, c.round) for c in batch} for batch in batches] == [
+        {("a", 0)}, {("a", 1)}, {("a", 2)}, {("b", 0)}, {("b", 1)}, {("b", 2)}]
+    assert all(len(batch) == 2 for batch in batches)
 
 
 def test_variants_of_one_kernel_share_a_boot(monkeypatch):

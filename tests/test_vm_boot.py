@@ -1,12 +1,20 @@
 """Real VMs: a Debian kernel fetched into the cache, booted under QEMU (TCG
-here), cells run by the guest, samples brought back; a hung guest killed.
+here), cells run by the guest, samples brought back; a hung guest killed; a
+guest that never comes up killed at boot_timeout; a KVM that stalls Linux
+(a QEMU whose KVM boots an init that never signals ready) falling back to TCG.
+
+Every boot here has a short boot_timeout (BOOT_S): a broken accelerator costs
+seconds, not the default's 2 minutes per boot.
 
 Marked slow and vm (`make test-quick` leaves them out). The kernel is
 fetched on first use by the fixture (about 10 s and 70 MB the first time;
 `scripts/setup` fetches it ahead). About 2 minutes in all under TCG.
 """
 
+import dataclasses
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -18,13 +26,23 @@ from iolab.kernels import fetch
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
 from iolab.hosts.vm import variants
+from iolab.hosts.vm.accel import Choice, LinuxBoot, VerdictCache
+from iolab.kernels.initramfs import Cpio
 from iolab.report import renderer
 from iolab.store import Store
+from tests.fakes import DescribedMachine
 from tests.helpers import experiment
 
 pytestmark = [pytest.mark.slow, pytest.mark.vm, pytest.mark.root]
 
 TEST_KERNEL = "debian:6.1.0-56-amd64"
+BOOT_S = 90  # QEMU's start to the guest's first cell: about 10 s under TCG here, 30-60 s on a loaded host
+STALL_S = 20  # a boot that must stall: long enough for its init to write to the console
+STALLING_INIT = """#!/bin/busybox sh
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+echo "iolab test: this init never signals ready" > /dev/console
+while :; do /bin/busybox sleep 1; done
+"""
 
 
 @pytest.fixture(scope="session")
@@ -49,6 +67,33 @@ def qemu_pids(marker: str) -> list[int]:
     return found
 
 
+def stalling(kernel: kernels.Kernel, tmp_path: Path) -> kernels.Kernel:
+    """The kernel with an initramfs whose /init never signals ready: the
+    kernel's own initramfs and, after it, an archive replacing its /init."""
+    archive = Cpio()
+    archive.file("init", STALLING_INIT.encode(), 0o755)
+    path = tmp_path / "stalling.cpio"
+    path.write_bytes(kernel.initramfs.read_bytes() + archive.finish())
+    return dataclasses.replace(kernel, initramfs=path)
+
+
+def kvm_that_stalls_linux(kernel: kernels.Kernel, tmp_path: Path) -> str:
+    """A QEMU whose KVM stalls every Linux guest: asked for -accel kvm, it
+    runs QEMU's TCG with the stalling initramfs (the guest never signals
+    ready); anything else goes to QEMU as asked."""
+    qemu = shutil.which("qemu-system-x86_64")
+    wrapper = tmp_path / "qemu-with-a-stalling-kvm"
+    wrapper.write_text(
+        f"#!{sys.executable}\nimport os, sys\nargs = sys.argv[1:]\n"
+        "if '-accel' in args and args[args.index('-accel') + 1] == 'kvm':\n"
+        "    args[args.index('-accel') + 1] = 'tcg'\n"
+        "    args[args.index('-cpu') + 1] = 'max'\n"
+        f"    args[args.index('-initrd') + 1] = {str(stalling(kernel, tmp_path).initramfs)!r}\n"
+        f"os.execv({qemu!r}, [{qemu!r}, *args])\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
 def vm_experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
     """Two variants of the test kernel (f2fs's iostat knob off, on), one probe cell each, one boot."""
     return experiment(
@@ -58,13 +103,13 @@ def vm_experiment(tmp_path, ops=300, **vm_table) -> spec.Experiment:
         target={"fs": "f2fs", "size": "128MiB", "image_dir": str(tmp_path)},
         workload=[{"name": "dio", "engine": "probe", "probe": {"mode": "lat", "op": "pread", "bs": "4k",
                                                                 "file_size": "4M", "direct": True, "ops": ops}}],
-        vm={"cells_per_boot": 2, "memory": "1GiB", **vm_table})
+        vm={"cells_per_boot": 2, "memory": "1GiB", "boot_timeout": BOOT_S, **vm_table})
 
 
-def run_in_vms(exp: spec.Experiment, store: Store, tmp_path) -> tuple[int, list[str]]:
+def run_in_vms(exp: spec.Experiment, store: Store, tmp_path, **host_options) -> tuple[int, list[str]]:
     """Run the experiment in VMs booting its kernels; its run id and each boot's QEMU command line."""
     shown: list[str] = []
-    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path))
+    host = variants.VMHosts(kernels.ready(exp, print), exp.vm, scratch_parent=str(tmp_path), **host_options)
     host.show = shown.append
     return runner.run(exp, store, host=host), shown
 
@@ -85,7 +130,7 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
         assert sample.env["vm"]["accel"] in ("tcg", "kvm") and sample.env["vm"]["cpus"] == 2
         assert sample.env["vm"]["memory_mib"] == 1024 and sample.env["vm"]["cells_in_boot"] == 2
         assert sample.metrics["lat_p50"] > 0 and sample.metrics["ops"] == 300
-        assert 0 < sample.metrics["vm.boot_s"] < 120
+        assert 0 < sample.metrics["vm.boot_s"] < BOOT_S
     knobs = {s.variant: s.env["knobs"] for s in samples}  # [before, set] of each knob, read back in the guest
     assert knobs["iostat1"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "1"]}
     assert knobs["iostat0"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "0"]}
@@ -95,7 +140,7 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
 
 
 def test_the_guest_exit_status_travels_apart_from_qemus(test_kernel, tmp_path):
-    host = vm.VMHost(test_kernel, spec.VM(cpus=1), scratch=tmp_path)
+    host = vm.VMHost(test_kernel, spec.VM(cpus=1, boot_timeout=BOOT_S), scratch=tmp_path)
     boot = host.run_command("echo to the console; exit 7\n", timeout=60)
     assert (boot.guest_rc, boot.qemu_rc, boot.timed_out) == (7, 0, False)
 
@@ -105,8 +150,8 @@ def test_a_hung_guest_is_killed_and_its_cells_fail_with_the_console_tail(test_ke
     group), no QEMU is left, the cell is a failed sample with the console's
     last lines; the boot's other cell, already done, keeps its sample."""
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    exp = vm_experiment(tmp_path, timeout=15, boot_timeout=90)
-    endless = vm_experiment(tmp_path, ops=2_000_000_000, timeout=15, boot_timeout=90)
+    exp = vm_experiment(tmp_path, timeout=15)
+    endless = vm_experiment(tmp_path, ops=2_000_000_000, timeout=15)
     cells = runner.cell_specs(exp, plan.plan(exp, 3))
     hung = runner.cell_specs(endless, plan.plan(endless, 3))[1]
     host = vm.VMHost(test_kernel, exp.vm, scratch=tmp_path)
@@ -119,13 +164,13 @@ def test_a_hung_guest_is_killed_and_its_cells_fail_with_the_console_tail(test_ke
     assert "no sample from the VM: the VM was killed: nothing from the guest for [vm] timeout" in failed.error
     assert "console:" in failed.error and failed.artefacts["console"]
     assert host.boots[-1].timed_out
-    assert elapsed < 90 + 15 + 30
+    assert elapsed < BOOT_S + 15 + 30
     assert qemu_pids(str(tmp_path)) == [], "QEMU left running"
     assert not list(tmp_path.glob("iolab-vm-*")), "exchange dir left behind"
 
 
 def test_a_sleeping_guest_command_is_killed_at_the_timeout(test_kernel, tmp_path):
-    host = vm.VMHost(test_kernel, spec.VM(cpus=1, boot_timeout=30), scratch=tmp_path)
+    host = vm.VMHost(test_kernel, spec.VM(cpus=1, boot_timeout=BOOT_S), scratch=tmp_path)
     boot = host.run_command("echo going to sleep > /dev/console; sleep 1000\n", timeout=5)
     assert boot.timed_out and boot.guest_rc is None
     assert qemu_pids(str(tmp_path)) == []
@@ -143,7 +188,8 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
                      name="icount a/a", run={"iterations": 2, "seed": 1}, report=None,
                      target={"fs": "ext4", "size": "64MiB"},
                      workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
-                     vm={"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4})
+                     vm={"timing": "instructions", "disk": "ram", "memory": "1GiB", "cells_per_boot": 4,
+                         "boot_timeout": BOOT_S})
     store = Store(tmp_path / "icount.db")
     run_id, shown = run_in_vms(exp, store, tmp_path)
     samples = store.samples(run_id)
@@ -163,3 +209,51 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
     assert abs(comparison.delta) < 1e-3 and "% =" in renderer("text")(result)
     if comparison.exact == "identical":
         assert comparison.delta == 0.0 and "+0.0% =" in renderer("text")(result)
+
+
+def test_a_guest_that_never_comes_up_fails_at_boot_timeout_with_the_console_tail(test_kernel, tmp_path, monkeypatch):
+    """Its init never signals ready: the VM is killed at boot_timeout (not
+    boot_timeout + timeout), and each cell fails saying so, with what the
+    console said last."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    exp = vm_experiment(tmp_path, boot_timeout=STALL_S, timeout=600)
+    cells = runner.cell_specs(exp, plan.plan(exp, 3))
+    host = vm.VMHost(stalling(test_kernel, tmp_path), exp.vm, scratch=tmp_path, accel=Choice("tcg", DescribedMachine()))
+    started = time.monotonic()
+    samples = list(host.run_batch(cells))
+    elapsed = time.monotonic() - started
+    assert [s.status for s in samples] == ["failed", "failed"]
+    assert STALL_S <= elapsed < STALL_S + 10, elapsed
+    assert host.boots[-1].stalled and not host.boots[-1].timed_out and len(host.boots) == 1
+    error = samples[0].error
+    assert f"the guest did not come up within [vm] boot_timeout ({STALL_S} s) under TCG; the VM was killed" in error
+    assert "iolab test: this init never signals ready" in error, error
+    assert qemu_pids(str(tmp_path)) == [], "QEMU left running"
+
+
+def test_a_kvm_that_stalls_linux_falls_back_to_tcg_and_the_run_says_so(test_kernel, tmp_path, monkeypatch):
+    """The machine's probe booted Linux under KVM, but the run's first boot
+    under KVM never comes up (a QEMU whose KVM stalls Linux): it is killed at
+    boot_timeout and booted again under TCG; every cell ran under TCG, the
+    header says why, and the verdict is cached for the next runs."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    cache = VerdictCache(tmp_path / "accel.json")
+    machine = DescribedMachine(linux=LinuxBoot(True, 1.2, test_kernel.kver), verdicts=cache)
+    exp = vm_experiment(tmp_path, boot_timeout=STALL_S)
+    store = Store(tmp_path / "vm.db")
+    qemu = kvm_that_stalls_linux(test_kernel, tmp_path)
+    started = time.monotonic()
+    run_id, shown = run_in_vms(exp, store, tmp_path, machine=machine, qemu=qemu)
+    elapsed = time.monotonic() - started
+    samples = store.samples(run_id)
+    assert [s.status for s in samples] == ["ok", "ok"], [s.error for s in samples]
+    assert len(shown) == 2 and "-accel kvm" in shown[0] and "-accel tcg" in shown[1]
+    assert {s.env["vm"]["accel"] for s in samples} == {"tcg"}
+    reason = (f"KVM runs the 14-byte probe but a Linux guest ({test_kernel.kver}) stalled after {STALL_S} s "
+              f"(not up within [vm] boot_timeout {STALL_S} s): VMs run under TCG")
+    host = store.run(run_id).host["vm"]
+    assert host["accel"] == "tcg" and host["accel_reason"].startswith(reason[:60]), host
+    assert cache.get(machine.identity()).found == "linux-stalls"
+    text = " ".join(renderer("text")(analysis.analyse(store.run(run_id), samples)).split())
+    assert "emulated (TCG)" in text and "accelerator: KVM runs the 14-byte probe but a Linux guest" in text
+    assert elapsed > STALL_S and qemu_pids(str(tmp_path)) == []

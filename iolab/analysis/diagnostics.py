@@ -159,3 +159,18 @@ def host_differences(samples: list[Sample]) -> str:
         if len({tuple(v) for v in values.values()}) > 1:
             differ.append(f"{key} (" + "; ".join(f"{host} {', '.join(v)}" for host, v in values.items()) + ")")
     return ", ".join(differ)
+
+
+def accel_switch(samples: list[Sample]) -> str:
+    """For a VM run whose accelerator fell back from KVM to TCG mid-run
+    (iolab.hosts.vm.accel): the rounds each accelerator ran, as one sentence
+    ("" when one accelerator ran every ok cell)."""
+    rounds: dict[str, set[int]] = {}
+    for sample in samples:
+        accel = lookup(sample.env, "vm.accel") if sample.status == "ok" else None
+        if accel:
+            rounds.setdefault(str(accel), set()).add(sample.round)
+    if len(rounds) < 2:
+        return ""
+    return "; ".join(f"{accel.upper()} in rounds {', '.join(map(str, sorted(found)))}"
+                     for accel, found in sorted(rounds.items(), key=lambda item: min(item[1])))

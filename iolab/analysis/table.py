@@ -45,9 +45,10 @@ from iolab import histogram, plan, stats
 from iolab.engines import fio_jobs
 from iolab.analysis import metrics, prepared
 from iolab.analysis.failures import Failure, grouped
-from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, disturbed_rounds, env_differences,
-                                       host_differences, noise, round_effect)
+from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, accel_switch, disturbed_rounds,
+                                       env_differences, host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
+from iolab.analysis.claims import Agreement, agreements
 from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_progress, step_pairs
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
@@ -113,6 +114,7 @@ class Analysis:
     target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
     block_sizes: dict[str, list[int]] = field(default_factory=dict)  # fs -> the block sizes its cells had
     series: SeriesResult | None = None  # a [series]: its steps and which patch made which change
+    claims: list[Agreement] = field(default_factory=list)  # a patch mail's claimed rows, each with its word
 
     @property
     def baseline(self) -> str:
@@ -149,6 +151,8 @@ def _rows_of(experiment: Experiment, workload: str, produced: set[str]) -> list[
 
 def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> list[str]:
     """The metrics of this workload whose comparisons form the corrected family."""
+    if experiment.workload_named(workload).exploratory:
+        return []
     declared = experiment.workload_named(workload).primary or experiment.report.primary
     if declared:
         return [name for name in rows if name in declared]
@@ -459,6 +463,10 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
     if hosts:
         _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
                       "(iolab submit --labels)")
+    accels = accel_switch(measured)
+    if accels:
+        _refuse(rows, f"the VMs ran under different accelerators ({accels}): a boot stalled under KVM and "
+                      "the run fell back to TCG; run it again (this host boot's verdict is cached: TCG)")
     result = Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
         notes=(env_differences(measured, experiment) + prepared.small_ext4(measured) + _allowed(experiment)
@@ -470,9 +478,9 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         disturbed=disturbed_rounds([s for s in measured if s.status == "ok"]),
         target_place=prepared.place(measured), block_sizes=prepared.block_sizes(measured),
     )
-    if experiment.series is None:
-        return result
-    return replace(result, series=attribute(result, measured))
+    if experiment.series is not None:
+        result = replace(result, series=attribute(result, measured))
+    return replace(result, claims=agreements(result)) if experiment.claims is not None else result
 
 
 def _both(measured: list[Sample], workload: str, reference: str, candidate: str) -> set[int]:

@@ -90,6 +90,7 @@ def with_iterations(experiment: spec.Experiment, iterations: int | str | None) -
         for name in ("min_iterations", "max_iterations", "time_budget", "target_ci"):
             data["run"].pop(name)
     data["run"]["iterations"] = iterations
+    data["run"]["exact_stop"] = False  # the rounds asked for, all of them
     base_dir = data.pop("base_dir")
     try:
         return load.parse(data, base_dir=base_dir, inputs=experiment.inputs)

@@ -6,9 +6,13 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iolab import process
 from iolab.sysutil import PACKAGE_OF
+
+if TYPE_CHECKING:
+    from iolab.hosts.vm.accel import Machine
 
 
 @dataclass(frozen=True)
@@ -62,18 +66,20 @@ def _probe() -> Check:
     return Check("iolab-probe", True, f"built ({path})", required=False)
 
 
-def _kvm() -> Check:
-    """Whether QEMU can run a guest under KVM here (a tiny probe guest)."""
-    from iolab.hosts.vm.qemu import kvm_usable
+def _kvm(machine: Machine | None = None) -> Check:
+    """Whether VMs run under KVM here: the 14-byte probe guest, then a Linux
+    guest booted under KVM (iolab.hosts.vm.accel; cached per host boot)."""
+    from iolab.hosts.vm.accel import ThisMachine, decide
 
-    if not os.path.exists("/dev/kvm"):
-        return Check("kvm", False, "no /dev/kvm: VMs run under QEMU's TCG (slow, emulated)", required=False)
-    if shutil.which("qemu-system-x86_64") is None:
+    if machine is None and shutil.which("qemu-system-x86_64") is None:
         return Check("kvm", False, "qemu-system-x86_64 missing", "apt-get install qemu-system-x86", required=False)
-    if not kvm_usable():
-        return Check("kvm", False, "/dev/kvm is there but QEMU cannot run a guest with it "
-                     "(a nested or restricted hypervisor): VMs run under TCG", required=False)
-    return Check("kvm", True, "QEMU runs guests under KVM", required=False)
+    verdict = decide("auto", machine or ThisMachine())
+    detail = verdict.reason + (" (found earlier in this host boot)" if verdict.cached else "")
+    if verdict.detail:
+        detail += f"\n      {verdict.detail}"
+    fix = ("iolab kernel fetch debian:6.1.0-56-amd64, then iolab doctor boots it under KVM"
+           if verdict.found == "no-linux" else "")
+    return Check("kvm", verdict.accel == "kvm" and verdict.found != "no-linux", detail, fix, required=False)
 
 
 def _journal() -> Check:

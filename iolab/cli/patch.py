@@ -41,6 +41,10 @@ def add_parser(commands: Any) -> None:
     patch.add_argument("--timing", choices=("instructions", "wall"), default="instructions",
                        help="instructions (default): each step's values exact instruction counts, every step "
                        "runs; wall: real time, bisected with rounds added while undecided")
+    patch.add_argument("--allow", action="append", default=[], metavar="NAME",
+                       help="let the mail's benchmark use this refused fio option or engine (exec_prerun, "
+                       "ioengine=exec, ...): by default what a mail names is checked as an experiment file's "
+                       "options are, and refused ones are listed, not run")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -101,7 +105,8 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     _once_each(paths)
     infos = [library.read_patch(path) for path in paths]
     selection = library.select(infos, library.load_areas())
-    if not selection.chosen:
+    mail = read_mail(paths, infos, tuple(args.allow))
+    if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
     placed, root = in_source(paths, args.source, args.commit)
     infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
@@ -110,10 +115,26 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
-                          *(["--timing", args.timing] if args.timing != "instructions" else [])])
+                          *(["--timing", args.timing] if args.timing != "instructions" else []),
+                          *(f"--allow={name}" for name in args.allow)])
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
-                             timing=timing, command=command)
+                             timing=timing, command=command, mail=mail)
+    for item in mail.benchmark.refused:
+        _say(f"refused from the mail: {item}")
+    for item in mail.benchmark.not_reproduced:
+        _say(f"not reproduced here: {item}")
     return choice.text, base_dir, command
+
+
+def read_mail(paths: list[Path], infos: list[Any], allow: tuple[str, ...]) -> Any:
+    """The mails' benchmark and claim, from their descriptions (the text above each diff)."""
+    from iolab.mail import benchmark, claims
+    from iolab.workloads import compose
+
+    text = "\n\n".join(claims.description(path.read_text(errors="replace")) for path in paths)
+    subject = infos[0].title or paths[0].name
+    found = claims.claims(text)
+    return compose.FromMail(benchmark.benchmark(text, subject, found, allow), found, subject)
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:

@@ -9,8 +9,10 @@ json+ histogram bins, which iolab also keeps for merging across iterations.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import tempfile
 from collections.abc import Collection
 from typing import Any
 
@@ -100,6 +102,18 @@ def load_report(text: str) -> dict[str, Any]:
         return json.loads(text[start:])
     except json.JSONDecodeError as error:
         raise EngineError(f"fio's JSON report is malformed: {error}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def parse_refusal(job: str, binary: str = "fio") -> str | None:
+    """fio's own words if `fio --parse-only` refuses the job text, else None."""
+    with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
+        handle.write(job)
+        handle.flush()
+        done = process.run([binary, "--parse-only", handle.name], timeout=60)
+    if done.returncode == 0:
+        return None
+    return fio_error(done.stderr, done.stdout)[:300]
 
 
 def fio_error(stderr: str, report_text: str) -> str:

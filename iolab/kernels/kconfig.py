@@ -30,6 +30,15 @@ _SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^#\s*(CONFIG_[A-Za-z0-9_]+) is not set\s*$")
 
 
+# Options a newer kernel renamed, old name -> new name. A tree that does not
+# know the old name at all (no line for it in the final .config, not even "is
+# not set") satisfies a request for it when the new name has the value asked:
+# base.config keeps the old name, so the older trees' cache keys stay as they are.
+RENAMED = {
+    "CONFIG_PROC_SYSCTL": "CONFIG_SYSCTL",  # 7.3 folded PROC_SYSCTL into SYSCTL
+}
+
+
 class ConfigError(KernelError):
     """A fragment that cannot be read, or options that olddefconfig dropped."""
 
@@ -121,6 +130,9 @@ def dropped(merged: dict[str, Option], final: dict[str, str | None]) -> list[tup
     (the request, what the .config has; None when it is not set)."""
     out: list[tuple[Option, str | None]] = []
     for option in merged.values():
+        renamed = RENAMED.get(option.name)
+        if renamed is not None and option.name not in final and final.get(renamed) == option.value:
+            continue
         actual = final.get(option.name)
         if option.value is None:
             if actual is not None:

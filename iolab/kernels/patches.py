@@ -1,19 +1,30 @@
 """Patches applied to a kernel source tree, and taken off again.
 
 A source tree (iolab.kernels.sources) is shared by every build of that
-source: before a build, the tree is put back to its pristine state (each
-file a patch touched is restored from the copy saved before the first
-patch touched it; files a patch created are removed), then the build's
-patches are applied. The restored and patched files get new times, so
-make rebuilds what depends on them and nothing else: variants that differ
-only by patches share an object tree and the second kernel costs seconds.
+source. A build's patches are laid over the patches the tree carries now:
+those they share as a prefix (same content, same direction, same order)
+stay; the tree's later patches are taken off, last first (each patch's
+own copy, kept beside the tree, applied the other way), and the build's
+remaining ones applied. So step k of a series after step k-1 applies one
+patch, and make recompiles only the files that patch touches; a jump back
+from step 5 to step 2 takes off patches 5, 4 and 3. Where taking a patch
+off fails (someone edited the tree), the tree is put back to its pristine
+state first (each file a patch touched is restored from the copy saved
+before the first patch touched it; files a patch created are removed).
+The changed files get new times, so make rebuilds what depends on them
+and nothing else: variants that differ only by patches share an object
+tree and the second kernel costs seconds.
+
+A tree that carries patches says so at its top (NOTE, with the patches in
+order and where the files as they came are): a user who copies a file from
+it for a diff's a/ side must not take a patched file for the source.
 
 Patches are applied with GNU patch (-p1, no fuzz: a hunk applies at its
 lines or at an offset, as with git apply), each first as a dry run, so a
 patch that does not apply leaves the tree as it was. ``reverse`` patches are
 applied reversed (patch -R), before the others, in the order given. A patch
 that does not apply is a PatchError naming the patch, the file and the
-hunk (with its @@ line).
+hunk (with its @@ line); the tree is then pristine.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from iolab.kernels.kernel_ref import KernelError
 
 JOURNAL = ".iolab-patches.json"
 SAVED = ".iolab-pristine"
+KEPT = ".iolab-applied"  # a copy of each applied patch, by content: what takes it off again
+NOTE = "IOLAB-PATCHED"  # at the tree's top while it carries patches
 
 _FILE_LINE = re.compile(r"^(?:checking|patching) file (.+?)\s*$")
 _HUNK_FAILED = re.compile(r"^Hunk #(\d+) FAILED at (\d+)")
@@ -228,24 +241,60 @@ def _entry(patch: Patch, text: str) -> str:
     return f"{patch} sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
+def _identity(patch: Patch, text: str) -> str:
+    """What a patch does to a tree: its direction and its content (not its path)."""
+    return f"{'R' if patch.reverse else 'F'} {hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def _common(one: list[str], two: list[str]) -> int:
+    """The length of the longest common prefix of two lists."""
+    count = 0
+    for a, b in zip(one, two):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
 class Tree:
     """A source tree whose patched files can be put back (a journal in the
-    tree's parent directory; the saved originals beside it)."""
+    tree's parent directory; the saved originals and the applied patches'
+    copies beside it; NOTE at its top while it carries patches)."""
 
     def __init__(self, root: Path):
         self.root = root
         self.journal = root.parent / JOURNAL
         self.saved = root.parent / SAVED
+        self.kept = root.parent / KEPT
 
     def _state(self) -> dict[str, list[str]]:
         if not self.journal.exists():
-            return {"saved": [], "created": [], "applied": []}
-        return json.loads(self.journal.read_text())
+            return {"saved": [], "created": [], "applied": [], "ids": []}
+        state = json.loads(self.journal.read_text())
+        state.setdefault("ids", [])  # a journal of an older iolab: its patches are taken off by a reset
+        return state
 
     def _write(self, state: dict[str, list[str]]) -> None:
         partial = self.journal.with_name(self.journal.name + ".partial")
         partial.write_text(json.dumps(state, indent=1) + "\n")
         partial.rename(self.journal)
+        self._note(state["applied"])
+
+    def _note(self, applied: list[str]) -> None:
+        """Say at the tree's top which patches it carries (none: no note)."""
+        note = self.root / NOTE
+        if not applied:
+            note.unlink(missing_ok=True)
+            return
+        lines = ["This kernel source tree, unpacked by iolab, is not the source as it came: it carries the",
+                 "patches of iolab's last kernel build in it, in this order ('(reversed)': applied with -R):", ""]
+        lines += [f"  {n}. {entry}" for n, entry in enumerate(applied, 1)]
+        lines += ["", f"The files as they came (only those a patch changed) are in {self.saved}/.",
+                  "Take the a/ side of a diff from there, or from the source package itself.",
+                  "iolab rewrites this file with every build and removes it when the tree is pristine again."]
+        partial = note.with_name(NOTE + ".partial")
+        partial.write_text("\n".join(lines) + "\n")
+        partial.rename(note)
 
     def applied(self) -> list[str]:
         """The patches on the tree now (each with its content's hash), in order."""
@@ -259,7 +308,9 @@ class Tree:
         for name in state["saved"]:
             shutil.copyfile(self.saved / name, self.root / name)  # a new mtime: make rebuilds it
         shutil.rmtree(self.saved, ignore_errors=True)
+        shutil.rmtree(self.kept, ignore_errors=True)
         self.journal.unlink(missing_ok=True)
+        self._note([])
 
     def _save(self, state: dict[str, list[str]], names: list[str]) -> None:
         """Keep the pristine copy of each file before its first change."""
@@ -287,26 +338,62 @@ class Tree:
                 return _neither(Patch(patch.path), text, forward, backward)
         return _failure(patch, text, output)
 
+    def _take_off(self, keep: int) -> bool:
+        """Take the tree's patches after the first ``keep`` off, last first
+        (each kept copy applied the other way); False where one does not
+        come off cleanly (the tree is then reset by the caller)."""
+        state = self._state()
+        if len(state["ids"]) != len(state["applied"]):
+            return False
+        while len(state["applied"]) > keep:
+            identity = state["ids"][-1]
+            copy = self.kept / identity.split()[1]
+            if not copy.is_file():
+                return False
+            undo = Patch(copy, reverse=identity.startswith("F"))
+            if _patch(self.root, undo, dry_run=True).returncode != 0 \
+                    or _patch(self.root, undo, dry_run=False).returncode != 0:
+                return False
+            state["applied"].pop()
+            state["ids"].pop()
+            if identity not in state["ids"]:
+                copy.unlink(missing_ok=True)
+            self._write(state)
+        return True
+
     def apply(self, patches: list[Patch]) -> None:
-        """The tree pristine, then these patches on it, in order; on a
+        """These patches on the tree, in order, over the pristine source:
+        the patches the tree carries that they start with stay, the rest
+        come off and the remaining ones go on (see the module's doc). On a
         failure the tree is pristine again and PatchError says why. When
         the tree already carries exactly these patches, nothing changes."""
         texts = [read(patch) for patch in patches]
         wanted = [_entry(patch, text) for patch, text in zip(patches, texts)]
-        if self.journal.exists() and self._state()["applied"] == wanted:
+        ids = [_identity(patch, text) for patch, text in zip(patches, texts)]
+        state = self._state()
+        if self.journal.exists() and state["applied"] == wanted and state["ids"] == ids:
             return
-        self.reset()
+        keep = _common(state["ids"], ids) if len(state["ids"]) == len(state["applied"]) else 0
+        if not self._take_off(keep):
+            self.reset()
+            keep = 0
         try:
-            for patch, text, entry in zip(patches, texts, wanted):
+            state = self._state()
+            state["applied"][:keep] = wanted[:keep]  # the same change under this build's names
+            self._write(state)
+            for patch, text, entry, identity in list(zip(patches, texts, wanted, ids))[keep:]:
                 done = _patch(self.root, patch, dry_run=True)
                 if done.returncode != 0:
                     raise self._refusal(patch, text, done.stdout + done.stderr)
                 state = self._state()
                 self._save(state, touched(text))
+                self.kept.mkdir(exist_ok=True)
+                shutil.copyfile(patch.path, self.kept / identity.split()[1])
                 done = _patch(self.root, patch, dry_run=False)
                 if done.returncode != 0:
                     raise _failure(patch, text, done.stdout + done.stderr)
                 state["applied"].append(entry)
+                state["ids"].append(identity)
                 self._write(state)
         except BaseException:
             self.reset()

@@ -7,8 +7,13 @@ tree at a commit, or a tarball.
     /src/linux-7.2.tar.xz               a tarball (.tar, .tar.gz, .tar.xz, .tar.bz2, .tar.zst)
 
 Debian's linux-source packages come from the suite named in iolab's private
-apt configuration (``unstable`` unless IOLAB_APT_SUITE says otherwise), kept
-in the cache: its own sources, package lists, package cache and state, so
+apt configuration (``unstable`` unless IOLAB_APT_SUITE says otherwise). The
+binary index also lists ``experimental``, pinned at -10 so that apt never
+picks anything from it: a linux-source package named in an experiment file
+that only experimental carries (debian:linux-source-7.3 while 7.3 is a
+release candidate) is taken at its experimental version, and said so; no
+other package (busybox, fio's source, a newer linux-source-7.2) ever comes
+from there. The configuration is kept in the cache: its own sources, package lists, package cache and state, so
 the system's apt sources and lists are never touched (the system's apt.conf.d
 still applies: proxies and the like). The .deb is checked by apt against the
 signed index (the system's Debian archive keyring).
@@ -36,6 +41,7 @@ from iolab.kernels.apt import run as _run
 from iolab.kernels.kernel_ref import KernelError, Log
 
 SUITE = "unstable"
+EXPERIMENTAL = "experimental"  # listed, pinned never to be chosen; see _experimental
 ARCHIVE = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 _DEBIAN = re.compile(r"^debian:(linux-source-[0-9][0-9a-z.+~-]*)(?:=([0-9][0-9a-z.+~:-]*))?$")
@@ -108,13 +114,18 @@ def apt_config(sources: bool = False) -> Path:
     """Write (if needed) and return the private apt configuration file."""
     root = apt_dir(sources)
     suite = os.environ.get("IOLAB_APT_SUITE", SUITE)
+    suites = suite if sources or suite == EXPERIMENTAL else f"{suite} {EXPERIMENTAL}"
     for sub in ("etc/sources.list.d", "etc/preferences.d", "lists/partial", "cache/archives/partial", "state"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     (root / "state" / "status").touch()
     (root / "etc" / "sources.list").touch()
     (root / "etc" / "sources.list.d" / "iolab.sources").write_text(
-        f"Types: {'deb-src' if sources else 'deb'}\nURIs: {ARCHIVE}\nSuites: {suite}\nComponents: main\n"
+        f"Types: {'deb-src' if sources else 'deb'}\nURIs: {ARCHIVE}\nSuites: {suites}\nComponents: main\n"
         f"Architectures: amd64\nSigned-By: {KEYRING}\n")
+    # below 0: apt never chooses an experimental version by itself (no candidate, no
+    # dependency); only an explicit package=version from _experimental downloads one
+    (root / "etc" / "preferences.d" / "iolab-experimental.pref").write_text(
+        f"Package: *\nPin: release a={EXPERIMENTAL}\nPin-Priority: -10\n")
     conf = root / "apt.conf"
     settings = {
         "Dir::Etc::sourcelist": root / "etc" / "sources.list",
@@ -173,12 +184,29 @@ def _candidate(package: str, log: Log) -> str:
         if match and match.group(1) != "(none)":
             _candidates[key] = match.group(1)
             return match.group(1)
+        version = _experimental(package, log)
+        if version is not None:
+            _candidates[key] = version
+            return version
         if attempt == 1:
             apt_update(log)
     names = _apt(["apt-cache", "pkgnames", "linux-source-"], "apt-cache pkgnames").split()
     known = ", ".join(sorted(n.removeprefix("debian:") for n in names)) or "none"
     raise KernelError(f"no package {package} in iolab's private apt index ({apt_dir()}); "
                       f"linux-source packages there: {known}")
+
+
+def _experimental(package: str, log: Log) -> str | None:
+    """The newest version of a package the suite lacks but experimental carries
+    (apt-cache madison lists the pinned-out versions too, newest first)."""
+    out = _apt(["apt-cache", "madison", package], f"apt-cache madison {package}")
+    for line in out.splitlines():
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) == 3 and fields[0] == package and f" {EXPERIMENTAL}/" in fields[2]:
+            log(f"{package} is only in Debian's {EXPERIMENTAL} suite: using {fields[1]} "
+                f"(named explicitly; nothing else comes from {EXPERIMENTAL})")
+            return fields[1]
+    return None
 
 
 def resolve(ref: SourceRef, log: Log = lambda _: None) -> Source:

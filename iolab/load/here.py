@@ -12,7 +12,6 @@ import functools
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 
 from iolab import process
@@ -182,7 +181,7 @@ def _check_fio_parses(experiment: Experiment) -> None:
                                    "/dev/null" if raw else None, (*workload.allow, *variant.allow))
         except EngineError as error:
             raise SpecError(f"{where}: {error}") from None
-        refused = _fio_refuses(placed, binary)
+        refused = fio.parse_refusal(placed, binary)
         if refused:
             raise SpecError(f"{where}: fio refuses the job: {refused}")
         if re.search(r"^\s*uncached\s*=\s*[1-9]", placed, re.M) and not _fio_dontcache(binary):
@@ -197,20 +196,6 @@ def _fio_dontcache(binary: str) -> bool:
     """Whether this fio's uncached option means RWF_DONTCACHE (fio's own help says so)."""
     done = process.run([binary, "--enghelp=io_uring"], timeout=60)
     return "RWF_DONTCACHE" in done.stdout
-
-
-@functools.lru_cache(maxsize=256)
-def _fio_refuses(job: str, binary: str = "fio") -> str | None:
-    """fio's own words if `fio --parse-only` refuses the job text, else None."""
-    from iolab.engines.fio import fio_error
-
-    with tempfile.NamedTemporaryFile("w", prefix="iolab-parse-", suffix=".fio") as handle:
-        handle.write(job)
-        handle.flush()
-        done = process.run([binary, "--parse-only", handle.name], timeout=60)
-    if done.returncode == 0:
-        return None
-    return fio_error(done.stderr, done.stdout)[:300]
 
 
 def _check_local_kernels(experiment: Experiment) -> None:

@@ -10,14 +10,15 @@ from iolab.run.calibrate import Calibration, CalibrationRow, within_tolerance
 from iolab.report import figures, footnotes, headers, legends
 from iolab.report.jsonout import JSON_VERSION
 from iolab.stats import PAIRED
-from iolab.units import percent
+from iolab.stats.exact import SEPARATION
+from iolab.units import fine_percent, percent
 
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
 
 
 def _detectable(row: CalibrationRow) -> str:
     if within_tolerance(row.aa):
-        return f"> ±{percent(row.detectable, signed=False)}"
+        return f"> ±{fine_percent(row.detectable, signed=False)}" if row.detectable else "any"
     if math.isinf(row.detectable):
         return "none"
     return percent(row.detectable, signed=False)
@@ -82,10 +83,11 @@ def methods(calibration: Calibration) -> list[str]:
         whose = "every row's values repeat" if len(exact) == len(calibration.rows) else "values that repeat"
         lines.append(
             f"= exact: {whose} (identical, or within the tolerance): no test, the A/A delta as measured "
-            f"({calibration.copy} against {calibration.baseline}); = (no change beyond the tolerance) is the "
-            f"expected outcome, =* a change. "
-            f"detectable: a change beyond the tolerance, its values on one side of the baseline's, "
-            f"shows at any number of rounds (2 or more).")
+            f"({calibration.copy} against {calibration.baseline}); = (no change beyond the values' spread) is "
+            f"the expected outcome, =* a change. "
+            f"detectable: a change that moves the values apart by more than {SEPARATION:g} times their "
+            f"ranges (any: identical values, where any change of the value shows from 2 rounds on; values "
+            f"that vary need 3).")
     identical = [row.aa for row in calibration.rows
                  if row.aa is not None and row.aa.exact is not None and not within_tolerance(row.aa)]
     if identical:  # a quantized metric that never moved (wall mode): its mark is explained too

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from iolab.analysis import Analysis, Figure
 from iolab.stats import Comparison, View, median_ci_min_n
-from iolab.units import percent
+from iolab.units import fine_percent, percent
 
 
 WIDTH = 72  # a mail's line
@@ -115,7 +115,7 @@ def delta_cell(comparison: Comparison | None) -> str:
         return "-"
     shown = mark(comparison)
     if comparison.exact is not None:  # no test: the delta as measured, 0 included
-        return f"{percent(comparison.delta)} {shown}" if math.isfinite(comparison.delta) else shown
+        return f"{fine_percent(comparison.delta)} {shown}" if math.isfinite(comparison.delta) else shown
     if comparison.verdict == "same" or not math.isfinite(comparison.delta):
         return shown
     return f"{percent(comparison.delta)} {shown}"

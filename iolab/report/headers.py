@@ -241,7 +241,8 @@ def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> s
 def _vm_notes(vm: dict[str, Any] | None) -> list[str]:
     if not vm:
         return []
+    why = [f"accelerator: {vm['accel_reason']}"] if vm.get("accel_reason") else []
     if vm.get("accel") == "tcg":
         return ["emulated (TCG): numbers comparable only with each other; VM boot time (vm.boot_s) "
-                "is not in the figures"]
-    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures"]
+                "is not in the figures", *why]
+    return [f"accelerator {vm.get('accel')}; VM boot time (vm.boot_s) is not in the figures", *why]

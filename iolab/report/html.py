@@ -19,7 +19,7 @@ from html import escape
 
 from iolab import histogram
 from iolab.analysis import Analysis
-from iolab.report import footnotes, headers, legends, plots, series, table
+from iolab.report import claims, footnotes, headers, legends, plots, series, table
 from iolab.analysis.model import Report, ok_samples
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -88,6 +88,11 @@ def _summary(report: Report) -> list[str]:
                                 analysis.variants[1:]):
         parts.append(table_html(block, _verdicts(analysis, candidate, block)))
     parts.append(_list(legends.legend(analysis)))
+    if analysis.experiment.claims is not None:
+        checked = claims.rows(analysis)
+        parts += [f"<h3>{escape(claims.TITLE)}</h3>",
+                  table_html(table.Block(claims.COLUMNS, checked), [""] * len(checked)) if checked else "",
+                  _list(claims.notes(analysis))]
     intervals = legends.delta_intervals(analysis)
     if intervals:
         parts += ["<h3>delta 95% CI</h3>", _list(intervals)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from iolab.report import claims
 from iolab.report.figures import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure
 from iolab.analysis.series import TOTAL
@@ -96,7 +97,7 @@ def _comparison(analysis: Analysis, row: Any, candidate: str, c: Any) -> dict[st
         "family": c.family,
         "pairs": c.pairs,
         "dropped_rounds": c.dropped,
-        **({"exact": c.exact, "tolerance": c.tolerance} if c.exact else {}),
+        **({"exact": c.exact, "tolerance": c.tolerance, "resolution": c.resolution} if c.exact else {}),
     }
 
 
@@ -172,6 +173,7 @@ def document(analysis: Analysis) -> dict[str, Any]:
         "rows": [_row(row) for row in analysis.rows],
         "comparisons": comparisons,
         **({"series": _series(analysis)} if analysis.series is not None else {}),
+        **({"claims": claims.document(analysis)} if analysis.experiment.claims is not None else {}),
         "failures": [
             {"variant": f.variant, "workload": f.workload, "error": f.error, "cells": f.cells,
              **({"expected": f.expected} if f.expected else {})}

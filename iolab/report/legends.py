@@ -10,7 +10,8 @@ from collections import defaultdict
 from iolab.analysis import Analysis
 from iolab.report.figures import listing, mark
 from iolab.stats import EXACTNESS, Comparison
-from iolab.units import percent
+from iolab.stats.exact import SEPARATION
+from iolab.units import fine_percent, percent
 
 
 def _test_text(analysis: Analysis) -> str:
@@ -92,7 +93,8 @@ def _exploratory_line(analysis: Analysis, shown: set[str]) -> list[str]:
 EXACT_TEXT = {
     "identical": "every value of each variant identical",
     "identical_rows": "identical values: {rows}",
-    "tolerance": "each variant's values within {tolerance} of each other: {rows}",
+    "tolerance": "each variant's values within {tolerance} of each other, a change seen beyond "
+                 "{resolution}: {rows}",
     "paired": "the candidate equal to the baseline in every round: {rows}",
 }
 
@@ -114,13 +116,16 @@ def exact_line(analysis: Analysis, shown: set[str] | None = None) -> list[str]:
         if rows:
             # identical rows beside others are named; alone, "every value" says it
             key = "identical_rows" if kind == "identical" and len({c.exact for _, c in found}) > 1 else kind
-            kinds.append(EXACT_TEXT[key].format(tolerance=tolerance, rows=listing(rows)))
+            finest = max((c.resolution for _, c in found if c.exact == kind), default=0.0)
+            kinds.append(EXACT_TEXT[key].format(tolerance=tolerance, rows=listing(rows),
+                                                resolution=f"±{fine_percent(finest, signed=False)}"))
     if widest and not any(c.exact == "tolerance" for _, c in found):
         kinds.append(f"tolerance {tolerance}")
     change = {"=*", "(=*)"} & shown
     same = {"=", "(=)"} & shown
-    named = ([f"=* an exact change (every candidate value beyond every baseline value and beyond the "
-              f"tolerance)"] if change else []) + (["= exact, no change beyond the tolerance"] if same else [])
+    named = ([f"=* an exact change (every candidate value beyond every baseline value, by more than "
+              f"{SEPARATION:g} times their spread)"] if change else []) + (
+        ["= exact, no change beyond the values' spread"] if same else [])
     exploratory = [m for m in ("(=*)", "(=)") if m in shown]
     rows_text = "an exploratory row" if len(exploratory) == 1 else "exploratory rows"
     return [f"{'; '.join(named)}: deterministic over {over} rounds ({'; '.join(kinds)}), the delta as "

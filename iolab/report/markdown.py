@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.report import footnotes, headers, legends, series, table
+from iolab.report import claims, footnotes, headers, legends, series, table
 from iolab.analysis import Analysis
 from iolab.analysis.model import Report
 
@@ -35,6 +35,11 @@ def render(report: Report) -> str:
         lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in block.rows]
     # each legend line its own paragraph, a leading * kept as text, not a bullet
     lines += [part for line in legends.legend(analysis) for part in ("", "\\" + line if line.startswith("*") else line)]
+    if analysis.experiment.claims is not None:
+        lines += ["", claims.TITLE, "", "| " + " | ".join(claims.COLUMNS[:3] + ["claim"]) + " |", "|---|---:|---:|---|"]
+        lines += ["| " + " | ".join(_escape(c) for c in [r[0], r[1], f"{r[2]} {r[3]}".strip(), r[4]]) + " |"
+                  for r in claims.rows(analysis)]
+        lines += ["", *[f"- {_escape(note)}" for note in claims.notes(analysis)]]
     intervals = legends.delta_intervals(analysis)
     if intervals:
         lines += ["", legends.interval_title(analysis), "", *[f"- {line}" for line in intervals]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iolab.report import figures, headers, legends, series, table
+from iolab.report import claims, figures, headers, legends, series, table
 from iolab.analysis.model import Report
 
 WIDTH = figures.WIDTH
@@ -86,6 +86,9 @@ def render(report: Report, command: str | None = None) -> str:
         for block in table.blocks(analysis):
             lines += ["", *text._layout(block)]
     lines += ["", *figures.wrapped(legends.legend(analysis))]
+    checked = claims.text_lines(analysis)
+    if checked:
+        lines += ["", *checked]
     failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures
                 if f.expected]  # the unexpected ones head the block
     lines += figures.wrapped(failures)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from iolab.report import figures, footnotes, headers, legends, series, table
+from iolab.report import claims, figures, footnotes, headers, legends, series, table
 from iolab.analysis.model import Report
 
 WIDTH = figures.WIDTH
@@ -49,6 +49,9 @@ def render(report: Report) -> str:
         for block in table.blocks(analysis):
             lines += ["", *_layout(block)]
     lines += [""] + figures.wrapped(legends.legend(analysis))
+    checked = claims.text_lines(analysis)
+    if checked:
+        lines += ["", *checked]
     intervals = legends.delta_intervals(analysis)
     if intervals:
         lines += figures.wrapped([legends.interval_title(analysis)]) + figures.wrapped([f"  {line}" for line in intervals], "    ")

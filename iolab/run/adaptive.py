@@ -32,6 +32,7 @@ from iolab.stats import Comparison
 from iolab.units import format_duration
 
 ALL_DECIDED = "all deltas decided"
+ALL_EXACT = "every primary comparison exact"  # [run] exact_stop, after its first 2 rounds
 NOTHING_TO_COMPARE = "nothing to compare: every cell of a variant failed"
 
 
@@ -61,6 +62,16 @@ def state(comparison: Comparison, target: float) -> str:
     if comparison.verdict == "same" and precise(comparison, target):
         return "precise"
     return "open"
+
+
+def not_exact(analysis: Analysis) -> list[str]:
+    """The primary comparisons that are not exact ("workload label
+    candidate"): what keeps a run with [run] exact_stop going after its
+    first 2 rounds. A row that failed on a side has no comparison: it
+    keeps the run going too (another round may give it one)."""
+    return [f"{row.workload} {row.metric.label} {candidate}"
+            for row in analysis.rows if row.primary for candidate in analysis.variants[1:]
+            if candidate not in row.comparisons or row.comparisons[candidate].exact is None]
 
 
 @dataclass(frozen=True)

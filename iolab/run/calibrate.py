@@ -76,7 +76,7 @@ class CalibrationRow:
     noise: float  # rel. stddev of all values of both copies
     aa: stats.Comparison | None
     detectable: float  # relative shift; inf: none at this n; nan: cannot say (see warnings); an exact
-    # row with a tolerance (aa.exact, instructions mode): the tolerance, beyond which a change shows
+    # row with a tolerance (aa.exact, instructions mode): its resolution, beyond which a change shows (0: any)
     false_positive: stats.AARate | None
     warnings: tuple[str, ...]
 
@@ -121,11 +121,12 @@ RowFigures = tuple[float, float, stats.AARate | None, tuple[str, ...]]  # noise,
 def _exact_row(a: list[float], b: list[float], aa: stats.Comparison) -> RowFigures:
     """A row whose values repeat within a tolerance (iolab.stats.exact;
     instructions mode): no test and no A/A rate; the smallest change that
-    shows is one beyond the tolerance (with its values on one side of the
-    baseline's), at any number of rounds. (Without a tolerance, values that
-    repeat are quantized or constant: _row says a change smaller than one
-    step does not show.)"""
-    return _noise(np.array(a + b, dtype=float)), aa.tolerance, None, ()
+    shows is the A/A's resolution (its values apart by more than
+    iolab.stats.exact.SEPARATION times their ranges; 0: identical values,
+    where any change of the value shows), from 3 rounds on where values vary.
+    (Without a tolerance, values that repeat are quantized or constant: _row
+    says a change smaller than one step does not show.)"""
+    return _noise(np.array(a + b, dtype=float)), aa.resolution, None, ()
 
 
 def _row(a: list[float], b: list[float], test: stats.Test, alpha: float, detect_alpha: float) -> RowFigures:

@@ -29,6 +29,7 @@ from iolab.kernels import Kernel
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.store import RunStatus, Store
+from iolab.stats.exact import MIN_ROUNDS
 from iolab.sysutil import ToolError, require
 
 
@@ -219,7 +220,11 @@ def _execute(
                 stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done, watch)
             else:
                 cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
-                _run_cells(store, run_id, cells, host, progress, watch)
+                if experiment.run.exact_stop:
+                    stop_reason = _run_until_exact(experiment, store, run_id, cells, host, progress, watch)
+                else:
+                    _run_cells(store, run_id, cells, host, progress, watch)
+            _vm_as_ended(store, run_id, host)
         status, stop_reason = _outcome(store, run_id, stop_reason)
     except early.CannotRun as cannot:  # the variant that cannot run, or that every cell failed
         status, stop_reason = _outcome(store, run_id, None)
@@ -231,6 +236,15 @@ def _execute(
     finally:
         progress.stop()
         store.end_run(run_id, status, stop_reason)
+
+
+def _vm_as_ended(store: Store, run_id: int, host: Host) -> None:
+    """The stored VM facts as the run ended: a VM run whose accelerator fell
+    back from KVM to TCG mid-run (iolab.hosts.vm.accel) says so in its header."""
+    stored = store.run(run_id).host
+    vm = host.describe().get("vm") if "vm" in stored else None
+    if vm is not None and vm != stored["vm"]:
+        store.restate_run_host(run_id, {**stored, "vm": vm})
 
 
 def _outcome(store: Store, run_id: int, stop_reason: str | None) -> tuple[RunStatus, str | None]:
@@ -270,6 +284,21 @@ def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, pro
                 progress.cell_started(_label(batch[index + 1]))
         if watch is not None:
             watch.check()
+
+
+def _run_until_exact(experiment: Experiment, store: Store, run_id: int, cells: list[CellSpec], host: Host,
+                     progress: Progress, watch: early.FirstRound | None) -> str | None:
+    """[run] exact_stop: the first MIN_ROUNDS measured rounds (warm-up
+    first), then the rest of the plan only where a primary comparison is not
+    exact (iolab.run.adaptive.not_exact); the stop reason, or None when
+    every round ran."""
+    first = experiment.run.warmup + MIN_ROUNDS
+    _run_cells(store, run_id, [c for c in cells if c.round < first], host, progress, watch)
+    rest = [c for c in cells if c.round >= first]
+    if not adaptive.not_exact(analysis.analyse(store.run(run_id), store.samples(run_id))):
+        return adaptive.ALL_EXACT if rest else None
+    _run_cells(store, run_id, rest, host, progress, watch)
+    return None
 
 
 def _label(cell: CellSpec) -> str:

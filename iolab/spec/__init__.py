@@ -11,12 +11,14 @@ engine, a kernel name or this machine, and error messages naming the field
     kernel      [kernel] (a build from source) and [series] (its steps become variants)
     vm          [vm] and the timing mode (wall | instructions) with its defaults
     run         [run], [report], [cell], [collect]
+    claims      [claims]: a patch mail's claim, beside what the experiment measures
     experiment  Variant, Workload, Experiment: the checks over the whole file
 
 This file only re-exports.
 """
 
 from iolab.spec.base import FioValue, Seconds, Size, SpecError, Strict, Words
+from iolab.spec.claims import ClaimRow, Claims
 from iolab.spec.experiment import CellSettings, Experiment, KnobValue, Variant, Workload
 from iolab.spec.kernel import Build, KernelField, Series, step_name, with_default_kernel, with_series_steps
 from iolab.spec.run import CellSetup, Collect, PerfEvent, Phase, ReportSettings, Run
@@ -24,7 +26,7 @@ from iolab.spec.target import FILESYSTEMS, MIN_SIZE, TARGET_OVERRIDES, ErofsFile
 from iolab.spec.vm import EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUCTIONS_ITERATIONS, VM, Timing, with_timing_defaults
 
 __all__ = [
-    "Build", "CellSettings", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
+    "Build", "CellSettings", "ClaimRow", "Claims", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
     "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE",
     "PerfEvent", "Phase", "ReportSettings", "Run", "Seconds", "Series", "Size", "SpecError", "Strict",
     "TARGET_OVERRIDES", "Target", "TargetOverrides", "Timing", "VM", "Variant", "Words", "Workload", "step_name",

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from iolab.spec.base import FioValue, Size, Strict
+from iolab.spec.claims import Claims
 from iolab.spec.kernel import Build, KernelField, Series, with_default_kernel, with_series_steps
 from iolab.spec.run import CellSetup, Collect, ReportSettings, Run
 from iolab.spec.target import Target, TargetOverrides
@@ -94,6 +95,9 @@ class Workload(CellSettings, TargetOverrides):
     # the metrics whose comparisons form the corrected family (the question
     # asked); the other rows are exploratory. Default: iolab.analysis.metrics.PRIMARY
     primary: list[str] | None = None
+    # every row of it exploratory, outside the corrected family (iolab patch: the library's workloads
+    # beside the mail's own benchmark)
+    exploratory: bool = False
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:
@@ -122,6 +126,7 @@ class Experiment(Strict):
     vm: VM = VM()
     kernel: Build | None = None  # every variant's kernel, built from source (a variant's own table adds to it)
     series: Series | None = None  # the variants are its steps (with_series_steps)
+    claims: Claims | None = None  # a patch mail's claim, checked by the report (iolab patch writes it)
     # The fio that runs the fio workloads: "fio" (the one on PATH), or "debian:fio[=VERSION]": built from
     # Debian's source package (unstable) and cached (iolab.kernels.fio_source), for options this fio lacks
     fio: str = Field(default="fio", pattern=r"^(fio|debian:fio(=[0-9][0-9a-z.+~:-]*)?)$")
@@ -215,6 +220,14 @@ class Experiment(Strict):
                     f"vm.memory: {self.vm.memory >> 20} MiB is too little for a {max(sizes) >> 20} MiB image in "
                     f"the guest's memory (disk = \"ram\" keeps it in a tmpfs of half the VM's memory): set "
                     f"memory = \"{max(sizes) * 2 >> 20}MiB\" or more, a smaller target size, or disk = \"virtio\"")
+        return self
+
+    @model_validator(mode="after")
+    def _claimed_rows(self) -> Experiment:
+        names = {w.name for w in self.workload}
+        for row in self.claims.row if self.claims else []:
+            if row.workload and row.workload not in names:
+                raise ValueError(f"claims: row {row.label!r} names no workload {row.workload!r}")
         return self
 
     @property

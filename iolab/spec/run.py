@@ -26,6 +26,11 @@ class Run(Strict):
     max_iterations: int = Field(default=30, ge=4, le=100)
     time_budget: Seconds | None = None  # "20m", "1h30m", "90s" (or seconds) in a file
     target_ci: float = Field(default=0.01, ge=0, lt=1)  # relative half-width of the delta CI
+    # Stop after 2 measured rounds when every primary comparison is exact
+    # (iolab.stats.exact: values that do not vary, or apart beyond their
+    # spread), else run on to `iterations`: instructions mode's default when
+    # the file sets no iterations (iolab.spec.vm.with_timing_defaults)
+    exact_stop: bool = False
 
     @field_validator("iterations", mode="before")
     @classmethod
@@ -39,6 +44,8 @@ class Run(Strict):
     @model_validator(mode="after")
     def _auto(self) -> Run:
         adaptive = ("min_iterations", "max_iterations", "time_budget", "target_ci")
+        if self.exact_stop and (self.iterations == "auto" or self.iterations < 3):
+            raise ValueError("exact_stop stops a run of 3 or more rounds after 2: set iterations = 3 or more")
         if self.iterations != "auto":
             given = [name for name in adaptive if getattr(self, name) != Run.model_fields[name].default]
             if given:

@@ -13,7 +13,10 @@ from iolab.units import parse_size
 
 Timing = Literal["wall", "instructions"]
 ICOUNT_SHIFT = 0  # the one shift iolab runs: a guest nanosecond is one instruction
-INSTRUCTIONS_ITERATIONS = 3  # default rounds in instructions mode: 2 prove determinism, a third confirms it
+INSTRUCTIONS_ITERATIONS = 3  # rounds at most in instructions mode by default: 2, a third only where they vary
+# [vm] cells_per_boot by default in instructions mode: every cell of a variant's round in one boot (a boot
+# holds one variant's round in this mode: iolab.hosts.vm.variants.VMHosts.batches)
+INSTRUCTIONS_CELLS_PER_BOOT = 64
 # [report] tolerance by default in instructions mode: a variant's values within
 # 1% of each other are deterministic (README "Instructions mode": measured
 # spreads); in wall mode only identical values are
@@ -78,8 +81,10 @@ class VM(Strict):
 
 
 def with_timing_defaults(data: Any) -> Any:
-    """In instructions mode a file that sets no [run] iterations runs
-    INSTRUCTIONS_ITERATIONS rounds (deterministic values need no more); one
+    """In instructions mode a file that sets no [run] iterations runs 2
+    rounds, and a third (INSTRUCTIONS_ITERATIONS) only where a primary
+    comparison is not exact after 2 ([run] exact_stop); one that sets no
+    [vm] cells_per_boot runs each variant's round in one boot; one
     that sets no [vm] cpus one vCPU: one vCPU's count does not depend on
     how QEMU's single thread interleaves several, and Debian's 6.1 kernel
     never brings up a second vCPU under -icount; and one that sets no [vm]
@@ -90,8 +95,8 @@ def with_timing_defaults(data: Any) -> Any:
         return data
     if data["vm"].get("timing") != "instructions":
         return data
-    vm = {"cpus": 1, "disk": "ram", **data["vm"]}
+    vm = {"cpus": 1, "disk": "ram", "cells_per_boot": INSTRUCTIONS_CELLS_PER_BOOT, **data["vm"]}
     run = data.get("run", {})
     if isinstance(run, dict) and "iterations" not in run:
-        run = {**run, "iterations": INSTRUCTIONS_ITERATIONS}
+        run = {"exact_stop": True, **run, "iterations": INSTRUCTIONS_ITERATIONS}
     return {**data, "vm": vm, "run": run}

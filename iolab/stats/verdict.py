@@ -84,7 +84,9 @@ class Comparison:
     refusal: Refused = ""  # why no test ran: "few" (too few samples), "equal" (every value equal: no change seen),
     # "hosts" (a queued run whose rounds came from hosts that differ in a checked environment key)
     exact: Exactness | None = None  # an exact comparison: no test, the delta as measured (iolab.stats.exact)
-    tolerance: float = 0.0  # the relative width within which an exact comparison's values counted as equal
+    tolerance: float = 0.0  # the relative width within which an exact comparison's values counted as deterministic
+    # an exact comparison of values that vary: the smallest relative change they can show (iolab.stats.exact.resolution)
+    resolution: float = 0.0
 
     def __post_init__(self) -> None:
         """Every choice is one of its type's values (iolab.stats.kinds): a

@@ -363,6 +363,11 @@ class Store:
             self.sql.execute("UPDATE runs SET host_json = ? WHERE id = ? AND host_json = '{}'",
                              (json.dumps(host), run_id))
 
+    def restate_run_host(self, run_id: int, host: dict[str, Any]) -> None:
+        """A run's header facts as the run ended (a VM run whose accelerator fell back mid-run)."""
+        with self.sql.transaction():
+            self.sql.execute("UPDATE runs SET host_json = ? WHERE id = ?", (json.dumps(host), run_id))
+
     def agent_started(self, name: str, labels: str, allow: str, hostname: str, pid: int, heartbeat: float) -> None:
         with self.sql.transaction():
             self.sql.execute("DELETE FROM agents WHERE name = ?", (name,))

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab.mail.benchmark import Benchmark
+from iolab.mail.claims import Claim
 from iolab.spec import MIN_SIZE
+from iolab.workloads import mail as from_mail
 from iolab.workloads.library import PatchInfo, Selection
 from iolab.units import counted
 
@@ -52,21 +55,67 @@ def _relative(path: Path, base_dir: Path) -> str:
     return os.path.relpath(path.resolve(), base_dir.resolve())
 
 
+@dataclass(frozen=True)
+class FromMail:
+    """What the mail says: its benchmark (the primary workloads) and its claim."""
+
+    benchmark: Benchmark
+    claims: list[Claim]
+    source: str  # the mail: its subject (and Message-Id)
+
+
+def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str]]:
+    """The mail's [[workload]] tables, its [claims] and [[collect.phase]] lines, as TOML lines."""
+    bench = mail.benchmark
+    matched = from_mail.match(mail.claims, bench.workloads)
+    workloads: list[str] = []
+    for workload in bench.workloads:
+        claimed = [m.metric for m in matched if m.workload == workload.name]
+        table = from_mail.workload_table(workload, fs, claimed, bench.environment)
+        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
+                      *(f"{k} = {_toml(v)}" for k, v in table.items())]
+    devices = from_mail.device_note(bench)
+    missing = [*bench.not_reproduced, *(d for d in devices if "not yet" in d)]
+    scaled = [*bench.scaled, *(d for d in devices if "not yet" not in d)]
+    claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
+              f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
+              f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
+    for m in matched:
+        c = m.claim
+        row = {"label": c.label[:120], "before": c.before, "after": c.after, "unit": c.unit[:20],
+               **({"better": c.better} if c.better else {}), "stated": c.stated[:20], "workload": m.workload,
+               "metric": m.metric, **({"reason": m.reason[:300]} if m.reason else {})}
+        claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in row.items())]
+    phases = []
+    if bench.environment.checkpoint:
+        for phase in from_mail.CHECKPOINT_PHASES.get(fs, []):
+            phases += ["", "[[collect.phase]]", *(f"{k} = {_toml(v)}" for k, v in phase.items())]
+    return workloads, claims, phases
+
+
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
-            base_dir: Path, timing: str, command: str) -> Choice:
+            base_dir: Path, timing: str, command: str, mail: FromMail | None = None) -> Choice:
     """The experiment's TOML text (paths relative to ``base_dir``, where it is written)."""
     chosen = selection.chosen
-    fs = chosen[0].area.fs
+    fs = chosen[0].area.fs if chosen else "ext4"
+    if mail is not None and mail.benchmark.environment.fs:
+        fs = mail.benchmark.environment.fs
+        chosen = [c for c in chosen if c.area.fs == fs or (fs != "erofs" and c.area.fs == "none")]
     skipped = []
     if fs != "erofs":
         skipped = [f"{c.workload.name}: erofs workloads need an erofs target; run them in an experiment "
                    "of their own" for c in chosen if c.area.fs == "erofs"]
         chosen = [c for c in chosen if c.area.fs != "erofs"]
     reverse = [info.path for info, inside in zip(infos, in_source) if inside][::-1]
-    lines = [f"# Written by: {command}",
-             "# The workloads iolab's library (iolab/workloads/areas/) chose for the files these",
-             "# patches touch. Edit freely, then: iolab run THIS-FILE",
-             "#"]
+    mailed = mail is not None and bool(mail.benchmark.workloads)
+    lines = [f"# Written by: {command}"]
+    if mailed:
+        lines += ["# The primary workloads are the mail's own benchmark; the workloads iolab's library",
+                  "# (iolab/workloads/areas/) chose for the files these patches touch are exploratory rows."]
+    else:
+        lines += ["# The workloads iolab's library (iolab/workloads/areas/) chose for the files these",
+                  "# patches touch."]
+    lines += ["# Edit freely, then: iolab run THIS-FILE", "#"]
     for info in infos:
         files = ", ".join(f"{name} ({', '.join(dict.fromkeys(info.functions.get(name, ()))) or '-'})"
                           for name in info.files)
@@ -85,13 +134,25 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         lines.append("# already in the source: the base is the source with them taken out")
         lines.append(f"reverse = {_toml([_relative(p, base_dir) for p in reverse])}")
     lines += ["", "[series]", f"patches = {_toml([_relative(i.path, base_dir) for i in infos])}"]
-    size = max([SIZE] + [MIN_SIZE[c.area.fs] for c in chosen])
+    size = max([SIZE, MIN_SIZE[fs]] + [MIN_SIZE[c.area.fs] for c in chosen])
     lines += ["", "[target]", 'kind = "loop"', f"fs = {_toml(fs)}", f'size = "{size >> 20}MiB"']
     for erofs_file in chosen[0].area.files if fs == "erofs" else []:
         lines += ["", "[[target.files]]", *(f"{k} = {_toml(v)}" for k, v in
                                             erofs_file.model_dump(exclude_defaults=False).items())]
+    mail_workloads, mail_claims, phases = _mail_lines(mail, fs) if mail is not None else ([], [], [])
+    lines += mail_workloads
+    same = [(w.probe, w.job) for w in mail.benchmark.workloads] if mail is not None else []
     for c in chosen:
-        lines += ["", "[[workload]]", *(f"{k} = {_toml(v)}" for k, v in c.workload.table(c.area.fs).items())]
+        if (c.workload.probe, c.workload.job) in same:
+            lines.insert(lines.index("") if "" in lines else len(lines),
+                         f"#   left out {c.workload.name!r}: the mail's benchmark runs it")
+            continue
+        table = c.workload.table(c.area.fs)
+        if mailed:
+            table["exploratory"] = True
+        lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),
+                  *(f"{k} = {_toml(v)}" for k, v in table.items())]
+    lines += mail_claims + phases
     lines += ["", "[run]"]
     if timing == "instructions":
         lines += ['iterations = 3          # instructions timing: each value exact, 3 rounds show it',

@@ -43,8 +43,8 @@ from typing import Any
 import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, choose_accel, guest_tsc_khz, qemu_argv, qemu_version,
-                                 tcg_threading, timing_env)
+from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
+from iolab.hosts.vm.qemu import DISK_CACHE, QEMU, Disk, guest_tsc_khz, qemu_argv, qemu_version, tcg_threading, timing_env
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
@@ -97,6 +97,8 @@ class Boot:
 
     argv: list[str]
     xchg: Path
+    accel: str = "tcg"
+    boot_timeout: float = 0.0  # seconds from QEMU's start to the ready marker
     started: float = 0.0  # time.monotonic()
     ready_s: float | None = None  # QEMU start -> the guest ready to run its first cell
     exited_s: float | None = None  # QEMU start -> QEMU gone
@@ -104,6 +106,7 @@ class Boot:
     qemu_rc: int | None = None
     guest_rc: int | None = None
     timed_out: bool = False
+    stalled: bool = False  # killed at boot_timeout, before the ready marker
     guest: dict[str, Any] | None = None
 
     def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
@@ -115,6 +118,9 @@ class Boot:
         return [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
 
     def outcome(self) -> str:
+        if self.stalled:
+            return (f"the guest did not come up within [vm] boot_timeout ({self.boot_timeout:g} s) "
+                    f"under {self.accel.upper()}; the VM was killed")
         if self.timed_out:
             return "the VM was killed: nothing from the guest for [vm] timeout"
         if self.guest_rc is not None:
@@ -137,24 +143,33 @@ class VMHost:
         settings: VM,
         *,
         scratch: Path,
-        accel: str | None = None,
+        accel: Choice | None = None,
         show_command: Callable[[str], None] | None = None,
+        qemu: str = QEMU,
     ):
         self.kernel = kernel
         self.settings = settings
         self.scratch = scratch
-        self.accel = accel or choose_accel(settings.accel_setting, settings.machine)
+        self.qemu = qemu
+        # the run's accelerator (VMHosts shares one among its VMs); alone,
+        # decided for this kernel (iolab.hosts.vm.accel)
+        self.choice = accel or Choice(settings.accel_setting, ThisMachine(kernel, machine=settings.machine, qemu=qemu))
         self.tcg_thread = tcg_threading(settings.cpus, settings.timing)
         self.show_command = show_command
         self.boots: list[Boot] = []
+
+    @property
+    def accel(self) -> str:
+        return self.choice.accel
 
     def describe(self) -> dict[str, Any]:
         """The VM's shape and the kernel, as recorded with each sample (env["vm"])."""
         manifest = self.kernel.manifest
         return {
             "accel": self.accel,
+            "accel_reason": self.choice.verdict.reason,
             "tcg_thread": self.tcg_thread if self.accel == "tcg" else None,
-            "qemu": qemu_version(),
+            "qemu": qemu_version(self.qemu),
             "machine": self.settings.machine,
             "cpus": self.settings.cpus,
             "memory_mib": self.settings.memory >> 20,
@@ -199,17 +214,17 @@ class VMHost:
 
     def _launch(self, xchg: Path, disks: Sequence[Disk], command: str) -> tuple[Child, Boot]:
         """Start QEMU for one boot whose guest runs `command` (cmd.sh)."""
-        require(QEMU)
+        require(self.qemu)
         (xchg / "cmd.sh").write_text(command)
         argv = qemu_argv(
             self.kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
-            timing=self.settings.timing, icount_shift=self.settings.icount_shift,
+            timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
-        boot = Boot(argv, xchg)
+        boot = Boot(argv, xchg, self.accel, self.settings.boot_timeout)
         self.boots.append(boot)
         with open(xchg / "qemu.stderr", "wb") as stderr:
             boot.started = time.monotonic()
@@ -217,14 +232,17 @@ class VMHost:
                             start_new_session=True)
         return process, boot
 
-    def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = ()) -> Boot:
+    def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = (),
+                    ready: str = "init.json") -> Boot:
         """Boot and run a shell command in the guest (in the host root, as
-        cmd.sh); the Boot says how it ended (guest_rc, timed_out, console).
-        Its exchange dir (boot.xchg) stays in this host's scratch dir."""
+        cmd.sh); the Boot says how it ended (guest_rc, timed_out, stalled,
+        console). The boot is up when `ready` appears in the exchange dir
+        (init.json: init starts the command). Its exchange dir (boot.xchg)
+        stays in this host's scratch dir."""
         xchg = Path(tempfile.mkdtemp(prefix="iolab-vm-", dir=self.scratch))
         process, boot = self._launch(xchg, disks, command)
         try:
-            for _ in self._follow(process, boot, timeout=timeout):
+            for _ in self._follow(process, boot, timeout=timeout, ready=ready):
                 pass
         finally:
             end(process, grace=QEMU_GRACE)
@@ -232,22 +250,26 @@ class VMHost:
 
     def run_batch(self, cells: Sequence[CellSpec]) -> Iterator[Sample]:
         """Boot, and yield each cell's sample as the guest writes it; cells
-        without one (timeout, crash) yield failed samples at the end."""
+        without one (timeout, crash) yield failed samples at the end. A boot
+        under KVM that does not come up within boot_timeout is booted again
+        under TCG when the run's accelerator falls back (accel = "auto")."""
         workdir = Path(tempfile.mkdtemp(prefix="iolab-vm-", dir=self.scratch))
-        xchg = workdir / "xchg"
-        xchg.mkdir()
         process = None
         disk = None
         try:
             disk = self._disk(cells, workdir) if self.settings.disk == "virtio" else None
-            (xchg / "cells.json").write_text(_request(cells, self.settings.disk))
             command = guest_command(sys.executable, guest_python_path())
-            process, boot = self._launch(xchg, [disk] if disk else [], command)
             pending = {cell.seq: cell for cell in cells}
-            for sample in self._follow(process, boot, timeout=self.settings.timeout):
-                if sample.seq in pending:
-                    pending.pop(sample.seq)
-                    yield self._enriched(sample, boot, len(cells))
+            while True:
+                xchg = Path(tempfile.mkdtemp(prefix="xchg-", dir=workdir))
+                (xchg / "cells.json").write_text(_request(cells, self.settings.disk))
+                process, boot = self._launch(xchg, [disk] if disk else [], command)
+                for sample in self._follow(process, boot, timeout=self.settings.timeout, ready="guest.json"):
+                    if sample.seq in pending:
+                        pending.pop(sample.seq)
+                        yield self._enriched(sample, boot, len(cells))
+                if not (boot.stalled and boot.accel == "kvm" and self._falls_back(boot)):
+                    break
             for cell in cells:
                 if cell.seq in pending:
                     yield self._failed(cell, boot, len(cells))
@@ -261,22 +283,30 @@ class VMHost:
             else:
                 shutil.rmtree(workdir, ignore_errors=True)
 
-    def _follow(self, process: Child, boot: Boot, *, timeout: float) -> Iterator[Sample]:
-        """Samples as their lines appear, until QEMU exits or the guest is
-        silent for longer than `timeout` (plus [vm] boot_timeout at first).
-        The guest speaks when its init starts the command (init.json), when
-        its executor is ready (guest.json) and with each sample."""
+    def _falls_back(self, boot: Boot) -> bool:
+        """A boot under KVM stalled: whether the run's accelerator is now TCG."""
+        tail = boot.console_tail(3)
+        stall = LinuxBoot(False, boot.exited_s or boot.boot_timeout, self.kernel.kver,
+                          "console: " + " | ".join(tail) if tail else "the console stayed empty")
+        if not self.choice.stalled(stall, f"[vm] boot_timeout {boot.boot_timeout:g} s"):
+            return False
+        print(f"iolab: {self.choice.verdict.reason}: booting again under TCG ({stall.detail})", file=sys.stderr)
+        return True
+
+    def _follow(self, process: Child, boot: Boot, *, timeout: float, ready: str) -> Iterator[Sample]:
+        """Samples as their lines appear, until QEMU exits, the guest is not
+        up (`ready` in the exchange dir) within [vm] boot_timeout of QEMU's
+        start (boot.stalled), or once up is silent for longer than `timeout`
+        (boot.timed_out). The guest speaks when its init starts the command
+        (init.json), when its executor is ready (guest.json) and with each
+        sample."""
         samples_path = boot.xchg / "samples.jsonl"
         offset = 0
-        deadline = boot.started + self.settings.boot_timeout + timeout
-        command_started = False
+        deadline = boot.started + self.settings.boot_timeout
         while True:
             exited = process.poll() is not None
             now = time.monotonic()
-            if not command_started and (boot.xchg / "init.json").exists():
-                command_started = True
-                deadline = now + timeout
-            if boot.ready_s is None and (boot.xchg / "guest.json").exists():
+            if boot.ready_s is None and (boot.xchg / ready).exists():
                 boot.ready_s = now - boot.started
                 boot.guest = {**(_read_json(boot.xchg / "init.json") or {}),
                               **(_read_json(boot.xchg / "guest.json") or {})}
@@ -300,7 +330,8 @@ class VMHost:
                     boot.guest_rc = int(rc_path.read_text().strip() or -1)
                 return
             if now > deadline:
-                boot.timed_out = True
+                boot.stalled = boot.ready_s is None
+                boot.timed_out = not boot.stalled
                 end(process, grace=QEMU_GRACE)
                 boot.exited_s = time.monotonic() - boot.started
                 boot.qemu_rc = process.returncode
@@ -320,8 +351,11 @@ class VMHost:
 
     def _failed(self, cell: CellSpec, boot: Boot, count: int) -> Sample:
         tail = boot.console_tail()
+        setting = (' (accel = "kvm" is set; "auto" falls back to TCG)'
+                   if boot.stalled and boot.accel == "kvm" and self.choice.setting == "kvm" else "")
         return Sample.of(
-            cell, "failed", error=f"no sample from the VM: {boot.outcome()}; console: " + " | ".join(tail[-6:]),
+            cell, "failed",
+            error=f"no sample from the VM: {boot.outcome()}{setting}; console: " + " | ".join(tail[-6:]),
             artefacts={"console": "\n".join(tail)}, env={"vm": self._vm_env(boot, count)}, started=time.time(),
         )
 

@@ -1,8 +1,8 @@
 """QEMU: what this machine's QEMU can do, and the command line of one boot.
 
-Accelerator: KVM where a probe shows it works (a 150-byte PVH guest that
-writes to an isa-debug-exit port, run with ``-accel kvm -cpu host``), else
-TCG. Under TCG the guest kernel is emulated: its numbers compare only with
+Accelerator: KVM or TCG, as iolab.hosts.vm.accel decides (this module's
+first probe: a 150-byte PVH guest that writes to an isa-debug-exit port, run
+with ``-accel kvm -cpu host``; then a Linux boot). Under TCG the guest kernel is emulated: its numbers compare only with
 other numbers from the same host, accelerator and VM shape; every sample
 records them (env["vm"]).
 
@@ -108,13 +108,6 @@ def kvm_usable(machine: str = "microvm") -> bool:
         except subprocess.TimeoutExpired:
             return False
     return done.returncode == (0x21 << 1) | 1
-
-
-def choose_accel(setting: str, machine: str) -> str:
-    """KVM or TCG (instructions mode asks for "tcg": VM.accel_setting)."""
-    if setting == "auto":
-        return "kvm" if kvm_usable(machine) else "tcg"
-    return setting
 
 
 def tcg_threading(cpus: int, timing: str = "wall") -> str:

@@ -16,8 +16,9 @@ from typing import Any
 from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import BUILD_FAILED, Sample
+from iolab.hosts.vm.accel import Choice, Machine, ThisMachine
 from iolab.hosts.vm.host import VMHost, compile_iolab
-from iolab.hosts.vm.qemu import choose_accel, qemu_version, tcg_threading, timing_env
+from iolab.hosts.vm.qemu import QEMU, qemu_version, tcg_threading, timing_env
 from iolab.journal import Journal, default_journal
 from iolab.kernels import Kernel, Steps, label
 from iolab.kernels.build import BUILD_LOG, build_log
@@ -32,28 +33,40 @@ class VMHosts:
     The kernels come ready (iolab.kernels.ready, by variant name): this host
     only boots them. A series' steps come as iolab.kernels.Steps, which
     builds a step's kernel on its first cell; a step whose build failed
-    gets failed samples carrying the error."""
+    gets failed samples carrying the error.
+
+    Every VM of a run runs under one accelerator (iolab.hosts.vm.accel):
+    decided here by booting the variants' smallest kernel under KVM (once
+    per host boot), and switched to TCG for every later boot if a KVM boot
+    stalls."""
 
     name = "vm"
 
     def __init__(self, kernels: dict[str, Kernel], settings: VM, *, show_command: bool = False,
-                 scratch_parent: str | None = None, steps: Steps | None = None):
+                 scratch_parent: str | None = None, steps: Steps | None = None, machine: Machine | None = None,
+                 qemu: str = QEMU):
         self.settings = settings
         self.kernels = dict(kernels)
         self.steps = steps
         self.by_image: dict[Path, VMHost] = {}
         self.scratch_parent = scratch_parent
         self.show = (lambda text: print(text, file=sys.stderr)) if show_command else None
-        self.accel = choose_accel(self.settings.accel_setting, self.settings.machine)
+        self.qemu = qemu
+        smallest = min(kernels.values(), key=lambda k: k.image.stat().st_size if k.image.exists() else 0,
+                       default=None)
+        self.choice = Choice(settings.accel_setting,
+                             machine or ThisMachine(smallest, machine=settings.machine, qemu=qemu))
         self.hosts: dict[str, VMHost] = {}
         self.scratch: Path | None = None
         self.logged: set[str] = set()
 
     def describe(self) -> dict[str, Any]:
         """Stored with the run (its host record): the VM shape and each variant's kernel."""
+        accel = self.choice.accel
         return {**environment.host(), "vm": {
-            "accel": self.accel, "qemu": qemu_version(), "machine": self.settings.machine,
-            "tcg_thread": tcg_threading(self.settings.cpus, self.settings.timing) if self.accel == "tcg" else None,
+            "accel": accel, "accel_reason": self.choice.verdict.reason, "qemu": qemu_version(self.qemu),
+            "machine": self.settings.machine,
+            "tcg_thread": tcg_threading(self.settings.cpus, self.settings.timing) if accel == "tcg" else None,
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
             "cells_per_boot": self.settings.cells_per_boot, **timing_env(self.settings),
             "kernels": {name: label(kernel) for name, kernel in self.kernels.items()},
@@ -74,7 +87,7 @@ class VMHosts:
         assert self.scratch is not None
         if kernel.directory not in self.by_image:
             self.by_image[kernel.directory] = VMHost(kernel, self.settings, scratch=self.scratch,
-                                                     accel=self.accel, show_command=self.show)
+                                                     accel=self.choice, show_command=self.show, qemu=self.qemu)
         self.hosts[variant] = self.by_image[kernel.directory]
         return self.hosts[variant]
 
@@ -97,12 +110,19 @@ class VMHosts:
             Journal(default_journal()).discard(self._entry)
 
     def batches(self, cells: Sequence[CellSpec]) -> list[list[CellSpec]]:
-        """Consecutive cells of one kernel, at most cells_per_boot per batch."""
+        """Consecutive cells of one kernel, at most cells_per_boot per batch.
+        In instructions mode a batch is also one variant's cells of one
+        round: each round of a variant is then a boot of its own, so the
+        spread of its values over the rounds includes what differs from boot
+        to boot (iolab.stats.exact decides a change against that spread), and
+        an A/A's two copies boot apart, as an A/B's kernels must."""
         out: list[list[CellSpec]] = []
+        by_round = self.settings.timing == "instructions"
         for cell in cells:
             last = out[-1] if out else None
             if (last is not None and self._same_kernel(last[0].variant.name, cell.variant.name)
-                    and len(last) < self.settings.cells_per_boot):
+                    and len(last) < self.settings.cells_per_boot
+                    and not (by_round and (last[0].round, last[0].variant.name) != (cell.round, cell.variant.name))):
                 last.append(cell)
             else:
                 out.append([cell])

@@ -1,0 +1,599 @@
+"""The benchmark a patch mail describes, as workloads iolab runs.
+
+From the mail's text (cover and descriptions, never the diff) this reads,
+in order of how exactly the mail says it:
+
+- fio command lines (``fio --name=x --rw=randread ...``, wrapped with ``\\``
+  or over lines that start with ``--``): options before the first
+  ``--name`` are ``[global]``, each ``--name`` starts a job;
+- fio job files quoted in the body (``[section]`` then ``option=value``);
+- ``t/io_uring`` invocations, mapped onto fio's io_uring engine (depth,
+  submit and complete batches, polling, fixed buffers, registered files,
+  O_DIRECT, threads; random reads as t/io_uring does by default);
+- ``dd if=... of=... bs=... count=...`` as a sequential fio job;
+- libMicro case names (``write_u1k``, ``pwrite_u10k``): iolab-probe's batch mode;
+- a shell recipe of metadata churn (create N files with W workers, sync,
+  delete 1 in K, drop caches, sync): iolab-probe's churn mode, the last
+  sync timed;
+- prose that only names parameters (block size, file size, O_DIRECT or
+  buffered, threads, iterations, "low memory"), with the operations the
+  claim's rows name (``direct_read``, ``direct_write``).
+
+fio's own parser judges every fio job (``fio --parse-only``); iolab's option
+check (iolab.engines.fio_options) refuses what an experiment file may not
+do (run a program, write outside the target) unless the user allows it by
+name. Placement is iolab's: a file or device the mail names is mapped onto
+what a VM here offers (Environment.device), never opened. Sizes, threads,
+counts and runtimes are scaled to the VM (Scaled notes say how). What cannot
+be mapped is listed in ``not_reproduced`` with the reason, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from iolab.engines import fio_options
+from iolab.mail.claims import Claim
+from iolab.units import format_size, parse_size
+
+Device = Literal["raw", "null_blk", "rotational", "ram"]
+Origin = Literal["fio command line", "fio job", "t/io_uring", "dd", "libMicro", "recipe", "prose"]
+
+# The VM's room (iolab patch runs one or two vCPUs under QEMU, the image in 2 GiB of memory)
+MAX_JOB_SIZE = 64 << 20  # bytes of one fio job's files
+MAX_JOBS = 4  # fio numjobs, dd/prose threads
+MAX_OPS = 50_000  # probe ops per cell
+MAX_FILES = 20_000  # churn files
+LOW_MEMORY = 256 << 20  # "low memory" without a figure: the workload's cgroup limit
+LIBMICRO_CASES = ("write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k")  # iolab-probe batch mode's cases
+LIBMICRO_BATCHES = 50
+
+_FS = ("ext4", "xfs", "btrfs", "f2fs", "erofs")
+# fio options that are the command line's, not a job's: the run's own output, a server, the terminal
+_FIO_CLI_ONLY = {"output", "output-format", "eta", "eta-newline", "eta-interval", "minimal", "terse-version",
+                 "append-terse", "status-interval", "parse-only", "section", "alloc-size", "warnings-fatal",
+                 "max-jobs", "server", "daemonize", "client", "remote-config", "idle-prof", "inflate-log",
+                 "trigger-file", "trigger-timeout", "trigger", "trigger-remote", "aux-path", "readonly",
+                 "debug", "bandwidth-log", "showcmd", "crctest", "cpuclock-test", "version", "help", "cmdhelp",
+                 "enghelp", "latency-log", "merge-blktrace-only", "json", "timeout"}
+_PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
+# time-bound options dropped for a size-bound job (the VM's clock, or instructions, would make them long)
+_TIME_BOUND = {"runtime", "time_based", "ramp_time"}
+
+
+@dataclass(frozen=True)
+class MailWorkload:
+    name: str
+    origin: Origin
+    source: str  # the mail's words it came from (one line)
+    job: str | None = None  # fio job text
+    probe: dict[str, Any] | None = None  # iolab-probe parameters
+    raw: bool = False  # on the raw device (fs = "none")
+    memory_max: int | None = None
+    primary: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    fs: str | None = None
+    sysctl: dict[str, int | str] = field(default_factory=dict)
+    mount_options: str = ""
+    mkfs_options: tuple[str, ...] = ()
+    device: Device | None = None
+    device_source: str = ""  # what the mail named ("/dev/nullb0", "a SATA HDD")
+    memory_max: int | None = None
+    checkpoint: bool = False  # the mail times a filesystem checkpoint (f2fs: its tracepoint's phases)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    workloads: tuple[MailWorkload, ...]
+    environment: Environment
+    scaled: tuple[str, ...]  # each figure scaled to the VM: "numjobs 16 -> 4"
+    not_reproduced: tuple[str, ...]  # "what: why"
+    refused: tuple[str, ...]  # options refused by the experiment file's checks, and how to allow them
+
+
+# -- the words ----------------------------------------------------------------------------
+
+_SIZE = r"(\d+(?:\.\d+)?)\s?([KMGT]i?B?|[kmgt]i?b?)"
+
+
+def _bytes(number: str, unit: str) -> int:
+    power = {"k": 1, "m": 2, "g": 3, "t": 4}[unit[0].lower()]
+    return int(float(number) * 1024 ** power)
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A name fio and a table take: letters, digits, '-', '_' and '.'."""
+    words = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+    return words[:limit].rstrip("-") or "mail"
+
+
+def _commands(text: str, program: str) -> list[str]:
+    """Each command line that runs `program`, joined across ``\\`` breaks and
+    lines that carry on with an option (``--...``)."""
+    lines = text.splitlines()
+    found = []
+    start = re.compile(rf"^\s*(?:[$#>]\s*)?(?:sudo\s+)?(?:\S*/)?{re.escape(program)}(\s|$)")
+    i = 0
+    while i < len(lines):
+        if not start.match(lines[i]):
+            i += 1
+            continue
+        command = lines[i].strip()
+        while i + 1 < len(lines) and (command.endswith("\\") or lines[i + 1].lstrip().startswith("--")):
+            command = command.rstrip("\\").rstrip() + " " + lines[i + 1].strip()
+            i += 1
+        found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
+        i += 1
+    if not found and program in text:  # a copy whose line breaks were lost: up to the end of the sentence
+        for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,-]+|\s+/dev/\S+)+)", text):
+            found.append(match.group(1))
+    return found
+
+
+def _device(name: str) -> Device | None:
+    if re.match(r"/dev/nullb\d+", name):
+        return "null_blk"
+    if re.match(r"/dev/(nvme\d+n\d+|sd[a-z]+|vd[a-z]+|hd[a-z]+|mmcblk\d+|md\d+|dm-\d+|loop\d+)", name):
+        return "raw"
+    if re.match(r"/dev/(ram\d+|pmem\d+|zram\d+)", name):
+        return "ram"
+    return None
+
+
+# -- fio -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    workloads: list[MailWorkload] = field(default_factory=list)
+    scaled: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    devices: list[tuple[Device, str]] = field(default_factory=list)
+    allow: tuple[str, ...] = ()  # option names the user allows (iolab patch --allow)
+
+
+def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> list[tuple[str, dict[str, str]]]:
+    """The sections with placement taken out and sizes, jobs and times scaled to the VM."""
+    out = []
+    for name, options in sections:
+        kept: dict[str, str] = {}
+        for key, value in options.items():
+            key = key.strip()
+            verdict = fio_options.judge(key, value) if key not in _PLACEMENT else None
+            if verdict is not None and (verdict[1] is None or verdict[1] not in found.allow):
+                how = f" (iolab patch --allow {verdict[1]} runs it)" if verdict[1] else ""
+                found.refused.append(f"[{name}] {key}{'=' + value if value else ''}: {verdict[0]}{how}")
+                continue
+            if key in _PLACEMENT:
+                device = _device(value)
+                if device:
+                    found.devices.append((device, value))
+                continue
+            if key in _TIME_BOUND:
+                if key == "runtime":
+                    found.scaled.append(f"[{name}] runtime={value} -> size-bound (the VM's clock)")
+                continue
+            if key in ("size", "io_size", "filesize"):
+                size = _size(value)
+                if size is not None and size > MAX_JOB_SIZE:
+                    found.scaled.append(f"[{name}] {key}={value} -> {format_size(MAX_JOB_SIZE)}")
+                    value = format_size(MAX_JOB_SIZE)
+            if key == "numjobs" and value.isdigit() and int(value) > MAX_JOBS:
+                found.scaled.append(f"[{name}] numjobs={value} -> {MAX_JOBS} (the VM's vCPUs)")
+                value = str(MAX_JOBS)
+            kept[key] = value
+        if name != "global" and not any(k in kept for k in ("size", "io_size", "filesize")):
+            has_global = any(n == "global" and ("size" in o or "io_size" in o) for n, o in out)
+            if not has_global:
+                kept["size"] = format_size(MAX_JOB_SIZE)
+                found.scaled.append(f"[{name}] size={format_size(MAX_JOB_SIZE)} (the mail gives none: the VM's room)")
+        out.append((name, kept))
+    return out
+
+
+def _size(text: str) -> int | None:
+    try:
+        return parse_size(text.strip())
+    except ValueError:
+        return None
+
+
+def _job_text(sections: list[tuple[str, dict[str, str]]]) -> str:
+    lines = []
+    for name, options in sections:
+        lines.append(f"[{name}]")
+        lines += [f"{k}={v}" if v != "" else k for k, v in options.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _judged(name: str, origin: Origin, source: str, sections: list[tuple[str, dict[str, str]]],
+            found: _Found, allow: tuple[str, ...]) -> None:
+    """The job, if iolab's checks and fio's parser take it; else why not, listed."""
+    sections = _scale_job(sections, found)
+    job = _job_text(sections)
+    raw = any(device for device, _ in found.devices)
+    findings = [f for f in fio_options.findings(job, raw_device=False) if f.allow not in allow or f.allow is None]
+    if findings:
+        for finding in findings:
+            how = f" (iolab patch --allow {finding.allow} runs it)" if finding.allow else ""
+            found.refused.append(f"{name}: {finding.where}: {finding.reason}{how}")
+        return
+    refusal = parse_refusal(job)
+    if refusal:
+        found.missing.append(f"{name} ({origin}): fio refuses the job: {refusal}")
+        return
+    found.workloads.append(MailWorkload(name, origin, source[:200], job=job, raw=raw))
+
+
+def parse_refusal(job: str) -> str | None:
+    """fio's own words if ``fio --parse-only`` refuses the job, else None (also without fio here)."""
+    if shutil.which("fio") is None:
+        return None
+    from iolab.engines import fio
+
+    return fio.parse_refusal(job, "fio")
+
+
+def _fio_command(command: str, name: str) -> tuple[list[tuple[str, dict[str, str]]], list[str]]:
+    """A fio command line as job sections; and what it names that is not a job option."""
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        return [], [f"{command[:60]}: not a command line ({error})"]
+    sections: list[tuple[str, dict[str, str]]] = [("global", {})]
+    ignored = []
+    for word in words[1:]:
+        if not word.startswith("--"):
+            ignored.append(f"{word}: a job file the mail does not quote")
+            continue
+        key, has, value = word[2:].partition("=")
+        if key in _FIO_CLI_ONLY:
+            continue
+        if key == "name":
+            sections.append((slug(value or name, 60), {}))
+            continue
+        sections[-1][1][key] = value if has else ""
+    if len(sections) == 1:
+        sections.append((slug(name, 60), {}))
+    if not sections[0][1]:
+        sections = sections[1:]
+    return sections, ignored
+
+
+def _quoted_jobs(text: str) -> list[tuple[str, list[tuple[str, dict[str, str]]]]]:
+    """fio job files in the body: a [section] line and option lines under it, sections together."""
+    out = []
+    current: list[tuple[str, dict[str, str]]] = []
+    source = ""
+    for line in text.splitlines() + [""]:
+        stripped = line.strip()
+        section = re.fullmatch(r"\[([A-Za-z0-9_.-]{1,64})\]", stripped)
+        option = re.fullmatch(r"([a-z_][a-z0-9_]*)\s*(?:=\s*(.*))?", stripped)
+        if section:
+            current.append((section.group(1), {}))
+            source = source or stripped
+        elif current and option and (option.group(2) is not None or
+                                     fio_options.ALIASES.get(option.group(1), option.group(1)) in fio_options.KNOWN):
+            current[-1][1][option.group(1)] = (option.group(2) or "").strip()
+        elif current and (not stripped or stripped.startswith((";", "#"))):
+            continue
+        else:
+            if current and any(opts for _, opts in current):
+                out.append((source, current))
+            current, source = [], ""
+    return out
+
+
+def _option_lines(text: str) -> list[tuple[str, str, dict[str, str]]]:
+    """Lines that list fio options inline (``A: rw=write bs=128k iodepth=1 ioengine=pvsync2``):
+    (label, line, options); options the lines above name for all (``Workloads (all `uncached=1`)``) added."""
+    out = []
+    common: dict[str, str] = {}
+    for line in text.splitlines():
+        pairs = re.findall(r"(?<![\w.])([a-z_]+)=([\w.:/%-]+)", line.split("#")[0])
+        known = {k: v for k, v in pairs if fio_options.ALIASES.get(k, k) in fio_options.KNOWN}
+        if len(known) == 1 and re.search(r"\ball\b", line, re.I) and not out:
+            common = known
+        elif len(known) >= 2:
+            label = re.match(r"\s*([\w-]{1,16})\s*[:)]\s", line)
+            out.append((label.group(1) if label else "", line.strip(), {**common, **known}))
+    return out
+
+
+# -- t/io_uring and dd ---------------------------------------------------------------------
+
+# t/io_uring's options (its usage): the fio option each becomes; values 0/1 for the booleans
+_IO_URING = {"d": "iodepth", "s": "iodepth_batch_submit", "c": "iodepth_batch_complete_min", "b": "bs",
+             "p": "hipri", "B": "fixedbufs", "F": "registerfiles", "n": "numjobs", "O": "direct", "R": "rw"}
+_IO_URING_DEFAULTS = {"d": "128", "s": "32", "c": "32", "b": "4096", "p": "1", "B": "1", "F": "1", "n": "1",
+                      "O": "1", "R": "1"}
+
+
+def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
+    try:
+        words = shlex.split(command)[1:]
+    except ValueError:
+        found.missing.append(f"{command[:60]}: not a command line")
+        return
+    given = dict(_IO_URING_DEFAULTS)
+    unknown = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            continue
+        if re.fullmatch(r"-[A-Za-z]", word) and i + 1 < len(words):
+            flag, value = word[1], words[i + 1]
+            i += 2
+        elif re.fullmatch(r"-[A-Za-z]\S+", word):
+            flag, value = word[1], word[2:]
+            i += 1
+        else:
+            device = _device(word)
+            if device:
+                found.devices.append((device, word))
+            elif word.startswith(("/", "./")):
+                unknown.append(f"{word} (a file)")
+            else:
+                break  # the sentence goes on
+            i += 1
+            continue
+        if flag in _IO_URING:
+            given[flag] = value
+        elif flag not in ("t", "T", "r", "X", "P"):  # latency tracking, TSC rate, runtime, ring fd, NUMA home
+            unknown.append(f"-{flag} {value}")
+    if given.get("N", "0") != "0" or any(u.startswith(("-N", "-a", "-S")) for u in unknown):
+        found.missing.append(f"t/io_uring {' '.join(unknown)}: no-op, aio or sync modes are not fio's io_uring")
+        return
+    if unknown:
+        found.missing.append(f"t/io_uring: {', '.join(unknown)}: not mapped onto fio")
+    options = {"ioengine": "io_uring", "thread": ""}
+    for flag, key in _IO_URING.items():
+        value = given[flag]
+        if key == "rw":
+            options["rw"] = "randread" if value != "0" else "read"
+        elif key in ("hipri", "fixedbufs", "registerfiles"):
+            if value != "0":
+                options[key] = ""
+        else:
+            options[key] = value
+    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow)
+
+
+def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
+    args = dict(word.split("=", 1) for word in command.split()[1:] if "=" in word)
+    source, target = args.get("if", ""), args.get("of", "")
+    flags = set(args.get("iflag", "").split(",")) | set(args.get("oflag", "").split(","))
+    if source.startswith(("/dev/zero", "/dev/urandom")) or (not source and target):
+        rw, place = "write", target
+    elif target in ("/dev/null", "") and source:
+        rw, place = "read", source
+    else:
+        found.missing.append(f"{command[:80]}: a copy from one file to another is not a job iolab runs")
+        return
+    device = _device(place)
+    if device:
+        found.devices.append((device, place))
+    bs = args.get("bs", "512")
+    count = args.get("count")
+    options = {"rw": rw, "bs": bs, "ioengine": "psync"}
+    if "direct" in flags:
+        options["direct"] = "1"
+    if args.get("conv", "") in ("fsync", "fdatasync") or "sync" in flags or "dsync" in flags:
+        options["end_fsync" if "conv" in args else "sync"] = "1"
+    block = _size(bs.replace("K", "k"))
+    if count and count.isdigit() and block:
+        options["size"] = format_size(int(count) * block)
+    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow)
+
+
+# -- libMicro, recipes, prose ----------------------------------------------------------------
+
+
+def _libmicro(text: str, found: _Found) -> None:
+    named = list(dict.fromkeys(re.findall(r"\b(p?(?:write|read)_[a-z]\d+k?)\b", text)))
+    for case in named:
+        if case in LIBMICRO_CASES:
+            found.workloads.append(MailWorkload(case, "libMicro", case, probe={
+                "mode": "batch", "case": case, "batches": LIBMICRO_BATCHES}))
+        else:
+            found.missing.append(f"libMicro {case}: iolab-probe's batch mode has {', '.join(LIBMICRO_CASES)}")
+    if named and "libmicro" in text.lower():
+        found.scaled.append(f"libMicro: {LIBMICRO_BATCHES} batches per cell (libMicro's default: 200)")
+
+
+_STEP_WORDS = (
+    ("create", r"\btouch\b|\bcreat(?:e|ing)\b.*\bfiles?\b"),
+    ("delete", r"\b(?:delete|remove|unlink|rm)\b"),
+    ("drop_caches", r"drop_caches"),
+    ("sync", r"\bsync\b"),
+)
+
+
+def _recipe(text: str, found: _Found) -> None:
+    """A numbered shell recipe of creates, syncs, deletes and cache drops: iolab-probe's churn."""
+    steps = re.findall(r"(?:^|\s)(\d)\.\s+(.+?)(?=\s\d\.\s|\n\s*\n|$)", text, re.S)
+    if len(steps) < 3:
+        return
+    phases = []
+    for _, step in steps:
+        step = step.split(" This ")[0].split("\n\n")[0]
+        kind = next((k for k, pattern in _STEP_WORDS if re.search(pattern, step.split("#")[0], re.I)), None)
+        if kind is None:
+            if phases:
+                break  # the recipe ended
+            return
+        phases.append((kind, step.strip()))
+    if not any(kind == "create" for kind, _ in phases):
+        return
+    words = " ".join(step for _, step in phases)
+    files = re.search(r"\bseq\s+\d+\s+(\d+)|(\d[\d,]*)\s+files", words)
+    workers = re.search(r"-P\s*(\d+)|(\d+)\s+(?:workers|threads|jobs)", words)
+    every = re.search(r"every\s+(\d+)(?:th|st|nd|rd)?", words)
+    probe: dict[str, Any] = {"mode": "churn", "phases": ",".join(kind for kind, _ in phases),
+                             "report_phase": phases[-1][0]}
+    if files:
+        count = int((files.group(1) or files.group(2)).replace(",", ""))
+        if count > MAX_FILES:
+            found.scaled.append(f"files {count} -> {MAX_FILES} (the VM: emulated, 1-2 vCPUs)")
+        probe["files"] = min(count, MAX_FILES)
+    if workers:
+        probe["workers"] = int(workers.group(1) or workers.group(2))
+    if every and any(kind == "delete" for kind, _ in phases):
+        probe["delete_every"] = int(every.group(1))
+    found.workloads.append(MailWorkload("churn", "recipe", words[:200], probe=probe))
+
+
+def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
+    """A workload from parameters the prose names, with the operations the claim's rows name."""
+    bs = re.search(rf"\b{_SIZE}\s*(?:O_DIRECT|direct|buffered|random|sequential|I/O|IO|reads?|writes?|blocks?)",
+                   text)
+    size = re.search(rf"\b{_SIZE}\s+(?:\w+\s+)?file", text)
+    threads = re.search(r"\b(\d+)\s+(?:threads|jobs|processes|readers|writers)\b", text)
+    ops = re.search(r"\b(\d[\d,]*)\s+(?:iterations|ops|operations|I/Os|IOs)\b", text)
+    direct = re.search(r"O_DIRECT|\bdirect I/O\b|\bDIO\b", text)
+    buffered = re.search(r"\bbuffered\b", text, re.I)
+    named = sum(bool(x) for x in (bs, size, threads, ops, direct or buffered))
+    if named < 2:
+        return
+    rows = list(dict.fromkeys(c.label.split()[0] for c in claims if re.search(r"read|write", c.label.split()[0])))
+    operations = [(row, "pwrite" if "write" in row.lower() else "pread") for row in rows]
+    if not operations:
+        verbs = [op for op in ("read", "write") if re.search(rf"\b{op}s?\b", text, re.I)]
+        operations = [(f"{name[:30]} {op}", f"p{op}") for op in verbs]
+    if not operations:
+        return
+    source = " ".join(m.group(0) for m in (bs, size, threads, ops, direct) if m)
+    block = _bytes(bs.group(1), bs.group(2)) if bs else 4096
+    file_size = _bytes(size.group(1), size.group(2)) if size else MAX_JOB_SIZE
+    if file_size > MAX_JOB_SIZE:
+        found.scaled.append(f"file size {format_size(file_size)} -> {format_size(MAX_JOB_SIZE)}")
+        file_size = MAX_JOB_SIZE
+    count = int(ops.group(1).replace(",", "")) if ops else 10_000
+    if count > MAX_OPS:
+        found.scaled.append(f"{count} ops -> {MAX_OPS}")
+        count = MAX_OPS
+    if threads and int(threads.group(1)) > 1:  # several threads: fio, which runs them
+        jobs = min(int(threads.group(1)), MAX_JOBS)
+        if jobs < int(threads.group(1)):
+            found.scaled.append(f"{threads.group(1)} threads -> {jobs} (the VM's vCPUs)")
+        for row, op in operations:
+            options = {"rw": op[1:], "bs": str(block), "size": format_size(file_size), "numjobs": str(jobs),
+                       "direct": "1" if direct and not buffered else "0", "ioengine": "psync"}
+            _judged(slug(row), "prose", source, [(slug(row), options)], found, ())
+        return
+    for row, op in operations:
+        found.workloads.append(MailWorkload(slug(row), "prose", source, probe={
+            "mode": "lat", "op": op, "bs": format_size(block).replace("KiB", "k").replace("MiB", "M"),
+            "file_size": format_size(file_size).replace("MiB", "M").replace("KiB", "k"),
+            "direct": bool(direct), "ops": count}))
+
+
+# -- the environment -------------------------------------------------------------------------
+
+
+def environment(text: str, subject: str, devices: list[tuple[Device, str]]) -> tuple[Environment, list[str]]:
+    """What the mail says of the machine, mapped onto the VM; and what is not reproduced of it."""
+    missing = []
+    prefix = re.match(r"\s*(?:\[[^\]]*\]\s*)?([a-z0-9_]+)(?:/[a-z0-9_]+)?:", subject)
+    fs = prefix.group(1) if prefix and prefix.group(1) in _FS else None
+    mkfs = re.search(r"\bmkfs\.(\w+)((?:\s+-\S+(?:\s+[^-/\s]\S*)?)*)", text)
+    if mkfs and mkfs.group(1) in _FS:
+        fs = fs or mkfs.group(1)
+    if fs is None:
+        said = [f for f in _FS if re.search(rf"\b{f}\b", text, re.I)]
+        fs = said[0] if len(said) == 1 else None
+    mkfs_options = tuple(shlex.split(mkfs.group(2))) if mkfs else ()
+    mount = re.search(r"\bmount\s+(?:-t\s+\w+\s+)?-o\s+(\S+)", text)
+    options = mount.group(1) if mount else ""
+    compress = re.search(r"\b(compress(?:-force)?=[\w:]+)", text)
+    if compress and compress.group(1) not in options:
+        options = ",".join(filter(None, [options, compress.group(1)]))
+    sysctl: dict[str, int | str] = {}
+    for key, value, unit in re.findall(r"\b((?:vm|kernel|fs)\.[a-z0-9_.]*[a-z0-9_])\s*=\s*(\d+)\s?([KMG]i?B?)?\b",
+                                       text):
+        sysctl[key] = _bytes(value, unit) if unit else int(value)
+    memory = re.search(rf"\b{_SIZE}\s+(?:memcg|cgroup|memory limit|memory\.max)", text)
+    memory_max = None
+    if memory:
+        memory_max = _bytes(memory.group(1), memory.group(2)) // 4096 * 4096
+    elif re.search(r"\blow[- ]memory\b|\bmemory pressure\b", text, re.I):
+        memory_max = LOW_MEMORY
+    device, named = None, ""
+    if devices:
+        device, named = devices[0]
+    elif re.search(r"/dev/nullb\d", text):
+        device, named = "null_blk", re.search(r"/dev/nullb\d", text).group(0)  # type: ignore[union-attr]
+    elif re.search(r"\b(HDD|hard disk|rotational|spinning (?:disk|rust)|SATA disk)\b", text, re.I):
+        device, named = "rotational", "a rotational disk"
+    elif re.search(r"\b(memory[- ]backed (?:disk|device)|ram ?disk|brd|pmem)\b", text, re.I):
+        device, named = "ram", "a memory-backed disk"
+    cpus = re.search(r"\b(\d{2,4})[- ](?:CPU|core|cpu)s?\b", text)
+    if cpus and int(cpus.group(1)) > 8:
+        missing.append(f"a {cpus.group(1)}-CPU machine: the VM here has 1-2 vCPUs (contention at that scale "
+                       "is not reproduced)")
+    checkpoint = fs == "f2fs" and bool(re.search(r"\bcheckpoint\b", text, re.I))
+    return Environment(fs, sysctl, options, mkfs_options, device, named, memory_max, checkpoint), missing
+
+
+_OTHER_BENCHMARKS = ("will-it-scale", "fsmark", "fs_mark", "dbench", "filebench", "sysbench", "postmark",
+                     "xfstests", "fstests", "mmtests", "stress-ng", "vdbench", "iozone", "bonnie", "pgbench",
+                     "rocksdb", "db_bench", "kernbench", "hackbench", "perf bench", "lmbench", "unixbench")
+
+
+def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ...] = ()) -> Benchmark:
+    """The mail's benchmark: its workloads (most exact form first), environment and what is left out."""
+    name = slug(re.sub(r"^\s*(?:Re:\s*)?(\[[^\]]*\]\s*)*", "", subject) or "mail", 40)
+    found = _Found(allow=allow)
+    commands = _commands(text, "fio")
+    for k, command in enumerate(commands):
+        sections, ignored = _fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
+        found.missing += [f"fio {item}" for item in ignored]
+        if sections:
+            _judged(sections[-1][0] if len(commands) > 1 else name, "fio command line", command, sections, found,
+                    allow)
+    for k, (source, sections) in enumerate(_quoted_jobs(text)):
+        _judged(f"{name}-job{k + 1}" if k else f"{name}-job", "fio job", source, sections, found, allow)
+    if not commands:
+        for label, line, options in _option_lines(text):
+            job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
+            _judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
+    for command in _commands(text, "t/io_uring") or _commands(text, "io_uring"):
+        _io_uring(command, f"{name}-t-io_uring", found, allow)
+    for command in _commands(text, "dd"):
+        if " if=" in f" {command}" or " of=" in f" {command}":
+            _dd(command, f"{name}-dd", found, allow)
+    _libmicro(text, found)
+    _recipe(text, found)
+    if not found.workloads:
+        _prose(text, claims, found, name)
+    for other in _OTHER_BENCHMARKS:
+        if re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", text, re.I):
+            found.missing.append(f"{other}: not a benchmark iolab runs")
+    env, missing = environment(text, subject, found.devices)
+    found.missing += missing
+    if env.memory_max is not None:
+        found.workloads = [MailWorkload(w.name, w.origin, w.source, w.job, w.probe, w.raw, env.memory_max, w.primary)
+                           for w in found.workloads]
+    if env.checkpoint:
+        found.workloads = [MailWorkload(w.name, w.origin, w.source, w.job, w.probe, w.raw, w.memory_max,
+                                        ("phase.flush_last_ns",)) if w.origin == "recipe" else w
+                           for w in found.workloads]
+    names: dict[str, int] = {}
+    unique = []
+    for workload in found.workloads:  # two forms may give one name
+        names[workload.name] = names.get(workload.name, 0) + 1
+        suffix = f"-{names[workload.name]}" if names[workload.name] > 1 else ""
+        unique.append(MailWorkload(workload.name + suffix, *[getattr(workload, f) for f in (
+            "origin", "source", "job", "probe", "raw", "memory_max", "primary")]))
+    return Benchmark(tuple(unique), env, tuple(dict.fromkeys(found.scaled)), tuple(dict.fromkeys(found.missing)),
+                     tuple(dict.fromkeys(found.refused)))
