@@ -380,11 +380,12 @@ def test_calibrating_a_series_runs_its_base_against_itself(tmp_path):
 
 
 def test_instructions_timing_runs_every_step_and_attributes_exactly(tmp_path, monkeypatch):
-    """Exact values (instructions timing): 3 rounds, every step, each change on its patch, no test needed."""
+    """Exact values (instructions timing): 2 rounds (exact in both: no third), every step, each change on its
+    patch, no test needed."""
     host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}})  # no noise: the same value every round
     result = run_series(tmp_path, monkeypatch, host, vm={"timing": "instructions"}, run={"seed": 7})
     series = result.series
-    assert series.strategy == "every" and series.builds == 4 and series.rounds == 3
+    assert series.strategy == "every" and series.builds == 4 and series.rounds == 2
     assert [(c.workload, c.step, c.patch, c.verdict, c.delta) for c in series.changes] == [
         ("w_a", 1, "one.patch", "better", pytest.approx(-0.5)), ("w_b", 2, "two.patch", "worse", pytest.approx(0.25))]
     assert all(c.exact is not None for row in result.rows for c in row.comparisons.values())

@@ -162,7 +162,7 @@ class _Found:
 
 def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> list[tuple[str, dict[str, str]]]:
     """The sections with placement taken out and sizes, jobs and times scaled to the VM."""
-    out = []
+    out: list[tuple[str, dict[str, str]]] = []
     for name, options in sections:
         kept: dict[str, str] = {}
         for key, value in options.items():
@@ -295,7 +295,7 @@ def _quoted_jobs(text: str) -> list[tuple[str, list[tuple[str, dict[str, str]]]]
 def _option_lines(text: str) -> list[tuple[str, str, dict[str, str]]]:
     """Lines that list fio options inline (``A: rw=write bs=128k iodepth=1 ioengine=pvsync2``):
     (label, line, options); options the lines above name for all (``Workloads (all `uncached=1`)``) added."""
-    out = []
+    out: list[tuple[str, str, dict[str, str]]] = []
     common: dict[str, str] = {}
     for line in text.splitlines():
         pairs = re.findall(r"(?<![\w.])([a-z_]+)=([\w.:/%-]+)", line.split("#")[0])
@@ -424,7 +424,7 @@ def _recipe(text: str, found: _Found) -> None:
     steps = re.findall(r"(?:^|\s)(\d)\.\s+(.+?)(?=\s\d\.\s|\n\s*\n|$)", text, re.S)
     if len(steps) < 3:
         return
-    phases = []
+    phases: list[tuple[str, str]] = []
     for _, step in steps:
         step = step.split(" This ")[0].split("\n\n")[0]
         kind = next((k for k, pattern in _STEP_WORDS if re.search(pattern, step.split("#")[0], re.I)), None)
