@@ -316,6 +316,11 @@ def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeyp
             "before '}' token") in flat
     assert "series: every step in every round; 4 of 5 steps built and run, 1 did not build (4 p4.patch)" in flat
     assert "4 p4.patch (did not build)" in flat and "every step run;" not in flat
+    # "a kernel per step (below)": each step's kernel follows, with what it was built from
+    source = fake_source.name  # a tarball's label: its name (a Debian source's: the package and its version)
+    assert "a kernel per step (below)" in flat
+    assert (f"kernels (from {source}): base 7.2.99; 1 7.2.99 +p1.patch; 2 7.2.99 +p1.patch +p2.patch; 3 7.2.99 +p1.patch +p2.patch "
+            "+p3.patch; 4 did not build") in flat
     for fmt in ("markdown", "html"):
         assert "1 did not build (4 p4.patch)" in renderer(fmt)(Report(commands._report(store, run_id, args).analysis))
     steps = json.loads(renderer("json")(commands._report(store, run_id, args)))["series"]["steps"]
@@ -323,6 +328,9 @@ def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeyp
     block = reply.render(commands._report(store, run_id, args), "iolab patch p1.patch ...").splitlines()
     assert block[1] == "FAILED: step 4 (p4.patch) did not build: make bzImage failed (exit 2):"
     assert block[2] == "  src/a.c:2:1: error: expected ';' before '}' token"
+    reply_flat = " ".join(" ".join(block).split())
+    assert f"kernels (from {source}): base 7.2.99;" in reply_flat
+    assert f"kernel source: {fake_source} ({source});" in reply_flat
 
 
 def test_notes_never_break_a_path(tmp_path):

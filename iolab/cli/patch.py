@@ -4,9 +4,9 @@ touch, write the experiment, and run the base against the patched kernel."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shlex
 import sys
-import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -97,6 +97,16 @@ def _once_each(paths: list[Path]) -> None:
         seen[path.resolve()] = seen[diff] = str(path)
 
 
+def written_dir() -> Path:
+    """Where `iolab patch` keeps the experiments it writes and runs (without
+    --write): iolab's cache, beside the kernels and sources."""
+    from iolab.kernels import cache
+
+    directory = cache.cache_root().parent / "experiments"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     """The experiment's text, the directory its paths are relative to, and the command that makes it."""
     from iolab.workloads import compose, library
@@ -111,7 +121,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     placed, root = in_source(paths, args.source, args.commit)
     infos = [library.with_source(info, root) for info in infos]  # diff -u names no function: the source does
     selection = library.select(infos, library.load_areas())
-    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
+    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd() if args.dry_run else written_dir()
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
@@ -167,10 +177,9 @@ def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store 
             print(line, file=sys.stderr)
         return 0
     path = args.write
-    if path is None:
-        with tempfile.NamedTemporaryFile("w", prefix="iolab-patch-", suffix=".toml", dir=base_dir,
-                                         delete=False) as handle:
-            handle.write(text)
-            path = handle.name
+    if path is None:  # in iolab's cache, named by its content (a rerun reuses it), never in the working directory
+        written = base_dir / f"iolab-patch-{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
+        written.write_text(text)
+        path = str(written)
     experiment = load.load(path)
     return execute(experiment, path, command)

@@ -62,6 +62,17 @@ def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None) ->
     return kernels
 
 
+def origin(kernel: Kernel) -> str:
+    """Where a kernel came from, with the package's version: the source it was
+    built from ("linux-source-7.2 7.2.13-1"), or the Debian package it is."""
+    manifest = kernel.manifest
+    if manifest.get("kind") == "build":
+        return str(manifest.get("source") or "?")
+    if manifest.get("package"):
+        return f"{manifest['package']} {manifest.get('version') or '?'}"
+    return str(manifest.get("name") or "?")
+
+
 def label(kernel: Kernel) -> str:
     """A kernel as the report's header names it: its release, and for a
     kernel built from source the patches on it (-R: reversed)."""

@@ -31,6 +31,9 @@ def _measured(report: Report) -> list[str]:
     if build is None:
         return lines
     source = build.source + (f" at {build.commit}" if build.commit else "")
+    built = sorted(set((analysis.run.host.get("vm") or {}).get("kernel_from", {}).values()))
+    if built:  # the package and its version the source resolved to
+        source += f" ({', '.join(built)})"
     base = [f"-R {Path(p).name}" for p in build.reverse] + [f"+ {Path(p).name}" for p in build.patches]
     config = "tinyconfig + iolab's base.config"
     own = [line for line in build.config.splitlines() if line.strip() and not line.startswith("#")]
@@ -78,7 +81,8 @@ def render(report: Report, command: str | None = None) -> str:
         rounds = headers.report_header(report)[-1]
     lines += figures.wrapped([rounds])
     if analysis.series is not None:
-        lines += ["", *series.text_table(analysis), "", *figures.wrapped([series.steps_line(analysis)]),
+        lines += ["", *series.text_table(analysis), "",
+                  *figures.wrapped([series.steps_line(analysis), *series.kernels_line(analysis)]),
                   *figures.wrapped(series.attribution(analysis), "      "), *figures.wrapped([series.spent(analysis)])]
     else:
         from iolab.report import text

@@ -114,6 +114,26 @@ def steps_line(analysis: Analysis) -> str:
     return "steps: " + "; ".join([f"base ({analysis.variants[0]})", *named[1:]])
 
 
+def kernels_line(analysis: Analysis) -> list[str]:
+    """Each step's kernel as booted (release and patches), and what it was
+    built from (the source package and its version), from the run's record
+    (no line when the steps did not run in VMs)."""
+    series = analysis.series
+    assert series is not None
+    vm = analysis.run.host.get("vm")
+    if vm is None:
+        return []
+    kernels, origins = vm.get("kernels") or {}, vm.get("kernel_from") or {}
+    parts = []
+    for step in series.steps:
+        name = step_label(analysis, step.step)
+        known = kernels.get(step.name)
+        parts.append(f"{name} did not build" if step.build_error else f"{name} {known}" if known
+                     else f"{name} not built")
+    built = sorted(set(origins.values()))
+    return ["kernels" + (f" (from {', '.join(built)})" if built else "") + ": " + "; ".join(parts)]
+
+
 def _change(change: Change) -> str:
     ci = ""
     if math.isfinite(change.delta_low) and math.isfinite(change.delta_high):
@@ -178,5 +198,5 @@ def failure_lines(analysis: Analysis) -> list[str]:
 
 def text_lines(analysis: Analysis) -> list[str]:
     """The series part of a text report: table, steps, attribution, cost."""
-    return ["", *text_table(analysis), "", *figures.wrapped([steps_line(analysis)]),
+    return ["", *text_table(analysis), "", *figures.wrapped([steps_line(analysis), *kernels_line(analysis)]),
             *figures.wrapped(attribution(analysis), "      "), *figures.wrapped([spent(analysis)])]

@@ -20,7 +20,7 @@ from iolab.hosts.vm.accel import Choice, Machine, ThisMachine
 from iolab.hosts.vm.host import VMHost, compile_iolab
 from iolab.hosts.vm.qemu import QEMU, qemu_version, tcg_threading, timing_env
 from iolab.journal import Journal, default_journal
-from iolab.kernels import Kernel, Steps, label
+from iolab.kernels import Kernel, Steps, label, origin
 from iolab.kernels.build import BUILD_LOG, build_log
 from iolab.spec import VM
 
@@ -70,6 +70,7 @@ class VMHosts:
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
             "cells_per_boot": self.settings.cells_per_boot, **timing_env(self.settings),
             "kernels": {name: label(kernel) for name, kernel in self.kernels.items()},
+            "kernel_from": {name: origin(kernel) for name, kernel in self.kernels.items()},
         }}
 
     def __enter__(self) -> VMHosts:
