@@ -397,3 +397,36 @@ def test_instructions_timing_runs_every_step_and_attributes_exactly(tmp_path, mo
     assert [(c.workload, c.step, c.patch, c.verdict, c.delta) for c in series.changes] == [
         ("w_a", 1, "one.patch", "better", pytest.approx(-0.5)), ("w_b", 2, "two.patch", "worse", pytest.approx(0.25))]
     assert all(c.exact is not None for row in result.rows for c in row.comparisons.values())
+
+
+@pytest.mark.parametrize("cells", [0, 6])
+def test_an_interrupted_series_counts_its_cells_and_says_how_it_ran(tmp_path, monkeypatch, cells):
+    """Every step (instructions timing), stopped after `cells` of its 24 cells
+    (4 steps x 2 workloads x 3 rounds): no round is complete, 6 of 24 cells ran
+    (not '6 of 6'), and a step not reached was not run because the run
+    stopped, not because a bisection had nothing to place there."""
+    from iolab.report import renderer
+
+    host = StepHost({"w_a": {1: 0.5}})
+    real, count = host.run_cell, []
+
+    def run_cell(cell):
+        if len(count) == cells:
+            raise KeyboardInterrupt
+        count.append(cell)
+        return real(cell)
+    host.run_cell = run_cell
+    experiment = load.parse(series_raw(tmp_path, vm={"timing": "instructions"}, run={"iterations": 3, "seed": 7}),
+                            base_dir=str(tmp_path))
+    store = Store(tmp_path / "series.db")
+    with pytest.raises(runner.Interrupted) as stopped:
+        runner.run(experiment, store, host=host)
+    run_id = stopped.value.run_id
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    assert (result.rounds_done, result.cells_done, result.cells_planned) == (0, cells, 24)
+    flat = " ".join(renderer("text")(result).split())
+    assert f"run {run_id} (interrupted): 0 of 3 rounds ({cells} of 24 cells)" in flat
+    assert "bisect" not in flat and "no change to place here" not in flat
+    unrun = [s.step for s in result.series.steps if not s.cells]
+    assert all(f"{k} {PATCHES[k - 1]}: not run (the run stopped before it)" in flat for k in unrun if k)
+    assert unrun == ([0, 1, 2, 3] if cells == 0 else unrun) and "series: every step in every round;" in flat
