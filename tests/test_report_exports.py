@@ -369,3 +369,21 @@ def test_a_key_one_run_did_not_record_is_no_setup_change():
 
     assert history.env_changes([sample({"kernel": "6.18"})], [sample({"kernel": "6.18", "cpu_model": "EPYC"})]) == []
     assert history.env_changes([sample({"cpus": 2})], [sample({"cpus": 4})]) == ["cpus 2 -> 4"]
+
+
+def test_history_names_the_experiment_it_chose_and_how_to_pick_another(two_runs):
+    """Without --experiment history takes the latest run's: it says so, in its
+    notes and when the metric is not there, with the other experiments."""
+    store, first, _ = two_runs
+    levels = {"base": 100.0, "patched": 120.0}
+    runner.run(experiment(list(levels), name="a patch run"), store, host=OtherKernel(levels, seed=4))
+    with pytest.raises(StoreError) as refused:
+        history.history(store, "read_b")
+    assert str(refused.value).endswith("(the experiment 'a patch run' is the latest run's; --experiment NAME "
+                                       "picks another (scripted comparison))")
+    found = history.history(store, "read_bw")
+    assert found.experiment == "a patch run"
+    assert "the experiment 'a patch run' is the latest run's; --experiment NAME picks another" in \
+        " ".join(HISTORY["text"](found).split())
+    assert not any("latest run's" in note for note in history.history(store, "read_bw",
+                                                                       experiment="scripted comparison").notes)

@@ -287,6 +287,60 @@ def test_a_step_that_does_not_build_fails_and_the_others_stay(tmp_path, monkeypa
     assert "4 p4.patch: FAILED" in renderer("text")(result)
 
 
+def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeypatch, fake_source, cache, capsys):
+    """Exit 1; the build's first error, the log's path and its last lines on
+    stderr; the step failed in the series line, the attribution, every format
+    and at the top of the reply block."""
+    import argparse
+    import json
+    import sys
+
+    from iolab.analysis.model import Report
+    from iolab.cli import commands
+    from iolab.report import renderer, reply
+
+    experiment = stand_in_series(tmp_path, fake_source, "every", broken=4)
+    hosts = stand_in_hosts({})(experiment, log=lambda text: print(f"iolab: {text}", file=sys.stderr))
+    store = Store(tmp_path / "s.db")
+    run_id = runner.run(experiment, store, host=hosts)
+    stderr = capsys.readouterr().err
+    assert "did not build; its cells fail: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';'" in stderr
+    log = next(line for line in stderr.splitlines() if line.startswith("full log: "))
+    assert Path(log.removeprefix("full log: ")).is_file()
+    assert "the log's last lines:\n  |   make noise 13\n" in stderr and "  | make: *** [Makefile:11: bzImage] Error 2" in stderr
+    args = argparse.Namespace(format="text", view=None, min_max=None, fail_on=None)
+    assert commands._print_report(store, run_id, args) == 1  # exit 1
+    text = capsys.readouterr().out
+    flat = " ".join(text.split())
+    assert ("4 p4.patch: FAILED: did not build: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';' "
+            "before '}' token") in flat
+    assert "series: every step in every round; 4 of 5 steps built and run, 1 did not build (4 p4.patch)" in flat
+    assert "4 p4.patch (did not build)" in flat and "every step run;" not in flat
+    # "a kernel per step (below)": each step's kernel follows, with what it was built from
+    source = fake_source.name  # a tarball's label: its name (a Debian source's: the package and its version)
+    assert "a kernel per step (below)" in flat
+    assert (f"kernels (from {source}): base 7.2.99; 1 7.2.99 +p1.patch; 2 7.2.99 +p1.patch +p2.patch; 3 7.2.99 +p1.patch +p2.patch "
+            "+p3.patch; 4 did not build") in flat
+    for fmt in ("markdown", "html"):
+        assert "1 did not build (4 p4.patch)" in renderer(fmt)(Report(commands._report(store, run_id, args).analysis))
+    steps = json.loads(renderer("json")(commands._report(store, run_id, args)))["series"]["steps"]
+    assert [s["build_error"][:26] for s in steps] == ["", "", "", "", "make bzImage failed (exit "]
+    block = reply.render(commands._report(store, run_id, args), "iolab patch p1.patch ...").splitlines()
+    assert block[1] == "FAILED: step 4 (p4.patch) did not build: make bzImage failed (exit 2):"
+    assert block[2] == "  src/a.c:2:1: error: expected ';' before '}' token"
+    reply_flat = " ".join(" ".join(block).split())
+    assert f"kernels (from {source}): base 7.2.99;" in reply_flat
+    assert f"kernel source: {fake_source} ({source});" in reply_flat
+
+
+def test_notes_never_break_a_path(tmp_path):
+    from iolab.report import figures
+
+    path = "/root/.cache/iolab/kernels/build-3e51c07782479e20/" + "x" * 60 + "/kernel-build.log"
+    lines = figures.wrapped([f"- FAILED base / w: the kernel did not build: see {path}"], "  ")
+    assert any(line.strip() == path for line in lines) and all(len(line) <= 72 for line in lines if path not in line)
+
+
 def test_a_patch_that_does_not_apply_names_its_step(tmp_path, fake_source, cache):
     experiment = stand_in_series(tmp_path, fake_source, "every", stale=3)
     from iolab.kernels.patches import PatchError
@@ -368,3 +422,36 @@ def test_steps_built_ahead_in_step_order_each_adding_its_patch(tmp_path, fake_so
     assert [len(steps.built[name].manifest["patches"]) for name in order] == [0, 1, 2, 3, 4]
     tree = next((cache / "sources").glob("*/linux"))
     assert len(patch_tree.Tree(tree).applied()) == 4 and "p4.patch" in (tree / patch_tree.NOTE).read_text()
+
+
+@pytest.mark.parametrize("cells", [0, 6])
+def test_an_interrupted_series_counts_its_cells_and_says_how_it_ran(tmp_path, monkeypatch, cells):
+    """Every step (instructions timing), stopped after `cells` of its 24 cells
+    (4 steps x 2 workloads x 3 rounds): no round is complete, 6 of 24 cells ran
+    (not '6 of 6'), and a step not reached was not run because the run
+    stopped, not because a bisection had nothing to place there."""
+    from iolab.report import renderer
+
+    host = StepHost({"w_a": {1: 0.5}})
+    real, count = host.run_cell, []
+
+    def run_cell(cell):
+        if len(count) == cells:
+            raise KeyboardInterrupt
+        count.append(cell)
+        return real(cell)
+    host.run_cell = run_cell
+    experiment = load.parse(series_raw(tmp_path, vm={"timing": "instructions"}, run={"iterations": 3, "seed": 7}),
+                            base_dir=str(tmp_path))
+    store = Store(tmp_path / "series.db")
+    with pytest.raises(runner.Interrupted) as stopped:
+        runner.run(experiment, store, host=host)
+    run_id = stopped.value.run_id
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    assert (result.rounds_done, result.cells_done, result.cells_planned) == (0, cells, 24)
+    flat = " ".join(renderer("text")(result).split())
+    assert f"run {run_id} (interrupted): 0 of 3 rounds ({cells} of 24 cells)" in flat
+    assert "bisect" not in flat and "no change to place here" not in flat
+    unrun = [s.step for s in result.series.steps if not s.cells]
+    assert all(f"{k} {PATCHES[k - 1]}: not run (the run stopped before it)" in flat for k in unrun if k)
+    assert unrun == ([0, 1, 2, 3] if cells == 0 else unrun) and "series: every step in every round;" in flat

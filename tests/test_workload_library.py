@@ -327,3 +327,34 @@ def test_the_function_around_a_line_from_ctags(tmp_path):
     assert table == [("ext4_flags_ok", 4, 7), ("ext4_dio_read_iter", 9, 23)]
     assert [functions.enclosing(table, line) for line in (3, 5, 16, 23, 24)] == [
         "", "ext4_flags_ok", "ext4_dio_read_iter", "ext4_dio_read_iter", ""]
+
+
+def test_iolab_patch_keeps_the_experiment_it_runs_in_the_cache(tmp_path, monkeypatch):
+    """Without --write the experiment goes to iolab's cache (named by its
+    content), not the working directory; its paths still find the patches."""
+    import tarfile
+
+    from iolab.cli import commands
+    from iolab.cli import patch as cli_patch
+
+    patch = PATCHES / "ext4-write-begin-uptodate.patch"
+    top = tmp_path / "linux-7.2.99"
+    (top / "fs" / "ext4").mkdir(parents=True)
+    (top / "fs" / "ext4" / "inode.c").write_text(_post_image(patch))
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    with tarfile.open(tmp_path / "linux.tar.gz", "w:gz") as archive:
+        archive.add(top, arcname="linux-7.2.99")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    args = commands._parser().parse_args(["patch", str(patch), "--source", str(tmp_path / "linux.tar.gz")])
+    ran = []
+    for _ in range(2):
+        assert cli_patch.cmd_patch(args, lambda experiment, path, command: ran.append((experiment, path)) or 0,
+                                   lambda: None) == 0
+    assert list(work.iterdir()) == []
+    (experiment, path), again = ran
+    assert Path(path).parent == tmp_path / "xdg" / "iolab" / "experiments" and again[1] == path  # reused
+    assert [Path(experiment.base_dir, p).resolve() for p in experiment.series.patches] == [patch.resolve()]

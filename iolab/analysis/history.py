@@ -173,6 +173,10 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
     if view not in stats.VIEWS:
         raise StoreError(f"view must be one of {', '.join(stats.VIEWS)}, got {view!r}")
     name, runs = _experiment_runs(store, experiment)
+    others = sorted({r.name for r in store.runs()} - {name})
+    # without --experiment, the latest run's experiment: say so, and how to pick another
+    chosen = (f"the experiment {name!r} is the latest run's; --experiment NAME picks another "
+              f"({_listing(others, 4)})" if experiment is None and others else "")
     timing, runs, timing_notes = _of_timing(runs, timing)
     if last is not None:
         runs = runs[-last:]
@@ -204,14 +208,15 @@ def history(store: Store, metric_name: str, *, experiment: str | None = None, la
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         ordered = [m for m in metrics.KNOWN if m in seen_metrics] + sorted(seen_metrics - set(metrics.KNOWN))
         raise StoreError(f"no run of {name!r} has the metric {metric_name!r}; {hint}its metrics: "
-                         f"{_listing(ordered, 8)}")  # the catalogue's first: a message stays a few lines
+                         f"{_listing(ordered, 8)}"  # the catalogue's first: a message stays a few lines
+                         + (f"\n({chosen})" if chosen else ""))
     latest = Experiment.model_validate_json(runs[-1].experiment_json)
     order = {w.name: i for i, w in enumerate(latest.workload)}, {v.name: i for i, v in enumerate(latest.variant)}
     keys = sorted(points, key=lambda k: (order[0].get(k[0], len(order[0])), k[0],
                                          order[1].get(k[1], len(order[1])), k[1]))
     empty = {r.id: Point(r.id, math.nan, math.nan, math.nan, math.nan, 0) for r in runs}
     series = [Series(w, v, [points[(w, v)].get(r.id, empty[r.id]) for r in runs]) for w, v in keys]
-    notes = list(timing_notes)
+    notes = [*([chosen] if chosen else []), *timing_notes]
     missing = [r.id for i, r in enumerate(runs) if all(math.isnan(s.points[i].center) for s in series)]
     if missing:
         notes.append(f"runs without this metric: {', '.join(map(str, missing))}")

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from iolab.cell.sample import BUILD_FAILED
 from iolab.stats.kinds import Family, Verdict
 
 if TYPE_CHECKING:
@@ -27,6 +28,18 @@ if TYPE_CHECKING:
 TOTAL = "total"  # the key of a row's comparison of the last measured step against the first
 
 
+Strategy = Literal["every", "bisect"]
+
+
+def strategy(experiment: Experiment) -> Strategy:
+    """"every" or "bisect": the file's choice, else by the timing mode (every
+    step in instructions mode, whose values are exact; a bisection in wall mode)."""
+    assert experiment.series is not None
+    if experiment.series.strategy == "every" or experiment.series.strategy == "bisect":
+        return experiment.series.strategy
+    return "every" if getattr(experiment.vm, "timing", "wall") == "instructions" else "bisect"
+
+
 @dataclass(frozen=True)
 class Step:
     step: int  # 0: the base
@@ -34,6 +47,7 @@ class Step:
     patch: str | None  # the patch this step adds (None for the base)
     cells: int  # measured cells run
     failed: int  # of them failed (a build that failed fails them all)
+    build_error: str = ""  # why its kernel did not build (the build's first error line), "" when it built
 
 
 @dataclass(frozen=True)
@@ -63,9 +77,14 @@ class Change:
 class SeriesResult:
     steps: list[Step]
     changes: list[Change]
-    strategy: str  # every | bisect: how the steps were chosen (bisect when some were not measured)
+    strategy: Strategy  # every | bisect: how the run chose its steps (the experiment's, as iolab.run.series ran it)
     builds: int  # steps with cells (a kernel built, or a build that failed)
     rounds: int  # rounds run
+
+    @property
+    def unbuilt(self) -> list[Step]:
+        """The steps whose kernel did not build."""
+        return [s for s in self.steps if s.build_error]
 
     @property
     def unplaced(self) -> list[Change]:
@@ -92,14 +111,21 @@ class Done(TypedDict):
 
 
 def series_progress(measured: list[Sample], experiment: Experiment) -> Done:
-    """Rounds in which every step that ran has a sample of every workload, and cells."""
+    """Complete rounds and cells. Every step run: a round is complete with every
+    step's sample of every workload, of the plan's rounds x steps x workloads
+    cells. A bisection: a round with every workload of each step it ran (its
+    stage's steps), of cells no plan fixes (0 planned)."""
     workloads = len(experiment.workload)
     per_round: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for sample in measured:
         per_round[sample.round][sample.variant] += 1
-    complete = sum(1 for ran in per_round.values() if ran and all(n == workloads for n in ran.values()))
-    every = all(len(ran) == len(experiment.variant) for ran in per_round.values())
-    planned = experiment.run.max_rounds * len(experiment.variant) * workloads if every else len(measured)
+    if strategy(experiment) == "every":
+        steps = len(experiment.variant)
+        complete = sum(1 for ran in per_round.values() if len(ran) == steps and all(n == workloads for n in ran.values()))
+        planned = experiment.run.max_rounds * steps * workloads
+    else:
+        complete = sum(1 for ran in per_round.values() if ran and all(n == workloads for n in ran.values()))
+        planned = 0
     return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": planned}
 
 
@@ -109,11 +135,14 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
     patches = experiment.series.patches
     number = {v.name: v.step for v in experiment.variant}
     cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    unbuilt: dict[str, str] = {}
     for sample in measured:
         cells[sample.variant][0] += 1
         cells[sample.variant][1] += sample.status != "ok"
-    steps = [Step(v.step, v.name, patches[v.step - 1] if v.step else None, *cells[v.name])
-             for v in experiment.variant]
+        if sample.status != "ok" and (sample.error or "").startswith(BUILD_FAILED):
+            unbuilt.setdefault(sample.variant, (sample.error or "")[len(BUILD_FAILED):].lstrip(": "))
+    steps = [Step(v.step, v.name, patches[v.step - 1] if v.step else None, cells[v.name][0], cells[v.name][1],
+                  unbuilt.get(v.name, "")) for v in experiment.variant]
     changes = []
     for row in analysis.rows:
         for key, comparison in row.comparisons.items():
@@ -125,6 +154,5 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
                                   patches[step - 1], comparison.delta, comparison.delta_low,
                                   comparison.delta_high, comparison.verdict, comparison.family, first,
                                   comparison.exact is not None))
-    every = all(step.cells for step in steps)
-    return SeriesResult(steps, changes, "every" if every else "bisect", sum(1 for s in steps if s.cells),
+    return SeriesResult(steps, changes, strategy(experiment), sum(1 for s in steps if s.cells),
                         len({s.round for s in measured}))

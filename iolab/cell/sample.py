@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from iolab.cell.cellspec import CellSpec
 
 SampleStatus = Literal["ok", "failed"]
+BUILD_FAILED = "the kernel did not build"  # how the error of a cell whose kernel's build failed begins
 
 
 @dataclass(frozen=True)

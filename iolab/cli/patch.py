@@ -6,10 +6,10 @@ the base against the patched kernel."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shlex
 import sys
-import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -154,11 +154,21 @@ def _once_each(paths: list[Path]) -> None:
         seen[path.resolve()] = seen[diff] = str(path)
 
 
+def written_dir() -> Path:
+    """Where `iolab patch` keeps the experiments it writes and runs (without
+    --write): iolab's cache, beside the kernels and sources."""
+    from iolab.kernels import cache
+
+    directory = cache.cache_root().parent / "experiments"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     """The experiment's text, the directory its paths are relative to, and the command that makes it."""
     from iolab.workloads import compose, library
 
-    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd()
+    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd() if args.dry_run else written_dir()
     given = [Path(p) for p in args.patches]
     _once_each(given)
     received = read_mail(given)
@@ -234,10 +244,9 @@ def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store 
             print(line, file=sys.stderr)
         return 0
     path = args.write
-    if path is None:
-        with tempfile.NamedTemporaryFile("w", prefix="iolab-patch-", suffix=".toml", dir=base_dir,
-                                         delete=False) as handle:
-            handle.write(text)
-            path = handle.name
+    if path is None:  # in iolab's cache, named by its content (a rerun reuses it), never in the working directory
+        written = base_dir / f"iolab-patch-{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
+        written.write_text(text)
+        path = str(written)
     experiment = load.load(path)
     return execute(experiment, path, command)

@@ -12,6 +12,6 @@ This file only re-exports.
 
 from iolab.kernels.entry import Kernel, listing
 from iolab.kernels.kernel_ref import KernelError, KernelRef, parse
-from iolab.kernels.supply import Steps, label, ready
+from iolab.kernels.supply import Steps, label, origin, ready
 
-__all__ = ["Kernel", "KernelError", "KernelRef", "Steps", "label", "listing", "parse", "ready"]
+__all__ = ["Kernel", "KernelError", "KernelRef", "Steps", "label", "listing", "origin", "parse", "ready"]

@@ -85,7 +85,7 @@ class Steps:
                 kernel = build.ensure(self.requests[name], self.log, reporter, self.fleet)
             except KernelError as error:
                 self.errors[name] = str(error)
-                self.log(f"the kernel of {name} did not build; its cells fail: {str(error).splitlines()[0]}")
+                self.log(f"the kernel of {name} did not build; its cells fail: {error}")
                 return
             self.built[name] = kernel
 
@@ -119,6 +119,17 @@ def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None,
             kernels[variant.name] = fetch.ensure(for_variant(variant.kernel, variant.modules, experiment.base_dir),
                                                  log)
     return kernels
+
+
+def origin(kernel: Kernel) -> str:
+    """Where a kernel came from, with the package's version: the source it was
+    built from ("linux-source-7.2 7.2.13-1"), or the Debian package it is."""
+    manifest = kernel.manifest
+    if manifest.get("kind") == "build":
+        return str(manifest.get("source") or "?")
+    if manifest.get("package"):
+        return f"{manifest['package']} {manifest.get('version') or '?'}"
+    return str(manifest.get("name") or "?")
 
 
 def label(kernel: Kernel) -> str:

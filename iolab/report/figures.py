@@ -20,7 +20,9 @@ def wrapped(lines: list[str], indent: str = "  ", width: int = WIDTH) -> list[st
     """Lines wrapped to a mail's width, continuation lines indented."""
     out = []
     for line in lines:
-        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+        # a path or a word longer than the line stays whole (a path broken mid-word cannot be copied)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False,
+                             break_long_words=False) or [""]
     return out
 
 
@@ -107,14 +109,16 @@ def mark(comparison: Comparison) -> str:
 
 
 def delta_cell(comparison: Comparison | None) -> str:
-    """``+20.5% *``, ``~``, ``?``, ``-84.4% =*``, ``+0.0% =``; an exploratory
-    row's marks in parentheses: ``+3.1% (*)``, ``(~)``."""
+    """``+20.5% *``, ``+0.4% ~``, ``?``, ``-84.4% =*``, ``+0.0% =``; an exploratory
+    row's marks in parentheses: ``+3.1% (*)``, ``-0.2% (~)``. The delta
+    measured stands beside every mark, ``~`` too (no significant change is
+    not no change: the reader sees how large the undecided delta was)."""
     if comparison is None:
         return "-"
     shown = mark(comparison)
     if comparison.exact is not None:  # no test: the delta as measured, 0 included
         return f"{fine_percent(comparison.delta)} {shown}" if math.isfinite(comparison.delta) else shown
-    if comparison.verdict == "same" or not math.isfinite(comparison.delta):
+    if not math.isfinite(comparison.delta):
         return shown
     return f"{percent(comparison.delta)} {shown}"
 

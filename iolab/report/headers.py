@@ -27,7 +27,9 @@ def _rounds_text(analysis: Analysis) -> str:
     per_round = analysis.cells_planned // run.max_rounds if run.max_rounds else 0
     partial = analysis.cells_done != analysis.rounds_done * per_round
     if analysis.series is not None and analysis.series.strategy == "bisect":
-        partial = False  # its rounds run the steps of their stage only
+        partial = False  # its rounds run the steps of their stage only: no plan fixes its cells
+        if analysis.run.status != "complete":
+            text += f" ({counted(analysis.cells_done, 'cell')} run)"
     if analysis.cells_planned and (partial or analysis.run.status != "complete"):
         text += f" ({analysis.cells_done} of {analysis.cells_planned} cells)"  # a run cut short says how short
     return text
@@ -124,7 +126,8 @@ def header(analysis: Analysis) -> list[str]:
         f"{table_view_text(analysis)}",
     ]
     lines += _same_variants(experiment)
-    if run.stop_reason:
+    if run.stop_reason and not (experiment.series is not None and run.status == "complete"):  # a series says it
+        # in its series line, with how it ran
         rounds = f"{primary.rounds_done} round" + ("" if primary.rounds_done == 1 else "s")
         stopped = "failed" if run.status == "failed" else f"stopped after {rounds}"
         lines.append(f"{stopped}: {run.stop_reason}")

@@ -115,7 +115,8 @@ def _series(analysis: Analysis) -> list[str]:
                                      [f.summary.low if f.summary else math.nan for f in figures],
                                      [f.summary.high if f.summary else math.nan for f in figures]))
     return [f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
-            f"<p>{escape(series.steps_line(analysis))}</p>", f"<h3>{escape(attribution[0])}</h3>",
+            f"<p>{escape(series.steps_line(analysis))}</p>", *[f"<p>{escape(line)}</p>" for line in series.kernels_line(analysis)],
+            f"<h3>{escape(attribution[0])}</h3>",
             _list([line.strip() for line in attribution[1:]]), f"<p>{escape(series.spent(analysis))}</p>",
             "<h3>each metric over the steps (center and its 95% CI)</h3>", plots.steps_figure(panels)]
 

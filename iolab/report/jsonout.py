@@ -115,8 +115,8 @@ def _series(analysis: Analysis) -> dict[str, Any] | None:
         "strategy": series.strategy,
         "builds": series.builds,
         "rounds": series.rounds,
-        "steps": [{"step": s.step, "variant": s.name, "patch": s.patch, "cells": s.cells, "failed": s.failed}
-                  for s in series.steps],
+        "steps": [{"step": s.step, "variant": s.name, "patch": s.patch, "cells": s.cells, "failed": s.failed,
+                   "build_error": s.build_error} for s in series.steps],
         "changes": [{"workload": c.workload, "metric": c.metric, "step": c.step, "patch": c.patch,
                      "delta": json_number(c.delta), "delta_ci": [json_number(c.delta_low), json_number(c.delta_high)],
                      "verdict": c.verdict, "exact": c.exact, "family": c.family, "placed": c.placed,

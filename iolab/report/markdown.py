@@ -18,7 +18,8 @@ def _series(analysis: Analysis) -> list[str]:
     out = ["", "| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     out += ["| " + " | ".join(_escape(c) for c in line) + " |" for line in lines[1:]]
     attribution = series.attribution(analysis)
-    out += ["", series.steps_line(analysis), "", attribution[0], "",
+    out += ["", series.steps_line(analysis), *[x for line in series.kernels_line(analysis) for x in ("", line)], "",
+            attribution[0], "",
             *[f"- {line.strip()}" for line in attribution[1:]], "", series.spent(analysis)]
     return out
 

@@ -32,6 +32,9 @@ def _measured(report: Report) -> list[str]:
     if build is None:
         return lines
     source = build.source + (f" at {build.commit}" if build.commit else "")
+    built = sorted(set((analysis.run.host.get("vm") or {}).get("kernel_from", {}).values()))
+    if built:  # the package and its version the source resolved to
+        source += f" ({', '.join(built)})"
     base = [f"-R {Path(p).name}" for p in build.reverse] + [f"+ {Path(p).name}" for p in build.patches]
     config = "tinyconfig + iolab's base.config"
     own = [line for line in build.config.splitlines() if line.strip() and not line.startswith("#")]
@@ -71,7 +74,8 @@ def _command(report: Report, command: str | None) -> str:
 
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
-    lines = [f"{RULE} iolab reply {RULE}",
+    failed = series.failure_lines(analysis)  # a failure is the first thing the reader sees
+    lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped(failed),
              *figures.wrapped([f"iolab: {analysis.experiment.name}", *headers.mail_lines(analysis.experiment)]),
              *figures.wrapped([*_measured(report), _timing(report)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
@@ -79,7 +83,8 @@ def render(report: Report, command: str | None = None) -> str:
         rounds = headers.report_header(report)[-1]
     lines += figures.wrapped([rounds])
     if analysis.series is not None:
-        lines += ["", *series.text_table(analysis), "", *figures.wrapped([series.steps_line(analysis)]),
+        lines += ["", *series.text_table(analysis), "",
+                  *figures.wrapped([series.steps_line(analysis), *series.kernels_line(analysis)]),
                   *figures.wrapped(series.attribution(analysis), "      "), *figures.wrapped([series.spent(analysis)])]
     else:
         from iolab.report import text
@@ -90,7 +95,8 @@ def render(report: Report, command: str | None = None) -> str:
     checked = claims.text_lines(analysis)
     if checked:
         lines += ["", *checked]
-    failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures]
+    failures = [f"{f.what} {f.variant} / {f.workload}: {f.error.splitlines()[0][:120]}" for f in analysis.failures
+                if f.expected]  # the unexpected ones head the block
     lines += figures.wrapped(failures)
     lines += ["", "reproduce:", *figures.wrapped([f"  {_command(report, command)}"], "    "),
               f"{RULE}-------------{RULE}"]

@@ -109,8 +109,29 @@ def _patch(path: str | None) -> str:
 def steps_line(analysis: Analysis) -> str:
     series = analysis.series
     assert series is not None
-    named = [f"{s.step} {_patch(s.patch)}" + ("" if s.cells else " (not run)") for s in series.steps]
+    named = [f"{s.step} {_patch(s.patch)}" + (" (did not build)" if s.build_error else "" if s.cells else " (not run)")
+             for s in series.steps]
     return "steps: " + "; ".join([f"base ({analysis.variants[0]})", *named[1:]])
+
+
+def kernels_line(analysis: Analysis) -> list[str]:
+    """Each step's kernel as booted (release and patches), and what it was
+    built from (the source package and its version), from the run's record
+    (no line when the steps did not run in VMs)."""
+    series = analysis.series
+    assert series is not None
+    vm = analysis.run.host.get("vm")
+    if vm is None:
+        return []
+    kernels, origins = vm.get("kernels") or {}, vm.get("kernel_from") or {}
+    parts = []
+    for step in series.steps:
+        name = step_label(analysis, step.step)
+        known = kernels.get(step.name)
+        parts.append(f"{name} did not build" if step.build_error else f"{name} {known}" if known
+                     else f"{name} not built")
+    built = sorted(set(origins.values()))
+    return ["kernels" + (f" (from {', '.join(built)})" if built else "") + ": " + "; ".join(parts)]
 
 
 def _change(change: Change) -> str:
@@ -129,8 +150,12 @@ def attribution(analysis: Analysis) -> list[str]:
     lines = ["attribution (each step's delta is against the step before it):"]
     for step in series.steps[1:]:
         made = [c for c in series.changes if c.placed and c.step == step.step]
-        if not step.cells:
-            text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" else "")
+        if step.build_error:
+            text = f"FAILED: did not build: {step.build_error}"
+        elif not step.cells:
+            text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" and
+                                analysis.run.status == "complete" else " (the run stopped before it)"
+                                if analysis.run.status != "complete" else "")
         elif step.failed == step.cells:
             text = "FAILED (see the notes)"
         elif made:
@@ -146,15 +171,32 @@ def attribution(analysis: Analysis) -> list[str]:
 
 
 def spent(analysis: Analysis) -> str:
+    """How the series ran, said once: the strategy, the steps built and run
+    (and which did not build), the rounds, and why it stopped."""
     series = analysis.series
     assert series is not None
     total = len(series.steps)
-    how = ("every step run" if series.strategy == "every"
+    how = ("every step in every round" if series.strategy == "every"
            else "bisected: the ends, then midpoints where they differ")
-    return f"series: {how}; {series.builds} of {total} steps built and run, {series.rounds} rounds"
+    unbuilt = series.unbuilt
+    built = f"{series.builds - len(unbuilt)} of {total} steps built and run"
+    if unbuilt:
+        built += f", {len(unbuilt)} did not build ({', '.join(f'{s.step} {_patch(s.patch)}' for s in unbuilt)})"
+    stop = analysis.run.stop_reason
+    return f"series: {how}; {built}; {series.rounds} rounds" + (f"; {stop}" if stop else "")
+
+
+def failure_lines(analysis: Analysis) -> list[str]:
+    """What failed, first: each step whose kernel did not build, else each
+    failure the experiment did not expect (for the reply block's top)."""
+    series = analysis.series
+    if series is not None and series.unbuilt:
+        return [f"FAILED: step {s.step} ({_patch(s.patch)}) did not build: {s.build_error}" for s in series.unbuilt]
+    return [f"{f.what}: {f.variant} / {f.workload}: {f.error.splitlines()[0][:160]}"
+            for f in analysis.failures if not f.expected]
 
 
 def text_lines(analysis: Analysis) -> list[str]:
     """The series part of a text report: table, steps, attribution, cost."""
-    return ["", *text_table(analysis), "", *figures.wrapped([steps_line(analysis)]),
+    return ["", *text_table(analysis), "", *figures.wrapped([steps_line(analysis), *kernels_line(analysis)]),
             *figures.wrapped(attribution(analysis), "      "), *figures.wrapped([spent(analysis)])]

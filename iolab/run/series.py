@@ -44,12 +44,7 @@ from iolab.spec import Experiment
 Runner = Callable[[list[Any]], None]  # runs cells (CellSpecs), storing each sample
 
 
-def strategy(experiment: Experiment) -> str:
-    """"every" or "bisect": the file's choice, else by the timing mode."""
-    assert experiment.series is not None
-    if experiment.series.strategy != "auto":
-        return experiment.series.strategy
-    return "every" if getattr(experiment.vm, "timing", "wall") == "instructions" else "bisect"
+strategy = analysis.series.strategy  # "every" or "bisect": the file's choice, else by the timing mode
 
 
 def build_ahead(experiment: Experiment) -> list[str]:

@@ -16,12 +16,12 @@ from typing import Any
 
 from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
-from iolab.cell.sample import Sample
+from iolab.cell.sample import BUILD_FAILED, Sample
 from iolab.hosts.vm.accel import Choice, Machine, ThisMachine
 from iolab.hosts.vm.host import VMHost, compile_iolab
 from iolab.hosts.vm.qemu import QEMU, qemu_version, tcg_threading, timing_env
 from iolab.journal import Journal, default_journal
-from iolab.kernels import Kernel, Steps, label
+from iolab.kernels import Kernel, Steps, label, origin
 from iolab.kernels.build import BUILD_LOG, build_log
 from iolab.spec import VM
 
@@ -76,6 +76,7 @@ class VMHosts:
             "cpus": self.settings.cpus, "memory_mib": self.settings.memory >> 20,
             "cells_per_boot": self.settings.cells_per_boot, **timing_env(self.settings),
             "kernels": {name: label(kernel) for name, kernel in self.kernels.items()},
+            "kernel_from": {name: origin(kernel) for name, kernel in self.kernels.items()},
         }}
 
     def __enter__(self) -> VMHosts:
@@ -146,7 +147,7 @@ class VMHosts:
             assert self.steps is not None
             error = self.steps.errors[cells[0].variant.name]
             for cell in cells:
-                yield Sample.of(cell, "failed", error=f"the kernel did not build: {error.splitlines()[0]}",
+                yield Sample.of(cell, "failed", error=f"{BUILD_FAILED}: {error.splitlines()[0]}",
                                 artefacts={BUILD_LOG: error}, started=time.time())
             return
         for sample in host.run_batch(cells):
