@@ -304,15 +304,15 @@ def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeyp
     store = Store(tmp_path / "s.db")
     run_id = runner.run(experiment, store, host=hosts)
     stderr = capsys.readouterr().err
-    assert "did not build; its cells fail: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';'" in stderr
+    assert "did not build; its cells fail: make vmlinux failed (exit 2): src/a.c:2:1: error: expected ';'" in stderr
     log = next(line for line in stderr.splitlines() if line.startswith("full log: "))
     assert Path(log.removeprefix("full log: ")).is_file()
-    assert "the log's last lines:\n  |   make noise 13\n" in stderr and "  | make: *** [Makefile:11: bzImage] Error 2" in stderr
+    assert "the log's last lines:\n  |   make noise 13\n" in stderr and "  | make: *** [Makefile:11: vmlinux] Error 2" in stderr
     args = argparse.Namespace(format="text", view=None, min_max=None, fail_on=None)
     assert commands._print_report(store, run_id, args) == 1  # exit 1
     text = capsys.readouterr().out
     flat = " ".join(text.split())
-    assert ("4 p4.patch: FAILED: did not build: make bzImage failed (exit 2): src/a.c:2:1: error: expected ';' "
+    assert ("4 p4.patch: FAILED: did not build: make vmlinux failed (exit 2): src/a.c:2:1: error: expected ';' "
             "before '}' token") in flat
     assert "series: every step in every round; 4 of 5 steps built and run, 1 did not build (4 p4.patch)" in flat
     assert "4 p4.patch (did not build)" in flat and "every step run;" not in flat
@@ -324,9 +324,9 @@ def test_a_patch_that_does_not_compile_is_a_failure_everywhere(tmp_path, monkeyp
     for fmt in ("markdown", "html"):
         assert "1 did not build (4 p4.patch)" in renderer(fmt)(Report(commands._report(store, run_id, args).analysis))
     steps = json.loads(renderer("json")(commands._report(store, run_id, args)))["series"]["steps"]
-    assert [s["build_error"][:26] for s in steps] == ["", "", "", "", "make bzImage failed (exit "]
+    assert [s["build_error"][:26] for s in steps] == ["", "", "", "", "make vmlinux failed (exit "]
     block = reply.render(commands._report(store, run_id, args), "iolab patch p1.patch ...").splitlines()
-    assert block[1] == "FAILED: step 4 (p4.patch) did not build: make bzImage failed (exit 2):"
+    assert block[1] == "FAILED: step 4 (p4.patch) did not build: make vmlinux failed (exit 2):"
     assert block[2] == "  src/a.c:2:1: error: expected ';' before '}' token"
     reply_flat = " ".join(" ".join(block).split())
     assert f"kernels (from {source}): base 7.2.99;" in reply_flat
