@@ -55,6 +55,7 @@ from iolab.spec import Build, Experiment
 
 BUILD_FORMAT = 1  # bump when the way a kernel is built changes: cached builds are redone
 TAIL_LINES = 20  # lines of a failed build's log shown in the error
+_OUTER_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 BUILD_LOG = "kernel-build.log"  # the artefact of a run's sample that carries its kernel's build log
 _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
@@ -367,7 +368,11 @@ def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | 
     out.write("iolab: " + " ".join(argv) + "\n")
     out.flush()
     files, began, linked = 0, time.monotonic(), None
-    with started(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as make:
+    # iolab run from a Makefile (make test) must not hand make its jobserver and MAKELEVEL: a sub-make prints
+    # "Entering directory" lines and shares the outer make's job slots
+    env = {key: value for key, value in os.environ.items() if key not in _OUTER_MAKE}
+    with started(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                 env=env) as make:
         assert make.stdout is not None
         for line in make.stdout:
             out.write(line)
