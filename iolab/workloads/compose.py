@@ -75,7 +75,9 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
     for workload in bench.workloads:
         claimed = [m.metric for m in matched if m.workload == workload.name]
         table = from_mail.workload_table(workload, fs, claimed, bench.environment)
-        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
+        shown = " ".join(workload.source.split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."  # cut, and saying so
+        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {shown}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
     phases: list[str] = []
     if bench.environment.checkpoint:
