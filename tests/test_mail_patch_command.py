@@ -58,12 +58,31 @@ def test_a_seed_as_given_is_repaired_and_taken_out_for_the_base(tmp_path, seed, 
     assert experiment.name == experiment.mail.title and experiment.mail.patches[0].repaired
 
 
-def test_seed_000_is_refused_naming_its_hunk(tmp_path):
-    done = patch_command(tmp_path, FIXTURES / "f2fs-dio-iostat.txt", "--source", source(tmp_path))
+def test_seed_000_in_the_source_in_another_form_the_base_takes_that_form_out(tmp_path):
+    tarball = source(tmp_path)
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, FIXTURES / "f2fs-dio-iostat.txt", "--source", tarball, "--write", out)
+    assert done.returncode == 0, done.stderr
+    name = "0001-f2fs-skip-direct-I-O-iostat-work-when-disabled"
+    assert ("iolab: fs/f2fs/file.c: hunk #1 (@@ -4799,6 +4799,9 @@), first line '{': in the source in another "
+            "form: '+if (!f2fs_iostat_enabled(sbi))' is 'if (!sbi->iostat_enable)' there\n") in done.stderr
+    experiment = load.load(out)  # the dry run checked it: the part reversed, then the mail's patch, apply
+    assert experiment.kernel.reverse == [f"iolab-mail/{name}.in-source.patch"]
+    assert experiment.series.patches == [f"iolab-mail/{name}.patch"]
+    part = (tmp_path / "work" / "iolab-mail" / f"{name}.in-source.patch").read_text()
+    assert "+\tif (!sbi->iostat_enable)\n+\t\treturn;\n" in part and "f2fs_iostat_enabled" not in part.split("---")[-1]
+
+
+def test_a_hunk_that_fits_nowhere_is_refused_naming_it(tmp_path):
+    mail = (FIXTURES / "f2fs-dio-iostat.txt").read_text().replace("void *bi_private = bio->bi_private;",
+                                                                   "void *private = bio->bi_private;")
+    path = tmp_path / "changed.txt"
+    path.write_text(mail)
+    done = patch_command(tmp_path, path, "--source", source(tmp_path))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("iolab: unpacking linux.tar.gz\n")  # the source, read for the repair
-    assert done.stderr.split("\n", 1)[1].startswith(f"iolab: {FIXTURES / 'f2fs-dio-iostat.txt'}: fs/f2fs/file.c: hunk #1 "
-                                  "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source\n")
+    assert done.stderr.split("\n", 1)[1].startswith(f"iolab: {path}: fs/f2fs/file.c: hunk #1 "
+                                                    "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source\n")
     assert "(the source: linux.tar.gz; give the one it was written for with --source)" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 4
 
