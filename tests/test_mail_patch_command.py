@@ -139,3 +139,45 @@ def test_what_is_not_a_patch_exits_2_with_a_short_message(tmp_path, text, words)
     done = patch_command(tmp_path, path, "--source", source(tmp_path))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(f"iolab: {path}: {words}") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_series_mbox_from_git_format_patch_and_its_b4_am_output_are_one_series(tmp_path):
+    """Mails written here against 7.2: a readahead series, its cover letter with
+    a fio job file and a table of two rows. The mbox as git format-patch
+    --cover-letter --thread wrote it, and what b4 am -m made of that mbox (its
+    .mbx, and the .cover beside it, found without being named)."""
+    tarball = source(tmp_path)
+    for n, given in enumerate([[FIXTURES / "readahead-series.mbox"], [FIXTURES / "readahead-b4.mbx"]]):
+        out = tmp_path / "work" / f"exp{n}.toml"
+        done = patch_command(tmp_path, *given, "--source", tarball, "--write", out)
+        assert done.returncode == 0, done.stderr
+        experiment = load.load(out)
+        assert experiment.name == "readahead: larger windows for sequential readers on HDDs"  # the cover's
+        assert experiment.series.patches == [
+            "iolab-mail/0001-mm-readahead-start-sequential-reads-with-a-larger-fi.patch",
+            "iolab-mail/0002-block-double-the-minimum-readahead-of-a-queue.patch"]
+        assert experiment.kernel.reverse == [] and experiment.mail.message_id == "cover.1795702304.git.bo@example.org"
+        (job,) = [w for w in experiment.workload if not w.exploratory]  # the cover's fio job, scaled
+        assert "numjobs=4" in job.job and "directory" not in job.job
+        assert job.sysfs == {"/sys/block/{dev}/queue/rotational": 1}  # "a 7200 rpm SATA disk"
+        rows = {row.label: row for row in experiment.claims.row}
+        assert (rows["8 readers"].workload, rows["8 readers"].metric) == (job.name, "read_bw")
+        assert rows["1 reader"].workload == "" and rows["1 reader"].reason == \
+            "the row is 1 reader; the mail's job runs 4 (numjobs, as scaled to the VM)"
+
+
+def test_a_fio_command_mail_against_72_runs_its_job_on_null_blk(tmp_path):
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--source", source(tmp_path), "--write", out)
+    assert done.returncode == 0, done.stderr
+    experiment = load.load(out)
+    job = experiment.workload[0]
+    assert job.name == "io_uring-sqpoll-raise-the-SQPOLL-task_wo" and not job.exploratory
+    assert "sqthread_poll" in job.job and "iodepth=128" in job.job and job.primary == ["read_bw"]
+    assert experiment.vm.disk == "null_blk"
+    (patch,) = experiment.series.patches
+    assert patch.endswith("/sqpoll-tw-batch.mbox")  # a mail alone in its file, well formed: applied as given
+    (row,) = experiment.claims.row
+    assert (row.label, row.before, row.after, row.unit, row.stated, row.metric) == \
+        ("BW", 2874.0, 3305.0, "MiB/s", "+15.0%", "read_bw")
+    assert "[sqpoll] runtime=30 -> size-bound (the VM's clock)" in experiment.claims.scaled

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.engines import fio_jobs, fio_options
-from iolab.mail.benchmark import Benchmark, MailWorkload
+from iolab.mail.benchmark import MAX_JOBS, Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 
 # The phases of an f2fs checkpoint, from its tracepoint (as scenarios/f2fs-nat-readahead-7.2.toml):
@@ -93,8 +93,26 @@ def match(claims: list[Claim], workloads: tuple[MailWorkload, ...]) -> list[Matc
             out.append(Matched(claim, "", "", why))
             continue
         metric, why = metric_for(claim, named[0])
+        other = _other_count(claim, named[0])
+        if other:
+            metric, why = "", other
         out.append(Matched(claim, named[0].name if metric else "", metric, why))
     return out
+
+
+_COUNT = re.compile(r"\b(\d+)[\s-]*(readers?|writers?|threads?|jobs?|processes|procs?|workers?|tasks?)\b", re.I)
+
+
+def _other_count(claim: Claim, workload: MailWorkload) -> str:
+    """Why a row that names its own count of readers (threads, jobs) is not
+    measured by the mail's fio job, which runs another count; "" when it is."""
+    found = _COUNT.search(claim.label)
+    if found is None or workload.job is None:
+        return ""
+    runs = max([job.numjobs for job in fio_jobs.jobs(workload.job)] or [1])
+    if min(int(found.group(1)), MAX_JOBS) == runs:
+        return ""
+    return f"the row is {found.group(0)}; the mail's job runs {runs} (numjobs, as scaled to the VM)"
 
 
 def workload_table(workload: MailWorkload, fs: str, claimed: list[str], environment: Any) -> dict[str, Any]:
