@@ -189,12 +189,12 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     mail = from_mail(received, tuple(args.allow))
     root, label = _source(args.source, args.commit)
     paths, table, parts = patch_files(received, root, label, base_dir)
+    placed = in_source([parts.get(path, path) for path in paths], root, label)  # GNU patch judges them first
     infos = [library.with_source(library.read_patch(path), root)  # diff -u names no function: the source does
              for path in paths]
     selection = library.select(infos, library.load_areas(), mail.text)
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
-    placed = in_source([parts.get(path, path) for path in paths], root, label)
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
