@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.engines import fio_jobs, fio_options
+from iolab.engines.script import ALLOW as SCRIPT
 from iolab.mail.benchmark import MAX_JOBS, Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 
@@ -48,10 +49,10 @@ def metric_for(claim: Claim, workload: MailWorkload) -> tuple[str, str]:
     if mode == "batch":
         return ("per_call", "") if claim.kind == "time" else ("", f"a {claim.unit or 'count'} row: the "
                                                                    "batch mode measures time per call")
-    if mode == "churn":
+    if mode == "churn" or workload.script is not None:
         if claim.kind == "time":
             return (workload.primary[0] if workload.primary else "phase_ns"), ""
-        return "", "a count iolab does not measure for the churn"
+        return "", f"a count iolab does not measure for the {'churn' if mode else 'script'}"
     if mode in ("lat", "uring"):
         if claim.kind == "time":
             return ("lat_p99" if "p99" in label else "lat_mean" if re.search(r"\b(mean|avg|average)\b", label)
@@ -117,10 +118,13 @@ def _other_count(claim: Claim, workload: MailWorkload) -> str:
 
 def workload_table(workload: MailWorkload, fs: str, claimed: list[str], environment: Any) -> dict[str, Any]:
     """The [[workload]] table of one of the mail's workloads."""
-    out: dict[str, Any] = {"name": workload.name, "engine": "probe" if workload.probe is not None else "fio",
-                           "fs": "none" if workload.raw else fs}
+    engine = "probe" if workload.probe is not None else "script" if workload.script is not None else "fio"
+    out: dict[str, Any] = {"name": workload.name, "engine": engine, "fs": "none" if workload.raw else fs}
     if workload.probe is not None:
         out["probe"] = dict(workload.probe)
+    elif workload.script is not None:  # only there when the user allowed it by name (--allow script)
+        out["job"] = workload.script
+        out["allow"] = [SCRIPT]
     else:
         out["job"] = workload.job
         allowed = sorted({f.allow for f in fio_options.findings(workload.job or "") if f.allow})
