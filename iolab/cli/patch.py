@@ -37,7 +37,10 @@ A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
 cases, a create/sync/delete recipe, parameters in prose) becomes the primary
 workloads, scaled to the VM; the library's stay as exploratory rows. Its table
 or before -> after pairs are set beside iolab's deltas, each row with one word:
-agrees, no change found, opposite or not reproduced (and why).
+agrees, no change found, opposite or not reproduced (and why). A shell recipe
+iolab cannot map runs only with --allow script. A patch whose change the
+source has in other words (the hunk's context there, its added lines said
+otherwise) is run against the source with that form taken out.
 
   iolab patch fix.patch --dry-run                  what it would run
   iolab patch series.mbox --dry-run                a series with its cover letter
@@ -62,8 +65,9 @@ def add_parser(commands: Any) -> None:
                        "runs; wall: real time, bisected with rounds added while undecided")
     patch.add_argument("--allow", action="append", default=[], metavar="NAME",
                        help="let the mail's benchmark use this refused fio option or engine (exec_prerun, "
-                       "ioengine=exec, ...): by default what a mail names is checked as an experiment file's "
-                       "options are, and refused ones are listed, not run")
+                       "ioengine=exec, ...), or 'script': run a shell recipe iolab cannot map as written; by "
+                       "default what a mail names is checked as an experiment file's options are, and refused "
+                       "ones are listed, not run")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
