@@ -76,7 +76,7 @@ Signed-off-by: A Developer <a@example.org>
     assert _rows(text) == [
         ("read_lat_us", 52.3, 40.1, "us", "lower"),
         ("write_lat_us", 51.0, 43.0, "us", "lower"),
-        ("Random reads went", 562e3, 574e3, "IOPS", "higher"),
+        ("Random reads", 562e3, 574e3, "IOPS", "higher"),
         ("sequential writes", 4994, 5762, "MiB/s", "higher"),
         ("Completion latency improved", 120, 80, "us", "lower"),
     ]
@@ -147,3 +147,8 @@ def test_one_row_under_a_header_naming_both_sides_with_units_glued_to_the_figure
 
 def test_one_row_under_a_header_that_names_no_sides_is_no_table():
     assert claims("   run1   run2\ntime 8.2ms 7.1ms\n") == []
+
+
+def test_a_pair_after_a_verb_alone_is_named_by_its_unit():
+    (row,) = claims("t/io_uring -b512 -d128 /dev/nullb0\n\ngives 3.68M -> 3.70M IOPS here.\n")
+    assert (row.label, row.before, row.after, row.unit) == ("IOPS", 3.68e6, 3.70e6, "IOPS")

@@ -332,6 +332,12 @@ def _pipe_tables(lines: list[str]) -> list[Claim]:
 # -- pairs in prose --------------------------------------------------------------------
 
 
+# words before a pair that name no row ("gives 3.68M -> 3.70M IOPS" is the IOPS row)
+_NOT_LABEL = {"from", "is", "was", "by", "the", "for", "gives", "give", "gave", "goes", "go", "went", "it", "this",
+              "improves", "improved", "increases", "increased", "drops", "dropped", "rises", "rose", "changes",
+              "changed", "moves", "moved", "here", "we", "get", "got", "see", "saw"}
+
+
 def _pairs(lines: list[str]) -> list[Claim]:
     claims = []
     for k, line in enumerate(lines):
@@ -350,7 +356,7 @@ def _pairs(lines: list[str]) -> list[Claim]:
                 words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:](?:\s|$)", line[match.end():])[0])[:4]
             if not words and k:
                 words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", lines[k - 1])[-1])
-            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the", "for"))
+            label = " ".join(w for w in words[-4:] if w.lower() not in _NOT_LABEL)
             claims.append(_claim(label or unit[0], a, b, unit, None, "", line.strip()))
     return claims
 
