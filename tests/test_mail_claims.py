@@ -78,7 +78,7 @@ Signed-off-by: A Developer <a@example.org>
         ("write_lat_us", 51.0, 43.0, "us", "lower"),
         ("Random reads", 562e3, 574e3, "IOPS", "higher"),
         ("sequential writes", 4994, 5762, "MiB/s", "higher"),
-        ("Completion latency improved", 120, 80, "us", "lower"),
+        ("Completion latency", 120, 80, "us", "lower"),
     ]
 
 
