@@ -197,3 +197,33 @@ def test_only_a_job_that_names_a_device_runs_on_the_raw_device():
             "dd if=/dev/zero of=/mnt/test/file bs=1M count=64\n")
     bench = _bench(text, "[PATCH] nvme: x")
     assert [(w.origin, w.raw) for w in bench.workloads] == [("fio command line", True), ("dd", False)]
+
+
+RECIPE = """Reproduce the punch-heavy case with:
+
+1. fallocate -l 64M big
+2. for i in $(seq 0 1023); do fallocate -p -o $((i*65536)) -l 4096 big; done
+3. sync
+4. look at the time the sync took
+
+        before    after
+punch    812 ms   798 ms
+"""
+
+
+def test_a_recipe_iolab_cannot_map_runs_only_as_a_script_the_user_allows():
+    bench = _bench(RECIPE, "[PATCH] ext4: x")
+    assert bench.workloads == ()  # never run by default
+    assert bench.not_reproduced == ("the recipe 'fallocate -l 64M big' (4 steps): its commands map onto no iolab "
+                                    "workload; iolab patch --allow script runs it as a shell script",)
+    (script,) = _bench(RECIPE, "[PATCH] ext4: x", allow=("script",)).workloads
+    assert script.script == ("fallocate -l 64M big\nfor i in $(seq 0 1023); do fallocate -p -o $((i*65536)) -l 4096 "
+                             "big; done\nsync\n") and script.job is None and script.probe is None
+    assert _bench(RECIPE, "[PATCH] ext4: x", allow=("script",)).not_reproduced == (
+        "recipe step 4 'look at the time the sync took': prose, not a command: left out of the script",)
+
+
+def test_a_numbered_list_of_prose_is_no_recipe():
+    text = "Changes since v2:\n\n1. rename the helper\n2. fix the comment\n3. rebase on 7.2\n"
+    assert _bench(text, "[PATCH v3] ext4: x").not_reproduced == ()
+    assert _bench(text, "[PATCH v3] ext4: x", allow=("script",)).workloads == ()

@@ -76,9 +76,9 @@ Signed-off-by: A Developer <a@example.org>
     assert _rows(text) == [
         ("read_lat_us", 52.3, 40.1, "us", "lower"),
         ("write_lat_us", 51.0, 43.0, "us", "lower"),
-        ("Random reads went", 562e3, 574e3, "IOPS", "higher"),
+        ("Random reads", 562e3, 574e3, "IOPS", "higher"),
         ("sequential writes", 4994, 5762, "MiB/s", "higher"),
-        ("Completion latency improved", 120, 80, "us", "lower"),
+        ("Completion latency", 120, 80, "us", "lower"),
     ]
 
 
@@ -132,3 +132,23 @@ def test_a_markdown_table_with_units_in_its_cells_and_pairs_under_a_heading_with
 ])
 def test_before_and_after_lines_and_units_written_onto_the_figures(text, rows):
     assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == rows
+
+
+def test_one_row_under_a_header_naming_both_sides_with_units_glued_to_the_figures():
+    text = ("Tested with fio on null_blk:\n\n         before      after\n"
+            "BW     2874MiB/s   3305MiB/s   +15.0%\n\nSigned-off-by: A <a@example.org>\n")
+    (row,) = claims(text)
+    assert (row.label, row.before, row.after, row.unit, row.better, row.stated) == \
+        ("BW", 2874.0, 3305.0, "MiB/s", "higher", "+15.0%")
+    # a prefix that is the unit's own letter, and one that multiplies the figure
+    assert [(c.before, c.unit) for c in claims("   base   patched\nread 512KiB/s 600KiB/s\n")] == [(512.0, "KiB/s")]
+    assert [(c.after, c.unit) for c in claims("   base   patched\nread 562KIOPS 574KIOPS\n")] == [(574e3, "IOPS")]
+
+
+def test_one_row_under_a_header_that_names_no_sides_is_no_table():
+    assert claims("   run1   run2\ntime 8.2ms 7.1ms\n") == []
+
+
+def test_a_pair_after_a_verb_alone_is_named_by_its_unit():
+    (row,) = claims("t/io_uring -b512 -d128 /dev/nullb0\n\ngives 3.68M -> 3.70M IOPS here.\n")
+    assert (row.label, row.before, row.after, row.unit) == ("IOPS", 3.68e6, 3.70e6, "IOPS")

@@ -156,6 +156,22 @@ def test_b4_am_output(series, tmp_path):
     assert mail.title == "fs: add two ints" and len(mail.patches) == 2
 
 
+def test_real_b4_am_output_with_its_cover_found_beside_it(tmp_path):
+    """b4 am -m of a thread git format-patch --cover-letter --thread wrote
+    (fixtures readahead-b4.*): its .mbx alone brings the .cover b4 wrote beside it."""
+    mail = read([SEEDS / "readahead-b4.mbx"])
+    assert [p.subject for p in mail.patches] == [
+        "[PATCH 1/2] mm/readahead: start sequential reads with a larger first window",
+        "[PATCH 2/2] block: double the minimum readahead of a queue"]
+    assert mail.title == "readahead: larger windows for sequential readers on HDDs" and "[seqread]" in mail.text()
+    assert mail.cover is not None and "diff --git" not in mail.cover
+    alone = tmp_path / "x.mbx"
+    alone.write_text((SEEDS / "readahead-b4.mbx").read_text())
+    assert read([alone]).cover is None and read([alone]).title.startswith("mm/readahead: start")
+    assert read([SEEDS / "readahead-b4.mbx", SEEDS / "readahead-b4.cover"]).title == mail.title  # named too: once
+    assert [p.counter for p in read([SEEDS / "readahead-series.mbox"]).patches] == [1, 2]
+
+
 def test_a_plain_diff_is_named_after_its_first_file_never_a_hunk_header(tmp_path):
     path = tmp_path / "fix.diff"
     path.write_text("--- a/fs/ext4/inode.c\n+++ b/fs/ext4/inode.c\n@@ -20,7 +20,7 @@ int f(void)\n x\n-y\n+z\n x\n"

@@ -58,12 +58,31 @@ def test_a_seed_as_given_is_repaired_and_taken_out_for_the_base(tmp_path, seed, 
     assert experiment.name == experiment.mail.title and experiment.mail.patches[0].repaired
 
 
-def test_seed_000_is_refused_naming_its_hunk(tmp_path):
-    done = patch_command(tmp_path, FIXTURES / "f2fs-dio-iostat.txt", "--source", source(tmp_path))
+def test_seed_000_in_the_source_in_another_form_the_base_takes_that_form_out(tmp_path):
+    tarball = source(tmp_path)
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, FIXTURES / "f2fs-dio-iostat.txt", "--source", tarball, "--write", out)
+    assert done.returncode == 0, done.stderr
+    name = "0001-f2fs-skip-direct-I-O-iostat-work-when-disabled"
+    assert ("iolab: fs/f2fs/file.c: hunk #1 (@@ -4799,6 +4799,9 @@), first line '{': in the source in another "
+            "form: '+if (!f2fs_iostat_enabled(sbi))' is 'if (!sbi->iostat_enable)' there\n") in done.stderr
+    experiment = load.load(out)  # the dry run checked it: the part reversed, then the mail's patch, apply
+    assert experiment.kernel.reverse == [f"iolab-mail/{name}.in-source.patch"]
+    assert experiment.series.patches == [f"iolab-mail/{name}.patch"]
+    part = (tmp_path / "work" / "iolab-mail" / f"{name}.in-source.patch").read_text()
+    assert "+\tif (!sbi->iostat_enable)\n+\t\treturn;\n" in part and "f2fs_iostat_enabled" not in part.split("---")[-1]
+
+
+def test_a_hunk_that_fits_nowhere_is_refused_naming_it(tmp_path):
+    mail = (FIXTURES / "f2fs-dio-iostat.txt").read_text().replace("void *bi_private = bio->bi_private;",
+                                                                   "void *private = bio->bi_private;")
+    path = tmp_path / "changed.txt"
+    path.write_text(mail)
+    done = patch_command(tmp_path, path, "--source", source(tmp_path))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("iolab: unpacking linux.tar.gz\n")  # the source, read for the repair
-    assert done.stderr.split("\n", 1)[1].startswith(f"iolab: {FIXTURES / 'f2fs-dio-iostat.txt'}: fs/f2fs/file.c: hunk #1 "
-                                  "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source\n")
+    assert done.stderr.split("\n", 1)[1].startswith(f"iolab: {path}: fs/f2fs/file.c: hunk #1 "
+                                                    "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source\n")
     assert "(the source: linux.tar.gz; give the one it was written for with --source)" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 4
 
@@ -120,3 +139,45 @@ def test_what_is_not_a_patch_exits_2_with_a_short_message(tmp_path, text, words)
     done = patch_command(tmp_path, path, "--source", source(tmp_path))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(f"iolab: {path}: {words}") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_series_mbox_from_git_format_patch_and_its_b4_am_output_are_one_series(tmp_path):
+    """Mails written here against 7.2: a readahead series, its cover letter with
+    a fio job file and a table of two rows. The mbox as git format-patch
+    --cover-letter --thread wrote it, and what b4 am -m made of that mbox (its
+    .mbx, and the .cover beside it, found without being named)."""
+    tarball = source(tmp_path)
+    for n, given in enumerate([[FIXTURES / "readahead-series.mbox"], [FIXTURES / "readahead-b4.mbx"]]):
+        out = tmp_path / "work" / f"exp{n}.toml"
+        done = patch_command(tmp_path, *given, "--source", tarball, "--write", out)
+        assert done.returncode == 0, done.stderr
+        experiment = load.load(out)
+        assert experiment.name == "readahead: larger windows for sequential readers on HDDs"  # the cover's
+        assert experiment.series.patches == [
+            "iolab-mail/0001-mm-readahead-start-sequential-reads-with-a-larger-fi.patch",
+            "iolab-mail/0002-block-double-the-minimum-readahead-of-a-queue.patch"]
+        assert experiment.kernel.reverse == [] and experiment.mail.message_id == "cover.1795702304.git.bo@example.org"
+        (job,) = [w for w in experiment.workload if not w.exploratory]  # the cover's fio job, scaled
+        assert "numjobs=4" in job.job and "directory" not in job.job
+        assert job.sysfs == {"/sys/block/{dev}/queue/rotational": 1}  # "a 7200 rpm SATA disk"
+        rows = {row.label: row for row in experiment.claims.row}
+        assert (rows["8 readers"].workload, rows["8 readers"].metric) == (job.name, "read_bw")
+        assert rows["1 reader"].workload == "" and rows["1 reader"].reason == \
+            "the row is 1 reader; the mail's job runs 4 (numjobs, as scaled to the VM)"
+
+
+def test_a_fio_command_mail_against_72_runs_its_job_on_null_blk(tmp_path):
+    out = tmp_path / "work" / "exp.toml"
+    done = patch_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--source", source(tmp_path), "--write", out)
+    assert done.returncode == 0, done.stderr
+    experiment = load.load(out)
+    job = experiment.workload[0]
+    assert job.name == "io_uring-sqpoll-raise-the-SQPOLL-task_wo" and not job.exploratory
+    assert "sqthread_poll" in job.job and "iodepth=128" in job.job and job.primary == ["read_bw"]
+    assert experiment.vm.disk == "null_blk"
+    (patch,) = experiment.series.patches
+    assert patch.endswith("/sqpoll-tw-batch.mbox")  # a mail alone in its file, well formed: applied as given
+    (row,) = experiment.claims.row
+    assert (row.label, row.before, row.after, row.unit, row.stated, row.metric) == \
+        ("BW", 2874.0, 3305.0, "MiB/s", "+15.0%", "read_bw")
+    assert "[sqpoll] runtime=30 -> size-bound (the VM's clock)" in experiment.claims.scaled

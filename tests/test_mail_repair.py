@@ -83,11 +83,42 @@ def test_the_ext4_seed_gets_the_sources_exact_lines_and_its_lost_blank_line_back
     assert "\n-\t\t\t\tif (folio_test_uptodate(folio)) {\n+\t\t\t\tif (folio_uptodate) {\n" in fixed.diff
 
 
-def test_seed_000_is_in_72_in_another_form_so_its_first_hunk_is_refused(tmp_path):
-    with pytest.raises(RepairError) as refused:
-        repair(read([FIXTURES / "f2fs-dio-iostat.txt"]).patches, tree_of(LINUX))
-    assert str(refused.value).startswith(f"{FIXTURES / 'f2fs-dio-iostat.txt'}: fs/f2fs/file.c: hunk #1 "
-                                         "(@@ -4799,6 +4799,9 @@), first line '{': fits no spot in the source")
+def test_seed_000_is_in_72_in_another_form_so_the_base_takes_that_form_out(tmp_path):
+    """7.2 returns early from f2fs_dio_iostat_start() in its own words: the
+    hunk is found with its added line said otherwise, that form (the source's
+    exact lines) is what the base takes out, and the mail's patch as written
+    then applies to the base."""
+    [fixed] = repair(read([FIXTURES / "f2fs-dio-iostat.txt"]).patches, tree_of(LINUX))
+    assert fixed is not None and fixed.side == "old" and fixed.in_source is not None
+    assert fixed.notes == ("fs/f2fs/file.c: hunk #1 (@@ -4799,6 +4799,9 @@), first line '{': in the source in "
+                           "another form: '+if (!f2fs_iostat_enabled(sbi))' is 'if (!sbi->iostat_enable)' there",)
+    assert "+\tif (!sbi->iostat_enable)\n+\t\treturn;\n+\n \tiostat_alloc_and_bind_ctx" in fixed.in_source
+    root = copy_of_linux(tmp_path)
+    done = gnu_patch(root, fixed.in_source, "-R")
+    assert done.returncode == 0, done.stdout
+    base = (root / "fs" / "f2fs" / "file.c").read_text()
+    assert gnu_patch(copy_of_linux(tmp_path / "skip"), SKIP.read_text(), "-R").returncode == 0
+    assert base == (tmp_path / "skip" / "linux" / "fs" / "f2fs" / "file.c").read_text()  # as the scenario's revert
+    done = gnu_patch(root, fixed.diff)
+    assert done.returncode == 0, done.stdout
+    assert "\tif (!f2fs_iostat_enabled(sbi))\n\t\treturn;\n\n\tiostat_alloc_and_bind_ctx" in \
+        (root / "fs" / "f2fs" / "file.c").read_text()
+
+
+def test_an_added_line_the_source_says_in_other_words_or_unlike_the_mail():
+    source = ["int f(void)", "{", "\tint x = 0;", "", "\tif (!ready(x))", "\t\treturn -EAGAIN;", "",
+              "\treturn x;", "}"]
+
+    def mail(first: str) -> Patch:
+        return web("--- a/fs/x.c\n+++ b/fs/x.c\n@@ -2,5 +2,8 @@ int f(void)\n{\nint x = 0;\n"
+                   f"+ {first}\n+ return -EAGAIN;\n+\nreturn x;\n}}\n")
+
+    [fixed] = repair([mail("if (!ready_now(x))")], lambda name: source if name == "fs/x.c" else None)
+    assert fixed is not None and fixed.in_source is not None and "'+if (!ready_now(x))' is 'if (!ready(x))'" \
+        in fixed.notes[0]
+    assert "\n+\tif (!ready_now(x))\n+\t\treturn -EAGAIN;\n+\n" in fixed.diff
+    with pytest.raises(RepairError, match="hunk #1 .* fits no spot"):  # another statement: not the same change
+        repair([mail("x = compute_the_value(x);")], lambda name: source if name == "fs/x.c" else None)
 
 
 def test_seed_000_applies_to_72_without_its_early_return(tmp_path):

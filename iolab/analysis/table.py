@@ -349,7 +349,9 @@ def _allowed(experiment: Experiment) -> list[str]:
     named = [f"{kind} {item.name!r}: {', '.join(item.allow)}"
              for kind, items in (("workload", experiment.workload), ("variant", experiment.variant))
              for item in items if getattr(item, "allow", None)]
-    return [f"fio options allowed past iolab's check: {'; '.join(named)}"] if named else []
+    what = "fio options" if all(w.engine != "script" for w in experiment.workload) else \
+        "what ran a program or fio options"  # a script workload: allow = ["script"]
+    return [f"{what} allowed past iolab's check: {'; '.join(named)}"] if named else []
 
 
 def _inline_job(experiment: Experiment, workload: str) -> str:

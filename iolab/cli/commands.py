@@ -57,8 +57,9 @@ workflow:
                                     runs: iolab agent --store ... --labels nvme
   iolab run exp.toml --fail-on regression:5%
                                     exit 3 when a metric got worse by >5%
-  iolab patch 000*.patch --dry-run  workloads for the files a series
-                                    touches, base against each step
+  iolab patch mail.mbox --dry-run   a patch mail (or a series, a web
+                                    copy, a diff): its own benchmark and
+                                    claim, base against each patch
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).

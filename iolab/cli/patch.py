@@ -37,7 +37,10 @@ A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
 cases, a create/sync/delete recipe, parameters in prose) becomes the primary
 workloads, scaled to the VM; the library's stay as exploratory rows. Its table
 or before -> after pairs are set beside iolab's deltas, each row with one word:
-agrees, no change found, opposite or not reproduced (and why).
+agrees, no change found, opposite or not reproduced (and why). A shell recipe
+iolab cannot map runs only with --allow script. A patch whose change the
+source has in other words (the hunk's context there, its added lines said
+otherwise) is run against the source with that form taken out.
 
   iolab patch fix.patch --dry-run                  what it would run
   iolab patch series.mbox --dry-run                a series with its cover letter
@@ -62,8 +65,9 @@ def add_parser(commands: Any) -> None:
                        "runs; wall: real time, bisected with rounds added while undecided")
     patch.add_argument("--allow", action="append", default=[], metavar="NAME",
                        help="let the mail's benchmark use this refused fio option or engine (exec_prerun, "
-                       "ioengine=exec, ...): by default what a mail names is checked as an experiment file's "
-                       "options are, and refused ones are listed, not run")
+                       "ioengine=exec, ...), or 'script': run a shell recipe iolab cannot map as written; by "
+                       "default what a mail names is checked as an experiment file's options are, and refused "
+                       "ones are listed, not run")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -84,8 +88,9 @@ def _source(source: str, commit: str | None) -> tuple[Path, str]:
 
 
 def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
-    """Whether each patch is in the source already (it applies reversed); one
-    that neither applies nor is in it is refused with GNU patch's own diagnosis."""
+    """Whether each patch (or the part of it the source has in another form,
+    which the base takes out) is in the source already (it applies reversed);
+    one that neither applies nor is in it is refused with GNU patch's own diagnosis."""
     from iolab.kernels import patches
 
     found = []
@@ -112,9 +117,10 @@ def read_mail(paths: list[Path]) -> Any:
         raise spec.SpecError(str(error)) from None
 
 
-def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list[Path], str]:
+def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list[Path], str, dict[Path, Path]]:
     """The patch files the mail's series applies (repaired ones and a
-    series' mails written beside the experiment), and its [mail] table."""
+    series' mails written beside the experiment), its [mail] table, and the
+    parts of patches the source has in another form (patch -> the part)."""
     from iolab.kernels import patches
     from iolab.mail import MailError, files, repair
 
@@ -128,12 +134,20 @@ def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list
     except MailError as error:
         source = f"\n  (the source: {label}; give the one it was written for with --source)"
         raise spec.SpecError(str(error) + (source if isinstance(error, repair.RepairError) else "")) from None
+    def shown(path: Path) -> str:
+        relative = os.path.relpath(path)
+        return str(path) if relative.startswith("..") else relative
+
     for item in written:
         if item.written:
             what = "repaired" if item.record.repaired else "split from the mail"
-            shown = os.path.relpath(item.path)
-            _say(f"wrote {item.path if shown.startswith('..') else shown} ({what}; sha256 {item.record.sha256[:12]})")
-    return [item.path for item in written], files.toml(files.record(mail, written, base_dir))
+            _say(f"wrote {shown(item.path)} ({what}; sha256 {item.record.sha256[:12]})")
+        for note in item.notes:
+            _say(note)
+        if item.in_source is not None:
+            _say(f"wrote {shown(item.in_source)}: the source's form of that, which the base takes out")
+    parts = {item.path: item.in_source for item in written if item.in_source is not None}
+    return [item.path for item in written], files.toml(files.record(mail, written, base_dir)), parts
 
 
 def _once_each(paths: list[Path]) -> None:
@@ -178,13 +192,13 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
              f"{'it is' if len(received.missing) == 1 else 'they are'} not applied")
     mail = from_mail(received, tuple(args.allow))
     root, label = _source(args.source, args.commit)
-    paths, table = patch_files(received, root, label, base_dir)
+    paths, table, parts = patch_files(received, root, label, base_dir)
+    placed = in_source([parts.get(path, path) for path in paths], root, label)  # GNU patch judges them first
     infos = [library.with_source(library.read_patch(path), root)  # diff -u names no function: the source does
              for path in paths]
     selection = library.select(infos, library.load_areas(), mail.text)
     if not selection.chosen and not mail.benchmark.workloads:
         raise spec.SpecError(library.unknown_message(selection))
-    placed = in_source(paths, root, label)
     command = shlex.join(["iolab", "patch", *args.patches,
                           *(["--source", args.source] if args.source != DEFAULT_SOURCE else []),
                           *(["--commit", args.commit] if args.commit else []),
@@ -193,7 +207,7 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     more = len(received.patches) - 1
     title = received.title if received.cover is not None or not more else \
         f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
-    choice = compose.compose(infos, selection, source=args.source, in_source=placed, base_dir=base_dir,
+    choice = compose.compose(infos, selection, source=args.source, in_source=placed, parts=parts, base_dir=base_dir,
                              timing=timing, command=command, mail=mail, title=title)
     for item in mail.benchmark.refused:
         _say(f"refused from the mail: {item}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from iolab.engines import fio, fio_jobs, probe
+from iolab.engines import fio, fio_jobs, probe, script
 from iolab.engines.fio_options import did_you_mean
 from iolab.load.errors import excerpt
 from iolab.load.files import job_text
@@ -77,6 +77,8 @@ def _check_derived_inputs(experiment: Experiment, produced: set[str]) -> None:
 
 
 def _engine_names(experiment: Experiment, workload: Workload) -> set[str]:
+    if workload.engine == "script":
+        return set(script.METRICS)
     if workload.engine == "probe":
         return probe.metric_names(*_probe_mode(experiment, workload))
     return fio.metric_names(_directions(experiment, workload))
@@ -125,6 +127,9 @@ def _engine_reason(experiment: Experiment, workload: Workload, name: str) -> str
             return f"{where} {does} (rw={', '.join(sorted({job.rw for job in jobs}))})"
         modes = [mode for mode, names in PROBE_ALL.items() if name in names]
         return f"{where} runs fio, not the probe's {'/'.join(modes)} mode" if modes else None
+    if workload.engine == "script":
+        return f"{where} runs a script, which gives {', '.join(script.METRICS)}" \
+            if name in FIO_ALL or any(name in names for names in PROBE_ALL.values()) else None
     mode, _ = _probe_mode(experiment, workload)
     if name in FIO_ALL:
         return f"{where} runs the probe ({mode} mode), not fio"

@@ -33,10 +33,11 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from iolab.engines import fio_options
+from iolab.engines.script import ALLOW as SCRIPT
 from iolab.mail.claims import Claim
 from iolab.units import format_size, parse_size
 
@@ -75,6 +76,7 @@ class MailWorkload:
     raw: bool = False  # on the raw device (fs = "none")
     memory_max: int | None = None
     primary: tuple[str, ...] = ()
+    script: str | None = None  # a shell recipe iolab does not map, run as written (only with --allow script)
 
 
 @dataclass(frozen=True)
@@ -435,9 +437,11 @@ def _recipe(text: str, found: _Found) -> None:
         if kind is None:
             if phases:
                 break  # the recipe ended
+            _script(steps, found)
             return
         phases.append((kind, step.strip()))
     if not any(kind == "create" for kind, _ in phases):
+        _script(steps, found)
         return
     words = " ".join(step for _, step in phases)
     files = re.search(r"\bseq\s+\d+\s+(\d+)|(\d[\d,]*)\s+files", words)
@@ -455,6 +459,45 @@ def _recipe(text: str, found: _Found) -> None:
     if every and any(kind == "delete" for kind, _ in phases):
         probe["delete_every"] = int(every.group(1))
     found.workloads.append(MailWorkload("churn", "recipe", words[:200], probe=probe))
+
+
+_SHELL = re.compile(r"[|;&>]|\$\(|^\./")
+
+
+_STOPWORDS = {"the", "a", "an", "at", "of", "to", "and", "is", "it", "in", "on", "for", "with", "that", "this"}
+
+
+def _command(step: str) -> bool:
+    """A recipe step that is a shell command: shell syntax in it, or its
+    first word a program on this machine's PATH and the rest not a sentence
+    ("look at the time the sync took" is prose though look(1) exists)."""
+    text = step.split("#")[0]
+    words = text.split()
+    if not words:
+        return False
+    if _SHELL.search(text):
+        return True
+    return shutil.which(words[0]) is not None and sum(w.lower() in _STOPWORDS for w in words[1:]) < 2
+
+
+def _script(steps: list[tuple[str, str]], found: _Found) -> None:
+    """A numbered recipe of shell commands iolab does not map: listed as not
+    reproduced, or, when the user allows it by name (--allow script), run as
+    written, its prose steps left out and named."""
+    texts = [" ".join(step.split("\n\n")[0].split()) for _, step in steps]
+    commands = [text for text in texts if _command(text)]
+    if len(commands) * 2 < len(texts):
+        return  # a numbered list of prose, not a recipe
+    first = commands[0] if len(commands[0]) <= 40 else commands[0][:37] + "..."
+    if SCRIPT not in found.allow:
+        found.missing.append(f"the recipe '{first}' ({len(texts)} steps): its commands map onto no iolab "
+                             f"workload; iolab patch --allow {SCRIPT} runs it as a shell script")
+        return
+    for number, text in zip((n for n, _ in steps), texts):
+        if text not in commands:
+            found.missing.append(f"recipe step {number} '{text[:40]}': prose, not a command: left out of the script")
+    found.workloads.append(MailWorkload("recipe", "recipe", " ; ".join(commands)[:200],
+                                        script="\n".join(commands) + "\n"))
 
 
 def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
@@ -586,18 +629,15 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
     env, missing = environment(text, subject, found.devices)
     found.missing += missing
     if env.memory_max is not None:
-        found.workloads = [MailWorkload(w.name, w.origin, w.source, w.job, w.probe, w.raw, env.memory_max, w.primary)
-                           for w in found.workloads]
+        found.workloads = [replace(w, memory_max=env.memory_max) for w in found.workloads]
     if env.checkpoint:
-        found.workloads = [MailWorkload(w.name, w.origin, w.source, w.job, w.probe, w.raw, w.memory_max,
-                                        ("phase.flush_last_ns",)) if w.origin == "recipe" else w
+        found.workloads = [replace(w, primary=("phase.flush_last_ns",)) if w.origin == "recipe" else w
                            for w in found.workloads]
     names: dict[str, int] = {}
     unique = []
     for workload in found.workloads:  # two forms may give one name
         names[workload.name] = names.get(workload.name, 0) + 1
         suffix = f"-{names[workload.name]}" if names[workload.name] > 1 else ""
-        unique.append(MailWorkload(workload.name + suffix, *[getattr(workload, f) for f in (
-            "origin", "source", "job", "probe", "raw", "memory_max", "primary")]))
+        unique.append(replace(workload, name=workload.name + suffix))
     return Benchmark(tuple(unique), env, tuple(dict.fromkeys(found.scaled)), tuple(dict.fromkeys(found.missing)),
                      tuple(dict.fromkeys(found.refused)))

@@ -8,7 +8,8 @@ Forms read:
 
 - a table of whitespace-separated columns under a header line
   (``case nofix this series improvement`` / ``write_u1k 1.418 0.3405 76.0%``),
-  two or more rows of at least two figures each, a figure's unit after it
+  two or more rows of at least two figures each (one row under a header
+  that names both sides: ``before after`` / ``BW 2874MiB/s 3305MiB/s``), a figure's unit after it
   (``65264.50 ns``), a spread after ``±`` skipped, a percentage column read
   as the mail's own delta; a line of words alone above rows is their group
   (``A seq 128k qd1`` / ``BW (MB/s) 4333 ± 27 4374 ± 34 +0.9%``);
@@ -55,6 +56,8 @@ _NUMBER = re.compile(r"^[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?([kKmMgG])?$")
 _PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
 _AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
+_SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|nofix|fix(?:ed)?|with(?:out)?)"
+_TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
 _NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|reviewed-by|signed-off-by|acked-by|tested-by|"
                         r"reported-by|message-id|in-reply-to)\s*:", re.I)
 _PAIR = re.compile(
@@ -133,9 +136,12 @@ def _row(line: str) -> _Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
     tokens = []
     for token in line.replace("±", " ± ").split():  # a unit written onto its figure: "8.2ms", "1203MiB/s"
-        glued = re.fullmatch(r"([+-]?\d[\d,]*(?:\.\d+)?[kKMG]?)([A-Za-zµ/]+)", token)
-        if glued and number(glued.group(1)) is not None and unit_of(glued.group(2)):
-            tokens += [glued.group(1), glued.group(2)]
+        glued = re.fullmatch(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)", token)
+        figure, prefix, word = glued.groups() if glued else ("", "", "")
+        if glued and prefix and unit_of(word) and unit_of(word) == unit_of(prefix + word):  # "562KIOPS"
+            tokens += [figure + prefix, word]
+        elif glued and unit_of(prefix + word):  # "2874MiB/s": the M is the unit's
+            tokens += [figure, prefix + word]
         else:
             tokens.append(token)
     label: list[str] = []
@@ -223,7 +229,7 @@ def _column_tables(lines: list[str]) -> list[Claim]:
                 else:
                     group = text  # a group's name above its rows ("A seq 128k qd1")
             j += 1
-        if len(rows) >= 2:
+        if len(rows) >= 2 or (rows and _TWO_SIDES.search(header)):  # one row: under a header naming both sides
             header = header or (lines[i - 1] if i > 0 else "")
             above = lines[max(0, i - 4):i]
             unit, better = _context_unit(above)
@@ -326,6 +332,12 @@ def _pipe_tables(lines: list[str]) -> list[Claim]:
 # -- pairs in prose --------------------------------------------------------------------
 
 
+# words before a pair that name no row ("gives 3.68M -> 3.70M IOPS" is the IOPS row)
+_NOT_LABEL = {"from", "is", "was", "by", "the", "for", "gives", "give", "gave", "goes", "go", "went", "it", "this",
+              "improves", "improved", "increases", "increased", "drops", "dropped", "rises", "rose", "changes",
+              "changed", "moves", "moved", "here", "we", "get", "got", "see", "saw"}
+
+
 def _pairs(lines: list[str]) -> list[Claim]:
     claims = []
     for k, line in enumerate(lines):
@@ -344,7 +356,7 @@ def _pairs(lines: list[str]) -> list[Claim]:
                 words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:](?:\s|$)", line[match.end():])[0])[:4]
             if not words and k:
                 words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", lines[k - 1])[-1])
-            label = " ".join(w for w in words[-4:] if w.lower() not in ("from", "is", "was", "by", "the", "for"))
+            label = " ".join(w for w in words[-4:] if w.lower() not in _NOT_LABEL)
             claims.append(_claim(label or unit[0], a, b, unit, None, "", line.strip()))
     return claims
 

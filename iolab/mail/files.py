@@ -29,6 +29,8 @@ class Written:
     path: Path  # the file the series applies
     written: bool  # iolab wrote it (else the user's own file)
     record: MailPatch
+    in_source: Path | None = None  # the part the source has in another form: the base takes it out
+    notes: tuple[str, ...] = ()  # which hunks those are
 
 
 def slug(patch: Patch) -> str:
@@ -76,15 +78,27 @@ def write(mail: Mail, repaired: Sequence[Repaired | None], base_dir: Path, sourc
         names.add(name)
         path = folder / name
         text = _text(patch, fixed.diff if fixed is not None else patch.diff, note)
-        try:
-            folder.mkdir(exist_ok=True)
-            path.write_text(text, errors="surrogateescape")
-        except OSError as error:
-            raise MailError(f"{path}: cannot write the patch: {error.strerror}") from None
+        _put(path, text)
+        part = None
+        if fixed is not None and fixed.in_source is not None:
+            # the base is the source without this part, so the mail's diff applies to it
+            part = path.with_name(path.name.removesuffix(".patch") + ".in-source.patch")
+            _put(part, "\n".join([f"The part of {name} that {source} has in another form: the base takes it "
+                                  "out (applied reversed), then the series applies the mail's patch.", "",
+                                  *fixed.notes, "", fixed.in_source]))
         digest = hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()
         out.append(Written(path, True, MailPatch(file=str(path), sha256=digest, subject=patch.subject,
-                                                 message_id=patch.message_id, repaired=fixed is not None)))
+                                                 message_id=patch.message_id, repaired=fixed is not None),
+                           part, fixed.notes if fixed is not None else ()))
     return out
+
+
+def _put(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, errors="surrogateescape")
+    except OSError as error:
+        raise MailError(f"{path}: cannot write the patch: {error.strerror}") from None
 
 
 def record(mail: Mail, written: Sequence[Written], base_dir: Path) -> MailRecord:

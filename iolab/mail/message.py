@@ -393,10 +393,14 @@ def read(paths: Sequence[Path]) -> Mail:
     """The mail these files hold: a patch, or a series in [PATCH n/m] order
     with its cover letter. A file is an mbox (one or several mails), a mail,
     a web archive's copy of one (with or without its line breaks) or a plain
-    diff; several files are one series."""
+    diff; several files are one series. ``b4 am`` output is read whole: its
+    NAME.mbx with the NAME.cover b4 writes beside it (the cover letter)."""
     items: list[_Item] = []
     covers: list[_Item] = []
     mails: list[tuple[EmailMessage, str]] = []
+    given = {Path(p).resolve() for p in paths}
+    paths = [*paths, *(cover for cover in (Path(p).with_suffix(".cover") for p in paths if Path(p).suffix == ".mbx")
+                       if cover.is_file() and cover.resolve() not in given)]
     for path in paths:
         try:
             data = path.read_bytes()

@@ -25,6 +25,7 @@ an ambiguous one; so the matching is here, a small dynamic programme.
 
 from __future__ import annotations
 
+import difflib
 import heapq
 import re
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ class Line:
     text: str
     exact: bool  # taken from the source (else the mail's words, indentation inferred)
     restored: bool = False  # a blank context line the copy had lost
+    mail: str | None = None  # an added line the source has in another form: the mail's words for it
 
 
 @dataclass
@@ -228,6 +230,8 @@ def needs_repair(patch: Patch) -> bool:
 # -- placing a hunk --------------------------------------------------------------------
 
 _FUNCNAME = re.compile(r"^[A-Za-z_$]")
+OTHER_FORM = 4  # an added line the source says in other words (see _similar): dearer than any misreading
+OTHER_FORM_RATIO = 0.6
 MISREAD = 1  # the cost of reading a line against its marker (a '+' line as context, a glued marker
 # in a copy on one line, a stray empty line): the cheapest reading wins
 
@@ -240,12 +244,27 @@ class _Placed:
     cost: int
 
 
+def _similar(mail: str, source: str) -> bool:
+    """An added line and a source line that say the same in other words
+    (``if (!f2fs_iostat_enabled(sbi))`` and ``if (!sbi->iostat_enable)``):
+    their characters, spaces aside, mostly the same, and the same first word."""
+    a, b = "".join(mail.split()), "".join(source.split())
+    return bool(a and b) and _FIRST_WORD.findall(a)[:1] == _FIRST_WORD.findall(b)[:1] \
+        and difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= OTHER_FORM_RATIO
+
+
+_FIRST_WORD = re.compile(r"\w+")
+
+
 def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, side: Side,
-           function_words: int) -> _Placed | None:
+           function_words: int, other_form: bool = False) -> _Placed | None:
     """The cheapest reading of the hunk's words as the window of ``source``
     from ``start`` (the side's count of lines), or None. Costs: a '+' or
     '-' read as a line's own first character, a word glued to its marker
-    in a copy on one line, an empty line of the mail left out."""
+    in a copy on one line, an empty line of the mail left out. With
+    ``other_form`` (the new side, a copy with its line breaks): an added line
+    may be a source line that says the same in other words (_similar), at
+    a cost of OTHER_FORM each: the source has the change in another form."""
     size = hunk.old_count if side == "old" else hunk.new_count
     free_marker = "+" if side == "old" else "-"
     bound_marker = "-" if side == "old" else "+"
@@ -263,7 +282,7 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
         return u
 
     firsts = {w[0] for w in window if w}
-    Back = tuple[int, int, int, Kind | None, str, bool, bool]
+    Back = tuple[int, int, int, Kind | None, str, bool, bool, str | None]
     # states (t, j, d): t words read, j window lines placed, d = free lines - bound-marked lines;
     # every step moves (t, j) on, so the heap's order finishes a state before its successors
     best: dict[tuple[int, int, int], tuple[int, Back | None]] = {(function_words, 0, 0): (0, None)}
@@ -273,12 +292,12 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
         cost, _ = best[(t, j, d)]
 
         def go(t2: int, j2: int, d2: int, extra: int, kind: Kind | None, text: str, exact: bool,
-               restored: bool = False) -> None:
+               restored: bool = False, mail: str | None = None) -> None:
             key = (t2, j2, d2)
             if key not in best or best[key][0] > cost + extra:
                 if key not in best:
                     heapq.heappush(heap, key)
-                best[key] = (cost + extra, (t, j, d, kind, text, exact, restored))
+                best[key] = (cost + extra, (t, j, d, kind, text, exact, restored, mail))
 
         at_start = starts is None or (t < n and starts[t])
         if j < size:
@@ -296,12 +315,18 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
                     misread = MISREAD if tokens[t][:1] in ("+", "-") else 0
                     go(t + k, j + 1, d, misread, "context", source[start + j], True)
                 if at_start and t < n and tokens[t] == bound_marker and tokens[t + 1:t + 1 + k] == target \
-                        and ends_ok(t + 1 + k):
+                        and ends_ok(t + 1 + k) and (starts is None or line_end(t) == t + 1 + k):  # one line
                     go(t + 1 + k, j + 1, d - 1, 0, "removed" if side == "old" else "added", source[start + j], True)
                 if at_start and t < n and len(tokens[t]) > 1 and tokens[t][0] == bound_marker \
                         and [tokens[t][1:]] + tokens[t + 1:t + k] == target and ends_ok(t + k):
                     go(t + k, j + 1, d - 1, 0 if starts is not None else MISREAD,
                        "removed" if side == "old" else "added", source[start + j], True)
+                if other_form and side == "new" and starts is not None and at_start and t < n \
+                        and tokens[t][:1] == "+":
+                    u = line_end(t)
+                    said = " ".join(([tokens[t][1:]] if len(tokens[t]) > 1 else []) + tokens[t + 1:u])
+                    if said.split() != target and _similar(said, source[start + j]):
+                        go(u, j + 1, d - 1, OTHER_FORM, "added", source[start + j], True, mail=said)
         if t < n and at_start and tokens[t][:1] == free_marker:
             glued = tokens[t][1:]
             if starts is not None:
@@ -328,9 +353,9 @@ def _align(hunk: Hunk, source: list[str], words: list[list[str]], start: int, si
         cost, back = best[key]
         if back is None:
             break
-        t, j, d, step, text, exact, restored = back
+        t, j, d, step, text, exact, restored, mail = back
         if step is not None:
-            lines.append(Line(step, text, exact, restored))
+            lines.append(Line(step, text, exact, restored, mail))
         key = (t, j, d)
     lines.reverse()
     return _Placed(start, tuple(_blanks_placed(lines, side)), " ".join(tokens[:function_words]), best[end][0])
@@ -404,8 +429,10 @@ def _function_words(hunk: Hunk, source: list[str], start: int) -> list[int]:
     return counts
 
 
-def place(hunk: Hunk, source: list[str], side: Side, after: int) -> list[_Placed]:
-    """Every cheapest placement of the hunk in the file at or after line index ``after``."""
+def place(hunk: Hunk, source: list[str], side: Side, after: int, other_form: bool = False) -> list[_Placed]:
+    """Every cheapest placement of the hunk in the file at or after line
+    index ``after`` (``other_form``: the source may say its added lines in
+    other words, _align)."""
     size = hunk.old_count if side == "old" else hunk.new_count
     words = [line.split() for line in source]
     # a prefilter: each non-blank line of a window is a run of the hunk's words (a marker
@@ -416,14 +443,16 @@ def place(hunk: Hunk, source: list[str], side: Side, after: int) -> list[_Placed
     bad = [0]
     for ok in fits:
         bad.append(bad[-1] + (0 if ok else 1))
+    others = sum(1 for k, t in enumerate(hunk.tokens) if t[:1] == "+" and hunk.starts and hunk.starts[k]) \
+        if other_form else 0  # lines the source may say in other words
     found: list[_Placed] = []
     for start in range(after, len(source) - size + 1):
-        if bad[start + size] - bad[start]:
+        if bad[start + size] - bad[start] > others:
             continue
         if size and all(not w for w in words[start:start + size]):
             continue
         for function_words in _function_words(hunk, source, start):
-            placed = _align(hunk, source, words, start, side, function_words)
+            placed = _align(hunk, source, words, start, side, function_words, other_form)
             if placed is not None:
                 found.append(placed)
                 break
@@ -544,6 +573,10 @@ class Repaired:
     changed: bool  # the repair changed the diff
     inferred: int  # lines whose indentation was inferred (the mail's words, not the source's)
     cause: str = "a web archive's copy of the mail"  # why it was repaired
+    # the hunks the source already has in another form, as a diff from the base (the source
+    # without them) to the source: the base takes it out, and ``diff`` then applies to the base
+    in_source: str | None = None
+    notes: tuple[str, ...] = ()  # each such hunk, and how the source says its lines
 
 
 def _hunk_name(file: FileDiff, number: int, hunk: Hunk) -> str:
@@ -648,10 +681,62 @@ def source_path(file: FileDiff, side: Side) -> str:
     return file.old if side == "old" and file.old else file.path
 
 
-def repair_one(patch: Patch, tree: Tree) -> Repaired:
+def _other_form(patch: Patch, files: list[FileDiff], tree: Tree) -> Repaired | None:
+    """The patch when the source has part of it in another form: hunks
+    whose context is in the source with their added lines said in other
+    words there (a version of the change that went in), each in exactly one
+    spot, and every other hunk placed forward in the source with those taken
+    out (the base). None when no hunk is so, or the rest does not fit."""
+    if patch.form == "one-line":
+        return None
+    base: dict[str, list[str]] = {}
+    taken: list[str] = []
+    notes: list[str] = []
+    for file in files:
+        lines = tree.get(file.path)
+        if lines is None or file.old is None or file.new is None or file.old != file.new:
+            continue
+        placed: list[tuple[Hunk, _Placed]] = []
+        after = 0
+        for number, hunk in enumerate(file.hunks, 1):
+            if place(hunk, lines, "new", after) or place(hunk, lines, "old", after):
+                continue  # in the source as the mail has it, or not at all: not another form
+            found = place(hunk, lines, "new", after, other_form=True)
+            if len(found) != 1:
+                continue
+            placed.append((hunk, found[0]))
+            after = found[0].start + hunk.new_count
+            said = [line for line in found[0].lines if line.mail is not None]
+            notes.append(f"{_hunk_name(file, number, hunk)}: in the source in another form: "
+                         + "; ".join(f"'+{line.mail}' is '{line.text.strip()}' there" for line in said))
+        if not placed:
+            continue
+        part = FileDiff(file.old, file.new, [], [hunk for hunk, _ in placed])
+        rendered, _ = _render(part, [spot for _, spot in placed], "new", len(lines))
+        taken += rendered
+        result = list(lines)
+        for hunk, spot in reversed(placed):
+            body = _indented(list(spot.lines), "new")
+            result[spot.start:spot.start + hunk.new_count] = [line.text for line in body if line.kind != "added"]
+        base[file.path] = result
+    if not taken:
+        return None
+    on_base = Tree(lambda path: base[path] if path in base else tree.get(path))
+    try:
+        fixed = repair_one(patch, on_base, other_forms=False)
+    except MailError:
+        return None
+    if fixed.side != "old":
+        return None
+    tree.files.update(on_base.files)
+    return replace(fixed, changed=True, in_source="\n".join(taken) + "\n", notes=tuple(notes))
+
+
+def repair_one(patch: Patch, tree: Tree, other_forms: bool = True) -> Repaired:
     """The patch's diff placed in the tree: forward (the source has not the
     patch: its old side is there) or, failing that, as a patch the source
-    already carries (its new side is there). The tree then holds the patch."""
+    already carries (its new side is there), or with the part the source
+    has in another form taken out (_other_form). The tree then holds the patch."""
     files = parse(patch.diff, patch.form == "one-line")
     if not files or not any(f.hunks for f in files):
         raise MailError(f"{patch.file}: no hunk in its diff (expected '@@ -N,N +N,N @@' lines)")
@@ -675,6 +760,9 @@ def repair_one(patch: Patch, tree: Tree) -> Repaired:
                     tree.files[file.path] = _apply(tree.get(file.old or file.path), file, placed)
             diff = "\n".join(text) + "\n"
             return Repaired(diff, side, diff != patch.diff, inferred)
+    mixed = _other_form(patch, files, tree) if other_forms else None
+    if mixed is not None:
+        return mixed
     if reasons["old"] == reasons["new"]:
         raise RepairError(f"{patch.file}: {reasons['old']} in the source\n  with its lines before the patch "
                           "or after it (a patch for another tree, or its change went in another form)")

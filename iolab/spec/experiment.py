@@ -87,7 +87,7 @@ class Variant(CellSettings, TargetOverrides):
 
 class Workload(CellSettings, TargetOverrides):
     name: str = Field(min_length=1)
-    engine: Literal["fio", "probe"] = "fio"
+    engine: Literal["fio", "probe", "script"] = "fio"  # script: a shell script, only with allow = ["script"]
     job: str | None = None  # engine = "probe": set by iolab, the probe table as JSON
     job_file: str | None = None
     probe: dict[str, str | int | float | bool | list[str]] | None = None  # mode and parameters
@@ -107,6 +107,13 @@ class Workload(CellSettings, TargetOverrides):
                 raise ValueError("probe = {...} is for engine = 'probe'")
             if self.probe is None or self.job_file is not None:
                 raise ValueError("engine = 'probe' takes probe = { mode = ..., ... } (no job, no job_file)")
+            return self
+        if self.engine == "script":
+            if self.job is None or self.job_file is not None or self.job.startswith("@"):
+                raise ValueError("engine = 'script' takes job = the script's text (no job_file)")
+            if "script" not in self.allow:
+                raise ValueError("engine = 'script' runs a shell script, any program: say allow = [\"script\"] "
+                                 "to run it (iolab patch --allow script)")
             return self
         if (self.job is None) == (self.job_file is None):
             raise ValueError("give exactly one of job (inline text, or '@other-workload') and job_file")

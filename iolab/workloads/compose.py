@@ -75,7 +75,9 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
     for workload in bench.workloads:
         claimed = [m.metric for m in matched if m.workload == workload.name]
         table = from_mail.workload_table(workload, fs, claimed, bench.environment)
-        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {workload.source[:60]}",
+        shown = " ".join(workload.source.split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."  # cut, and saying so
+        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {shown}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
     phases: list[str] = []
     if bench.environment.checkpoint:
@@ -108,9 +110,10 @@ def _threads(workload: MailWorkload) -> int:
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
             base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
-            title: str | None = None) -> Choice:
+            title: str | None = None, parts: dict[Path, Path] | None = None) -> Choice:
     """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
-    ``title`` (the mail's) when given."""
+    ``title`` (the mail's) when given. ``parts``: for a patch the source has
+    in another form, the file of that form, which the base takes out in its stead."""
     chosen = selection.chosen
     fs = chosen[0].area.fs if chosen else "ext4"
     if mail is not None and mail.benchmark.environment.fs:
@@ -121,7 +124,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         skipped = [f"{c.workload.name}: erofs workloads need an erofs target; run them in an experiment "
                    "of their own" for c in chosen if c.area.fs == "erofs"]
         chosen = [c for c in chosen if c.area.fs != "erofs"]
-    reverse = [info.path for info, inside in zip(infos, in_source) if inside][::-1]
+    reverse = [(parts or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
     mailed = mail is not None and bool(mail.benchmark.workloads)
     lines = [f"# Written by: {command}"]
     if mailed:
@@ -147,7 +150,8 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     name = title[:200] if title else name[:180] + ": patch by patch"
     lines += ["", f"name = {_toml(name)}", "", "[kernel]", f"source = {_toml(source)}"]
     if reverse:
-        lines.append("# already in the source: the base is the source with them taken out")
+        lines.append("# already in the source (or in another form: *.in-source.patch): the base is the source "
+                     "with them taken out")
         lines.append(f"reverse = {_toml([_relative(p, base_dir) for p in reverse])}")
     lines += ["", "[series]", f"patches = {_toml([_relative(i.path, base_dir) for i in infos])}"]
     size = max([SIZE, MIN_SIZE[fs]] + [MIN_SIZE[c.area.fs] for c in chosen])

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.engines import fio_jobs, fio_options
-from iolab.mail.benchmark import Benchmark, MailWorkload
+from iolab.engines.script import ALLOW as SCRIPT
+from iolab.mail.benchmark import MAX_JOBS, Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 
 # The phases of an f2fs checkpoint, from its tracepoint (as scenarios/f2fs-nat-readahead-7.2.toml):
@@ -48,10 +49,10 @@ def metric_for(claim: Claim, workload: MailWorkload) -> tuple[str, str]:
     if mode == "batch":
         return ("per_call", "") if claim.kind == "time" else ("", f"a {claim.unit or 'count'} row: the "
                                                                    "batch mode measures time per call")
-    if mode == "churn":
+    if mode == "churn" or workload.script is not None:
         if claim.kind == "time":
             return (workload.primary[0] if workload.primary else "phase_ns"), ""
-        return "", "a count iolab does not measure for the churn"
+        return "", f"a count iolab does not measure for the {'churn' if mode else 'script'}"
     if mode in ("lat", "uring"):
         if claim.kind == "time":
             return ("lat_p99" if "p99" in label else "lat_mean" if re.search(r"\b(mean|avg|average)\b", label)
@@ -93,16 +94,37 @@ def match(claims: list[Claim], workloads: tuple[MailWorkload, ...]) -> list[Matc
             out.append(Matched(claim, "", "", why))
             continue
         metric, why = metric_for(claim, named[0])
+        other = _other_count(claim, named[0])
+        if other:
+            metric, why = "", other
         out.append(Matched(claim, named[0].name if metric else "", metric, why))
     return out
 
 
+_COUNT = re.compile(r"\b(\d+)[\s-]*(readers?|writers?|threads?|jobs?|processes|procs?|workers?|tasks?)\b", re.I)
+
+
+def _other_count(claim: Claim, workload: MailWorkload) -> str:
+    """Why a row that names its own count of readers (threads, jobs) is not
+    measured by the mail's fio job, which runs another count; "" when it is."""
+    found = _COUNT.search(claim.label)
+    if found is None or workload.job is None:
+        return ""
+    runs = max([job.numjobs for job in fio_jobs.jobs(workload.job)] or [1])
+    if min(int(found.group(1)), MAX_JOBS) == runs:
+        return ""
+    return f"the row is {found.group(0)}; the mail's job runs {runs} (numjobs, as scaled to the VM)"
+
+
 def workload_table(workload: MailWorkload, fs: str, claimed: list[str], environment: Any) -> dict[str, Any]:
     """The [[workload]] table of one of the mail's workloads."""
-    out: dict[str, Any] = {"name": workload.name, "engine": "probe" if workload.probe is not None else "fio",
-                           "fs": "none" if workload.raw else fs}
+    engine = "probe" if workload.probe is not None else "script" if workload.script is not None else "fio"
+    out: dict[str, Any] = {"name": workload.name, "engine": engine, "fs": "none" if workload.raw else fs}
     if workload.probe is not None:
         out["probe"] = dict(workload.probe)
+    elif workload.script is not None:  # only there when the user allowed it by name (--allow script)
+        out["job"] = workload.script
+        out["allow"] = [SCRIPT]
     else:
         out["job"] = workload.job
         allowed = sorted({f.allow for f in fio_options.findings(workload.job or "") if f.allow})
