@@ -163,7 +163,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
             lines.insert(lines.index("") if "" in lines else len(lines),
                          f"#   left out {c.workload.name!r}: the mail's benchmark runs it")
             continue
-        table = c.workload.table(c.area.fs)
+        table = c.workload.table(c.area.fs, c.area.io)
         if mailed:
             table["exploratory"] = True
         lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),

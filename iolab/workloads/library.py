@@ -19,12 +19,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from iolab.kernels import patches as patchfiles
-from iolab.spec import FILESYSTEMS, ErofsFiles, SpecError
+from iolab.spec import EXACT_TOLERANCE, FILESYSTEMS, ErofsFiles, SpecError, Timing
 from iolab.workloads import functions
 
 AREAS = Path(__file__).parent / "areas"
@@ -51,9 +51,19 @@ class AreaWorkload(_Strict):
     mount_options: str | None = None
     sysfs: dict[str, int | str] = {}
     sysctl: dict[str, int | str] = {}
+    # whether its counts repeat, per timing mode: the largest spread, (max - min) / |median|, of its
+    # rows over the rounds of an A/A (two variants of one kernel), as measured by
+    # bench/library_repeats.py (figures: bench/data/library-repeats-*.txt); a mode not named: not measured
+    repeats: dict[Timing, float] = {}
 
-    def table(self, fs: str) -> dict[str, Any]:
-        """The experiment's [[workload]] table of this workload, on `fs`."""
+    def repeats_in(self, timing: Timing) -> bool | None:
+        """Whether its counts repeat in this timing mode (within its default tolerance; None: not measured)."""
+        spread = self.repeats.get(timing)
+        return None if spread is None else spread <= EXACT_TOLERANCE[timing]
+
+    def table(self, fs: str, io: str = "changed") -> dict[str, Any]:
+        """The experiment's [[workload]] table of this workload, on `fs`; ``io = "primary"``: its
+        count of I/Os heads its rows."""
         out: dict[str, Any] = {"name": self.name, "engine": self.engine, "fs": fs}
         for key in ("probe", "job", "mount_options"):
             if getattr(self, key) is not None:
@@ -63,6 +73,8 @@ class AreaWorkload(_Strict):
                 out[key] = dict(getattr(self, key))
         if self.metrics:
             out["metrics"] = list(self.metrics)
+        if io != "changed":
+            out["io"] = io
         return out
 
 
@@ -71,6 +83,9 @@ class Area(_Strict):
     paths: list[str] = Field(min_length=1)
     fs: str
     files: list[ErofsFiles] = []
+    # "primary" where the I/O pattern is the point (readahead, block, writeback, erofs): each workload's
+    # count of I/Os heads its rows (spec.Workload.io)
+    io: Literal["changed", "primary"] = "changed"
     workload: list[AreaWorkload] = Field(min_length=1)
     file: str = ""  # where it was read from (set by iolab)
 
