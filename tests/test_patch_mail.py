@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from iolab import load
-from iolab.cli.patch import read_mail
+from iolab.cli.patch import from_mail, read_mail
 from iolab.workloads import compose, library
 from tests.helpers import REPO
 
@@ -21,7 +21,7 @@ def _experiment(tmp_path, *paths: Path, timing="instructions", allow=(), diffs=(
     """The experiment iolab patch writes for these mails (``diffs``: the patches whose
     diffs stand for the mails', where a copy's diff needs the mail reader's repair)."""
     infos = [library.read_patch(p) for p in diffs or paths]
-    mail = read_mail(list(paths), infos, tuple(allow))
+    mail = from_mail(read_mail(list(paths)), tuple(allow))
     selection = library.select(infos, library.load_areas(), mail.text)
     choice = compose.compose(infos, selection, source="debian:linux-source-7.2", in_source=[True] * len(paths),
                              base_dir=tmp_path, timing=timing, command="iolab patch x", mail=mail)
@@ -33,10 +33,10 @@ def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path):
     experiment, text = _experiment(tmp_path, SEEDS / "ext4-write-begin-large-folio.txt")
     cases = ["write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k"]
     assert [w.name for w in experiment.workload if not w.exploratory] == cases
-    assert all(w.primary == ["us_per_call"] and w.fs == "ext4" for w in experiment.workload[:4])
+    assert all(w.primary == ["per_call"] and w.fs == "ext4" for w in experiment.workload[:4])
     assert "left out 'ext4 write_u1k': the mail's benchmark runs it" in text
     assert [(r.label, r.workload, r.metric, r.better) for r in experiment.claims.row] == [
-        (case, case, "us_per_call", "lower") for case in cases]
+        (case, case, "per_call", "lower") for case in cases]
 
 
 def test_the_dio_seed_runs_its_two_rows_as_per_op_latency(tmp_path):

@@ -113,6 +113,31 @@ def load_areas(directory: Path = AREAS) -> list[Area]:
     return areas
 
 
+REPEATS_DATA = "bench/data/library-repeats-*.txt"  # where the figures of `repeats` come from
+REPEAT_ROUNDS = 6  # rounds a workload that does not repeat gets: the fewest a paired test decides at p < 0.05
+
+
+def repeat_note(workload: AreaWorkload, timing: Timing) -> str:
+    """Why a library workload's rows stay undecided in this timing mode: its counts do not repeat
+    ("" where they do, or where it was not measured)."""
+    if workload.repeats_in(timing) is not False:
+        return ""
+    return (f"{workload.name!r} does not repeat in {timing} mode: its values spread "
+            f"{workload.repeats[timing]:.1%} over the rounds of an A/A ({REPEATS_DATA}), so a few rounds "
+            f"leave its rows undecided; it needs {REPEAT_ROUNDS} rounds or more for a paired test, or "
+            f"{'--timing wall' if timing == 'instructions' else 'more rounds'}")
+
+
+def known(engine: str, probe: dict[str, Any] | None, job: str | None,
+          areas: list[Area] | None = None) -> AreaWorkload | None:
+    """The library's workload that runs this (its engine, probe table or job), if one does."""
+    for area in load_areas() if areas is None else areas:
+        for workload in area.workload:
+            if (workload.engine, workload.probe or None, workload.job) == (engine, probe or None, job):
+                return workload
+    return None
+
+
 def _first_error(error: Exception) -> str:
     if isinstance(error, ValidationError):
         first = error.errors()[0]
