@@ -178,3 +178,32 @@ def test_an_area_file_with_a_bad_repeats_is_refused(tmp_path):
                                      'repeats = { instructions = "yes" }\n')
     with pytest.raises(SpecError, match="x.toml.*repeats.instructions"):
         library.load_areas(tmp_path)
+
+
+def test_a_series_says_which_step_changed_the_io_count_and_its_reply_keeps_the_row(tmp_path):
+    """iolab patch's shape: a series, instructions timing; step 2 multiplies the reads."""
+    from iolab import load
+
+    patches = ["one.patch", "two.patch"]
+    for name in patches:
+        (tmp_path / name).write_text(f"{name}\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -1 +1 @@\n-a\n+{name}\n")
+    (tmp_path / "linux.tar.gz").write_bytes(b"")
+    raw = {"name": "a readahead series", "kernel": {"source": "linux.tar.gz"}, "series": {"patches": patches},
+           "workload": [{"name": "cold seq read", "engine": "probe", "probe": PROBE, "metrics": ["lat_p50"],
+                         "io": "primary"}],
+           "run": {"iterations": 3, "seed": 7}, "vm": {"timing": "instructions"}}
+    exp = load.parse(raw, base_dir=str(tmp_path))
+
+    def shape(cell, metrics):
+        metrics.clear()
+        metrics.update({"lat_p50": 5391.0, **disk(517.0 if cell.variant.step >= 2 else 137.0)})
+
+    store = Store(tmp_path / "series.db")
+    run_id = runner.run(exp, store, host=ShapedHost({v.name: 1.0 for v in exp.variant}, shape, noise=0.0))
+    report = run_report(store, run_id)
+    [change] = iorows.changes(report.analysis)
+    assert (change.reference, change.candidate, change.before, change.after) == ("1 one", "2 two", 137.0, 517.0)
+    reply = renderer("reply")(report)
+    flat = " ".join(reply.split())
+    assert "disk I/Os" in reply and "the I/O count changed ×3.8 (cold seq read: 137 -> 517 disk I/Os, 2 two)" in flat
+    assert "left out, undecided" not in reply
