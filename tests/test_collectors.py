@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from iolab.collectors import COLLECTORS, CollectorError, build_collectors, collecting
+from iolab.collectors import diskstats
 from iolab.collectors.diskstats import DiskStats, read_diskstats
 from iolab.collectors.perf_counts import PerfCounts, parse_perf_csv
 from iolab.collectors.proc_stat import ProcStat
@@ -116,6 +117,15 @@ def test_diskstats_field_mapping():
         read_diskstats("sdz", line)
 
 
+def test_diskstats_bytes_and_mean_request_size():
+    deltas = {field: 0.0 for field in diskstats.FIELDS} | {"reads": 517.0, "read_sectors": 32768.0}
+    out = DiskStats("loop1").emit(deltas)
+    assert out["disk.ios"] == 517 and out["disk.read_kib"] == 16384 and out["disk.write_kib"] == 0
+    assert out["disk.read_req_kib"] == pytest.approx(16384 / 517)
+    assert "disk.write_req_kib" not in out  # no write request: no mean size
+    assert {k[5:] for k in out} == set(diskstats.FIELDS) | set(diskstats.DERIVED) - {"write_req_kib"}
+
+
 # ---------------------------------------------------------- integration tests
 
 
@@ -153,6 +163,7 @@ def test_diskstats_on_a_loop_device(loopdev):
     assert m["disk.read_sectors"] >= 2 * 2048
     assert m["disk.writes"] >= 4 and m["disk.reads"] >= 2
     assert m["disk.ios"] == m["disk.reads"] + m["disk.writes"]
+    assert m["disk.write_kib"] == 4 * 1024 and m["disk.write_req_kib"] == 4 * 1024 / m["disk.writes"]
     assert m["disk.in_flight"] == 0
 
 

@@ -132,6 +132,7 @@ def test_a_file_written_for_an_older_iolab_reads_its_old_metric_names_as_todays(
 
 def test_the_engines_names_are_the_catalogues_and_what_they_parse():
     every = fio.metric_names(("read", "write")) | set().union(*(probe.metric_names(m) for m in probe.METRICS))
+    every |= collectors.metric_names({})  # the collectors' by default: the I/O rows' counters
     assert set(metrics.KNOWN) <= every
     assert fio_jobs.jobs("[w]\nrw=trimwrite:8\n")[0].directions == {"write"}
     assert collectors.metric_names({"vmstat": ["nr_dirty"], "diskstats": False, "proc_stat": False}) == {

@@ -250,6 +250,9 @@ def test_gate_parse_and_check(two_runs):
     assert gate.parse("regression").threshold == 0
     assert gate.parse("regression:5%").threshold == pytest.approx(0.05)
     assert gate.parse("regression:2.5").threshold == pytest.approx(0.025)
+    assert not gate.parse("regression").undecided
+    assert gate.parse("undecided") == gate.Gate(None, "undecided", True)
+    assert gate.parse("regression:5%, undecided") == gate.Gate(0.05, "regression:5%, undecided", True)
     for bad in ("regress", "regression:-1%", "regression:5%%", "regression:2000%"):
         with pytest.raises(ValueError):
             gate.parse(bad)
@@ -320,12 +323,22 @@ def test_a_baseline_is_a_complete_run_and_is_checked_before_a_run(two_runs, tmp_
     assert store.baselines() == [] and iolab(where, "baseline", "delete", "main") == 2
 
 
-def test_gate_fails_when_it_cannot_decide(tmp_path, monkeypatch, capsys):
+def test_the_gate_names_undecided_rows_and_fails_on_them_only_when_asked(tmp_path, monkeypatch, capsys):
     store = Store(tmp_path / "few.db")
     levels = {"base": 100.0, "patched": 100.0}
     run_id = runner.run(experiment(list(levels), iterations=3), store, host=ScriptedHost(levels))
-    assert iolab(store.where, "report", str(run_id), "--fail-on", "regression") == 3
-    assert "undecided" in capsys.readouterr().err
+    assert iolab(store.where, "report", str(run_id), "--fail-on", "regression") == 0
+    err = capsys.readouterr().err
+    assert "passed" in err and "undecided, not gated (--fail-on regression,undecided fails on them)" in err
+    assert "  undecided: randread rd BW MiB/s patched: " in err
+    assert iolab(store.where, "report", str(run_id), "--fail-on", "regression,undecided") == 3
+    err = capsys.readouterr().err
+    assert "FAILED" in err and "  undecided: randread rd BW MiB/s patched: " in err
+    assert iolab(store.where, "report", str(run_id), "--fail-on", "undecided") == 3
+    with pytest.raises(SystemExit) as bad:
+        iolab(store.where, "report", str(run_id), "--fail-on", "regresion")
+    assert bad.value.code == 2
+    assert "expected 'regression', 'regression:N%' or 'undecided'" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(os.environ.get("IOLAB_SKIP_PG") == "1", reason="IOLAB_SKIP_PG=1")

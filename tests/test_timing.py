@@ -267,7 +267,7 @@ MEASURED = {
     "rusage.utime_s": ("s", "Ginsn"),
     "host.dirty_kib": ("KiB", "KiB"),
     "cgroup.memory_peak_bytes": ("B", "B"),
-    "disk.reads": ("", ""),  # a count
+    "disk.reads": ("count", "count"),  # a count
 }
 
 
@@ -319,7 +319,8 @@ def test_every_format_says_instructions(tmp_path, monkeypatch):
         assert " us " not in output and "p50 us" not in output and "MiB/s" not in output, fmt
         assert "instructions mode" in output
     document = json.loads(renderer("json")(report))
-    assert document["timing"] == {"mode": "instructions", "icount_shift": 0, "sleep": "off"}
+    assert document["timing"] == {"mode": "instructions", "icount_shift": 0, "sleep": "off", "io_changed": [],
+                                  "warnings": []}
     assert {c["unit"] for c in document["comparisons"]} == {"MiB/Ginsn", "kinsn", "count"}
     assert {c["exact"] for c in document["comparisons"]} == {"identical"}
     assert all(c["p"] is None and c["delta_ci"] == [None, None] for c in document["comparisons"])

@@ -70,7 +70,33 @@ def _probe_metrics() -> list[Metric]:
     ]
 
 
-KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics() + _probe_metrics()}
+def _io_metrics() -> list[Metric]:
+    """The device's I/O counters (iolab.collectors.diskstats; the guest's own in a VM) and the page
+    cache's misses where /proc/vmstat gives them (it counts no page-cache miss as such: major faults
+    and refaults of evicted file pages are the misses it names). Deterministic where the workload is:
+    the same kernel issues the same requests."""
+    return [
+        Metric("disk.ios", "disk I/Os", "count", False),
+        Metric("disk.reads", "disk reads", "count", False),
+        Metric("disk.writes", "disk writes", "count", False),
+        Metric("disk.read_kib", "disk rd KiB", "KiB", False),
+        Metric("disk.write_kib", "disk wr KiB", "KiB", False),
+        Metric("disk.read_req_kib", "rd KiB/req", "KiB", True),
+        Metric("disk.write_req_kib", "wr KiB/req", "KiB", True),
+        Metric("disk.read_merges", "rd merges", "count", True),
+        Metric("disk.write_merges", "wr merges", "count", True),
+        Metric("vmstat.pgmajfault", "major faults", "count", False),
+        Metric("vmstat.workingset_refault_file", "refaults", "count", False),
+    ]
+
+
+KNOWN: dict[str, Metric] = {m.name: m for m in _fio_metrics() + _probe_metrics() + _io_metrics()}
+
+# The I/O pattern's rows (iolab.analysis.iorows): a workload's table shows each that moved between
+# the variants, beside its instruction or time rows; the first, the count of I/Os, heads the rows
+# of a workload whose I/O pattern is the point ([[workload]] io = "primary").
+IO_ROWS = tuple(m.name for m in _io_metrics())
+IO_COUNT = "disk.ios"
 
 # Rows a report shows when the experiment names none, in this order, for
 # whichever of them the workload produced: fio's BW and latency per

@@ -43,7 +43,7 @@ from typing import Literal
 
 from iolab import histogram, plan, stats
 from iolab.engines import fio_jobs
-from iolab.analysis import metrics, prepared
+from iolab.analysis import iorows, metrics, prepared
 from iolab.analysis.failures import Failure, grouped
 from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, accel_switch, disturbed_rounds,
                                        env_differences, host_differences, noise, round_effect)
@@ -90,6 +90,13 @@ class Row:
     # against the step measured before it (iolab.analysis.series)
     against: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def undecided(self) -> list[str]:
+        """The candidates (or a series' total) whose comparison found no verdict: values that vary
+        more than its rounds can decide, or samples not taken alike; never a row whose every value
+        was equal, nor one that failed (it has no comparison)."""
+        return [key for key, c in self.comparisons.items() if c.verdict == "insufficient" and c.refusal != "equal"]
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -131,11 +138,23 @@ class Analysis:
         return sorted(count, key=lambda t: -count[t])
 
 
-def _row_metrics(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
+def _row_metrics(experiment: Experiment, workload: str, produced: set[str], counted: bool | None = None) -> list[str]:
+    """A workload's rows; a workload whose I/O pattern is the point (io = "primary") has its count
+    of I/Os first where its cells counted them (``counted``; by default: ``produced`` has it)."""
     chosen = experiment.workload_named(workload).metrics or experiment.report.metrics
     rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
     declared = experiment.workload_named(workload).primary or experiment.report.primary or []
-    return rows + [name for name in declared if name not in rows]
+    rows += [name for name in declared if name not in rows]
+    counted = metrics.IO_COUNT in produced if counted is None else counted
+    if experiment.workload_named(workload).io == "primary" and counted and metrics.IO_COUNT not in rows:
+        rows.insert(0, metrics.IO_COUNT)
+    return rows
+
+
+def _counts_io(experiment: Experiment, workload: str) -> bool:
+    """Whether a workload's cells will count the device's I/Os (diskstats on a target with a device)."""
+    return experiment.collect.diskstats and experiment.target_for(experiment.baseline,
+                                                                  experiment.workload_named(workload)).kind != "dir"
 
 
 def _rows_of(experiment: Experiment, workload: str, produced: set[str]) -> list[str]:
@@ -155,8 +174,11 @@ def primary_metrics(experiment: Experiment, workload: str, rows: list[str]) -> l
         return []
     declared = experiment.workload_named(workload).primary or experiment.report.primary
     if declared:
-        return [name for name in rows if name in declared]
-    chosen = [name for name in rows if name in metrics.PRIMARY]
+        chosen = [name for name in rows if name in declared]
+    else:
+        chosen = [name for name in rows if name in metrics.PRIMARY] or [n for n in rows if n != metrics.IO_COUNT][:1]
+    if experiment.workload_named(workload).io == "primary" and metrics.IO_COUNT in rows:
+        chosen = [metrics.IO_COUNT, *(name for name in chosen if name != metrics.IO_COUNT)]
     return chosen or rows[:1]
 
 
@@ -263,14 +285,15 @@ def expected_rows(experiment: Experiment, workload: str, directions: frozenset[s
     the default rows its engine reports (a fio job: per direction it reads or
     writes, ``directions``; the probe: per mode)."""
     item = experiment.workload_named(workload)
+    counted = _counts_io(experiment, workload)
     if item.metrics or experiment.report.metrics:
-        return _row_metrics(experiment, workload, set())
+        return _row_metrics(experiment, workload, set(), counted)
     if item.engine == "fio":
         produced = {f"{d}_{m}" for d in directions for m in ("bw", "p50", "p99")}
     else:
         mode = (item.probe or {}).get("mode")
         produced = {"batch": {"per_call"}, "churn": {"phase_ns"}}.get(str(mode), {"lat_p50", "lat_p99"})
-    return _row_metrics(experiment, workload, produced)
+    return _row_metrics(experiment, workload, produced, counted)
 
 
 def planned_comparisons(experiment: Experiment, rows: dict[str, list[str]]) -> int:
@@ -430,6 +453,9 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         rounds = {s.round for s in measured if s.workload == workload}
         names = names_of[workload]
         primary = primary_metrics(experiment, workload, names)
+        io = iorows.moved({v: ok[(v, workload)] for v in variants}, experiment.tolerance, names)
+        at = 1 if names[:1] == [metrics.IO_COUNT] else len(names)  # after the count of I/Os, or last
+        names = names[:at] + io + names[at:]
         for name in names:
             metric = metrics.lookup(name, experiment.timing)
             values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}

@@ -73,7 +73,8 @@ and shown as failures; with --format benchstat only when every cell failed,
 the others are counted on stderr), or every cell failed, or a variant
 failed all its cells of the first measured round alike, which stops the
 run there (run status "failed"); 2 bad usage or experiment file; 3
---fail-on: a primary metric got worse (or could not be decided); 130
+--fail-on: a primary metric got worse or failed (with ,undecided: or could not
+be decided); 130
 interrupted; 141 the reader of stdout closed it (| head).
 The store is %(store)s unless --store or $IOLAB_STORE says otherwise.
 """
@@ -149,8 +150,9 @@ def _compare_command(commands: Any) -> None:
     cmp.add_argument("run_a", type=int, metavar="RUN_A", help="the reference run")
     cmp.add_argument("run_b", type=int, metavar="RUN_B", help="the run compared with it")
     view_options(cmp)
-    cmp.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
-                     help="exit 3 when a primary metric of RUN_B is worse than in RUN_A (by more than N%%)")
+    cmp.add_argument("--fail-on", type=_gate, metavar="regression[:N%][,undecided]",
+                     help="exit 3 when a primary metric of RUN_B is worse than in RUN_A (by more than N%%); "
+                     "with ',undecided' also when one cannot be decided (else such rows are named)")
 
 
 def _gate(text: str) -> cli_gate.Gate:
@@ -163,9 +165,10 @@ def _gate(text: str) -> cli_gate.Gate:
 def _gate_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--baseline", metavar="NAME",
                          help="show the run against the run saved as baseline NAME (iolab baseline save)")
-    command.add_argument("--fail-on", type=_gate, metavar="regression[:N%]",
-                         help="exit 3 when a primary metric of the table is worse (by more than N%%), or "
-                         "cannot be decided; the CI gate")
+    command.add_argument("--fail-on", type=_gate, metavar="regression[:N%][,undecided]",
+                         help="exit 3 when a primary metric of the table is worse (by more than N%%), or has "
+                         "no comparison (its cells failed); with ',undecided' also when one cannot be "
+                         "decided (else such rows are named); the CI gate")
 
 
 def _recovery_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -209,6 +209,8 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
         f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
     choice = compose.compose(infos, selection, source=args.source, in_source=placed, parts=parts, base_dir=base_dir,
                              timing=timing, command=command, mail=mail, title=title)
+    for item in choice.skipped:
+        _say(f"left out {item}")
     for item in mail.benchmark.refused:
         _say(f"refused from the mail: {item}")
     for item in mail.benchmark.not_reproduced:

@@ -22,8 +22,11 @@ Field mapping (Documentation/admin-guide/iostats.rst; fields after
     16     flush requests completed      disk.flushes           (5.5+)
     17     time spent flushing (ms)      disk.flush_ms
 
-plus disk.ios = disk.reads + disk.writes. A sector is always 512 bytes
-here, whatever the device's logical block size. Fields the running kernel
+plus disk.ios = disk.reads + disk.writes; per direction the bytes moved,
+disk.read_kib and disk.write_kib (sectors / 2), and the mean request size,
+disk.read_req_kib = disk.read_kib / disk.reads (emitted only where there
+was a request). A sector is always 512 bytes here, whatever the device's
+logical block size. Fields the running kernel
 does not print are not emitted. Counts are of requests that completed, so
 merged bios count once.
 """
@@ -43,6 +46,7 @@ FIELDS = (
     "flushes", "flush_ms",
 )  # fmt: skip
 SNAPSHOTS = {"in_flight"}
+DERIVED = ("ios", "read_kib", "write_kib", "read_req_kib", "write_req_kib")  # emit()'s own, from the fields
 
 
 def device_name(device: str) -> str:
@@ -97,4 +101,8 @@ class DiskStats(Counters):
                 )
         out = {f"disk.{field}": value for field, value in deltas.items()}
         out["disk.ios"] = out["disk.reads"] + out["disk.writes"]
+        for side in ("read", "write"):
+            out[f"disk.{side}_kib"] = out[f"disk.{side}_sectors"] / 2
+            if out[f"disk.{side}s"]:
+                out[f"disk.{side}_req_kib"] = out[f"disk.{side}_kib"] / out[f"disk.{side}s"]
         return out

@@ -59,7 +59,7 @@ def metric_names(collect: Mapping[str, Any]) -> set[str]:
     if keys:
         names |= {f"vmstat.{key}" for key in (vmstat.DEFAULT_KEYS if keys is True else keys)}
     if collect.get("diskstats", True):
-        names |= {f"disk.{field}" for field in (*diskstats.FIELDS, "ios")}
+        names |= {f"disk.{field}" for field in (*diskstats.FIELDS, *diskstats.DERIVED)}
     if collect.get("rusage", False):
         names |= {*rusage.NAMES, "rusage.ctx"}
     for event in collect.get("perf", []):

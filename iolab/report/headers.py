@@ -10,6 +10,7 @@ from typing import Any
 
 from iolab.analysis import Analysis
 from iolab.analysis import hosts as hosts_of
+from iolab.analysis import iorows
 from iolab.analysis.model import Report
 from iolab.engines import fio, probe
 from iolab.report.figures import table_view_text
@@ -122,6 +123,7 @@ def header(analysis: Analysis) -> list[str]:
         f"{target_text(analysis)}, {machine_text(analysis)}",
         *_vm_notes(run.host.get("vm")),
         *timing_lines(experiment),
+        *io_lines(analysis),
         f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
         f"{table_view_text(analysis)}",
     ]
@@ -163,6 +165,21 @@ def timing_lines(experiment: Experiment) -> list[str]:
         lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
                      "timer, not as instructions; disk = \"ram\" keeps the device out")
     return lines
+
+
+def io_lines(analysis: Analysis) -> list[str]:
+    """In instructions mode, where a workload's count of I/Os changed: what this mode cannot see
+    (the device's time), with the measured ratio, and the wall-mode run on a device that would."""
+    if analysis.experiment.timing != "instructions":
+        return []
+    found = iorows.changes(analysis)
+    if not found:
+        return []
+    also = f"; also {'; '.join(c.text() for c in found[1:3])}" if len(found) > 1 else ""
+    path = analysis.run.experiment_path or "EXPERIMENT.toml"
+    return [f"the I/O count changed {found[0].text()}{also}; this mode does not count device time, so no "
+            f"instruction row shows what the I/O costs: time it on a device, with [vm] disk = \"virtio\" "
+            f"(an image on this host's disk, cache=none) in {path} and iolab run {path} --timing wall"]
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-from iolab.report import claims
+from iolab.report import claims, headers
 from iolab.report.figures import json_number
-from iolab.analysis import Analysis, Diagnostic, Figure
+from iolab.analysis import Analysis, Diagnostic, Figure, iorows
 from iolab.analysis.series import TOTAL
 from iolab.analysis.model import Report
 from iolab.store import RunInfo, Sample
@@ -128,8 +129,11 @@ def _series(analysis: Analysis) -> dict[str, Any] | None:
 def _timing(analysis: Analysis) -> dict[str, Any]:
     """What the durations count in instructions mode (the units say insn, never a time);
     a wall-mode document has no "timing"."""
+    unseen = [{"workload": c.workload, "metric": c.label, "reference": c.reference, "candidate": c.candidate,
+               "before": c.before, "after": c.after, "ratio": c.ratio if math.isfinite(c.ratio) else None}
+              for c in iorows.changes(analysis)]
     return {"mode": analysis.experiment.timing, "icount_shift": analysis.experiment.vm.icount_shift,
-            "sleep": "off"}
+            "sleep": "off", "io_changed": unseen, "warnings": headers.io_lines(analysis)}
 
 
 def _run_of(analysis: Analysis) -> dict[str, Any]:

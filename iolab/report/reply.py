@@ -10,10 +10,13 @@ reply unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from iolab.report import claims, figures, headers, legends, series, table
+from iolab.analysis import Analysis
 from iolab.analysis.model import Report
+from iolab.units import counted
 
 WIDTH = figures.WIDTH
 RULE = "-" * 24
@@ -72,12 +75,24 @@ def _command(report: Report, command: str | None) -> str:
     return f"iolab run {run.experiment_path}{options}"
 
 
+def _decided(analysis: Analysis) -> tuple[Analysis, list[str]]:
+    """The analysis with only the rows that found a verdict, and a line naming the ones left out:
+    an undecided row never heads a mail (the full report keeps it)."""
+    out = [row for row in analysis.rows if row.undecided]
+    if not out:
+        return analysis, []
+    named = ", ".join(dict.fromkeys(f"{row.workload} {row.metric.label}" for row in out))
+    kept = replace(analysis, rows=[row for row in analysis.rows if not row.undecided])
+    return kept, [f"left out, undecided (no verdict from {counted(analysis.rounds_done, 'round')}; the full "
+                  f"report shows them): {named}"]
+
+
 def render(report: Report, command: str | None = None) -> str:
-    analysis = report.analysis
+    analysis, undecided = _decided(report.analysis)
     failed = series.failure_lines(analysis)  # a failure is the first thing the reader sees
     lines = [f"{RULE} iolab reply {RULE}", *figures.wrapped(failed),
              *figures.wrapped([f"iolab: {analysis.experiment.name}", *headers.mail_lines(analysis.experiment)]),
-             *figures.wrapped([*_measured(report), _timing(report)])]
+             *figures.wrapped([*_measured(report), _timing(report), *headers.io_lines(analysis)])]
     rounds = f"{analysis.rounds_done} rounds, {analysis.experiment.run.order}; {figures.table_view_text(analysis)}"
     if report.compared is not None:  # two runs' rounds, unpaired: as the compare header says it
         rounds = headers.report_header(report)[-1]
@@ -91,6 +106,7 @@ def render(report: Report, command: str | None = None) -> str:
 
         for block in table.blocks(analysis):
             lines += ["", *text._layout(block)]
+    lines += figures.wrapped(undecided)
     lines += ["", *figures.wrapped(legends.legend(analysis))]
     checked = claims.text_lines(analysis)
     if checked:

@@ -24,6 +24,7 @@ from iolab.stats.exact import MIN_ROUNDS
 from iolab.stats.kinds import PAIRED
 from iolab.store import Store
 from iolab.units import counted
+from iolab.workloads import library
 
 TEST_NAMES = {"signed-rank": "Wilcoxon signed-rank of per-round ratios (paired)",
               "mann-whitney": "exact Mann-Whitney U (unpaired)"}
@@ -71,6 +72,16 @@ def undecidable(experiment: Experiment) -> str:
             f"--force runs it anyway")
 
 
+def repeats(experiment: Experiment, name: str) -> str:
+    """Where a workload is one of the library's that does not repeat in the experiment's timing mode
+    with fewer rounds than it needs: that it does not, and what it needs ("" otherwise)."""
+    workload = experiment.workload_named(name)
+    known = library.known(workload.engine, workload.probe, workload.job)
+    if known is None or experiment.run.max_rounds >= library.REPEAT_ROUNDS:
+        return ""
+    return library.repeat_note(known, experiment.timing)
+
+
 def _calibration(store: Store, experiment: Experiment) -> tuple[int, list[Sample]] | None:
     """The latest A/A calibration run of this experiment in the store and its samples."""
     for run in reversed(store.runs(experiment.name)):
@@ -107,6 +118,9 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
     label = {n: lookup(n, experiment.timing).label for names in primary.values() for n in names}
     for workload, names in primary.items():
         line = f"  {workload}: primary {', '.join(label[n] for n in names) or 'none'}"
+        note = repeats(experiment, workload)
+        if note:
+            line += f"; {note}"
         if calibration and found.test:  # decidable: a test was chosen
             run_id, samples = calibration
             figures = []

@@ -99,6 +99,10 @@ class Workload(CellSettings, TargetOverrides):
     # every row of it exploratory, outside the corrected family (iolab patch: the library's workloads
     # beside the mail's own benchmark)
     exploratory: bool = False
+    # its I/O pattern's rows (iolab.analysis.iorows): "changed", each device counter that moved between
+    # the variants is a row after its own; "primary", the count of I/Os (disk.ios) heads its rows, in
+    # the corrected family, where the I/O pattern is the point (readahead, block, writeback, erofs)
+    io: Literal["changed", "primary"] = "changed"
 
     @model_validator(mode="after")
     def _one_job(self) -> Workload:

@@ -20,7 +20,7 @@ from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 from iolab.spec import MIN_SIZE
 from iolab.workloads import mail as from_mail
-from iolab.workloads.library import PatchInfo, Selection
+from iolab.workloads.library import REPEAT_ROUNDS, PatchInfo, Selection, repeat_note
 from iolab.units import counted
 
 SIZE = 512 << 20  # the target image: room for every area's files, in the VM's memory
@@ -124,6 +124,11 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         skipped = [f"{c.workload.name}: erofs workloads need an erofs target; run them in an experiment "
                    "of their own" for c in chosen if c.area.fs == "erofs"]
         chosen = [c for c in chosen if c.area.fs != "erofs"]
+    unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
+    if len(unrepeated) < len(chosen):  # they stay out; where nothing else is left, they get more rounds
+        skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in unrepeated]
+        chosen = [c for c in chosen if c not in unrepeated]
+        unrepeated = []
     reverse = [(parts or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
     mailed = mail is not None and bool(mail.benchmark.workloads)
     lines = [f"# Written by: {command}"]
@@ -167,7 +172,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
             lines.insert(lines.index("") if "" in lines else len(lines),
                          f"#   left out {c.workload.name!r}: the mail's benchmark runs it")
             continue
-        table = c.workload.table(c.area.fs)
+        table = c.workload.table(c.area.fs, c.area.io)
         if mailed:
             table["exploratory"] = True
         lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),
@@ -175,7 +180,11 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     lines += mail_claims + phases
     lines += ["", "[run]"]
     threaded = [w.name for w in (mail.benchmark.workloads if mail is not None else ()) if _threads(w) > 1]
-    if timing == "instructions" and threaded:
+    if timing == "instructions" and unrepeated:
+        lines += [f"# {', '.join(c.workload.name for c in unrepeated)}: its counts do not repeat in instructions",
+                  f"# mode (the library's A/A): {REPEAT_ROUNDS} rounds, the fewest a paired test decides at p < 0.05",
+                  f"iterations = {REPEAT_ROUNDS}", 'order = "alternate"']
+    elif timing == "instructions" and threaded:
         lines += [f"# {', '.join(threaded)}: several threads interleave differently from boot to boot, so",
                   "# its counts vary: 6 rounds, the fewest a paired test decides at p < 0.05",
                   "iterations = 6", 'order = "alternate"']

@@ -19,12 +19,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from iolab.kernels import patches as patchfiles
-from iolab.spec import FILESYSTEMS, ErofsFiles, SpecError
+from iolab.spec import EXACT_TOLERANCE, FILESYSTEMS, ErofsFiles, SpecError, Timing
 from iolab.workloads import functions
 
 AREAS = Path(__file__).parent / "areas"
@@ -51,9 +51,19 @@ class AreaWorkload(_Strict):
     mount_options: str | None = None
     sysfs: dict[str, int | str] = {}
     sysctl: dict[str, int | str] = {}
+    # whether its counts repeat, per timing mode: the largest spread, (max - min) / |median|, of its
+    # rows over the rounds of an A/A (two variants of one kernel), as measured by
+    # bench/library_repeats.py (figures: bench/data/library-repeats-*.txt); a mode not named: not measured
+    repeats: dict[Timing, float] = {}
 
-    def table(self, fs: str) -> dict[str, Any]:
-        """The experiment's [[workload]] table of this workload, on `fs`."""
+    def repeats_in(self, timing: Timing) -> bool | None:
+        """Whether its counts repeat in this timing mode (within its default tolerance; None: not measured)."""
+        spread = self.repeats.get(timing)
+        return None if spread is None else spread <= EXACT_TOLERANCE[timing]
+
+    def table(self, fs: str, io: str = "changed") -> dict[str, Any]:
+        """The experiment's [[workload]] table of this workload, on `fs`; ``io = "primary"``: its
+        count of I/Os heads its rows."""
         out: dict[str, Any] = {"name": self.name, "engine": self.engine, "fs": fs}
         for key in ("probe", "job", "mount_options"):
             if getattr(self, key) is not None:
@@ -63,6 +73,8 @@ class AreaWorkload(_Strict):
                 out[key] = dict(getattr(self, key))
         if self.metrics:
             out["metrics"] = list(self.metrics)
+        if io != "changed":
+            out["io"] = io
         return out
 
 
@@ -71,6 +83,9 @@ class Area(_Strict):
     paths: list[str] = Field(min_length=1)
     fs: str
     files: list[ErofsFiles] = []
+    # "primary" where the I/O pattern is the point (readahead, block, writeback, erofs): each workload's
+    # count of I/Os heads its rows (spec.Workload.io)
+    io: Literal["changed", "primary"] = "changed"
     workload: list[AreaWorkload] = Field(min_length=1)
     file: str = ""  # where it was read from (set by iolab)
 
@@ -96,6 +111,31 @@ def load_areas(directory: Path = AREAS) -> list[Area]:
             raise SpecError(f"{path}: fs: {area.fs!r} is not one of {', '.join(FILESYSTEMS)}")
         areas.append(area)
     return areas
+
+
+REPEATS_DATA = "bench/data/library-repeats-*.txt"  # where the figures of `repeats` come from
+REPEAT_ROUNDS = 6  # rounds a workload that does not repeat gets: the fewest a paired test decides at p < 0.05
+
+
+def repeat_note(workload: AreaWorkload, timing: Timing) -> str:
+    """Why a library workload's rows stay undecided in this timing mode: its counts do not repeat
+    ("" where they do, or where it was not measured)."""
+    if workload.repeats_in(timing) is not False:
+        return ""
+    return (f"{workload.name!r} does not repeat in {timing} mode: its values spread "
+            f"{workload.repeats[timing]:.1%} over the rounds of an A/A ({REPEATS_DATA}), so a few rounds "
+            f"leave its rows undecided; it needs {REPEAT_ROUNDS} rounds or more for a paired test, or "
+            f"{'--timing wall' if timing == 'instructions' else 'more rounds'}")
+
+
+def known(engine: str, probe: dict[str, Any] | None, job: str | None,
+          areas: list[Area] | None = None) -> AreaWorkload | None:
+    """The library's workload that runs this (its engine, probe table or job), if one does."""
+    for area in load_areas() if areas is None else areas:
+        for workload in area.workload:
+            if (workload.engine, workload.probe or None, workload.job) == (engine, probe or None, job):
+                return workload
+    return None
 
 
 def _first_error(error: Exception) -> str:
