@@ -429,7 +429,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         names = names_of[workload]
         primary = primary_metrics(experiment, workload, names)
         for name in names:
-            metric = metrics.lookup(name, experiment.timing)
+            metric = metrics.lookup(name, experiment.clock)
             values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
             row_view = _row_view(view, list(values.values()))
             if row_view != view:

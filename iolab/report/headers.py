@@ -97,9 +97,10 @@ def target_text(analysis: Analysis) -> str:
     if target.kind == "loop" and primary.target_place:
         where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
     if "vm" in primary.run.host:
-        disk = {"ram": "a loop image in the VM's memory", "null_blk": "the guest's null_blk (memory-backed)"}.get(
+        disk = {"ram": "a loop image in the VM's memory", "null_blk": "the guest's null_blk (memory-backed)",
+                "model": "a modeled device (the guest's null_blk, timer completions)"}.get(
             experiment.vm.disk, "a virtio disk")
-        where["loop"] = f"{disk} ({format_size(target.size)})" if experiment.vm.disk != "null_blk" else disk
+        where["loop"] = f"{disk} ({format_size(target.size)})" if experiment.vm.disk in ("ram", "virtio") else disk
     return f"{fs} on {where[target.kind]}"
 
 
@@ -162,7 +163,21 @@ def timing_lines(experiment: Experiment) -> list[str]:
     if experiment.vm.disk == "virtio":
         lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
                      "timer, not as instructions; disk = \"ram\" keeps the device out")
+    lines += model_lines(experiment)
     return lines
+
+
+def model_lines(experiment: Experiment) -> list[str]:
+    """The modeled device (disk = "model"): its parameters, and what its unit counts."""
+    model = experiment.vm.device_model
+    if model is None:
+        return []
+    bandwidth = f", at most {model.mbps} MiB/s" if model.mbps else ""
+    return [f"modeled device: null_blk, memory-backed, each request completed by a guest timer "
+            f"{model.completion_nsec} ns after it is issued (irqmode=2, completion_nsec={model.completion_nsec}"
+            f"{f', mbps={model.mbps}' if model.mbps else ''}){bandwidth}: a workload's durations are "
+            "modeled time (modeled ns = instructions plus the device's modeled waits), never a time; "
+            "the CPU time at work stays instructions"]
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:

@@ -128,8 +128,11 @@ def _series(analysis: Analysis) -> dict[str, Any] | None:
 def _timing(analysis: Analysis) -> dict[str, Any]:
     """What the durations count in instructions mode (the units say insn, never a time);
     a wall-mode document has no "timing"."""
-    return {"mode": analysis.experiment.timing, "icount_shift": analysis.experiment.vm.icount_shift,
-            "sleep": "off"}
+    experiment = analysis.experiment
+    model = experiment.vm.device_model
+    return {"mode": experiment.timing, "icount_shift": experiment.vm.icount_shift, "sleep": "off",
+            **({"clock": experiment.clock, "device_model": {**model.model_dump(), "irqmode": "timer"}}
+               if model is not None else {})}
 
 
 def _run_of(analysis: Analysis) -> dict[str, Any]:
