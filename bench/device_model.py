@@ -7,7 +7,7 @@
 
 (as root, the kernel cached: `iolab kernel build scenarios/ext4-write-begin-7.2.toml`,
 or `--kernel debian:6.1.0-56-amd64`, a Debian image). For each completion_nsec,
-mbps and extra guest boot option (--append; "" is none) it runs
+extra guest boot option (--append; "" is none; --mbps adds null_blk.mbps) it runs
 bench/device-model.toml -- an A/A of one kernel on [vm] disk = "model", each
 round of each variant a boot of its own, in instructions mode -- through
 iolab's own run command, in this process (so --append can add to the guest's
@@ -43,7 +43,7 @@ METRICS = ("lat_mean", "lat_p50", "read_lat_mean", "read_p50", "read_bw")
 PER_IO = {"lat_mean": 1.0, "read_lat_mean": 1000.0}  # the metric's unit in ns (the per-I/O change)
 
 
-def experiment_file(kernel: str, completion_nsec: int, mbps: int, into: Path) -> Path:
+def experiment_file(kernel: str, completion_nsec: int, into: Path) -> Path:
     """bench/device-model.toml with this kernel and device model."""
     text = EXPERIMENT.read_text()
     source = 'source = "debian:linux-source-7.2"'
@@ -53,10 +53,9 @@ def experiment_file(kernel: str, completion_nsec: int, mbps: int, into: Path) ->
         text = text.replace(f"[kernel]\n{source}\n", "")
         text = text.replace('name = "a"\n', f'name = "a"\nkernel = "{kernel}"\n')
         text = text.replace('name = "b"\n', f'name = "b"\nkernel = "{kernel}"\n')
-    model = f"model = {{ completion_nsec = {completion_nsec}{f', mbps = {mbps}' if mbps else ''} }}"
-    text = text.replace("model = { completion_nsec = 20000 }", model)
+    text = text.replace("model = { completion_nsec = 20000 }", f"model = {{ completion_nsec = {completion_nsec} }}")
     tomllib.loads(text)
-    path = into / f"device-model-{completion_nsec}-{mbps}.toml"
+    path = into / f"device-model-{completion_nsec}.toml"
     path.write_text(text)
     return path
 
@@ -117,8 +116,10 @@ def main() -> int:
     for append in args.append:
         first: dict[tuple[str, str], float] = {}
         for nsec in args.completion_nsec:
-            path = experiment_file(args.kernel, nsec, args.mbps, work)
-            values, load, elapsed, run_id = run(store, path, args.rounds, append.split())
+            path = experiment_file(args.kernel, nsec, work)
+            # mbps is not a parameter of the model (it does not repeat): given here on the command line
+            extra = append.split() + ([f"null_blk.mbps={args.mbps}"] if args.mbps else [])
+            values, load, elapsed, run_id = run(store, path, args.rounds, extra)
             print(f"\ncompletion_nsec={nsec} mbps={args.mbps} append={append or '-'}: run {run_id}, "
                   f"{elapsed:.0f} s, load {load}", flush=True)
             for (workload, name), cells in values.items():

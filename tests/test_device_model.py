@@ -39,9 +39,8 @@ def test_the_model_has_its_defaults_and_the_file_s_parameters():
     exp = model_experiment()
     assert exp.clock == "modeled" and exp.timing == "instructions"
     assert exp.vm.device_model is not None and exp.vm.device_model.completion_nsec == 20000
-    assert exp.vm.device_model.mbps == 0
-    set_ = model_experiment({"model": {"completion_nsec": 60000, "mbps": 200}}).vm.device_model
-    assert set_ is not None and (set_.completion_nsec, set_.mbps) == (60000, 200)
+    set_ = model_experiment({"model": {"completion_nsec": 60000}}).vm.device_model
+    assert set_ is not None and set_.completion_nsec == 60000
     assert model_experiment({"disk": "ram"}).clock == "instructions"  # the model only where asked
 
 
@@ -49,7 +48,7 @@ def test_the_model_has_its_defaults_and_the_file_s_parameters():
     ({"timing": "wall"}, ["vm", 'needs timing = "instructions"']),
     ({"disk": "ram", "model": {"completion_nsec": 20000}}, ["vm", 'need disk = "model"']),
     ({"model": {"completion_nsec": 0}}, ["vm.model.completion_nsec", "greater than or equal to 1000"]),
-    ({"model": {"mbps": -1}}, ["vm.model.mbps"]),
+    ({"model": {"mbps": 100}}, ["vm.model", "mbps: a bandwidth cap does not repeat"]),
     ({"model": {"irqmode": 1}}, ["vm.model.irqmode"]),  # the completions are timers: nothing else to choose
 ])
 def test_refusals_name_the_field(vm_table, words):
@@ -76,15 +75,15 @@ def test_a_bad_value_in_the_file_exits_2_naming_the_field(tmp_path, capsys):
 
 
 def test_the_guest_boots_null_blk_with_timer_completions():
-    settings = model_experiment({"model": {"completion_nsec": 60000, "mbps": 200}}).vm
+    settings = model_experiment({"model": {"completion_nsec": 60000}}).vm
     assert qemu.disk_args(settings) == [
         "null_blk.nr_devices=1", "null_blk.memory_backed=1", "null_blk.gb=1",
-        "null_blk.irqmode=2", "null_blk.completion_nsec=60000", "null_blk.mbps=200"]
-    assert "null_blk.mbps" not in " ".join(qemu.disk_args(model_experiment().vm))  # 0: no limit, not passed
+        "null_blk.irqmode=2", "null_blk.completion_nsec=60000"]
+    assert "null_blk.irqmode" not in " ".join(qemu.disk_args(model_experiment({"disk": "null_blk"}).vm))
     assert qemu.disk_args(model_experiment({"disk": "ram"}).vm) == []
     assert qemu.timing_env(settings) == {
         "timing": "instructions", "icount_shift": 0, "guest_tsc_khz": 1_000_000,
-        "device_model": {"completion_nsec": 60000, "mbps": 200, "irqmode": "timer"}}
+        "device_model": {"completion_nsec": 60000, "irqmode": "timer"}}
     assert "vm.device_model" in environment.CHECKED  # a modeled run never set against an instructions run
 
 
@@ -124,7 +123,7 @@ def test_every_format_names_the_model_and_its_unit(tmp_path):
         assert "p50 kinsn" not in output and "MiB/Ginsn" not in output, fmt  # not instruction counts
     document = json.loads(renderer("json")(report))
     assert document["timing"]["clock"] == "modeled"
-    assert document["timing"]["device_model"] == {"completion_nsec": 60000, "mbps": 0, "irqmode": "timer"}
+    assert document["timing"]["device_model"] == {"completion_nsec": 60000, "irqmode": "timer"}
     assert {c["unit"] for c in document["comparisons"]} == {"MiB/modeled s", "modeled us", "count"}
     rows = list(csv.DictReader(io.StringIO(renderer("csv")(report))))
     assert {r["unit"] for r in rows if r["metric"] in ("read_bw", "read_p50")} == {"MiB/modeled s", "modeled us"}

@@ -172,10 +172,9 @@ def model_lines(experiment: Experiment) -> list[str]:
     model = experiment.vm.device_model
     if model is None:
         return []
-    bandwidth = f", at most {model.mbps} MiB/s" if model.mbps else ""
     return [f"modeled device: null_blk, memory-backed, each request completed by a guest timer "
             f"{model.completion_nsec} ns after it is issued (irqmode=2, completion_nsec={model.completion_nsec}"
-            f"{f', mbps={model.mbps}' if model.mbps else ''}){bandwidth}: a workload's durations are "
+            "): a workload's durations are "
             "modeled time (modeled ns = instructions plus the device's modeled waits), never a time; "
             "the CPU time at work stays instructions"]
 

@@ -162,11 +162,10 @@ def null_blk_args(memory: int, model: DeviceModel | None = None) -> list[str]:
     /dev/nullb0 of half the VM's memory, rounded up to whole GiB (its pages
     exist only where written). With a device model (disk = "model"), its
     completions are guest timers (irqmode=2) completion_nsec after each
-    request, and its bandwidth is capped where mbps is set."""
+    request."""
     args = ["null_blk.nr_devices=1", "null_blk.memory_backed=1", f"null_blk.gb={max(1, -(-memory // (2 << 30)))}"]
     if model is not None:
         args += ["null_blk.irqmode=2", f"null_blk.completion_nsec={model.completion_nsec}"]
-        args += [f"null_blk.mbps={model.mbps}"] if model.mbps else []
     return args
 
 
