@@ -67,7 +67,7 @@ def _experiment(a: RunInfo, b: RunInfo, exp_a: Experiment, variants: list[str], 
         ],
         "run": {"iterations": max(1, rounds), "order": "sequential", "seed": 0},
         "report": report,
-        "vm": {"timing": exp_a.timing, "disk": exp_a.vm.disk, "model": exp_a.vm.model},  # what the runs' figures count
+        "vm": {"timing": exp_a.timing, "disk": exp_a.vm.disk, "model": exp_a.vm.model},  # what the figures count
     })
 
 

@@ -131,7 +131,7 @@ def _timing(analysis: Analysis) -> dict[str, Any]:
     experiment = analysis.experiment
     model = experiment.vm.device_model
     return {"mode": experiment.timing, "icount_shift": experiment.vm.icount_shift, "sleep": "off",
-            **({"clock": experiment.clock, "device_model": {**model.model_dump(), "irqmode": "timer"}}
+            **({"clock": experiment.clock, "device_model": model.recorded()}
                if model is not None else {})}
 
 

@@ -15,7 +15,7 @@ from iolab.spec.kernel import Build, KernelField, Series, with_default_kernel, w
 from iolab.spec.mail import MailRecord
 from iolab.spec.run import CellSetup, Collect, ReportSettings, Run
 from iolab.spec.target import Target, TargetOverrides
-from iolab.spec.vm import EXACT_TOLERANCE, VM, Clock, Timing, with_timing_defaults
+from iolab.spec.vm import EXACT_TOLERANCE, NULL_BLK_DISKS, VM, Clock, Timing, with_timing_defaults
 
 
 KnobValue = str | int
@@ -214,7 +214,7 @@ class Experiment(Strict):
             )
         if self.target.kind == "dir":
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
-        if self.vm.disk in ("ram", "null_blk", "model"):
+        if self.vm.disk in ("ram", *NULL_BLK_DISKS):
             # the image lives in the guest's /run, a tmpfs of half the VM's memory (or null_blk's pages)
             sizes = {self.target_for(v, w).size for v in self.variant for w in self.workload} - {None}
             if sizes and max(sizes) > self.vm.memory // 2:

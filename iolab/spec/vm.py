@@ -43,6 +43,13 @@ class DeviceModel(Strict):
                              "20 ms, from its creation, not from the cell's start); leave it out")
         return data
 
+    def recorded(self) -> dict[str, Any]:
+        """The parameters as samples and reports record them (the completions are timers: irqmode=2)."""
+        return {**self.model_dump(), "irqmode": "timer"}
+
+
+NULL_BLK_DISKS = ("null_blk", "model")  # the disks that are the guest's null_blk (kernel command line)
+
 
 class VM(Strict):
     """The VM that cells of variants with a kernel run in (iolab.hosts.vm);

@@ -30,7 +30,7 @@ from typing import Any
 
 from iolab import process
 from iolab.kernels import Kernel
-from iolab.spec import VM, DeviceModel
+from iolab.spec import NULL_BLK_DISKS, VM, DeviceModel
 from iolab.sysutil import require
 
 QEMU = "qemu-system-x86_64"
@@ -151,7 +151,7 @@ def timing_env(settings: VM) -> dict[str, Any]:
         return {"timing": "wall"}
     model = settings.device_model
     return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ,
-            **({"device_model": {**model.model_dump(), "irqmode": "timer"}} if model is not None else {})}
+            **({"device_model": model.recorded()} if model is not None else {})}
 
 
 # -- the command line ------------------------------------------------------------------
@@ -171,7 +171,7 @@ def null_blk_args(memory: int, model: DeviceModel | None = None) -> list[str]:
 
 def disk_args(settings: VM) -> list[str]:
     """The guest kernel's command line for the VM's disk (its null_blk's parameters)."""
-    if settings.disk not in ("null_blk", "model"):
+    if settings.disk not in NULL_BLK_DISKS:
         return []
     return null_blk_args(settings.memory, settings.device_model)
 
