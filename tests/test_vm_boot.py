@@ -290,3 +290,40 @@ def test_the_linux_probe_boots_this_machines_kvm(test_kernel, tmp_path):
     assert boot is not None and not boot.ready and STALL_S <= time.monotonic() - started < STALL_S + 10
     assert "did not come up" in boot.detail and "this init never signals ready" in boot.detail, boot.detail
     assert qemu_pids(str(tmp_path)) == []
+
+
+def test_the_modeled_device_repeats_and_counts_its_waits(test_kernel, tmp_path, monkeypatch):
+    """[vm] disk = "model": the guest's null_blk completes each request with a
+    guest timer completion_nsec after it is issued, and under -icount
+    sleep=off the wait is that modeled time. Two rounds of an A/A (one boot)
+    give one median per completion_nsec (bench/data/device-model-2026-11-26.txt:
+    identical in every cell), 60000 ns against 20000 ns adds 40000 modeled ns
+    to each 4 KiB O_DIRECT read, and the units say modeled ns."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    medians, means = {}, {}
+    for nsec in (20000, 60000):
+        exp = experiment([{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
+                         name=f"model {nsec}", run={"iterations": 2, "seed": 1},
+                         report={"metrics": ["lat_p50", "lat_mean"], "primary": ["lat_p50"]},
+                         target={"fs": "none", "size": "16MiB"},
+                         workload=[{"name": "dio", "engine": "probe", "probe": {
+                             "mode": "lat", "op": "pread", "bs": "4k", "file_size": "16M", "direct": True,
+                             "pattern": "rand", "ops": 300}}],
+                         vm={"timing": "instructions", "disk": "model", "model": {"completion_nsec": nsec},
+                             "memory": "512MiB", "cells_per_boot": 4, "boot_timeout": ICOUNT_BOOT_S})
+        store = Store(tmp_path / f"model-{nsec}.db")
+        run_id, shown = run_in_vms(exp, store, tmp_path)
+        samples = store.samples(run_id)
+        assert [s.status for s in samples] == ["ok"] * 4, [s.error for s in samples]
+        assert f"null_blk.irqmode=2 null_blk.completion_nsec={nsec}" in shown[0]
+        assert {s.env["vm"]["device_model"]["completion_nsec"] for s in samples} == {nsec}
+        assert len({s.metrics["lat_p50"] for s in samples}) == 1, [s.metrics["lat_p50"] for s in samples]
+        medians[nsec] = samples[0].metrics["lat_p50"]
+        means[nsec] = sorted(s.metrics["lat_mean"] for s in samples)[1:3]  # the middle two of four
+        result = analysis.analyse(store.run(run_id), samples)
+        text = renderer("text")(result)
+        assert "median modeled ns/op" in text and "+0.0% =" in text and "modeled device: null_blk" in " ".join(
+            text.split())
+    # the histogram's bucket at 33-73 kns is 512-1024 ns wide; the mean is exact to a few ns an op
+    assert abs(medians[60000] - medians[20000] - 40000) <= 1536, medians
+    assert abs(min(means[60000]) - min(means[20000]) - 40000) < 100, means

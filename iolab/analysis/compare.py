@@ -67,7 +67,7 @@ def _experiment(a: RunInfo, b: RunInfo, exp_a: Experiment, variants: list[str], 
         ],
         "run": {"iterations": max(1, rounds), "order": "sequential", "seed": 0},
         "report": report,
-        "vm": {"timing": exp_a.timing, "disk": exp_a.vm.disk},  # what the runs' figures count
+        "vm": {"timing": exp_a.timing, "disk": exp_a.vm.disk, "model": exp_a.vm.model},  # what the figures count
     })
 
 
@@ -81,9 +81,10 @@ def comparable(a: str, exp_a: Experiment, b: str, exp_b: Experiment) -> tuple[li
     for label, exp in ((a, exp_a), (b, exp_b)):
         if exp.report.kind == "calibration":
             raise StoreError(f"{label} is a calibration (A/A); compare runs of an experiment")
-    if exp_a.timing != exp_b.timing:
-        raise StoreError(f"{a} {exp_a.timing}, {b} {exp_b.timing}: an instruction count and a time are not "
-                         "comparable; compare runs of one timing mode (iolab run --timing wall|instructions)")
+    if exp_a.clock != exp_b.clock:
+        raise StoreError(f"{a} {exp_a.clock}, {b} {exp_b.clock}: a time, an instruction count and modeled time "
+                         "are not comparable; compare runs of one timing mode (iolab run --timing "
+                         "wall|instructions; modeled: [vm] disk = \"model\")")
     variants, workloads, notes = _shared(exp_a, exp_b)
     if not variants or not workloads:
         raise StoreError(f"{a} and {b} share no variant and workload: not the same experiment")

@@ -115,7 +115,7 @@ def _experiment_runs(store: Store, name: str | None) -> tuple[str, list[RunInfo]
 def _of_timing(runs: list[RunInfo], timing: str | None) -> tuple[str, list[RunInfo], list[str]]:
     """The runs of one timing mode (default: the latest run's), and a note
     naming those left out: a time and an instruction count share no axis."""
-    modes = {r.id: Experiment.model_validate_json(r.experiment_json).timing for r in runs}
+    modes = {r.id: Experiment.model_validate_json(r.experiment_json).clock for r in runs}
     timing = timing or modes[runs[-1].id]
     kept = [r for r in runs if modes[r.id] == timing]
     if not kept:

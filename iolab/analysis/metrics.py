@@ -136,19 +136,40 @@ CLOCK_TIMED = ("host.settle_s", "host.steal_s", "host.disk_busy_ms", "disk.", "s
 GUEST_CLOCK = "guest"  # the prefix of such a unit: guest s, guest ms
 
 
+# Instructions mode with a modeled device ([vm] disk = "model"): the guest's clock
+# counts instructions plus the device's modeled waits (its timer completions), so
+# a duration the workload measures is modeled time: "modeled ns", never "ns".
+# The CPU time at work (rusage, sys_cpu) stays instructions, a wait on the guest
+# clock stays the guest clock's (CLOCK_TIMED).
+MODELED = "modeled"
+MODELED_UNITS = {"ns": "modeled ns", "us": "modeled us", "ms": "modeled ms", "s": "modeled s",
+                 "MiB/s": "MiB/modeled s", "IOPS": "ops/modeled s"}
+MODELED_FROM = ("phase.",)  # outside the catalogue: a workload's phases, a traced kernel phase
+
+
 def counts_instructions(unit: str) -> bool:
     """Whether a unit (as lookup gives it) is a count of instructions or a rate per one."""
     return unit in INSTRUCTION_UNITS.values()
 
 
-def in_instructions(metric: Metric) -> Metric:
-    """The metric as instructions mode shows it: no time unit anywhere."""
-    unit = INSTRUCTION_UNITS.get(metric.unit)
+def _in_units(metric: Metric, units: dict[str, str]) -> Metric:
+    """The metric with its time unit replaced, in its label too (us/call -> kinsn/call)."""
+    unit = units.get(metric.unit)
     if unit is None:
         return metric
-    words = [INSTRUCTION_UNITS.get(word, word) for word in metric.label.split(" ")]
+    words = [units.get(word, word) for word in metric.label.split(" ")]
     words = [word.replace(f"{metric.unit}/", f"{unit}/") for word in words]  # us/call, ns/op
     return replace(metric, label=" ".join(words), unit=unit)
+
+
+def in_instructions(metric: Metric) -> Metric:
+    """The metric as instructions mode shows it: no time unit anywhere."""
+    return _in_units(metric, INSTRUCTION_UNITS)
+
+
+def in_modeled(metric: Metric) -> Metric:
+    """The metric as instructions mode with a modeled device shows it: modeled time."""
+    return _in_units(metric, MODELED_UNITS)
 
 
 def _outside_catalogue(name: str, timing: str) -> Metric:
@@ -184,8 +205,12 @@ def lookup(name: str, timing: str = "wall") -> Metric:
     """The metric's description; an unknown name (a collector's counter, a
     derived metric) is shown under its own name and counted lower-is-better.
     A churn phase of the probe (phase.<name>_ns) is labelled by its name.
-    ``timing = "instructions"``: in the units of instructions mode."""
-    known = KNOWN.get(name) or _outside_catalogue(name, timing)
-    if timing != "instructions" or name.startswith(HOST_TIMED + CLOCK_TIMED):
+    ``timing = "instructions"``: in the units of instructions mode; ``"modeled"``
+    (instructions mode with a modeled device): a workload's durations and
+    rates in modeled time, the CPU time at work in instructions."""
+    known = KNOWN.get(name) or _outside_catalogue(name, "instructions" if timing == MODELED else timing)
+    if timing not in ("instructions", MODELED) or name.startswith(HOST_TIMED + CLOCK_TIMED):
         return known  # a host's real time, a guest clock's wait: no instruction unit
+    if timing == MODELED and (name in KNOWN or name.startswith(MODELED_FROM)):
+        return in_modeled(known)  # what the workload timed: its work and the device's modeled waits
     return in_instructions(known)

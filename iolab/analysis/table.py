@@ -457,7 +457,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         at = 1 if names[:1] == [metrics.IO_COUNT] else len(names)  # after the count of I/Os, or last
         names = names[:at] + io + names[at:]
         for name in names:
-            metric = metrics.lookup(name, experiment.timing)
+            metric = metrics.lookup(name, experiment.clock)
             values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
             row_view = _row_view(view, list(values.values()))
             if row_view != view:

@@ -18,7 +18,8 @@ import iolab
 # Dotted keys name a value in a table of the environment (env["vm"]["timing"]):
 # the timing mode, its icount shift and QEMU's version decide what a VM's
 # numbers measure (iolab.hosts.vm.host.timing_env).
-CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model", "vm.timing", "vm.icount_shift", "vm.qemu")
+CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model", "vm.timing", "vm.icount_shift", "vm.qemu",
+           "vm.device_model")
 
 
 def lookup(env: dict[str, Any], key: str) -> Any:

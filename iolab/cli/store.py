@@ -10,7 +10,7 @@ import sys
 from typing import Any, get_args
 
 from iolab.cli.common import EXIT_OK, open_store, parse_run_id
-from iolab.spec import Experiment, SpecError, Timing
+from iolab.spec import Clock, Experiment, SpecError
 from iolab.stats import VIEWS
 from iolab.store import Store, StoreError
 
@@ -58,8 +58,9 @@ def add_history(commands: Any) -> None:
     hist.add_argument("--last", type=int, metavar="N", help="only the last N runs")
     hist.add_argument("--format", choices=("text", "json", "html"), default="text",
                       help="report format (default: text)")
-    hist.add_argument("--timing", choices=get_args(Timing),
-                      help="the runs of this timing mode (default: the latest run's mode)")
+    hist.add_argument("--timing", choices=get_args(Clock),
+                      help="the runs of this timing mode (modeled: instructions with [vm] disk = \"model\"; "
+                           "default: the latest run's mode)")
     hist.add_argument("--view", choices=VIEWS, default="median",
                       help="central value (default: median)")
 

@@ -94,7 +94,10 @@ def _header(report: Report) -> list[str]:
     if report.compared is not None:
         a, b = report.compared
         lines[1] = f"iolab-runs: {a.id} {b.id}"
-    if analysis.experiment.timing != "wall":  # the units say insn; this says why
+    if analysis.experiment.clock == "modeled":  # the units say modeled ns; this says why
+        lines.append(f"timing: modeled (QEMU icount, shift={analysis.experiment.vm.icount_shift}, a modeled "
+                     "device): guest durations are instructions plus the device's modeled waits")
+    elif analysis.experiment.timing != "wall":  # the units say insn; this says why
         lines.append(f"timing: {analysis.experiment.timing} (QEMU icount, "
                      f"shift={analysis.experiment.vm.icount_shift}): guest durations are instruction counts")
     return lines

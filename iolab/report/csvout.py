@@ -25,7 +25,7 @@ def render(report: Report) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    timing = report.analysis.experiment.timing
+    timing = report.analysis.experiment.clock
     for sample in report.samples:
         where = [_run_of(report, sample.variant), sample.seq, sample.round, sample.iteration, sample.variant,
                  sample.workload, sample.status]

@@ -98,9 +98,10 @@ def target_text(analysis: Analysis) -> str:
     if target.kind == "loop" and primary.target_place:
         where["loop"] = f"loop ({format_size(target.size)}, image in {primary.target_place})"
     if "vm" in primary.run.host:
-        disk = {"ram": "a loop image in the VM's memory", "null_blk": "the guest's null_blk (memory-backed)"}.get(
+        disk = {"ram": "a loop image in the VM's memory", "null_blk": "the guest's null_blk (memory-backed)",
+                "model": "a modeled device (the guest's null_blk, timer completions)"}.get(
             experiment.vm.disk, "a virtio disk")
-        where["loop"] = f"{disk} ({format_size(target.size)})" if experiment.vm.disk != "null_blk" else disk
+        where["loop"] = f"{disk} ({format_size(target.size)})" if experiment.vm.disk in ("ram", "virtio") else disk
     return f"{fs} on {where[target.kind]}"
 
 
@@ -164,6 +165,7 @@ def timing_lines(experiment: Experiment) -> list[str]:
     if experiment.vm.disk == "virtio":
         lines.append("disk = virtio: a wait for the emulated disk counts as a jump to the guest's next "
                      "timer, not as instructions; disk = \"ram\" keeps the device out")
+    lines += model_lines(experiment)
     return lines
 
 
@@ -176,10 +178,26 @@ def io_lines(analysis: Analysis) -> list[str]:
     if not found:
         return []
     also = f"; also {'; '.join(c.text() for c in found[1:3])}" if len(found) > 1 else ""
+    if analysis.experiment.vm.device_model is not None:
+        return [f"the I/O count changed {found[0].text()}{also}; the modeled device's waits for it are in the "
+                "modeled ns (a model's fixed completion time, not a real device's)"]
     path = analysis.run.experiment_path or "EXPERIMENT.toml"
     return [f"the I/O count changed {found[0].text()}{also}; this mode does not count device time, so no "
             f"instruction row shows what the I/O costs: time it on a device, with [vm] disk = \"virtio\" "
-            f"(an image on this host's disk, cache=none) in {path} and iolab run {path} --timing wall"]
+            f"(an image on this host's disk, cache=none) in {path} and iolab run {path} --timing wall, or count "
+            f"a modeled device's waits in this mode with [vm] disk = \"model\""]
+
+
+def model_lines(experiment: Experiment) -> list[str]:
+    """The modeled device (disk = "model"): its parameters, and what its unit counts."""
+    model = experiment.vm.device_model
+    if model is None:
+        return []
+    return [f"modeled device: null_blk, memory-backed, each request completed by a guest timer "
+            f"{model.completion_nsec} ns after it is issued (irqmode=2, completion_nsec={model.completion_nsec}"
+            "): a workload's durations are "
+            "modeled time (modeled ns = instructions plus the device's modeled waits), never a time; "
+            "the CPU time at work stays instructions"]
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:

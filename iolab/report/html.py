@@ -172,7 +172,10 @@ def _workload_section(report: Report, candidate: str, workload: str) -> list[str
     parts = [f"<h3>{escape(workload)}: samples per variant" + (", and paired by round" if paired else "")
              + "</h3>", plots.samples_figure(strips, (analysis.baseline, candidate) if paired else None)]
     cdfs = _cdfs(report, [analysis.baseline, candidate], workload)
-    if cdfs and analysis.experiment.timing == "instructions":
+    if cdfs and analysis.experiment.clock == "modeled":
+        parts += [f"<h3>{escape(workload)}: CDF of modeled time per I/O</h3>",
+                  plots.cdf_figure(cdfs, "modeled time per I/O, modeled us")]
+    elif cdfs and analysis.experiment.timing == "instructions":
         parts += [f"<h3>{escape(workload)}: CDF of instructions per I/O</h3>",
                   plots.cdf_figure(cdfs, "instructions per I/O, kinsn")]
     elif cdfs:

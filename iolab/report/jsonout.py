@@ -129,11 +129,14 @@ def _series(analysis: Analysis) -> dict[str, Any] | None:
 def _timing(analysis: Analysis) -> dict[str, Any]:
     """What the durations count in instructions mode (the units say insn, never a time);
     a wall-mode document has no "timing"."""
+    experiment = analysis.experiment
+    model = experiment.vm.device_model
     unseen = [{"workload": c.workload, "metric": c.label, "reference": c.reference, "candidate": c.candidate,
                "before": c.before, "after": c.after, "ratio": c.ratio if math.isfinite(c.ratio) else None}
               for c in iorows.changes(analysis)]
-    return {"mode": analysis.experiment.timing, "icount_shift": analysis.experiment.vm.icount_shift,
-            "sleep": "off", "io_changed": unseen, "warnings": headers.io_lines(analysis)}
+    return {"mode": experiment.timing, "icount_shift": experiment.vm.icount_shift, "sleep": "off",
+            "io_changed": unseen, "warnings": headers.io_lines(analysis),
+            **({"clock": experiment.clock, "device_model": model.recorded()} if model is not None else {})}
 
 
 def _run_of(analysis: Analysis) -> dict[str, Any]:

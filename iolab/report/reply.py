@@ -52,6 +52,10 @@ def _timing(report: Report) -> str:
     experiment = report.analysis.experiment
     mode = getattr(experiment.vm, "timing", "wall")
     vm = report.analysis.run.host.get("vm")
+    if mode == "instructions" and experiment.vm.device_model is not None:
+        return ("timing: modeled (QEMU TCG icount, a null_blk with timer completions of "
+                f"{experiment.vm.device_model.completion_nsec} ns): guest time counts instructions plus "
+                "the device's modeled waits, not time")
     if mode == "instructions":
         return "timing: instructions (QEMU TCG icount): guest time counts instructions, not time"
     where = f"in a VM ({vm.get('accel')})" if vm else "on this host"

@@ -115,7 +115,7 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
         yield f"test: none can decide ({undecidable(experiment)})"
     calibration = _calibration(store, experiment) if store else None
     base = experiment.baseline.name
-    label = {n: lookup(n, experiment.timing).label for names in primary.values() for n in names}
+    label = {n: lookup(n, experiment.clock).label for names in primary.values() for n in names}
     for workload, names in primary.items():
         line = f"  {workload}: primary {', '.join(label[n] for n in names) or 'none'}"
         note = repeats(experiment, workload)

@@ -15,7 +15,7 @@ from iolab.spec.kernel import Build, KernelField, Series, with_default_kernel, w
 from iolab.spec.mail import MailRecord
 from iolab.spec.run import CellSetup, Collect, ReportSettings, Run
 from iolab.spec.target import Target, TargetOverrides
-from iolab.spec.vm import EXACT_TOLERANCE, VM, Timing, with_timing_defaults
+from iolab.spec.vm import EXACT_TOLERANCE, NULL_BLK_DISKS, VM, Clock, Timing, with_timing_defaults
 
 
 KnobValue = str | int
@@ -225,7 +225,7 @@ class Experiment(Strict):
             )
         if self.target.kind == "dir":
             raise ValueError("target.kind = 'dir' cannot be used in a VM: use a loop image or a device")
-        if self.vm.disk in ("ram", "null_blk"):
+        if self.vm.disk in ("ram", *NULL_BLK_DISKS):
             # the image lives in the guest's /run, a tmpfs of half the VM's memory (or null_blk's pages)
             sizes = {self.target_for(v, w).size for v in self.variant for w in self.workload} - {None}
             if sizes and max(sizes) > self.vm.memory // 2:
@@ -246,6 +246,15 @@ class Experiment(Strict):
     @property
     def timing(self) -> Timing:
         """What the guest's durations count: "instructions" or "wall" (real time)."""
+        return self.vm.timing
+
+    @property
+    def clock(self) -> Clock:
+        """What a workload's durations count: "wall" (time), "instructions",
+        or "modeled" (instructions plus a modeled device's waits: timing =
+        "instructions" with disk = "model"). Units and comparisons follow it."""
+        if self.vm.timing == "instructions" and self.vm.disk == "model":
+            return "modeled"
         return self.vm.timing
 
     @property

@@ -12,6 +12,7 @@ from iolab.spec.base import Seconds, Size, Strict
 from iolab.units import parse_size
 
 Timing = Literal["wall", "instructions"]
+Clock = Literal["wall", "instructions", "modeled"]  # what durations count (Experiment.clock)
 ICOUNT_SHIFT = 0  # the one shift iolab runs: a guest nanosecond is one instruction
 INSTRUCTIONS_ITERATIONS = 3  # rounds at most in instructions mode by default: 2, a third only where they vary
 # [vm] cells_per_boot by default in instructions mode: every cell of a variant's round in one boot (a boot
@@ -21,6 +22,33 @@ INSTRUCTIONS_CELLS_PER_BOOT = 64
 # 1% of each other are deterministic (README "Instructions mode": measured
 # spreads); in wall mode only identical values are
 EXACT_TOLERANCE = {"wall": 0.0, "instructions": 0.01}
+
+
+class DeviceModel(Strict):
+    """[vm] model: the device of disk = "model", a memory-backed null_blk in
+    the guest whose completions are guest timers (null_blk irqmode=2): each
+    request completes completion_nsec after it is issued, on the guest's
+    clock. In instructions mode an idle guest's clock jumps to its next timer
+    (-icount sleep=off), so a wait for the device is that modeled time."""
+
+    completion_nsec: int = Field(default=20_000, ge=1_000, le=100_000_000)  # per request, on the guest's clock
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bandwidth(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "mbps" in data:
+            # null_blk's mbps refills a budget every 20 ms from the device's creation: where a cell starts
+            # in that period moved its values by 1.6-17% from boot to boot (bench/data/device-model-2026-11-26.txt)
+            raise ValueError("mbps: a bandwidth cap does not repeat from boot to boot (null_blk refills it every "
+                             "20 ms, from its creation, not from the cell's start); leave it out")
+        return data
+
+    def recorded(self) -> dict[str, Any]:
+        """The parameters as samples and reports record them (the completions are timers: irqmode=2)."""
+        return {**self.model_dump(), "irqmode": "timer"}
+
+
+NULL_BLK_DISKS = ("null_blk", "model")  # the disks that are the guest's null_blk (kernel command line)
 
 
 class VM(Strict):
@@ -39,8 +67,11 @@ class VM(Strict):
     # memory (tmpfs) on a loop device: no emulated device in the I/O path, so
     # the guest kernel's own work is what is timed (needs memory for the image);
     # "null_blk", the guest's /dev/nullb0 (null_blk, memory-backed, of
-    # ceil(memory / 2) GiB): a device with no data path behind it (a mail's nullb0)
-    disk: Literal["virtio", "ram", "null_blk"] = "virtio"
+    # ceil(memory / 2) GiB): a device with no data path behind it (a mail's nullb0);
+    # "model" (instructions mode only), that null_blk with timer completions ([vm] model): each
+    # request waits the modeled time, which the guest's clock counts (unit: modeled ns)
+    disk: Literal["virtio", "ram", "null_blk", "model"] = "virtio"
+    model: DeviceModel | None = None  # disk = "model": the device's parameters (None: DeviceModel's defaults)
     # What the guest's clock counts: "wall", real time (the default); or
     # "instructions", QEMU's TCG with a fixed instruction count (single
     # thread, -icount shift=N,sleep=off): the guest's clock advances 2^N ns
@@ -83,6 +114,20 @@ class VM(Strict):
                              "emulates); KVM runs the guest on the CPU, whose clock is real time: "
                              "set accel = \"tcg\" or \"auto\", or timing = \"wall\"")
         return self
+
+    @model_validator(mode="after")
+    def _model(self) -> VM:
+        if self.disk == "model" and self.timing != "instructions":
+            raise ValueError("disk = \"model\" needs timing = \"instructions\": its waits are modeled time on "
+                             "the guest's instruction clock; in wall mode use disk = \"null_blk\"")
+        if self.model is not None and self.disk != "model":
+            raise ValueError(f"model: the device model's parameters need disk = \"model\", not {self.disk!r}")
+        return self
+
+    @property
+    def device_model(self) -> DeviceModel | None:
+        """The modeled device's parameters with disk = "model", else None."""
+        return (self.model or DeviceModel()) if self.disk == "model" else None
 
 
 def with_timing_defaults(data: Any) -> Any:

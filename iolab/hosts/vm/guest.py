@@ -83,6 +83,9 @@ def main(argv: list[str]) -> int:
     python_started = uptime()
     request = json.loads((xchg / "cells.json").read_text())
     needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
+    null_blk = request.get("disk") in ("null_blk", "model")  # spec.NULL_BLK_DISKS (only the stdlib is imported here)
+    if null_blk:  # a module where not built in: modprobe takes its options from the command line
+        needed.add("null_blk")
     modprobe = load_modules(needed)
     t0 = time.perf_counter()
     from iolab.cell import executor
@@ -90,7 +93,7 @@ def main(argv: list[str]) -> int:
 
     import_s = time.perf_counter() - t0
     ram = request.get("disk") == "ram"
-    device = RAM_DIR if ram else NULL_BLK if request.get("disk") == "null_blk" else find_disk(request["disk_serial"])
+    device = RAM_DIR if ram else NULL_BLK if null_blk else find_disk(request["disk_serial"])
     output, _ = modprobe.communicate()
     guest = {
         "python_started_uptime": python_started,

@@ -45,7 +45,7 @@ import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, guest_tsc_khz, null_blk_args, qemu_argv, qemu_version,
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, qemu_argv, qemu_version,
                                  tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
@@ -231,7 +231,7 @@ class VMHost:
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
-            kernel_args=null_blk_args(self.settings.memory) if self.settings.disk == "null_blk" else (),
+            kernel_args=disk_args(self.settings),
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))

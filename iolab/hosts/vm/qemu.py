@@ -30,7 +30,7 @@ from typing import Any
 
 from iolab import process
 from iolab.kernels import Kernel
-from iolab.spec import VM
+from iolab.spec import NULL_BLK_DISKS, VM, DeviceModel
 from iolab.sysutil import require
 
 QEMU = "qemu-system-x86_64"
@@ -145,21 +145,35 @@ def icount_option(shift: int) -> str:
 def timing_env(settings: VM) -> dict[str, Any]:
     """The timing mode as recorded with every sample and run (checked keys:
     iolab.cell.environment.CHECKED): the mode, and in instructions mode the
-    icount shift and the guest's TSC rate."""
+    icount shift, the guest's TSC rate and the modeled device's parameters
+    (disk = "model": its waits are part of every guest duration)."""
     if settings.timing != "instructions":
         return {"timing": "wall"}
-    return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ}
+    model = settings.device_model
+    return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ,
+            **({"device_model": model.recorded()} if model is not None else {})}
 
 
 # -- the command line ------------------------------------------------------------------
 
 
-def null_blk_args(memory: int) -> list[str]:
+def null_blk_args(memory: int, model: DeviceModel | None = None) -> list[str]:
     """The kernel command line of [vm] disk = "null_blk": one memory-backed
     /dev/nullb0 of half the VM's memory, rounded up to whole GiB (its pages
-    exist only where written)."""
-    return ["null_blk.nr_devices=1", "null_blk.memory_backed=1",
-            f"null_blk.gb={max(1, -(-memory // (2 << 30)))}"]
+    exist only where written). With a device model (disk = "model"), its
+    completions are guest timers (irqmode=2) completion_nsec after each
+    request."""
+    args = ["null_blk.nr_devices=1", "null_blk.memory_backed=1", f"null_blk.gb={max(1, -(-memory // (2 << 30)))}"]
+    if model is not None:
+        args += ["null_blk.irqmode=2", f"null_blk.completion_nsec={model.completion_nsec}"]
+    return args
+
+
+def disk_args(settings: VM) -> list[str]:
+    """The guest kernel's command line for the VM's disk (its null_blk's parameters)."""
+    if settings.disk not in NULL_BLK_DISKS:
+        return []
+    return null_blk_args(settings.memory, settings.device_model)
 
 
 def qemu_argv(
