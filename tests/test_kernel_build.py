@@ -384,6 +384,27 @@ def test_a_package_only_experimental_carries_resolves_to_its_version_and_says_so
     assert sources._experimental("linux-source-7.2", said.append) is None
 
 
+def test_a_candidate_is_asked_of_apt_once_while_the_lists_stay_the_same(cache, monkeypatch):
+    lists = cache / "apt" / "lists"
+    lists.mkdir(parents=True)
+    (lists / "x_Packages").write_text("")
+    asked = []
+
+    def apt(argv, what, **_):
+        asked.append(argv[1])
+        return POLICY_NONE.replace("linux-source-7.3", "linux-source-7.2").replace("(none)\n  V", "7.2.13-1\n  V")
+
+    monkeypatch.setattr(sources, "_apt", apt)
+    monkeypatch.setattr(sources, "_candidates", {})
+    assert sources.resolve(sources.parse("debian:linux-source-7.2")).identity == "debian:linux-source-7.2=7.2.13-1"
+    monkeypatch.setattr(sources, "_candidates", {})  # another process: the kept answer
+    assert sources.resolve(sources.parse("debian:linux-source-7.2")).identity == "debian:linux-source-7.2=7.2.13-1"
+    assert asked == ["policy"]
+    (lists / "y_Packages").write_text("")  # apt-get update moved the lists: asked again
+    sources.resolve(sources.parse("debian:linux-source-7.2"))
+    assert asked == ["policy", "policy"]
+
+
 def test_a_git_source_resolves_its_commit(tmp_path):
     repo = tmp_path / "linux"
     repo.mkdir()
