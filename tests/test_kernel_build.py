@@ -8,6 +8,7 @@ real make on a tarball whose Makefile stands in for the kernel's
 lines and copies an ELF with a PVH note, or a fake bzImage around it).
 """
 
+import os
 import shutil
 import subprocess
 import time
@@ -522,6 +523,13 @@ def test_a_step_makes_only_the_directories_whose_objects_read_its_changed_files(
     # record of src/a.c's content, not the source tree's history, says what changed for it
     again = build.ensure(BuildRequest(source, (), (("kernel.config", "CONFIG_X=y\n"),)))
     assert again.manifest["make_dirs"] == ["src"]
+    # an object newer than the record: a make that keeps none (an older iolab's) ran in the tree since
+    other = cache / "builds" / again.manifest["tree_key"] / "obj"
+    record = other / build.SOURCES_RECORD
+    (other / "src" / "a.o").write_text("")
+    os.utime(other / "src" / "a.o", ns=(record.stat().st_mtime_ns + 10**9,) * 2)
+    whole = build.ensure(BuildRequest(source, (Patch(fix),), (("kernel.config", "CONFIG_X=y\n"),)))
+    assert whole.manifest["make_dirs"] == "all"
 
 
 def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_source, cache):

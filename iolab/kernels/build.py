@@ -366,13 +366,17 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
 def _take_record(obj: Path) -> dict[str, str | None] | None:
     """What the patched files of the source held when a make in this object
     tree last finished (patches.Tree.contents), removed from the tree; None
-    when no make finished since the record began (or it failed)."""
+    when none did since (the first build, or a failed one), or when an
+    object is newer than the record (another make ran here)."""
     path = obj / SOURCES_RECORD
     if not path.exists():
         return None
     record: dict[str, str | None] = json.loads(path.read_text())
+    # an object newer than the record: a make that does not keep one (an older iolab's) ran here since
+    newer = subprocess.run(["find", str(obj), "-name", "*.o", "-newer", str(path), "-print", "-quit"],
+                           capture_output=True, text=True)
     path.unlink()
-    return record
+    return record if newer.returncode == 0 and not newer.stdout.strip() else None
 
 
 def _write_record(obj: Path, contents: dict[str, str | None]) -> None:
