@@ -29,6 +29,9 @@ own and the object tree stays the shared 7.2 one; the base kernel is built
 first (not timed) and each step's cached kernel is removed, so every step is
 built during the run, each on the tree the step before left (one patch more:
 iolab.kernels.patches), ahead of the cells (iolab.run.series.build_ahead).
+"cpu s" is make's CPU time (user + system of make and all it ran), which
+the host's load stretches little; "made" the directories make built
+(kbuild's build-dir; "all": the walk of the whole tree).
 
 Then, with ``--reference``, the same experiment again, its kernels now cached
 (no build overlaps a cell) and with the probe's op counts as the scenario
@@ -166,22 +169,27 @@ def main() -> int:
         say(f"cold steps: removed {len(cold_steps(exp))} cached step kernels")
         store = Store(work / "store.db")
         out(f"series_speed: 10-patch series on 7.2, instructions mode, {args.rounds} rounds, "
-            f"{len(exp.workload)} workloads; load average before {load_average()}")
+            f"{len(exp.workload)} workloads; nproc {os.cpu_count()}; load average before {load_average()}; "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {' '.join(sys.argv)}")
         run_id, began, ended = run_once(exp, store)
         after = load_average()
         samples = store.samples(run_id)
         spent = step_seconds(samples, ended)
-        out(f"{'step':<26} {'build s':>8} {'files':>6}  {'patch+conf':>10} {'compile':>8} {'link':>6} "
-            f"{'install':>8} {'run s':>7}")
+        out(f"{'step':<26} {'build s':>8} {'cpu s':>6} {'files':>6}  {'patch+conf':>10} {'compile':>8} {'link':>6} "
+            f"{'install':>8} {'run s':>7}  made")
         for variant in exp.variant:
             assert isinstance(variant.kernel, Build)
             kernel = build.cached(build.plan(build.request_for(variant.kernel, exp)))
             manifest = kernel.manifest if kernel is not None else {}
             phases = manifest.get("phases_s", {})
             built = "(warm)" if variant.step == 0 else f"{manifest.get('build_seconds', float('nan')):.1f}"
-            out(f"{variant.name:<26} {built:>8} {manifest.get('compiled_files', '-'):>6}  "
+            cpu = "" if variant.step == 0 else manifest.get("make_cpu_s", "-")
+            dirs = manifest.get("make_dirs", "-")
+            made = "" if variant.step == 0 else dirs if isinstance(dirs, str) else " ".join(dirs) or "nothing"
+            out(f"{variant.name:<26} {built:>8} {cpu:>6} {manifest.get('compiled_files', '-'):>6}  "
                 f"{phases.get('patch', 0) + phases.get('configure', 0):>10.1f} {phases.get('compile', 0):>8.1f} "
-                f"{phases.get('link', 0):>6.1f} {phases.get('install', 0):>8.1f} {spent.get(variant.name, 0):>7.1f}")
+                f"{phases.get('link', 0):>6.1f} {phases.get('install', 0):>8.1f} {spent.get(variant.name, 0):>7.1f}  "
+                f"{made}")
         failed = [s for s in samples if s.status != "ok"]
         out(f"total {ended - began:.0f} s from the run's start to its end (builds of steps 1-10 overlapped "
             f"the cells); {len(samples)} cells, {len(failed)} failed; load average after {after}")

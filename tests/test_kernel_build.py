@@ -8,6 +8,7 @@ real make on a tarball whose Makefile stands in for the kernel's
 lines and copies an ELF with a PVH note, or a fake bzImage around it).
 """
 
+import os
 import shutil
 import subprocess
 import time
@@ -384,6 +385,27 @@ def test_a_package_only_experimental_carries_resolves_to_its_version_and_says_so
     assert sources._experimental("linux-source-7.2", said.append) is None
 
 
+def test_a_candidate_is_asked_of_apt_once_while_the_lists_stay_the_same(cache, monkeypatch):
+    lists = cache / "apt" / "lists"
+    lists.mkdir(parents=True)
+    (lists / "x_Packages").write_text("")
+    asked = []
+
+    def apt(argv, what, **_):
+        asked.append(argv[1])
+        return POLICY_NONE.replace("linux-source-7.3", "linux-source-7.2").replace("(none)\n  V", "7.2.13-1\n  V")
+
+    monkeypatch.setattr(sources, "_apt", apt)
+    monkeypatch.setattr(sources, "_candidates", {})
+    assert sources.resolve(sources.parse("debian:linux-source-7.2")).identity == "debian:linux-source-7.2=7.2.13-1"
+    monkeypatch.setattr(sources, "_candidates", {})  # another process: the kept answer
+    assert sources.resolve(sources.parse("debian:linux-source-7.2")).identity == "debian:linux-source-7.2=7.2.13-1"
+    assert asked == ["policy"]
+    (lists / "y_Packages").write_text("")  # apt-get update moved the lists: asked again
+    sources.resolve(sources.parse("debian:linux-source-7.2"))
+    assert asked == ["policy", "policy"]
+
+
 def test_a_git_source_resolves_its_commit(tmp_path):
     repo = tmp_path / "linux"
     repo.mkdir()
@@ -471,6 +493,43 @@ def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_so
     assert build.last_build_seconds(tree_key) == (plain.manifest["build_seconds"], "a full build of this tree took")
     assert build.last_build_seconds("another") == (plain.manifest["build_seconds"],
                                                    "no build of this tree timed yet; the last full build took")
+
+
+def test_a_step_makes_only_the_directories_whose_objects_read_its_changed_files(tmp_path, fake_source, cache):
+    source = SourceRef("tarball", str(fake_source))
+    base = build.ensure(BuildRequest(source))
+    assert base.manifest["make_dirs"] == "all" and base.manifest["make_cpu_s"] >= 0
+    assert set(base.manifest["make_marks_s"]) == {"CC", "LD vmlinux", "end"}
+    obj = cache / "builds" / base.manifest["tree_key"] / "obj"
+    fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
+    step = build.ensure(BuildRequest(source, (Patch(fix),)))  # src/.a.o.cmd names src/a.c: src's own make
+    assert step.manifest["make_dirs"] == ["src"] and " build-dir=src\n" in build.build_log(step)
+    assert "line five" in (obj / "built-from.txt").read_text()
+    back = build.ensure(BuildRequest(source, (Patch(fix),), (("kernel.config", "CONFIG_X=y\n"),)))
+    assert back.manifest["make_dirs"] == "all"  # another object tree: its first build is whole
+    kconfig_change = diff(tmp_path, "kconfig", "# stand-in\n", "# stand-in, changed\n", path="Kconfig")
+    whole = build.ensure(BuildRequest(source, (Patch(fix), Patch(kconfig_change))))
+    assert whole.manifest["make_dirs"] == "all"  # not a C file: the whole make
+    unread = diff(tmp_path, "unread", "", "a text no build reads\n", path="Documentation/x.txt")
+    nothing = build.ensure(BuildRequest(source, (Patch(fix), Patch(kconfig_change), Patch(unread))))
+    assert nothing.manifest["make_dirs"] == [] and nothing.manifest["compiled_files"] == 0
+    assert "iolab: make " not in build.build_log(nothing)  # the last build's kernel stands
+    broken = diff(tmp_path, "broken", LINES, LINES.replace("line 5\n", "BROKEN\n"), path="src/a.c")
+    with pytest.raises(BuildError):
+        build.ensure(BuildRequest(source, (Patch(broken),)))
+    after = build.ensure(BuildRequest(source, (Patch(unread),)))  # no make finished since the record: whole
+    assert after.manifest["make_dirs"] == "all" and "line five" not in (obj / "built-from.txt").read_text()
+    # the other tree's last build had src/a.c patched; the source changed in between by other builds: its
+    # record of src/a.c's content, not the source tree's history, says what changed for it
+    again = build.ensure(BuildRequest(source, (), (("kernel.config", "CONFIG_X=y\n"),)))
+    assert again.manifest["make_dirs"] == ["src"]
+    # an object newer than the record: a make that keeps none (an older iolab's) ran in the tree since
+    other = cache / "builds" / again.manifest["tree_key"] / "obj"
+    record = other / build.SOURCES_RECORD
+    (other / "src" / "a.o").write_text("")
+    os.utime(other / "src" / "a.o", ns=(record.stat().st_mtime_ns + 10**9,) * 2)
+    whole = build.ensure(BuildRequest(source, (Patch(fix),), (("kernel.config", "CONFIG_X=y\n"),)))
+    assert whole.manifest["make_dirs"] == "all"
 
 
 def test_a_compile_error_shows_the_error_the_tail_and_the_log(tmp_path, fake_source, cache):

@@ -29,6 +29,20 @@ its phases took (manifest ``phases_s``: patch, configure, compile, link,
 install), and in an object tree already configured for this configuration,
 olddefconfig is left to make's own syncconfig (a patch that changes a
 Kconfig file still gets it), the requested options checked after the build.
+
+A step of a series changes a file or two. Where every source file that
+changed since the object tree's last finished make (its record,
+SOURCES_RECORD: the content of each file the tree's patches touched) is a
+C file, kbuild's own dependency files (.*.cmd) name the objects that read
+it, and make runs kbuild's ``build-dir`` on their directories only, then
+the link, in place of the walk of every directory of the tree (which
+costs more than the compile of a file). The directories' built-in.a are
+thin archives of their objects' paths, so the link takes the new objects.
+Anything else (a header, a Makefile, Kconfig, assembler, a host program's
+file, no record: the first build or a failed one) takes the whole make.
+The manifest records the directories made (``make_dirs``), the CPU
+seconds of make and all it ran (``make_cpu_s``: what a loaded host does
+not stretch much) and when kbuild's landmarks came (``make_marks_s``).
 """
 
 from __future__ import annotations
@@ -59,6 +73,9 @@ _OUTER_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 BUILD_LOG = "kernel-build.log"  # the artefact of a run's sample that carries its kernel's build log
 _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
+SOURCES_RECORD = ".iolab-sources.json"  # in an object tree: the patched files' contents at its last finished make
+_UNBUILT = ("README", "MAINTAINERS", "CREDITS")  # top-level files no build reads (and Documentation/'s texts)
+_WHOLE_MAKE = ("scripts", "tools", "usr", "init", "lib", "arch", "certs")  # see _own_dirs
 PVH_OPTION = "CONFIG_PVH"  # with it, make's vmlinux boots as it is (iolab.kernels.images.boot_image)
 
 
@@ -300,13 +317,15 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
     if resolved.request.patches:
         reporter.phase("patch", ", ".join(str(p.path.name) + (" -R" if p.reverse else "")
                                           for p in resolved.request.patches))
-    patches.Tree(root).apply(list(resolved.request.patches))
+    tree = patches.Tree(root)
+    tree.apply(list(resolved.request.patches))
     phases["patch"], clock = time.monotonic() - clock, time.monotonic()
     work = builds_root() / resolved.tree_key
     obj = work / "obj"
     (work / "logs").mkdir(parents=True, exist_ok=True)
     log_path = work / "logs" / f"{resolved.key}.log"
     fresh = not built_before(obj)
+    record = _take_record(obj)  # taken away: a make that fails leaves none
     with open(log_path, "w", buffering=1) as out:  # line by line: the log can be followed
         out.write(f"iolab: building {resolved.request.describe()}\n"
                   f"iolab: source {resolved.source.identity}\niolab: toolchain {resolved.toolchain}\n")
@@ -314,22 +333,94 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
         phases["configure"], clock = time.monotonic() - clock, time.monotonic()
         target = _target(obj)
         expected = _expected_files(resolved.tree_key) if fresh else None
-        reporter.phase("compile", f"make -j{os.cpu_count() or 1} {target}"
-                       + ("" if fresh else ", incremental: only what changed"))
-        files, linked = _make(root, obj, [target], out, log_path, reporter, expected)
-        made = time.monotonic()
-        phases["compile"], phases["link"] = (linked or made) - clock, made - (linked or made)
+        changed = None if fresh or checked or record is None else tree.changed_since(record)
+        dirs = None if changed is None else _own_dirs(root, obj, changed)
+        if dirs is not None:
+            out.write(f"iolab: changed since this object tree's last build: {' '.join(changed or []) or 'nothing'}; "
+                      f"kbuild's dependency files name the objects that read them in: {' '.join(dirs) or 'none'}\n")
+        reporter.phase("compile", f"make -j{os.cpu_count() or 1} {target}" + (
+            "" if fresh else ", incremental: only what changed" if dirs is None else
+            f", only in {', '.join(dirs)}" if dirs else ", nothing to compile: the last build's kernel stands"))
+        if dirs == []:
+            made = _Made(0, None, 0.0, {})
+        else:
+            made = _make(root, obj, [target], out, log_path, reporter, expected,
+                         (f"build-dir={' '.join(dirs)}",) if dirs else ())
+        ended = time.monotonic()
+        phases["compile"], phases["link"] = (made.linked or ended) - clock, ended - (made.linked or ended)
         if not checked:  # make's syncconfig ran olddefconfig's rules where a patch changed a Kconfig file
             kconfig.check(resolved.merged, (obj / ".config").read_text(), obj / ".config")
+    _write_record(obj, tree.contents(record or {}))
     seconds = time.monotonic() - started
+    files = made.files
     if fresh:
         _record_files(resolved.tree_key, files, seconds)
     reporter.phase("initramfs")
     kernel = _install(resolved, obj, _product(obj, target), log_path,
                       {"build_seconds": round(seconds, 1), "compiled_files": files, "incremental": not fresh,
-                       "make_target": target}, phases)
+                       "make_target": target, "make_dirs": "all" if dirs is None else dirs,
+                       "make_cpu_s": made.cpu_s, "make_marks_s": made.marks}, phases)
     log(f"built {kernel.name} ({resolved.request.describe()}) in {seconds:.0f} s, {files} files compiled")
     return kernel
+
+
+def _take_record(obj: Path) -> dict[str, str | None] | None:
+    """What the patched files of the source held when a make in this object
+    tree last finished (patches.Tree.contents), removed from the tree; None
+    when none did since (the first build, or a failed one), or when an
+    object is newer than the record (another make ran here)."""
+    path = obj / SOURCES_RECORD
+    if not path.exists():
+        return None
+    record: dict[str, str | None] = json.loads(path.read_text())
+    # an object newer than the record: a make that does not keep one (an older iolab's) ran here since
+    newer = subprocess.run(["find", str(obj), "-name", "*.o", "-newer", str(path), "-print", "-quit"],
+                           capture_output=True, text=True)
+    path.unlink()
+    return record if newer.returncode == 0 and not newer.stdout.strip() else None
+
+
+def _write_record(obj: Path, contents: dict[str, str | None]) -> None:
+    (obj / SOURCES_RECORD).write_text(json.dumps(contents, indent=1, sort_keys=True) + "\n")
+
+
+def _own_dirs(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
+    """The directories whose own make (kbuild's build-dir, in place of the
+    walk of the whole tree) rebuilds everything the changed files reach;
+    [] when nothing built reads them; None where only the whole make will
+    do: a change to anything but a C file (a header, a Makefile, Kconfig,
+    assembler, a script), or to a C file read by a host program, by an
+    object outside a directory's built-in.a (lib.a has a symbol index, the
+    boot code and init's version are made by the top Makefile) or by none
+    kbuild records. Which objects read a file, kbuild's own dependency files
+    (.*.cmd) in the object tree say."""
+    if any(not name.endswith(".c") for name in changed if not _unbuilt(name)):
+        return None
+    sources_changed = [name for name in changed if name.endswith(".c")]
+    if not sources_changed:
+        return []
+    top = root.resolve()  # kbuild writes the source's real path
+    patterns = [arg for name in sources_changed for arg in ("-e", str(top / name))]
+    found = subprocess.run(["grep", "-rlF", "--include=.*.cmd", *patterns, str(obj)],
+                           capture_output=True, text=True)
+    if found.returncode not in (0, 1):
+        return None
+    dirs: set[str] = set()
+    for line in found.stdout.splitlines():
+        path = Path(line)
+        within = path.relative_to(obj)
+        if not (path.name.startswith(".") and path.name.endswith(".o.cmd")) or len(within.parts) < 2 \
+                or within.parts[0] in _WHOLE_MAKE or (path.parent / "lib.a").exists() \
+                or "-D__KERNEL__" not in path.read_text(errors="replace").split("\n", 1)[0]:
+            return None  # not a kernel object of a built-in.a (a host program's, lib.a's, the top's)
+        dirs.add(str(within.parent))
+    # a directory's make descends into its subdirectories: those need no make of their own
+    return sorted(d for d in dirs if not any(d.startswith(other + "/") for other in dirs))
+
+
+def _unbuilt(name: str) -> bool:
+    """A file of the source that no kernel build reads (Documentation/'s Kconfig is read)."""
+    return name in _UNBUILT or name.startswith("Documentation/") and "Kconfig" not in name
 
 
 def _configure(root: Path, obj: Path, resolved: _Plan, out: Any, reporter: Reporter, fresh: bool) -> bool:
@@ -356,18 +447,34 @@ def _configure(root: Path, obj: Path, resolved: _Plan, out: Any, reporter: Repor
     return True
 
 
+@dataclass
+class _Made:
+    """What one make did: files compiled, when the link began (monotonic;
+    None: no link), its CPU seconds (user + system, make and everything it
+    ran: what the host's load does not stretch) and when kbuild's landmarks
+    came (seconds from make's start: MARKS, and "end")."""
+
+    files: int
+    linked: float | None
+    cpu_s: float
+    marks: dict[str, float]
+
+
+MARKS = ("CC", "LD vmlinux.o", "LD .tmp_vmlinux1", "LD vmlinux.unstripped", "LD vmlinux")
+
+
 def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | None,
-          reporter: Reporter | None, expected: int | None) -> tuple[int, float | None]:
-    """Run make in the object tree, its output into the log; the number of
-    files compiled and when the link began (monotonic; None: no link). A
-    failure is a BuildError with the log's last lines."""
+          reporter: Reporter | None, expected: int | None, settings: tuple[str, ...] = ()) -> _Made:
+    """Run make in the object tree (``settings``: make variables, NAME=value),
+    its output into the log. A failure is a BuildError with the log's last lines."""
     if shutil.which("make") is None:
         raise KernelError("make not found: install it with 'apt-get install make' (or run scripts/setup)")
     argv = ["make", "-C", str(root), f"O={obj}", f"-j{os.cpu_count() or 1}", *targets,
-            "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"]
+            "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab", *settings]
     out.write("iolab: " + " ".join(argv) + "\n")
     out.flush()
     files, began, linked = 0, time.monotonic(), None
+    marks: dict[str, float] = {}
     # iolab run from a Makefile (make test) must not hand make its jobserver and MAKELEVEL: a sub-make prints
     # "Entering directory" lines and shares the outer make's job slots
     env = {key: value for key, value in os.environ.items() if key not in _OUTER_MAKE}
@@ -377,19 +484,26 @@ def _make(root: Path, obj: Path, targets: list[str], out: Any, log_path: Path | 
         for line in make.stdout:
             out.write(line)
             step = _STEP.match(line)
-            if step is None or reporter is None:
+            if step is None:
                 continue
-            if step.group(1).startswith(("CC", "AS")):
+            kind = "CC" if step.group(1).startswith(("CC", "AS")) else f"{step.group(1)} {step.group(2)}"
+            if kind in MARKS:
+                marks.setdefault(kind, round(time.monotonic() - began, 2))
+            if reporter is None:
+                continue
+            if kind == "CC":
                 files += 1
                 reporter.files(files, expected, _eta(files, expected, time.monotonic() - began))
             elif step.group(1) == "LD" and step.group(2) in _LINK:
                 linked = linked or time.monotonic()
                 reporter.phase("link", step.group(2))
-        make.wait()
+        _, status, usage = os.wait4(make.pid, 0)  # wait() with the rusage of make and all it ran
+        make.returncode = os.waitstatus_to_exitcode(status)
+    marks["end"] = round(time.monotonic() - began, 2)
     out.flush()
     if make.returncode != 0:
         raise _failure(" ".join(targets), make.returncode, log_path or Path(out.name))
-    return files, linked
+    return _Made(files, linked, round(usage.ru_utime + usage.ru_stime, 2), marks)
 
 
 def _eta(done: int, expected: int | None, elapsed: float) -> float | None:

@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,6 +248,10 @@ def _identity(patch: Patch, text: str) -> str:
     return f"{'R' if patch.reverse else 'F'} {hashlib.sha256(text.encode()).hexdigest()}"
 
 
+def _file_digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
 def _common(one: list[str], two: list[str]) -> int:
     """The length of the longest common prefix of two lists."""
     count = 0
@@ -300,6 +305,33 @@ class Tree:
     def applied(self) -> list[str]:
         """The patches on the tree now (each with its content's hash), in order."""
         return list(self._state()["applied"])
+
+    def contents(self, also: Iterable[str] = ()) -> dict[str, str | None]:
+        """The sha256 of every file a patch on the tree touched since it was
+        last pristine, and of ``also`` (None: no such file). Every file not
+        named is as it came."""
+        state = self._state()
+        names = sorted({*state["saved"], *state["created"], *also})
+        return {name: _file_digest(self.root / name) for name in names}
+
+    def changed_since(self, before: dict[str, str | None]) -> list[str]:
+        """The files whose content differs from ``before`` (what contents()
+        gave then): a file it does not name was as it came then."""
+        state = self._state()
+        now = self.contents(before)
+        changed = []
+        for name, digest in now.items():
+            if name in before:
+                then = before[name]
+            elif name in state["created"]:
+                then = None
+            elif name in state["saved"]:
+                then = _file_digest(self.saved / name)
+            else:
+                then = digest
+            if digest != then:
+                changed.append(name)
+        return changed
 
     def reset(self) -> None:
         """Put every patched file back as it came from the source."""
