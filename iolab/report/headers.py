@@ -178,8 +178,8 @@ def io_lines(analysis: Analysis) -> list[str]:
     also = f"; also {'; '.join(c.text() for c in found[1:3])}" if len(found) > 1 else ""
     path = analysis.run.experiment_path or "EXPERIMENT.toml"
     return [f"the I/O count changed {found[0].text()}{also}; this mode does not count device time, so no "
-            f"instruction row shows what the I/O costs: time it on a device, with [vm] disk = \"virtio\" "
-            f"(an image on this host's disk, cache=none) in {path} and iolab run {path} --timing wall"]
+            f"instruction row shows what the I/O costs: time it on a device, [vm] disk = \"virtio\" (an "
+            f"image on this host's disk, cache=none) and wall timing: iolab run {path} --timing wall"]
 
 
 def _run_line(side: str, run: RunInfo, report: Report) -> str:
