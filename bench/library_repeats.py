@@ -91,7 +91,7 @@ def apply(data: Path) -> None:
             if line.startswith("name = "):
                 current = json.loads(line.split("=", 1)[1].strip())
             if line.startswith("why = ") and current in spreads:
-                out.append(f"repeats = {{ instructions = {spreads[current]:.4g} }}  # A/A spread: {data.name}")
+                out.append(f"repeats = {{ instructions = {float(f'{spreads[current]:.4g}')!r} }}  # A/A spread: {data.name}")
         path.write_text("\n".join(out) + "\n")
         print(f"{path}: {len(spreads)} workloads")
 
