@@ -1,14 +1,17 @@
 """Measure whether each workload of iolab's library repeats its counts in instructions mode (issue 30).
 
     .venv/bin/python bench/library_repeats.py [--rounds N] [--store FILE] [--out FILE] [--only AREA-FILE ...]
+    .venv/bin/python bench/library_repeats.py --apply bench/data/library-repeats-DATE.txt
 
 Writes an A/A experiment of every library workload (iolab/workloads/areas/*.toml; two variants "a"
 and "b" of the same Linux 7.2 kernel, instructions timing, as `iolab patch` runs them), runs it with
 `iolab run`, and writes, per workload and row metric, every value (variant+round) and their spread
 ((max - min) / |median| over both variants and every round) to bench/data/library-repeats-DATE.txt,
-with the command, the host's load average before and after, and the wall time. The figures go into
-the area files by hand, as ``repeats = { instructions = SPREAD }`` (the workload's largest spread
-over its rows; iolab.workloads.library.AreaWorkload.repeats).
+with the command, the host's load average before and after, and the wall time. --apply writes the
+figures of such a file into the area files, as ``repeats = { instructions = SPREAD }`` after each
+workload's ``why`` (its largest spread over its own rows, not the I/O counters', which are rows of
+their own; iolab.workloads.library.AreaWorkload.repeats); a workload none of whose cells ran keeps
+what it had.
 
 erofs needs a target of its own (its image is packed from [[target.files]]), so its workloads run as
 a second experiment; the other areas' run in one (each workload on its area's filesystem).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -26,7 +30,7 @@ from pathlib import Path
 
 from iolab.store import Store
 from iolab.workloads.compose import SIZE, _toml
-from iolab.workloads.library import Area, load_areas
+from iolab.workloads.library import AREAS, Area, load_areas
 from iolab.spec import MIN_SIZE
 
 HERE = Path(__file__).resolve().parent
@@ -65,13 +69,44 @@ def spread(values: list[float]) -> float:
     return 0.0 if width == 0 else (width / center if center else float("inf"))
 
 
+WIDEST = re.compile(r"^(\S+\.toml)\s+(.+?)\s+\(rows\)\s+widest\s+(\S+)%\s+over (\d+) cells$")
+
+
+def apply(data: Path) -> None:
+    """The measured spreads of ``data`` into the area files (one line a workload, replaced if there)."""
+    found: dict[str, dict[str, float]] = {}
+    for line in data.read_text().splitlines():
+        match = WIDEST.match(line)
+        if match is None or int(match.group(4)) == 0:
+            continue
+        area, name = match.group(1), match.group(2)
+        name = re.sub(rf" \({re.escape(area[:-5])}\)$", "", name)
+        found.setdefault(area, {})[name] = float(match.group(3)) / 100
+    for area, spreads in found.items():
+        path = AREAS / area
+        lines = [line for line in path.read_text().splitlines() if not line.startswith("repeats = ")]
+        out, current = [], None
+        for line in lines:
+            out.append(line)
+            if line.startswith("name = "):
+                current = json.loads(line.split("=", 1)[1].strip())
+            if line.startswith("why = ") and current in spreads:
+                out.append(f"repeats = {{ instructions = {float(f'{spreads[current]:.4g}')!r} }}  # A/A spread: {data.name}")
+        path.write_text("\n".join(out) + "\n")
+        print(f"{path}: {len(spreads)} workloads")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--apply", metavar="DATA", help="write the figures of this data file into the area files")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--store", default="/tmp/iolab-library-repeats.db")
     parser.add_argument("--out", default=str(HERE / "data" / f"library-repeats-{time.strftime('%Y-%m-%d')}.txt"))
     parser.add_argument("--only", nargs="*", help="area files (mm-readahead.toml, ...)")
     args = parser.parse_args()
+    if args.apply:
+        apply(Path(args.apply))
+        return
     areas = [a for a in load_areas() if not args.only or a.file in args.only]
     seen: dict[str, int] = {}
     for area in areas:

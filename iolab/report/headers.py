@@ -183,8 +183,8 @@ def io_lines(analysis: Analysis) -> list[str]:
                 "modeled ns (a model's fixed completion time, not a real device's)"]
     path = analysis.run.experiment_path or "EXPERIMENT.toml"
     return [f"the I/O count changed {found[0].text()}{also}; this mode does not count device time, so no "
-            f"instruction row shows what the I/O costs: time it on a device, with [vm] disk = \"virtio\" "
-            f"(an image on this host's disk, cache=none) in {path} and iolab run {path} --timing wall, or count "
+            f"instruction row shows what the I/O costs: time it on a device, [vm] disk = \"virtio\" (an "
+            f"image on this host's disk, cache=none) and wall timing: iolab run {path} --timing wall; or count "
             f"a modeled device's waits in this mode with [vm] disk = \"model\""]
 
 

@@ -76,7 +76,8 @@ def repeats(experiment: Experiment, name: str) -> str:
     """Where a workload is one of the library's that does not repeat in the experiment's timing mode
     with fewer rounds than it needs: that it does not, and what it needs ("" otherwise)."""
     workload = experiment.workload_named(name)
-    known = library.known(workload.engine, workload.probe, workload.job)
+    known = library.known(workload.engine, workload.probe, workload.job,
+                          experiment.target_for(experiment.baseline, workload).fs)
     if known is None or experiment.run.max_rounds >= library.REPEAT_ROUNDS:
         return ""
     return library.repeat_note(known, experiment.timing)

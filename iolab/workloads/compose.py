@@ -20,7 +20,7 @@ from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claims import Claim
 from iolab.spec import MIN_SIZE
 from iolab.workloads import mail as from_mail
-from iolab.workloads.library import REPEAT_ROUNDS, PatchInfo, Selection, repeat_note
+from iolab.workloads.library import REPEAT_ROUNDS, PatchInfo, Selection, repeat_note, wild
 from iolab.units import counted
 
 SIZE = 512 << 20  # the target image: room for every area's files, in the VM's memory
@@ -124,11 +124,13 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         skipped = [f"{c.workload.name}: erofs workloads need an erofs target; run them in an experiment "
                    "of their own" for c in chosen if c.area.fs == "erofs"]
         chosen = [c for c in chosen if c.area.fs != "erofs"]
+    # a workload whose counts do not repeat gets the rounds a test needs; one that spreads beyond LEAVE_OUT
+    # stays out, unless nothing else is left
+    far = [c for c in chosen if wild(c.workload, "instructions")] if timing == "instructions" else []
+    if len(far) < len(chosen):
+        skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in far]
+        chosen = [c for c in chosen if c not in far]
     unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
-    if len(unrepeated) < len(chosen):  # they stay out; where nothing else is left, they get more rounds
-        skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in unrepeated]
-        chosen = [c for c in chosen if c not in unrepeated]
-        unrepeated = []
     reverse = [(parts or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
     mailed = mail is not None and bool(mail.benchmark.workloads)
     lines = [f"# Written by: {command}"]

@@ -115,6 +115,16 @@ def load_areas(directory: Path = AREAS) -> list[Area]:
 
 REPEATS_DATA = "bench/data/library-repeats-*.txt"  # where the figures of `repeats` come from
 REPEAT_ROUNDS = 6  # rounds a workload that does not repeat gets: the fewest a paired test decides at p < 0.05
+# A spread beyond this leaves a workload out of `iolab patch`'s experiment: with REPEAT_ROUNDS rounds the
+# paired test decides a change only where every round moves one way, which a change smaller than the
+# values' own spread seldom does; a workload whose rounds spread by more than 10% would show only changes
+# beyond that, at the price of twice the rounds for every other workload of the run
+LEAVE_OUT = 0.10
+
+
+def wild(workload: AreaWorkload, timing: Timing) -> bool:
+    """Its counts spread beyond LEAVE_OUT in this timing mode (as measured)."""
+    return workload.repeats.get(timing, 0.0) > LEAVE_OUT
 
 
 def repeat_note(workload: AreaWorkload, timing: Timing) -> str:
@@ -124,16 +134,20 @@ def repeat_note(workload: AreaWorkload, timing: Timing) -> str:
         return ""
     return (f"{workload.name!r} does not repeat in {timing} mode: its values spread "
             f"{workload.repeats[timing]:.1%} over the rounds of an A/A ({REPEATS_DATA}), so a few rounds "
-            f"leave its rows undecided; it needs {REPEAT_ROUNDS} rounds or more for a paired test, or "
-            f"{'--timing wall' if timing == 'instructions' else 'more rounds'}")
+            f"leave its rows undecided; it needs {REPEAT_ROUNDS} rounds or more for a paired test"
+            + (f" (beyond a spread of {LEAVE_OUT:.0%} iolab patch leaves it out)" if wild(workload, timing) else ""))
 
 
-def known(engine: str, probe: dict[str, Any] | None, job: str | None,
+def known(engine: str, probe: dict[str, Any] | None, job: str | None, fs: str,
           areas: list[Area] | None = None) -> AreaWorkload | None:
-    """The library's workload that runs this (its engine, probe table or job), if one does."""
+    """The library's workload that runs this (its engine, probe table or job) on this filesystem, if one does."""
+    def same(a: dict[str, Any] | None) -> dict[str, Any]:  # the experiment's probe keys are spelt with dashes
+        return {key.replace("_", "-"): value for key, value in (a or {}).items()}
+
     for area in load_areas() if areas is None else areas:
-        for workload in area.workload:
-            if (workload.engine, workload.probe or None, workload.job) == (engine, probe or None, job):
+        for workload in area.workload if area.fs == fs else ():
+            if workload.engine == engine and (same(workload.probe) == same(probe) if engine == "probe"
+                                              else workload.job == job):
                 return workload
     return None
 
