@@ -9,8 +9,7 @@ import textwrap
 
 import pytest
 
-from iolab.collectors import COLLECTORS, CollectorError, build_collectors, collecting
-from iolab.collectors import diskstats
+from iolab.collectors import COLLECTORS, CollectorError, build_collectors, collecting, diskstats, kprobes
 from iolab.collectors.diskstats import DiskStats, read_diskstats
 from iolab.collectors.perf_counts import PerfCounts, parse_perf_csv
 from iolab.collectors.proc_stat import ProcStat
@@ -238,6 +237,29 @@ def test_a_kprobe_on_no_function_fails_with_the_kernels_words():
     with pytest.raises(CollectorError, match=words):
         with collecting([perf]):
             pass
+
+
+# tracefs' error_log after a refused kprobe, as Linux 7.3 wrote it in a guest
+ERROR_LOG = """[   10.734711] trace_kprobe: error: Invalid probed address or symbol
+  Command: p:iolab/nope no_such_function_iolab
+                        ^
+"""
+
+
+def test_a_refused_kprobe_names_the_kernels_reason_not_the_command(tmp_path):
+    (tmp_path / "kprobe_events").write_text("")
+    (tmp_path / "error_log").write_text(ERROR_LOG)
+    assert kprobes._last_error(str(tmp_path)) == "Invalid probed address or symbol"
+    (tmp_path / "error_log").write_text("")
+    assert kprobes._last_error(str(tmp_path)) == ""
+
+
+def test_a_kprobe_is_written_as_one_appended_line_and_removed(tmp_path):
+    events = tmp_path / "kprobe_events"
+    events.write_text("p:other/x y\n")
+    kprobes.add(str(tmp_path), "bio_in_task", "__bio_complete_in_task")
+    kprobes.remove(str(tmp_path), "bio_in_task")
+    assert events.read_text() == "p:other/x y\np:iolab/bio_in_task __bio_complete_in_task\n-:iolab/bio_in_task\n"
 
 
 def test_a_kprobe_entry_needs_a_function_and_a_name():

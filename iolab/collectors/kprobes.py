@@ -29,8 +29,14 @@ def event(name: str) -> str:
 
 
 def _write(root: str, line: str) -> None:
-    with open(os.path.join(root, "kprobe_events"), "a") as f:
-        f.write(line + "\n")
+    # os.open, not open(..., "a"): Python seeks to the end of a file opened
+    # for appending, and kprobe_events (a seq_file) refuses SEEK_END with
+    # EINVAL, so open() failed before the kernel saw the line
+    fd = os.open(os.path.join(root, "kprobe_events"), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
 
 
 def _last_error(root: str) -> str:
@@ -39,7 +45,9 @@ def _last_error(root: str) -> str:
             lines = [x.strip() for x in f.read().splitlines() if x.strip()]
     except OSError:
         return ""
-    return lines[-2] if len(lines) >= 2 else (lines[-1] if lines else "")
+    # an entry is "[time] trace_kprobe: error: WHY", "Command: LINE" and a caret line
+    reasons = [x.split("error:", 1)[1].strip() for x in lines if "error:" in x]
+    return reasons[-1] if reasons else ""
 
 
 def add(root: str, name: str, symbol: str) -> None:
