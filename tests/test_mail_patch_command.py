@@ -181,3 +181,4 @@ def test_a_fio_command_mail_against_72_runs_its_job_on_null_blk(tmp_path):
     assert (row.label, row.before, row.after, row.unit, row.stated, row.metric) == \
         ("BW", 2874.0, 3305.0, "MiB/s", "+15.0%", "read_bw")
     assert "[sqpoll] runtime=30 -> size-bound (the VM's clock)" in experiment.claims.scaled
+    assert experiment.claims.not_reproduced == ["will-it-scale: not a benchmark iolab runs"]
