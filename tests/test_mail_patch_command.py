@@ -181,3 +181,22 @@ def test_a_fio_command_mail_against_72_runs_its_job_on_null_blk(tmp_path):
     assert (row.label, row.before, row.after, row.unit, row.stated, row.metric) == \
         ("BW", 2874.0, 3305.0, "MiB/s", "+15.0%", "read_bw")
     assert "[sqpoll] runtime=30 -> size-bound (the VM's clock)" in experiment.claims.scaled
+    assert experiment.claims.not_reproduced == ["will-it-scale: not a benchmark iolab runs"]
+
+
+def test_the_cache_keeps_each_mails_patches_apart(tmp_path, monkeypatch):
+    """Without --write the experiment and its iolab-mail/ patches go into
+    iolab's cache, in a directory per mail: a v3 never overwrites the v2's
+    patch file of the same name, which the v2's experiment names."""
+    from argparse import Namespace
+
+    from iolab.cli.patch import written_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    v2, v3 = tmp_path / "v2.mbox", tmp_path / "v3.mbox"
+    v2.write_text((FIXTURES / "sqpoll-tw-batch.mbox").read_text())
+    v3.write_text(v2.read_text().replace("[PATCH]", "[PATCH v3]").replace("to 64", "to 128"))
+    args = Namespace(source="debian:linux-source-7.2", commit=None, allow=[])
+    assert written_dir([v2], args) == written_dir([v2], args) != written_dir([v3], args)
+    assert written_dir([v2], args) != written_dir([v2], Namespace(**{**vars(args), "allow": ["script"]}))
+    assert written_dir([v2], args).parent == tmp_path / "xdg" / "iolab" / "experiments"

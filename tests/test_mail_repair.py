@@ -282,3 +282,15 @@ def test_git_format_patch_output_flattened_to_one_line_is_read_and_repaired(tmp_
     assert fixed is not None and fixed.side == "old"
     assert gnu_patch(repo, fixed.diff).returncode == 0
     assert words(repo / "fs" / "a.c") == [line.split() for line in after.split("\n")]
+
+
+def test_a_hunk_in_the_source_as_written_beside_one_in_other_words_both_come_out_for_the_base():
+    source = ["int f(void)", "{", "\tint x = 0;", "", "\tif (!ready(x))", "\t\treturn -EAGAIN;", "",
+              "\treturn x;", "}", "", "int g(void)", "{", "\tint y = 1;", "", "\ty += 2;", "\treturn y;", "}"]
+    mail = web("--- a/fs/x.c\n+++ b/fs/x.c\n@@ -2,5 +2,8 @@ int f(void)\n{\nint x = 0;\n"
+               "+ if (!ready_now(x))\n+ return -EAGAIN;\n+\nreturn x;\n}\n"
+               "@@ -12,5 +15,6 @@ int g(void)\n{\nint y = 1;\n+ y += 2;\nreturn y;\n}\n")
+    [fixed] = repair([mail], lambda name: source if name == "fs/x.c" else None)
+    assert fixed is not None and fixed.in_source is not None and len(fixed.notes) == 1  # f's hunk, in other words
+    assert "+\ty += 2;" in fixed.in_source and "+\tif (!ready(x))" in fixed.in_source
+    assert "+\ty += 2;" in fixed.diff and "+\tif (!ready_now(x))" in fixed.diff

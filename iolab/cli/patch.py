@@ -168,12 +168,21 @@ def _once_each(paths: list[Path]) -> None:
         seen[path.resolve()] = seen[diff] = str(path)
 
 
-def written_dir() -> Path:
+def written_dir(given: list[Path], args: argparse.Namespace) -> Path:
     """Where `iolab patch` keeps the experiments it writes and runs (without
-    --write): iolab's cache, beside the kernels and sources."""
+    --write): iolab's cache, beside the kernels and sources, in a directory
+    named by the mails' bytes and the options, so the iolab-mail/ patches of
+    one mail never overwrite another's (a v2 and a v3 share their file names)."""
     from iolab.kernels import cache
 
-    directory = cache.cache_root().parent / "experiments"
+    digest = hashlib.sha256()
+    for path in given:
+        try:
+            digest.update(path.read_bytes() + b"\0")
+        except OSError as error:
+            raise spec.SpecError(f"{path}: {error.strerror}") from None
+    digest.update(repr((args.source, args.commit, sorted(args.allow))).encode())
+    directory = cache.cache_root().parent / "experiments" / f"mail-{digest.hexdigest()[:16]}"
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
@@ -182,9 +191,10 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
     """The experiment's text, the directory its paths are relative to, and the command that makes it."""
     from iolab.workloads import compose, library
 
-    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd() if args.dry_run else written_dir()
     given = [Path(p) for p in args.patches]
     _once_each(given)
+    base_dir = Path(args.write).resolve().parent if args.write else Path.cwd() if args.dry_run else \
+        written_dir(given, args)
     received = read_mail(given)
     if received.missing:
         total = received.patches[0].total

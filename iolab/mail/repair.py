@@ -699,16 +699,19 @@ def _other_form(patch: Patch, files: list[FileDiff], tree: Tree) -> Repaired | N
         placed: list[tuple[Hunk, _Placed]] = []
         after = 0
         for number, hunk in enumerate(file.hunks, 1):
-            if place(hunk, lines, "new", after) or place(hunk, lines, "old", after):
-                continue  # in the source as the mail has it, or not at all: not another form
-            found = place(hunk, lines, "new", after, other_form=True)
+            found = place(hunk, lines, "new", after)  # in the source as the mail has it: taken out too
+            if not found:
+                if place(hunk, lines, "old", after):
+                    continue  # not in the source: the step applies it
+                found = place(hunk, lines, "new", after, other_form=True)
             if len(found) != 1:
                 continue
             placed.append((hunk, found[0]))
             after = found[0].start + hunk.new_count
             said = [line for line in found[0].lines if line.mail is not None]
-            notes.append(f"{_hunk_name(file, number, hunk)}: in the source in another form: "
-                         + "; ".join(f"'+{line.mail}' is '{line.text.strip()}' there" for line in said))
+            if said:
+                notes.append(f"{_hunk_name(file, number, hunk)}: in the source in another form: "
+                             + "; ".join(f"'+{line.mail}' is '{line.text.strip()}' there" for line in said))
         if not placed:
             continue
         part = FileDiff(file.old, file.new, [], [hunk for hunk, _ in placed])
@@ -719,8 +722,8 @@ def _other_form(patch: Patch, files: list[FileDiff], tree: Tree) -> Repaired | N
             body = _indented(list(spot.lines), "new")
             result[spot.start:spot.start + hunk.new_count] = [line.text for line in body if line.kind != "added"]
         base[file.path] = result
-    if not taken:
-        return None
+    if not notes:
+        return None  # no hunk in other words: a patch partly in the source is refused as before
     on_base = Tree(lambda path: base[path] if path in base else tree.get(path))
     try:
         fixed = repair_one(patch, on_base, other_forms=False)

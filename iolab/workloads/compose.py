@@ -67,7 +67,7 @@ class FromMail:
     text: str = ""  # the subjects and bodies, whose words choose the library's workloads too
 
 
-def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str]]:
+def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[str], list[str]]:
     """The mail's [[workload]] tables, its [claims] and [[collect.phase]] lines, as TOML lines."""
     bench = mail.benchmark
     matched = from_mail.match(mail.claims, bench.workloads)
@@ -86,6 +86,10 @@ def _mail_lines(mail: FromMail, fs: str) -> tuple[list[str], list[str], list[str
     devices = from_mail.device_note(bench)
     missing = list(bench.not_reproduced)
     scaled = [*bench.scaled, *devices]
+    if timing == "instructions" and any(w.job is not None or (w.probe or {}).get("mode") == "batch"
+                                        for w in bench.workloads):  # the run cuts these op counts further
+        scaled.append("instructions mode: fio's I/Os and libMicro's batches cut further to what a count needs "
+                      "(the report's header says how far)")
     if not (matched or scaled or missing or bench.refused):
         return workloads, [], phases
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
@@ -166,7 +170,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     for erofs_file in chosen[0].area.files if fs == "erofs" else []:
         lines += ["", "[[target.files]]", *(f"{k} = {_toml(v)}" for k, v in
                                             erofs_file.model_dump(exclude_defaults=False).items())]
-    mail_workloads, mail_claims, phases = _mail_lines(mail, fs) if mail is not None else ([], [], [])
+    mail_workloads, mail_claims, phases = _mail_lines(mail, fs, timing) if mail is not None else ([], [], [])
     lines += mail_workloads
     same = [(w.probe, w.job) for w in mail.benchmark.workloads] if mail is not None else []
     for c in chosen:
