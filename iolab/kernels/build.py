@@ -376,8 +376,9 @@ def _step(root: Path, obj: Path, target: str, dirs: list[str], out: Any, log_pat
     os.utime(obj / "built-in.a")
     linked = _make(root, obj, [target], out, log_path, reporter, None, (f"build-dir={' '.join(dirs)}",))
     offset = compiled.marks["end"]
-    return _Made(compiled.files + linked.files, linked.linked, round(compiled.cpu_s + linked.cpu_s, 2),
-                 {**compiled.marks, **{name: round(offset + t, 2) for name, t in linked.marks.items()}})
+    marks = {name: round(offset + t, 2) for name, t in linked.marks.items()}
+    marks.update({("dirs made" if name == "end" else name): t for name, t in compiled.marks.items()})
+    return _Made(compiled.files + linked.files, linked.linked, round(compiled.cpu_s + linked.cpu_s, 2), marks)
 
 
 def _take_record(obj: Path) -> dict[str, str | None] | None:
