@@ -12,8 +12,9 @@ directories made (kbuild's build-dir; "all": the walk of the whole tree), kbuild
 from make's start) and the load average.
 
 With --check, after each build the whole make (make vmlinux, the walk of every directory) runs again
-in the object tree under its lock: it must compile no kernel object (init/version-timestamp.o, the
-version's, aside), and vmlinux's .text must be the same bytes before and after it.
+in the object tree under its lock: it must compile no kernel object (the link's own, the version's and
+kallsyms', aside: it links again where a step's make left the directories' parents' archives older
+than their children's), and vmlinux's .text must be the same bytes before and after it.
 
     sudo .venv/bin/python bench/step_build.py [--check] [--out FILE] PATCH...
 """
@@ -67,10 +68,13 @@ def whole_make(request: build.BuildRequest) -> str:
                                "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"],
                               capture_output=True, text=True)
         after = text_digest(obj / "vmlinux")
+        record = obj / build.SOURCES_RECORD
+        if done.returncode == 0 and record.exists():
+            os.utime(record)  # the whole make ran on the sources it records: its version's object is no other make's
     if done.returncode != 0:
         return f"the whole make failed: {done.stdout[-400:]}"
     compiled = [m.group(2) for m in re.finditer(r"^\s+(CC|AS)\s+(\S+)", done.stdout, re.M)
-                if not m.group(2).startswith("init/version")]
+                if not m.group(2).startswith(("init/version", ".tmp_vmlinux"))]  # the link's own
     return (f"whole make after it: {len(compiled)} kernel objects compiled{': ' + ' '.join(compiled) if compiled else ''}; "
             f".text {'the same' if before == after else 'DIFFERS'} ({before} / {after})")
 

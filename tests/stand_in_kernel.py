@@ -48,7 +48,7 @@ vmlinux:
 \t  for n in $$(seq 1 30); do echo "  make noise $$n"; done; exit 2; fi
 \t@mkdir -p $(O)/src; for f in $(notdir $(wildcard $(CURDIR)/src/*.c)); do \\
 \t  printf 'savedcmd_src/%s.o := gcc -D__KERNEL__ -c\\nsource_src/%s.o := %s\\n' $${f%.c} $${f%.c} $(CURDIR)/src/$$f \\
-\t  > $(O)/src/.$${f%.c}.o.cmd; done
+\t  > $(O)/src/.$${f%.c}.o.cmd; done; touch $(O)/built-in.a
 \t@echo "  LD      vmlinux"
 \tcp $(CURDIR)/vmlinux.elf $(O)/vmlinux
 \tcat $(CURDIR)/src/*.c > $(O)/built-from.txt

@@ -34,10 +34,10 @@ A step of a series changes a file or two. Where every source file that
 changed since the object tree's last finished make (its record,
 SOURCES_RECORD: the content of each file the tree's patches touched) is a
 C file, kbuild's own dependency files (.*.cmd) name the objects that read
-it, and make runs kbuild's ``build-dir`` on their directories only, then
-the link, in place of the walk of every directory of the tree (which
-costs more than the compile of a file). The directories' built-in.a are
-thin archives of their objects' paths, so the link takes the new objects.
+it, and make builds their directories only ("make fs/ext4/"), then links
+without the walk of every directory of the tree (which costs more than
+the compile of a file): the built-in.a are thin archives of their
+objects' paths, so the link takes the new objects (_step).
 Anything else (a header, a Makefile, Kconfig, assembler, a host program's
 file, no record: the first build or a failed one) takes the whole make.
 The manifest records the directories made (``make_dirs``), the CPU
@@ -341,11 +341,12 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
         reporter.phase("compile", f"make -j{os.cpu_count() or 1} {target}" + (
             "" if fresh else ", incremental: only what changed" if dirs is None else
             f", only in {', '.join(dirs)}" if dirs else ", nothing to compile: the last build's kernel stands"))
-        if dirs == []:
+        if dirs is None:
+            made = _make(root, obj, [target], out, log_path, reporter, expected)
+        elif not dirs:
             made = _Made(0, None, 0.0, {})
         else:
-            made = _make(root, obj, [target], out, log_path, reporter, expected,
-                         (f"build-dir={' '.join(dirs)}",) if dirs else ())
+            made = _step(root, obj, target, dirs, out, log_path, reporter)
         ended = time.monotonic()
         phases["compile"], phases["link"] = (made.linked or ended) - clock, ended - (made.linked or ended)
         if not checked:  # make's syncconfig ran olddefconfig's rules where a patch changed a Kconfig file
@@ -362,6 +363,23 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
                        "make_cpu_s": made.cpu_s, "make_marks_s": made.marks}, phases)
     log(f"built {kernel.name} ({resolved.request.describe()}) in {seconds:.0f} s, {files} files compiled")
     return kernel
+
+
+def _step(root: Path, obj: Path, target: str, dirs: list[str], out: Any, log_path: Path,
+          reporter: Reporter) -> _Made:
+    """make of these directories only (kbuild's single-directory build,
+    "make fs/ext4/": prepare, then those directories), then the link without
+    the walk of the tree (kbuild's build-dir, which only the walk depends
+    on, set to them). The top built-in.a is a thin archive of the objects'
+    paths, so the walk would leave it as it is; its time moves, so that
+    vmlinux.a and vmlinux.o are made again from the new objects."""
+    compiled = _make(root, obj, [f"{d}/" for d in dirs], out, log_path, reporter, None)
+    os.utime(obj / "built-in.a")
+    linked = _make(root, obj, [target], out, log_path, reporter, None, (f"build-dir={' '.join(dirs)}",))
+    offset = compiled.marks["end"]
+    marks = {name: round(offset + t, 2) for name, t in linked.marks.items()}
+    marks.update({("dirs made" if name == "end" else name): t for name, t in compiled.marks.items()})
+    return _Made(compiled.files + linked.files, linked.linked, round(compiled.cpu_s + linked.cpu_s, 2), marks)
 
 
 def _take_record(obj: Path) -> dict[str, str | None] | None:
