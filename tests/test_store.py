@@ -42,6 +42,28 @@ def test_sample_is_durable_before_the_run_ends(tmp_path):
     assert other.run(run_id).status == "running"
 
 
+def test_a_sample_added_while_samples_are_read_waits_for_the_next_read(tmp_path):
+    """Another process's sample that lands between the read of the samples and
+    that of their metrics (a run writing beside `iolab run --dry-run`) is left
+    for the next read: no KeyError."""
+    path = tmp_path / "s.db"
+    store = Store(path)
+    run_id = new_run(store)
+    store.add_sample(run_id, sample(0, metrics={"x": 1.0}, histograms={"h": {1: 1}}))
+    reader = Store(path)
+    read_rows = reader._for_run
+
+    def landing_meanwhile(*args):
+        if args[0] == "metrics":
+            store.add_sample(run_id, sample(1, metrics={"x": 2.0}, histograms={"h": {2: 1}}))
+        return read_rows(*args)
+
+    reader._for_run = landing_meanwhile
+    got = reader.samples(run_id)
+    assert [(s.seq, s.metrics, s.histograms) for s in got] == [(0, {"x": 1.0}, {"h": {1: 1}})]
+    assert [s.metrics for s in Store(path).samples(run_id)] == [{"x": 1.0}, {"x": 2.0}]
+
+
 def test_samples_are_never_overwritten(tmp_path):
     store = Store(tmp_path / "s.db")
     run_id = new_run(store)

@@ -280,11 +280,15 @@ class Store:
         )
         metrics: dict[int, dict[str, float]] = {row[0]: {} for row in rows}
         histograms: dict[int, dict[str, dict[int, int]]] = {row[0]: {} for row in rows}
+        # each query sees the store as it is then: a sample another process adds meanwhile is in the later
+        # queries but not in `rows`, and waits for the next read
         for sample_id, name, value in self._for_run("metrics", "name, value", run_id, which):
-            metrics[sample_id][name] = value
+            if sample_id in metrics:
+                metrics[sample_id][name] = value
         if with_histograms:
             for sample_id, name, bins in self._for_run("histograms", "name, bins_json", run_id, which):
-                histograms[sample_id][name] = {int(k): v for k, v in json.loads(bins).items()}
+                if sample_id in histograms:
+                    histograms[sample_id][name] = {int(k): v for k, v in json.loads(bins).items()}
         return [Sample(seq=row[1], round=row[2], iteration=row[3], warmup=bool(row[4]), variant=row[5],
                        workload=row[6], status=row[7], error=row[8], started=row[9], setup_s=row[10],
                        run_s=row[11], teardown_s=row[12], env=json.loads(row[13]), attempt=row[14], host=row[15],
