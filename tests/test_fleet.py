@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,7 +110,10 @@ WAITER = """
 import sys, time
 from iolab.run.fleet import PostgresFleet
 said = []
-fleet = PostgresFleet(sys.argv[1], "waiter", said.append)
+def say(text):
+    said.append(text)
+    print(text, file=sys.stderr, flush=True)  # the test holds the claim until the waiter says it waits
+fleet = PostgresFleet(sys.argv[1], "waiter", say)
 began = time.monotonic()
 with fleet.claimed("k1"):
     waited = time.monotonic() - began
@@ -121,9 +126,13 @@ def test_a_claim_waits_while_another_machine_builds_then_fetches_what_it_publish
     with holder.claimed("k1"):
         waiter = subprocess.Popen([sys.executable, "-c", WAITER, postgres_url], text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)})
-        with pytest.raises(subprocess.TimeoutExpired):
-            waiter.wait(timeout=3)  # still waiting: the build is under way
+        ready, _, _ = select.select([waiter.stderr], [], [], 120)  # the waiter's start is slow on a loaded host
+        assert ready, "the waiter never said it waits"
+        waiting = waiter.stderr.readline()
+        time.sleep(1)
+        assert waiter.poll() is None, waiting  # still waiting: the build is under way
     out, err = waiter.communicate(timeout=60)
+    err = waiting + err
     waited, said = out.split(" ", 1)
     assert float(waited) > 0.5 and "another agent is building it; waiting for it" in said, err
     with holder.claimed("k2"):  # another key is not held up
