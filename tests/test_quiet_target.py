@@ -52,20 +52,43 @@ def test_settle_waits_for_writeback_and_is_bounded(monkeypatch):
 
 
 def test_host_noise_sees_another_process_and_not_its_own():
+    """A spinning child of ours is the workload's, not "other"; a spinning
+    process that is not ours (a shell's orphan, reparented away from us) is,
+    with at least the CPU it used meanwhile. Other load on the host only adds."""
+    import os
+    import signal
     import subprocess
+
+    spin = "while :; do :; done"
     collector = host_noise.HostNoise(None)
     collector.start()
-    busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"],
-                            start_new_session=True)
-    spin = time.process_time()
-    while time.process_time() - spin < 0.3:  # our own CPU: not "other"
-        pass
-    busy.wait()
-    out = collector.stop()
+    ours = subprocess.Popen(["sh", "-c", spin])
+    orphaner = subprocess.run(["sh", "-c", f"sh -c '{spin}' >/dev/null 2>&1 & echo $!"], capture_output=True,
+                              text=True, check=True)
+    theirs = int(orphaner.stdout)
+    try:
+        deadline = time.monotonic() + 60  # each gets 0.3 s of CPU, however loaded the host
+        while min(_cpu_s(ours.pid), _cpu_s(theirs)) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen = host_noise._other_ticks(host_noise._processes())
+        used = _cpu_s(theirs)
+        out = collector.stop()
+    finally:
+        ours.kill()
+        os.kill(theirs, signal.SIGKILL)
+        ours.wait()
     assert set(out) == {"host.steal_s", "host.other_cpu_s"}
     assert out["host.steal_s"] >= 0
-    # the shell is our child: ours, not other
-    assert out["host.other_cpu_s"] < 5
+    assert ours.pid not in seen and theirs in seen
+    assert used >= 0.3 and out["host.other_cpu_s"] >= used - 0.05
+
+
+def _cpu_s(pid):
+    """user + system CPU seconds of a running process."""
+    import os
+
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_disturbed_rounds_follow_the_rule():
