@@ -240,7 +240,7 @@ def test_a_kprobe_on_no_function_fails_with_the_kernels_words():
 
 
 # tracefs' error_log after a refused kprobe, as Linux 7.3 wrote it in a guest
-ERROR_LOG = """[   10.734711] trace_kprobe: error: Invalid probed address or symbol
+ERROR_LOG = """[   13.046134] trace_kprobe: error: Invalid probed address or symbol
   Command: p:iolab/nope no_such_function_iolab
                         ^
 """
