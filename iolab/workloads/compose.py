@@ -131,7 +131,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     # a workload whose counts do not repeat gets the rounds a test needs; one that spreads beyond LEAVE_OUT
     # stays out, unless nothing else is left
     far = [c for c in chosen if wild(c.workload, "instructions")] if timing == "instructions" else []
-    if len(far) < len(chosen):
+    if len(far) < len(chosen) or (far and mail is not None and mail.benchmark.workloads):  # others are left
         skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in far]
         chosen = [c for c in chosen if c not in far]
     unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
