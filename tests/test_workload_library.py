@@ -361,5 +361,7 @@ def test_iolab_patch_keeps_the_experiment_it_runs_in_the_cache(tmp_path, monkeyp
                                    lambda: None) == 0
     assert list(work.iterdir()) == []
     (experiment, path), again = ran
-    assert Path(path).parent == tmp_path / "xdg" / "iolab" / "experiments" and again[1] == path  # reused
+    # a directory of its own per mail (its bytes and options), reused when the same mail comes again
+    assert Path(path).parent.parent == tmp_path / "xdg" / "iolab" / "experiments" and again[1] == path
+    assert Path(path).parent.name.startswith("mail-")
     assert [Path(experiment.base_dir, p).resolve() for p in experiment.series.patches] == [patch.resolve()]
