@@ -356,5 +356,6 @@ def test_iolab_patch_keeps_the_experiment_it_runs_in_the_cache(tmp_path, monkeyp
                                    lambda: None) == 0
     assert list(work.iterdir()) == []
     (experiment, path), again = ran
-    assert Path(path).parent == tmp_path / "xdg" / "iolab" / "experiments" and again[1] == path  # reused
+    assert Path(path).parent.parent == tmp_path / "xdg" / "iolab" / "experiments" and again[1] == path  # reused
+    assert Path(path).parent.name.startswith("mail-")  # a directory per mail: its iolab-mail/ patches its own
     assert [Path(experiment.base_dir, p).resolve() for p in experiment.series.patches] == [patch.resolve()]
