@@ -403,8 +403,8 @@ def _write_record(obj: Path, contents: dict[str, str | None]) -> None:
 
 
 def _own_dirs(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
-    """The directories whose own make (kbuild's build-dir, in place of the
-    walk of the whole tree) rebuilds everything the changed files reach;
+    """The directories whose own make (_step, in place of the walk of the
+    whole tree) rebuilds everything the changed files reach;
     [] when nothing built reads them; None where only the whole make will
     do: a change to anything but a C file (a header, a Makefile, Kconfig,
     assembler, a script), or to a C file read by a host program, by an
