@@ -367,8 +367,8 @@ def test_the_private_apt_configuration_stays_in_the_cache(cache, monkeypatch):
 
 
 # apt-cache madison with unstable's 7.2 and experimental's 7.3 listed (this host's private index)
-MADISON_73 = ("linux-source-7.3 | 7.3~rc7-1~exp1 | http://deb.debian.org/debian experimental/main amd64 Packages\n")
-MADISON_72 = ("linux-source-7.2 |  7.2.13-1 | http://deb.debian.org/debian unstable/main amd64 Packages\n")
+MADISON_73 = f"linux-source-7.3 | 7.3~rc7-1~exp1 | {sources.ARCHIVE} experimental/main amd64 Packages\n"
+MADISON_72 = f"linux-source-7.2 |  7.2.13-1 | {sources.ARCHIVE} unstable/main amd64 Packages\n"
 POLICY_NONE = "linux-source-7.3:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n"
 
 
