@@ -598,7 +598,7 @@ def _place_file(file: FileDiff, lines: list[str] | None, side: Side) -> tuple[li
         if len(found) != 1:
             where = "fits no spot" if not found else \
                 f"fits {len(found)} spots (lines {', '.join(str(p.start + 1) for p in found[:4])})"
-            return None, f"{_hunk_name(file, number, hunk)}: {where}"
+            return None, f"{_hunk_name(file, number, hunk)}: {where} in the source"
         placed.append(found[0])
         after = found[0].start + (hunk.old_count if side == "old" else hunk.new_count)
     return placed, ""
@@ -767,9 +767,9 @@ def repair_one(patch: Patch, tree: Tree, other_forms: bool = True) -> Repaired:
     if mixed is not None:
         return mixed
     if reasons["old"] == reasons["new"]:
-        raise RepairError(f"{patch.file}: {reasons['old']} in the source\n  with its lines before the patch "
+        raise RepairError(f"{patch.file}: {reasons['old']}\n  with its lines before the patch "
                           "or after it (a patch for another tree, or its change went in another form)")
-    raise RepairError(f"{patch.file}: {reasons['old']} in the source\n  and as a patch the source has: "
+    raise RepairError(f"{patch.file}: {reasons['old']}\n  and as a patch the source has: "
                       f"{reasons['new']}")
 
 
