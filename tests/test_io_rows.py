@@ -210,3 +210,17 @@ def test_a_series_says_which_step_changed_the_io_count_and_its_reply_keeps_the_r
     flat = " ".join(reply.split())
     assert "disk I/Os" in reply and "the I/O count changed ×3.8 (cold seq read: 137 -> 517 disk I/Os, 2 two)" in flat
     assert "left out, undecided" not in reply
+
+
+def test_a_counter_that_varies_within_a_variant_moves_only_past_its_own_spread():
+    """An A/A's buffered writes: background writeback gives 40-44 writes a round on one copy and 46-49 on
+    the other; the ranges do not touch, but the gap (2) is not 3 times the ranges (4 + 3): no row. The same
+    counter repeating on each side (137 against 517) moves at any gap beyond the tolerance."""
+    def sample(variant, round_, writes):
+        return Sample(seq=round_, round=round_, iteration=round_, warmup=False, variant=variant, workload="w",
+                      status="ok", started=1.0, metrics={"disk.writes": writes, "disk.reads": 1.0,
+                                                          "disk.ios": writes + 1.0})
+    noisy = {"a": [sample("a", 0, 40.0), sample("a", 1, 44.0)], "b": [sample("b", 0, 46.0), sample("b", 1, 49.0)]}
+    assert "disk.writes" not in iorows.moved(noisy, 0.01)
+    fixed = {"a": [sample("a", r, 137.0) for r in range(2)], "b": [sample("b", r, 517.0) for r in range(2)]}
+    assert "disk.writes" in iorows.moved(fixed, 0.01)

@@ -7,10 +7,10 @@ device's time, so a patch that multiplies the I/O (a smaller readahead window) c
 even faster there. So a counter that moved between the variants becomes a row of its workload
 (``moved``), and a changed count of I/Os is said in the header (``changes``), with its ratio.
 
-Moved: the variants' values apart -- every value of one variant beyond every value of another
-(their ranges do not touch) -- by more than the experiment's tolerance of the smaller center. A
-counter that varies from round to round as much as between variants (a timed fio job's reads)
-does not move.
+Moved: the variants' values separated as the exact rule separates them (a gap wider than 3 times
+their ranges; any gap where each variant's values repeat), by more than the experiment's tolerance
+of the smaller center. A counter that varies from round to round (a timed fio job's reads, a
+buffered write's background writeback) needs that much more to move.
 """
 
 from __future__ import annotations
@@ -21,21 +21,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from iolab.analysis.metrics import IO_COUNT, IO_ROWS
 from iolab.cell.sample import Sample
+from iolab.stats import exact
 
 if TYPE_CHECKING:
     from iolab.analysis.table import Analysis
 
 
 def _apart(a: list[float], b: list[float], tolerance: float) -> bool:
-    if max(a) < min(b):
-        low, high = a, b
-    elif max(b) < min(a):
-        low, high = b, a
-    else:
+    """Separated as the exact rule separates values (iolab.stats.exact: a gap wider than 3 times their
+    ranges, any gap where each side repeats), and by more than the tolerance of the smaller center: a
+    counter that varies within a variant needs that much more to have moved (an A/A's writeback)."""
+    if not exact.separated(np.array(a), np.array(b)):
         return False
-    small, large = statistics.median(low), statistics.median(high)
+    small, large = sorted((statistics.median(a), statistics.median(b)))
     return small <= 0 < large or (small > 0 and large / small - 1.0 > tolerance)
 
 
