@@ -177,3 +177,37 @@ def test_instructions_mode_stops_each_job_after_the_ios_a_count_needs(tmp_path):
     done = subprocess.run(["fio", "--output-format=json", str(tmp_path / "job.fio")], capture_output=True,
                           text=True, check=True, timeout=60)
     assert json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]["read"]["total_ios"] == 7
+
+
+def test_completion_latencies_that_exceed_the_total_are_not_given():
+    # fio 3.33 in a TCG guest (instructions mode), io_uring with sqthread_poll, iodepth=128,
+    # 2000 random 4k reads of the guest's null_blk: every clat is the time since fio's
+    # clock began (mean 16.0 guest s against a mean total latency of 3.2 guest ms), and all
+    # 2000 fall in one histogram bin; the percentiles would read 16 s
+    report = fixture("io_uring-sqthread_poll-3.33.json")
+    read = report["jobs"][0]["read"]
+    assert read["clat_ns"]["mean"] > 1000 * read["lat_ns"]["mean"]
+    result = parse_report(report)
+    assert not {"read_p50", "read_p99", "read_p99.9"} & set(result.metrics)
+    assert "read_clat" not in result.histograms
+    assert set(result.unmeasured) == {"read_p50", "read_p99", "read_p99.9"}
+    assert "sqthread_poll" in result.unmeasured["read_p50"]
+    assert result.metrics["read_bw"] == pytest.approx(read["bw_bytes"] / 2**20)  # the rest stands
+    assert result.metrics["read_lat_mean"] == pytest.approx(read["lat_ns"]["mean"] / 1e3)
+    assert not parse_report(fixture("randread-4k-psync-ext4.json")).unmeasured  # where clat <= lat
+
+
+def test_the_report_says_which_rows_were_not_measured_and_why():
+    from iolab.analysis.table import _unmeasured_note
+    from iolab.cell.sample import Sample
+
+    why = parse_report(fixture("io_uring-sqthread_poll-3.33.json")).unmeasured
+
+    def cell(seq: int, env: dict) -> Sample:
+        return Sample(seq=seq, round=seq, iteration=seq, warmup=False, variant="base", workload="sqpoll",
+                      status="ok", metrics={"read_bw": 1.0}, env=env)
+
+    notes = _unmeasured_note(experiment(), [cell(0, {"unmeasured": why}), cell(1, {}), cell(2, {"unmeasured": why})])
+    assert len(notes) == 1
+    assert notes[0].startswith("sqpoll: rd p50 us, rd p99 us, rd p99.9 us not measured in 2 of 3 cells: fio's")
+    assert _unmeasured_note(experiment(), [cell(1, {})]) == []

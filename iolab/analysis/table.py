@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -396,6 +396,23 @@ def _fio_note(experiment: Experiment, measured: list[Sample]) -> list[str]:
     return [text]
 
 
+def _unmeasured_note(experiment: Experiment, measured: list[Sample]) -> list[str]:
+    """The metrics a tool's output had but contradicted (a sample's env["unmeasured"]:
+    left out of its cells, not shown as numbers), with the engine's reason."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    cells: dict[tuple[str, str], int] = defaultdict(int)
+    for sample in measured:
+        reasons: dict[str, str] = sample.env.get("unmeasured") or {}
+        for why in set(reasons.values()):
+            cells[(sample.workload, why)] += 1
+        for name, why in reasons.items():
+            found[(sample.workload, why)].add(name)
+    ran = Counter(s.workload for s in measured if s.status == "ok")
+    return [f"{workload}: {', '.join(metrics.lookup(n, experiment.clock).label for n in sorted(names))} "
+            f"not measured in {cells[(workload, why)]} of {ran[workload]} cells: {why}"
+            for (workload, why), names in sorted(found.items())]
+
+
 def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
     """Why a paired run's rows use the unpaired test: the plan chose it before any data."""
     if not plan.paired(experiment) or planned.test != UNPAIRED or experiment.run.auto:
@@ -499,7 +516,7 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
         run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
         notes=(env_differences(measured, experiment) + prepared.small_ext4(measured) + _allowed(experiment)
                + _plan_note(experiment, planned)
-               + _fio_note(experiment, measured)),
+               + _fio_note(experiment, measured) + _unmeasured_note(experiment, measured)),
         view=view, **_progress(measured, experiment),
         min_max=experiment.report.min_max if min_max is None else min_max, diagnostics=diagnostics,
         sequential=sequential, original=original, design=design, planned=planned,

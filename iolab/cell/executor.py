@@ -124,6 +124,8 @@ def _measure(
                 result.metrics.update(knob.usage())
     result.metrics.update(collected)
     result.metrics.update(settled)
+    if result.unmeasured:
+        env["unmeasured"] = result.unmeasured
     values, reasons = derived.compute(cell.derived, result.metrics)
     result.metrics.update({name: value for name, value in values.items() if name not in reasons})
     if reasons:

@@ -40,6 +40,8 @@ class EngineResult:
     metrics: dict[str, float]
     histograms: dict[str, dict[int, int]] = field(default_factory=dict)
     artefacts: dict[str, str] = field(default_factory=dict)
+    # metrics the tool's output has but contradicts: name -> why they are not given (a sample's env["unmeasured"])
+    unmeasured: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
