@@ -69,18 +69,30 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* create or extend a regular file to t->size with written data */
-static int target_prefill(struct target *t, const char *mode, bool exists)
+/*
+ * Create or extend a regular file to t->size with written data. A file that
+ * is already long enough on a read-only filesystem (erofs, whose image
+ * carries the file) is opened read-only: nothing of it can be dirty, so
+ * --evict only drops its cached pages.
+ */
+static int target_prefill(struct target *t, const char *mode, bool exists,
+			  uint64_t size)
 {
+	bool readonly = false;
 	struct stat st;
 	uint64_t off;
 	void *buf;
 	int fd;
 
 	fd = open(t->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EROFS && exists && size >= t->size) {
+		readonly = true;
+		fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0) {
-		probe_syserr("open", errno, "path %s, flags O_RDWR|O_CREAT, "
-			     "preparing the %s file", t->path, mode);
+		probe_syserr("open", errno, "path %s, flags %s, preparing the "
+			     "%s file", t->path,
+			     readonly ? "O_RDONLY" : "O_RDWR|O_CREAT", mode);
 		return PROBE_ERUN;
 	}
 	if (fstat(fd, &st)) {
@@ -125,7 +137,7 @@ static int target_prefill(struct target *t, const char *mode, bool exists)
 		}
 	}
 	if (t->evict) {
-		if (fdatasync(fd)) {
+		if (!readonly && fdatasync(fd)) {
 			probe_syserr("fdatasync", errno, "path %s", t->path);
 			close(fd);
 			return PROBE_ERUN;
@@ -182,7 +194,8 @@ int target_open(struct target *t, const char *mode)
 		if (devsize < t->size)
 			t->size = devsize;
 	} else if (!exists || S_ISREG(st.st_mode)) {
-		int rc = target_prefill(t, mode, exists);
+		int rc = target_prefill(t, mode, exists,
+					exists ? (uint64_t)st.st_size : 0);
 
 		if (rc)
 			return rc;

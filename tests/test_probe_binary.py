@@ -434,6 +434,33 @@ def test_lat_on_a_loop_block_device(probe, tmp_path, clean_system):
         subprocess.run(["losetup", "-d", loop], check=False)
 
 
+@pytest.mark.integration
+@pytest.mark.root
+def test_lat_reads_a_file_on_a_read_only_filesystem(probe, tmp_path, clean_system):
+    """erofs carries its files in the image: the probe reads probe.dat where
+    it is long enough, opened read-only (it used to open it O_RDWR|O_CREAT to
+    prefill, and every erofs workload of the library failed with EROFS)."""
+    if os.geteuid() != 0 or shutil.which("mkfs.erofs") is None:
+        pytest.skip("needs root and mkfs.erofs")
+    tree, img, mnt = tmp_path / "tree", tmp_path / "ro.img", tmp_path / "mnt"
+    tree.mkdir()
+    mnt.mkdir()
+    (tree / "probe.dat").write_bytes(os.urandom(1 << 20))
+    subprocess.run(["mkfs.erofs", str(img), str(tree)], check=True, capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "erofs", "-o", "loop,ro", str(img), str(mnt)],
+                             capture_output=True, text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount erofs here: {mounted.stderr.strip()}")
+    try:
+        doc = ok(probe, "lat", f"--file={mnt / 'probe.dat'}", "--file-size=1M", "--ops=64", "--evict")
+        assert doc["target"]["created"] is False and doc["target"]["prefill_bytes"] == 0
+        check_lat_hist(doc["lat_ns"], 64)
+        res = run(probe, "lat", f"--file={mnt / 'probe.dat'}", "--file-size=2M", "--ops=8")
+        assert res.rc != 0 and "Read-only file system" in res.err  # too short: growing it is refused, said
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
 # ---------------------------------------------------------------- sanitizers
 
 SAN_RUNS = {
