@@ -37,13 +37,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
+from iolab.hosts.vm import guest as guest_side
 from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
 from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, qemu_argv, qemu_version,
                                  tcg_threading, timing_env)
@@ -55,7 +56,19 @@ from iolab.sysutil import ToolError, require
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 QEMU_GRACE = 5.0  # seconds QEMU (its whole session) has after SIGTERM before SIGKILL
+POLL_S = 0.02  # how often the host looks into a boot's exchange dir
 ROOT_SHARE = "9p ro cache=loose"
+# the guest's start-up as the host sees it (Boot.marks): step -> (file in the
+# exchange dir, a line in it; None: the file's appearance). In order: the
+# kernel has booted (init's first line on the console), init starts the
+# command, Python runs guest.py, the executor is imported, the guest is ready
+MARKS: dict[str, tuple[str, str | None]] = {
+    "init": ("console.log", "iolab-init: up"),
+    "command": ("init.json", None),
+    "python": ("guest.log", f"{guest_side.MARK} python"),
+    "imported": ("guest.log", f"{guest_side.MARK} imported"),
+    "ready": ("guest.json", None),
+}
 
 
 def guest_command(python: str, path: Sequence[str]) -> str:
@@ -111,6 +124,23 @@ class Boot:
     stalled: bool = False  # killed at boot_timeout, before the ready marker
     stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
     guest: dict[str, Any] | None = None
+    # the host's seconds from QEMU's start to each step of the guest's start-up
+    # it saw (the guest's own uptimes are instructions plus idle jumps under
+    # icount, not the host's time): the first time each marker was there
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def see_marks(self, now: float) -> None:
+        """Note the start-up steps that appeared since the last look."""
+        for step, (name, text) in MARKS.items():
+            if step in self.marks:
+                continue
+            path = self.xchg / name
+            try:
+                found = path.exists() if text is None else text in path.read_text(errors="replace")
+            except OSError:
+                found = False
+            if found:
+                self.marks[step] = round(now - self.started, 3)
 
     def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
         text = ""
@@ -152,8 +182,10 @@ class VMHost:
         show_command: Callable[[str], None] | None = None,
         qemu: str = QEMU,
         stopping: threading.Event | None = None,
+        kernel_args: Sequence[str] = (),
     ):
         self.kernel = kernel
+        self.kernel_args = list(kernel_args)  # more of the guest's command line (bench/boot_split.py: initcall_debug)
         self.stopping = stopping or threading.Event()  # set by another thread: end the boot under way
         self.settings = settings
         self.scratch = scratch
@@ -231,7 +263,7 @@ class VMHost:
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
-            kernel_args=disk_args(self.settings),
+            kernel_args=[*disk_args(self.settings), *self.kernel_args],
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
@@ -317,6 +349,8 @@ class VMHost:
         while True:
             exited = process.poll() is not None
             now = time.monotonic()
+            if len(boot.marks) < len(MARKS):
+                boot.see_marks(now)
             if boot.ready_s is None and (boot.xchg / ready).exists():
                 boot.ready_s = now - boot.started
                 boot.guest = {**(_read_json(boot.xchg / "init.json") or {}),
@@ -335,6 +369,7 @@ class VMHost:
                         yield Sample.from_json(line)
             if exited:
                 boot.exited_s = time.monotonic() - boot.started
+                boot.see_marks(now)
                 boot.qemu_rc = process.returncode
                 rc_path = boot.xchg / "rc"
                 if rc_path.exists():
@@ -353,14 +388,14 @@ class VMHost:
                 boot.exited_s = time.monotonic() - boot.started
                 boot.qemu_rc = process.returncode
                 return
-            time.sleep(0.05)
+            time.sleep(POLL_S)
 
     def _vm_env(self, boot: Boot, count: int) -> dict[str, Any]:
         guest = boot.guest or {}
         timeline = {key: guest.get(key) for key in (
             "init_uptime", "command_uptime", "python_started_uptime", "import_s", "ready_uptime")}
         return {**self.describe(), "boot_s": boot.ready_s, "cells_in_boot": count, "boot": len(self.boots),
-                "guest_timeline": timeline, "modprobe": guest.get("modprobe")}
+                "guest_timeline": timeline, "boot_host": dict(boot.marks), "modprobe": guest.get("modprobe")}
 
     def _enriched(self, sample: Sample, boot: Boot, count: int) -> Sample:
         boot_s = {"vm.boot_s": round(boot.ready_s, 3)} if boot.ready_s is not None else {}
