@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
 import statistics
@@ -87,20 +86,19 @@ def boots(args: argparse.Namespace) -> tuple[list[dict[str, float]], vm.VMHost]:
              if cell.variant.name == variant and cell.round == 0]
     vm.compile_iolab()
     rows = []
-    scratch = tempfile.mkdtemp(prefix="iolab-bootsplit-")
-    host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch))
-    for index in range(args.boots):
-        cpu = qemu_cpu()
-        samples = list(host.run_batch(cells))
-        failed = [sample.error for sample in samples if sample.status != "ok"]
-        if failed:
-            sys.exit(f"boot_split: a cell failed: {failed[0]}")
-        row = {**split(host.boots[-1]), "boot_s": round(host.boots[-1].ready_s or float("nan"), 3),
-               "qemu_cpu_s": round(qemu_cpu() - cpu, 2), "cells_n": len(samples)}
-        rows.append(row)
-        print(f"boot {index + 1}: " + "  ".join(f"{key} {row[key]:.2f}" for key in (*STEPS, "qemu_cpu_s")),
-              file=sys.stderr)
-    os.rmdir(scratch) if not os.listdir(scratch) else None
+    with tempfile.TemporaryDirectory(prefix="iolab-bootsplit-") as scratch:
+        host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch))
+        for index in range(args.boots):
+            cpu = qemu_cpu()
+            samples = list(host.run_batch(cells))
+            failed = [sample.error for sample in samples if sample.status != "ok"]
+            if failed:
+                sys.exit(f"boot_split: a cell failed: {failed[0]}")
+            row = {**split(host.boots[-1]), "boot_s": round(host.boots[-1].ready_s or float("nan"), 3),
+                   "qemu_cpu_s": round(qemu_cpu() - cpu, 2), "cells_n": len(samples)}
+            rows.append(row)
+            print(f"boot {index + 1}: " + "  ".join(f"{key} {row[key]:.2f}" for key in (*STEPS, "qemu_cpu_s")),
+                  file=sys.stderr)
     return rows, host
 
 
