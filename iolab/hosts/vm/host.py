@@ -11,10 +11,11 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
          python -m iolab.hosts.vm.guest /run/iolab: the same cell executor, the
          target rewritten to the virtio disk, one sample per line in
          samples.jsonl (fsynced), the command's exit status in rc
-    host: reads samples as they arrive; a guest silent for longer than
-         [vm] timeout is killed with its whole process group; cells left
-         without a sample become failed samples carrying the console's
-         last lines
+    host: reads samples as they arrive, and ends the VM once every cell
+         has its sample (the guest's exit and poweroff are not waited
+         for); a guest silent for longer than [vm] timeout is killed with
+         its whole process group; cells left without a sample become
+         failed samples carrying the console's last lines
 
 The guest's exit status (rc) is kept apart from QEMU's: QEMU exits 0 on
 poweroff, on a guest panic (-no-reboot, panic=-1) and on SIGTERM alike.
@@ -123,6 +124,7 @@ class Boot:
     timed_out: bool = False
     stalled: bool = False  # killed at boot_timeout, before the ready marker
     stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
+    ended_early: bool = False  # ended by the host once every cell had its sample (no guest exit status then)
     guest: dict[str, Any] | None = None
     # the host's seconds from QEMU's start to each step of the guest's start-up
     # it saw (the guest's own uptimes are instructions plus idle jumps under
@@ -311,6 +313,15 @@ class VMHost:
                     if sample.seq in pending:
                         pending.pop(sample.seq)
                         yield self._enriched(sample, boot, len(cells))
+                    if not pending:
+                        break
+                if not pending:
+                    # every cell has its sample: the VM is ended now, not after the guest's own
+                    # exit, sync and poweroff (0.3-0.8 host s a boot under TCG, bench/boot_split.py)
+                    boot.qemu_rc = end(process, grace=QEMU_GRACE)
+                    boot.exited_s = time.monotonic() - boot.started
+                    boot.ended_early = True
+                    break
                 if not (boot.stalled and boot.accel == "kvm" and self._falls_back(boot)):
                     break
             for cell in cells:
