@@ -293,7 +293,9 @@ def test_a_failed_fetch_leaves_nothing(fake_apt, cache, monkeypatch):
     assert not list(cache.glob(".fetch-*"))
 
 
-def test_an_outdated_initramfs_is_rebuilt_in_place(fake_apt, cache):
+def test_an_initramfs_of_another_format_is_left_and_one_of_this_format_built_beside_it(fake_apt, cache):
+    """The cache is shared by checkouts of iolab with other formats: each
+    boots its own init, and neither rewrites the other's."""
     kernel = fetch.ensure("debian:6.1.0-test-amd64")
     manifest = json.loads((kernel.directory / "manifest.json").read_text())
     manifest["initramfs_format"] = initramfs.FORMAT - 1
@@ -301,8 +303,11 @@ def test_an_outdated_initramfs_is_rebuilt_in_place(fake_apt, cache):
     (kernel.directory / "initramfs.cpio").write_bytes(b"old")
     assert not kernels.listing()[0]["current"]
     again = fetch.ensure("debian:6.1.0-test-amd64", lambda text: pytest.fail(f"fetched again: {text}"))
-    assert again.manifest["initramfs_format"] == initramfs.FORMAT
+    assert again.initramfs == kernel.directory / f"initramfs-v{initramfs.FORMAT}.cpio"
     assert read_cpio(again.initramfs.read_bytes())["init"][1].decode() == initramfs.INIT
+    assert (kernel.directory / "initramfs.cpio").read_bytes() == b"old"
+    assert json.loads((kernel.directory / "manifest.json").read_text()) == manifest
+    assert kernels.listing()[0]["current"]
 
 
 def test_a_build_of_your_own(tmp_path, cache):

@@ -402,3 +402,23 @@ def test_instructions_mode_cuts_the_probe_op_counts_to_what_a_count_needs():
     assert engine.for_instructions(lat) == lat  # its later ops may be another workload: kept
     churn = engine.job_text({"mode": "churn", "files": 1000})
     assert engine.for_instructions(churn) == churn
+
+
+def test_an_engine_version_is_asked_once_per_build_of_the_program(tmp_path):
+    """Each cell records its engine's version; a VM guest pays an exec for
+    each --version, so it is asked once, and again when the program changes."""
+    from iolab.engines.base import version_of
+
+    program = tmp_path / "tool"
+    program.write_bytes(b"one")
+    asked = []
+
+    def ask():
+        asked.append(program.read_bytes())
+        return program.read_bytes().decode()
+
+    assert version_of(program, ask) == "one" and version_of(program, ask) == "one"
+    assert asked == [b"one"]
+    program.write_bytes(b"two!")  # rebuilt: another size and mtime
+    assert version_of(program, ask) == "two!"
+    assert asked == [b"one", b"two!"]

@@ -382,3 +382,22 @@ def test_one_vcpu_is_one_vcpu(tmp_path):
     run_id = runner.run(exp, store, host=ScriptedVMHosts(cpus=1))
     text = renderer("text")(analysis.analyse(store.run(run_id), store.samples(run_id)))
     assert "microvm, 1 vCPU, 1024 MiB" in text.replace("\n  ", " ")
+
+
+def test_a_boot_notes_when_the_host_first_saw_each_step_of_the_guests_start_up(tmp_path):
+    """Host seconds from QEMU's start (env.vm.boot_host): each marker at
+    the first look that found it, none for a step not yet reached."""
+    boot = vm.Boot(argv=[], xchg=tmp_path, started=100.0)
+    (tmp_path / "console.log").write_text("PCI: Fatal: No config space access function found\n")
+    boot.see_marks(101.0)
+    assert boot.marks == {}
+    (tmp_path / "console.log").write_text("iolab-init: up 0.78\n")
+    (tmp_path / "init.json").write_text("{}")
+    boot.see_marks(102.5)
+    (tmp_path / "guest.log").write_text(f"{guest.MARK} python 3.1\n")
+    boot.see_marks(104.0)
+    (tmp_path / "guest.log").write_text(f"{guest.MARK} python 3.1\n{guest.MARK} imported 4.0\n")
+    (tmp_path / "guest.json").write_text("{}")
+    boot.see_marks(106.25)
+    assert boot.marks == {"init": 2.5, "command": 2.5, "python": 4.0, "imported": 6.25, "ready": 6.25}
+    assert list(boot.marks) == list(vm.MARKS)

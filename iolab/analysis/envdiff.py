@@ -28,7 +28,7 @@ from iolab.store import Sample
 # what a VM's boot measured (its time to ready, the guest's uptime at each
 # step, which boot and cell of it this was): per-cell facts, not the setup.
 VOLATILE = ("prepared.mountpoint", "prepared.device", "prepared.image", "variant.name", "variant.description",
-            "vm.boot_s", "vm.boot", "vm.cells_in_boot", "vm.guest_timeline",
+            "vm.boot_s", "vm.boot", "vm.cells_in_boot", "vm.guest_timeline", "vm.boot_host",
             "guest.python_started_uptime", "guest.import_s", "guest.ready_uptime", "guest.cell_index",
             "guest.cell_uptime")
 TARGET = "<target>"  # a cell's own block device, in a key (knobs.sysfs /sys/block/<target>/queue/...)

@@ -56,6 +56,22 @@ class WorkloadRun:
     allow: tuple[str, ...] = ()  # fio options the experiment opts in to (iolab.engines.fio_options)
 
 
+_VERSIONS: dict[tuple[str, int, int, int], str] = {}
+
+
+def version_of(path: str | Path, ask: Callable[[], str]) -> str:
+    """A program's version, asked once per process for each build of it (its
+    path, inode, size and mtime): every cell records its engine's version,
+    and in a VM guest each ``--version`` is an exec of its own under
+    emulation (about a tenth of a second; issue 29). A program rebuilt
+    during a run is asked again."""
+    info = os.stat(path)
+    key = (os.fspath(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = ask()
+    return _VERSIONS[key]
+
+
 class Engine(Protocol):
     name: str
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from iolab import histogram, process
 from iolab.engines import fio_options
-from iolab.engines.base import EngineError, EngineResult, WorkloadRun
+from iolab.engines.base import EngineError, EngineResult, WorkloadRun, version_of
 from iolab.sysutil import last_lines, require
 
 PERCENTILES = (50.0, 99.0, 99.9)  # of each direction's completion latency histogram
@@ -36,7 +36,8 @@ class FioEngine:
         self.binary = binary  # "fio" on PATH, or the path of a fio built from source
 
     def version(self) -> str:
-        return process.run_tool([self.binary, "--version"]).strip()
+        path = require(self.binary)
+        return version_of(path, lambda: process.run_tool([self.binary, "--version"]).strip())
 
     def run(self, work: WorkloadRun) -> EngineResult:
         require(self.binary)

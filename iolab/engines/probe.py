@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import histogram, process
-from iolab.engines.base import EngineError, EngineResult, WorkloadRun
+from iolab.engines.base import EngineError, EngineResult, WorkloadRun, version_of
 from iolab.sysutil import ToolError
 from iolab.units import parse_size
 
@@ -337,11 +337,15 @@ class ProbeEngine:
         """'iolab-probe 1 (sha256 1a2b3c4d5e6f)': the output version and which
         build, stored with every sample (env["probe"])."""
         path = binary()
-        done = process.run([str(path), "--version"])
-        if done.returncode != 0:
-            raise ToolError(f"{path} --version failed: {probe_error(done.returncode, done.stderr)}")
-        build = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        return f"{done.stdout.strip()} (sha256 {build})"
+
+        def ask() -> str:
+            done = process.run([str(path), "--version"])
+            if done.returncode != 0:
+                raise ToolError(f"{path} --version failed: {probe_error(done.returncode, done.stderr)}")
+            build = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+            return f"{done.stdout.strip()} (sha256 {build})"
+
+        return version_of(path, ask)
 
     def run(self, work: WorkloadRun) -> EngineResult:
         mode, params = merged(work.job, work.options)

@@ -1,6 +1,7 @@
 """A cached kernel: its manifest read back as a Kernel ready to boot, with
-an initramfs of the current format (one an older iolab built is built anew
-here), and the listing of every cached kernel."""
+an initramfs of the current format (where another iolab built the entry's
+own, one of this format is built beside it), and the listing of every
+cached kernel."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.kernels import apt, initramfs
-from iolab.kernels.cache import MANIFEST_FORMAT, cache_root, locked, write_manifest
+from iolab.kernels.cache import MANIFEST_FORMAT, cache_root, locked
 
 
 @dataclass(frozen=True)
@@ -35,33 +36,39 @@ def load(directory: Path, name: str) -> Kernel | None:
     manifest = json.loads(manifest_path.read_text())
     if manifest.get("format") != MANIFEST_FORMAT:
         return None
-    if manifest.get("initramfs_format") != initramfs.FORMAT:
-        manifest = _rebuild_initramfs(directory, manifest)
-    moddir = manifest.get("moddir")
+    moddir_name = manifest.get("moddir")
+    moddir = (directory / moddir_name if not os.path.isabs(moddir_name) else Path(moddir_name)) if moddir_name else None
     return Kernel(
         name=name,
         directory=directory,
         kver=manifest["kver"],
         image=directory / manifest["image"],
         pvh=manifest["pvh"],
-        initramfs=directory / "initramfs.cpio",
-        moddir=(directory / moddir if not os.path.isabs(moddir) else Path(moddir)) if moddir else None,
+        initramfs=_initramfs(directory, manifest, moddir),
+        moddir=moddir,
         manifest=manifest,
     )
 
 
-def _rebuild_initramfs(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """A cached kernel whose initramfs an older iolab built: build it anew."""
-    with locked(directory.parent, directory.name + "-initramfs"):
-        current = json.loads((directory / "manifest.json").read_text())
-        if current.get("initramfs_format") == initramfs.FORMAT:
-            return current
-        moddir = manifest.get("moddir")
-        path = (directory / moddir if not os.path.isabs(moddir) else Path(moddir)) if moddir else None
-        manifest = {**manifest, "initramfs_format": initramfs.FORMAT,
-                    "boot_modules": initramfs.build(path, apt.busybox(), directory / "initramfs.cpio")}
-        write_manifest(directory, manifest)
-        return manifest
+def _initramfs(directory: Path, manifest: dict[str, Any], moddir: Path | None) -> Path:
+    """The kernel's initramfs of this iolab's format: initramfs.cpio when
+    the entry was made with it, else one built beside it (initramfs-vN.cpio)
+    and left there. The manifest and initramfs.cpio stay as they are: the
+    cache is shared, and a checkout of iolab with another format keeps using
+    its own, instead of the two rebuilding one file in turn."""
+    if manifest.get("initramfs_format") == initramfs.FORMAT:
+        return directory / "initramfs.cpio"
+    path = directory / beside_name()
+    if not path.exists():
+        with locked(directory.parent, directory.name + "-initramfs"):
+            if not path.exists():
+                initramfs.build(moddir, apt.busybox(), path)
+    return path
+
+
+def beside_name() -> str:
+    """The file name of an initramfs of this format built beside an entry's own."""
+    return f"initramfs-v{initramfs.FORMAT}.cpio"
 
 
 def listing() -> list[dict[str, Any]]:
@@ -72,6 +79,7 @@ def listing() -> list[dict[str, Any]]:
         manifest = json.loads(manifest_path.read_text())
         manifest["directory"] = str(manifest_path.parent)
         manifest["current"] = (manifest.get("format") == MANIFEST_FORMAT
-                               and manifest.get("initramfs_format") == initramfs.FORMAT)
+                               and (manifest.get("initramfs_format") == initramfs.FORMAT
+                                    or (manifest_path.parent / beside_name()).exists()))
         found.append(manifest)
     return found

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from iolab.process import run
 
-FORMAT = 3  # bump when the init or the layout changes: cached kernels rebuild theirs
+FORMAT = 4  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
 
 # Modules needed before the host root is reachable, per virtio transport
 # (microvm: virtio-mmio; q35: virtio-pci). Built-in ones are skipped.
@@ -40,23 +40,28 @@ BOOT_MODULES = {
 }
 
 APPLETS = ("sh", "mount", "umount", "insmod", "mkdir", "cat", "sed", "echo", "chroot",
-           "poweroff", "sync", "mv", "cut", "sleep", "ls", "grep")
+           "poweroff", "sync", "mv", "cut", "sleep", "ls", "grep", "uname")
 
 INIT = r"""#!/bin/busybox sh
 # iolab guest init: PID 1 stays here; the command runs chrooted in the host root.
+# Every fork is an emulated exec under TCG: the shell's builtins (read, case,
+# echo) do what they can.
 export PATH=/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
+read -r T_INIT _ < /proc/uptime
+# the host timestamps this line (console.log): the kernel's boot ends here
+echo "iolab-init: up $T_INIT" > /dev/console
 log() { echo "iolab-init: $*" > /dev/kmsg; }
-arg() { sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 die() { log "$*"; sync; poweroff -f; }
-MODDIR=$(arg iolab.moddir); BUS=$(arg iolab.bus); [ -n "$BUS" ] || BUS=mmio
-T_INIT=$(cut -d' ' -f1 /proc/uptime)
+MODDIR=; BUS=mmio
+read -r CMDLINE < /proc/cmdline
+for a in $CMDLINE; do case $a in iolab.moddir=*) MODDIR=${a#*=};; iolab.bus=*) BUS=${a#*=};; esac; done
 log "modules $T_INIT"
 while read m; do [ -n "$m" ] && { insmod /$m || log "insmod $m failed"; }; done < /modules.$BUS
 R=/newroot
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot $R || die "cannot mount the host root (9p)"
 # writable layers in the guest's memory over the read-only host root
-mkdir -p /ovl; mount -t tmpfs tmpfs /ovl
+mkdir /ovl; mount -t tmpfs tmpfs /ovl
 overlay() { mkdir -p /ovl/$2/u /ovl/$2/w
   mount -t overlay overlay -o lowerdir=$R$1,upperdir=/ovl/$2/u,workdir=/ovl/$2/w $R$1 || log "no overlay on $1"; }
 if [ -n "$MODDIR" ]; then
@@ -71,20 +76,22 @@ overlay /tmp tmp
 [ -d $R/var/tmp ] && overlay /var/tmp vartmp
 mount -t tmpfs -o mode=755 tmpfs $R/run
 mount -t proc proc $R/proc; mount -t sysfs sysfs $R/sys; mount -t devtmpfs devtmpfs $R/dev
-mkdir -p $R/dev/pts $R/dev/shm; mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
+mkdir -p $R/dev/pts $R/dev/shm $R/run/iolab; mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup 2>/dev/null
 mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
-X=/run/iolab; mkdir -p $R$X
+X=/run/iolab
 mount -t 9p -o rw,trans=virtio,version=9p2000.L,msize=512000,cache=none xchg $R$X || die "cannot mount the exchange dir (9p)"
-echo /bin/modprobe-chroot > /proc/sys/kernel/modprobe
-T_START=$(cut -d' ' -f1 /proc/uptime)
+# a kernel without loadable modules has no /proc/sys/kernel/modprobe
+[ -e /proc/sys/kernel/modprobe ] && echo /bin/modprobe-chroot > /proc/sys/kernel/modprobe
+read -r T_START _ < /proc/uptime
 echo "{\"init_uptime\": $T_INIT, \"command_uptime\": $T_START}" > $R$X/init.json
 log "start $T_START"
 chroot $R /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/sh $X/cmd.sh < /dev/null > /dev/console 2>&1
 rc=$?
-log "end rc=$rc $(cut -d' ' -f1 /proc/uptime)"
+read -r T_END _ < /proc/uptime
+log "end rc=$rc $T_END"
 echo $rc > $R$X/rc.tmp && mv $R$X/rc.tmp $R$X/rc
 sync
 poweroff -f

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from iolab.cell.cellspec import CellSpec
 
 SAMPLES = "samples.jsonl"
+MARK = "iolab-guest:"  # guest.log's lines that say where the guest's start-up is (iolab.hosts.vm.host)
 
 
 RAM_DIR = "/run/iolab-disk"  # [vm] disk = "ram": the target's image, in the guest's memory
@@ -48,15 +49,26 @@ def find_disk(serial: str) -> str:
     raise OSError(f"no disk with serial {serial!r} in the guest (/sys/block/*/serial)")
 
 
-def load_modules(names: set[str]) -> subprocess.Popen[str]:
+def load_modules(names: set[str]) -> subprocess.Popen[str] | None:
     """Start loading the modules the cells need (modprobe -a), so the kernel
     links them while Python imports the executor; failures are kept in
     guest.json (a module may be built in; the cell then says if one is
-    really missing). Plain Popen, before any iolab import (iolab.process
-    would import the journal first); the guest is PID 1's only child and
-    the VM powers off after it, so nothing of it can be left."""
+    really missing). None for a kernel without loadable modules (no
+    /proc/modules: everything it has is built in), where a modprobe would
+    only cost its start under emulation. Plain Popen, before any iolab
+    import (iolab.process would import the journal first); the guest is
+    PID 1's only child and the VM powers off after it, so nothing of it
+    can be left."""
+    if not os.path.exists("/proc/modules"):
+        return None
     return subprocess.Popen(["modprobe", "-a", *sorted(names)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+
+
+def mark(text: str) -> None:
+    """A line in guest.log, where the host sees it at once (the exchange dir
+    is not cached): the host times the guest's start-up by these lines."""
+    print(f"{MARK} {text} {uptime()}", flush=True)
 
 
 def append_sample(path: Path, line: str) -> None:
@@ -81,6 +93,7 @@ def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     xchg = Path(argv[1] if len(argv) > 1 else "/run/iolab")
     python_started = uptime()
+    mark("python")
     request = json.loads((xchg / "cells.json").read_text())
     needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
     null_blk = request.get("disk") in ("null_blk", "model")  # spec.NULL_BLK_DISKS (only the stdlib is imported here)
@@ -92,13 +105,19 @@ def main(argv: list[str]) -> int:
     from iolab.cell.cellspec import CellSpec
 
     import_s = time.perf_counter() - t0
+    mark("imported")
     ram = request.get("disk") == "ram"
     device = RAM_DIR if ram else NULL_BLK if null_blk else find_disk(request["disk_serial"])
-    output, _ = modprobe.communicate()
+    loaded: dict[str, Any]
+    if modprobe is None:
+        loaded = {"modules": sorted(needed), "status": None, "output": "no loadable modules (no /proc/modules)"}
+    else:
+        output, _ = modprobe.communicate()
+        loaded = {"modules": sorted(needed), "status": modprobe.returncode, "output": output.strip()}
     guest = {
         "python_started_uptime": python_started,
         "import_s": round(import_s, 3),
-        "modprobe": {"modules": sorted(needed), "status": modprobe.returncode, "output": output.strip()},
+        "modprobe": loaded,
         "device": device,
         "ready_uptime": uptime(),
     }

@@ -11,10 +11,11 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
          python -m iolab.hosts.vm.guest /run/iolab: the same cell executor, the
          target rewritten to the virtio disk, one sample per line in
          samples.jsonl (fsynced), the command's exit status in rc
-    host: reads samples as they arrive; a guest silent for longer than
-         [vm] timeout is killed with its whole process group; cells left
-         without a sample become failed samples carrying the console's
-         last lines
+    host: reads samples as they arrive, and ends the VM once every cell
+         has its sample (the guest's exit and poweroff are not waited
+         for); a guest silent for longer than [vm] timeout is killed with
+         its whole process group; cells left without a sample become
+         failed samples carrying the console's last lines
 
 The guest's exit status (rc) is kept apart from QEMU's: QEMU exits 0 on
 poweroff, on a guest panic (-no-reboot, panic=-1) and on SIGTERM alike.
@@ -37,13 +38,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
+from iolab.hosts.vm import guest as guest_side
 from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
 from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, qemu_argv, qemu_version,
                                  tcg_threading, timing_env)
@@ -55,7 +57,19 @@ from iolab.sysutil import ToolError, require
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 QEMU_GRACE = 5.0  # seconds QEMU (its whole session) has after SIGTERM before SIGKILL
+POLL_S = 0.02  # how often the host looks into a boot's exchange dir
 ROOT_SHARE = "9p ro cache=loose"
+# the guest's start-up as the host sees it (Boot.marks): step -> (file in the
+# exchange dir, a line in it; None: the file's appearance). In order: the
+# kernel has booted (init's first line on the console), init starts the
+# command, Python runs guest.py, the executor is imported, the guest is ready
+MARKS: dict[str, tuple[str, str | None]] = {
+    "init": ("console.log", "iolab-init: up"),
+    "command": ("init.json", None),
+    "python": ("guest.log", f"{guest_side.MARK} python"),
+    "imported": ("guest.log", f"{guest_side.MARK} imported"),
+    "ready": ("guest.json", None),
+}
 
 
 def guest_command(python: str, path: Sequence[str]) -> str:
@@ -110,7 +124,25 @@ class Boot:
     timed_out: bool = False
     stalled: bool = False  # killed at boot_timeout, before the ready marker
     stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
+    ended_early: bool = False  # ended by the host once every cell had its sample (no guest exit status then)
     guest: dict[str, Any] | None = None
+    # the host's seconds from QEMU's start to each step of the guest's start-up
+    # it saw (the guest's own uptimes are instructions plus idle jumps under
+    # icount, not the host's time): the first time each marker was there
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def see_marks(self, now: float) -> None:
+        """Note the start-up steps that appeared since the last look."""
+        for step, (name, text) in MARKS.items():
+            if step in self.marks:
+                continue
+            path = self.xchg / name
+            try:
+                found = path.exists() if text is None else text in path.read_text(errors="replace")
+            except OSError:
+                found = False
+            if found:
+                self.marks[step] = round(now - self.started, 3)
 
     def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
         text = ""
@@ -152,8 +184,10 @@ class VMHost:
         show_command: Callable[[str], None] | None = None,
         qemu: str = QEMU,
         stopping: threading.Event | None = None,
+        kernel_args: Sequence[str] = (),
     ):
         self.kernel = kernel
+        self.kernel_args = list(kernel_args)  # more of the guest's command line (bench/boot_split.py: initcall_debug)
         self.stopping = stopping or threading.Event()  # set by another thread: end the boot under way
         self.settings = settings
         self.scratch = scratch
@@ -231,7 +265,7 @@ class VMHost:
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
-            kernel_args=disk_args(self.settings),
+            kernel_args=[*disk_args(self.settings), *self.kernel_args],
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
@@ -279,6 +313,15 @@ class VMHost:
                     if sample.seq in pending:
                         pending.pop(sample.seq)
                         yield self._enriched(sample, boot, len(cells))
+                    if not pending:
+                        break
+                if not pending:
+                    # every cell has its sample: the VM is ended now, not after the guest's own
+                    # exit, sync and poweroff (0.3-0.8 host s a boot under TCG, bench/boot_split.py)
+                    boot.qemu_rc = end(process, grace=QEMU_GRACE)
+                    boot.exited_s = time.monotonic() - boot.started
+                    boot.ended_early = True
+                    break
                 if not (boot.stalled and boot.accel == "kvm" and self._falls_back(boot)):
                     break
             for cell in cells:
@@ -317,6 +360,8 @@ class VMHost:
         while True:
             exited = process.poll() is not None
             now = time.monotonic()
+            if len(boot.marks) < len(MARKS):
+                boot.see_marks(now)
             if boot.ready_s is None and (boot.xchg / ready).exists():
                 boot.ready_s = now - boot.started
                 boot.guest = {**(_read_json(boot.xchg / "init.json") or {}),
@@ -335,6 +380,7 @@ class VMHost:
                         yield Sample.from_json(line)
             if exited:
                 boot.exited_s = time.monotonic() - boot.started
+                boot.see_marks(now)
                 boot.qemu_rc = process.returncode
                 rc_path = boot.xchg / "rc"
                 if rc_path.exists():
@@ -353,14 +399,14 @@ class VMHost:
                 boot.exited_s = time.monotonic() - boot.started
                 boot.qemu_rc = process.returncode
                 return
-            time.sleep(0.05)
+            time.sleep(POLL_S)
 
     def _vm_env(self, boot: Boot, count: int) -> dict[str, Any]:
         guest = boot.guest or {}
         timeline = {key: guest.get(key) for key in (
             "init_uptime", "command_uptime", "python_started_uptime", "import_s", "ready_uptime")}
         return {**self.describe(), "boot_s": boot.ready_s, "cells_in_boot": count, "boot": len(self.boots),
-                "guest_timeline": timeline, "modprobe": guest.get("modprobe")}
+                "guest_timeline": timeline, "boot_host": dict(boot.marks), "modprobe": guest.get("modprobe")}
 
     def _enriched(self, sample: Sample, boot: Boot, count: int) -> Sample:
         boot_s = {"vm.boot_s": round(boot.ready_s, 3)} if boot.ready_s is not None else {}
