@@ -177,6 +177,10 @@ class Experiment(Strict):
         if len(self.variant) != len(patches) + 1:
             raise ValueError(f"series: {len(patches)} patches need {len(patches) + 1} steps, found "
                              f"{len(self.variant)} variants")
+        steps, workloads = {v.name for v in self.variant if v.step}, {w.name for w in self.workload}
+        for step, names in self.series.unreached.items():
+            if step not in steps or not set(names) <= workloads:
+                raise ValueError(f"series: unreached: {step!r}: {names} are not a step and its workloads")
         return self
 
     @model_validator(mode="after")
