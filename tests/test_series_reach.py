@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load, plan
+from iolab.report import renderer
 from iolab.run import runner, series
 from iolab.store import Store
 from tests.test_series import StepHost
@@ -84,6 +85,10 @@ def test_a_step_runs_only_the_workloads_its_patch_reaches_and_changes_stay_place
                      ("on_f2fs", 2, True, -0.2), ("on_f2fs", 5, True, 0.1)]
     assert result.rounds_done == 2 and result.cells_done == 14 and result.cells_planned == 3 * 7  # at most 3 rounds
     assert series.build_ahead(result.experiment) == ["base", "1 ext4", "2 f2fs", "4 ext4-again", "5 vfs"]
+    text = " ".join(renderer("text")(result).split())
+    assert "3 erofs.patch: not run: its patch reaches none of the workloads" in text
+    assert "4 ext4-again.patch: on_ext4 kinsn/call: +25.0% =*; not run on on_f2fs (its patch cannot reach them)" in text
+    assert "series: every step, each on the workloads its patch can reach;" in text
 
 
 def test_a_step_left_out_between_a_failed_one_keeps_the_interval(tmp_path):
