@@ -242,7 +242,7 @@ def attribution(exp: Experiment, store: Store, run_id: int, out: Callable[[str],
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
     series = result.series
     assert series is not None and result.experiment.series is not None
-    unreached = result.experiment.series.unreached
+    unreached = result.experiment.unreached
     primary = {(row.workload, row.metric.name) for row in result.rows if row.primary}
     out("attribution (each primary row's changes between a step and the step before that ran it; "
         "'not run' = the step's patch cannot reach that workload: all its files in another filesystem's fs/<name>/):")
@@ -276,7 +276,6 @@ def reference_check(exp: Experiment, fast: list[Any], slow: list[Any], tolerance
     assert exp.series is not None
     first, second = medians(fast), medians(slow)
     primary = {(w.name, m) for w in exp.workload for m in (w.metrics or [])}
-    unreached = dict(exp.series.unreached)
     order = [v.name for v in exp.variant]
     compared, identical, differ, stood_in = 0, 0, [], 0
     for index, variant in enumerate(order):
@@ -360,7 +359,7 @@ def main() -> int:
             f"writes); boots: {sum(all_boots):.0f} s from QEMU's start to the guest ready, "
             f"{statistics.median(all_boots) if all_boots else float('nan'):.1f} s median")
         out(f"  load average (1, 5, 15 min) before {timed.load_before}, after {timed.load_after}")
-        skipped = stored.series.unreached if stored.series is not None else {}
+        skipped = stored.unreached
         full = len(exp.variant) * len(exp.workload)
         out(f"  cells a round: {full - sum(len(v) for v in skipped.values())} of {full}: a step runs the workloads "
             "its patch can reach (iolab.run.series; --reference runs them all and checks the values left out)")

@@ -39,7 +39,7 @@ def pairs(experiment: Experiment) -> list[tuple[str, str]]:
     """(variant, workload) pairs of one round, in the file's order; a
     series' step runs only the workloads its patch can reach
     ([series] unreached, set by iolab.run.series.with_reach)."""
-    skip = experiment.series.unreached if experiment.series is not None else {}
+    skip = experiment.unreached
     return [(v.name, w.name) for w in experiment.workload for v in experiment.variant
             if w.name not in skip.get(v.name, ())]
 
@@ -90,7 +90,7 @@ def _alternate(experiment: Experiment, rounds: int) -> list[tuple[int, str, str]
     ([vm] cells_per_boot), so kernels alternate boot by boot."""
     workloads = [w.name for w in experiment.workload]
     block = max(1, experiment.vm.cells_per_boot // len(workloads))
-    skip = experiment.series.unreached if experiment.series is not None else {}
+    skip = experiment.unreached
     ordered = []
     for first in range(0, rounds, block):
         for variant in experiment.variant:

@@ -124,7 +124,7 @@ def series_progress(measured: list[Sample], experiment: Experiment) -> Done:
         per_round[sample.round][sample.variant] += 1
     if strategy(experiment) == "every":
         # each step runs the workloads its patch can reach ([series] unreached)
-        skip = experiment.series.unreached if experiment.series is not None else {}
+        skip = experiment.unreached
         wanted = {v.name: workloads - len(skip.get(v.name, ())) for v in experiment.variant}
         complete = sum(1 for ran in per_round.values()
                        if all(ran.get(name, 0) == n for name, n in wanted.items()))
@@ -141,7 +141,7 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
     patches = experiment.series.patches
     number = {v.name: v.step for v in experiment.variant}
     names = {v.step: v.name for v in experiment.variant}
-    unreached = experiment.series.unreached
+    unreached = experiment.unreached
     cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unbuilt: dict[str, str] = {}
     for sample in measured:

@@ -149,7 +149,7 @@ def attribution(analysis: Analysis) -> list[str]:
     assert series is not None
     lines = ["attribution (each step's delta is against the step before it):"]
     experiment = analysis.experiment
-    unreached = experiment.series.unreached if experiment.series is not None else {}
+    unreached = experiment.unreached
     for step in series.steps[1:]:
         made = [c for c in series.changes if c.placed and c.step == step.step]
         left_out = unreached.get(step.name, [])
@@ -183,7 +183,7 @@ def spent(analysis: Analysis) -> str:
     series = analysis.series
     assert series is not None
     total = len(series.steps)
-    unreached = analysis.experiment.series.unreached if analysis.experiment.series is not None else {}
+    unreached = analysis.experiment.unreached
     how = ("every step in every round" if series.strategy == "every" and not unreached
            else "every step, each on the workloads its patch can reach" if series.strategy == "every"
            else "bisected: the ends, then midpoints where they differ")

@@ -113,7 +113,7 @@ def with_reach(experiment: Experiment) -> Experiment:
 
 def reached(experiment: Experiment) -> list[str]:
     """The steps that run a workload (every step but those whose patch reaches none), in step order."""
-    skip = experiment.series.unreached if experiment.series is not None else {}
+    skip = experiment.unreached
     return [v.name for v in sorted(experiment.variant, key=lambda v: v.step or 0)
             if len(skip.get(v.name, ())) < len(experiment.workload)]
 
@@ -137,7 +137,7 @@ def third_round(result: analysis.Analysis) -> set[tuple[str, str]]:
     failed side: another round may give it one)."""
     experiment = result.experiment
     assert experiment.series is not None
-    skip = experiment.series.unreached
+    skip = experiment.unreached
     wanted: set[tuple[str, str]] = set()
     for row in result.rows:
         if not row.primary:

@@ -274,6 +274,11 @@ class Experiment(Strict):
     def baseline(self) -> Variant:
         return self.variant[0]
 
+    @property
+    def unreached(self) -> dict[str, list[str]]:
+        """A series' steps and the workloads each does not run ([series] unreached); {} without a series."""
+        return self.series.unreached if self.series is not None else {}
+
     def workload_named(self, name: str) -> Workload:
         for workload in self.workload:
             if workload.name == name:
