@@ -150,3 +150,12 @@ def test_a_third_round_only_for_the_steps_not_exact(tmp_path):
     assert third == [(1, "on_ext4"), (2, "on_ext4"), (3, "on_ext4")]
     assert len(host.seen) == 4 * 2 * 2 + 3
     assert "3 of 8 later cells" in store.run(run_id).stop_reason
+
+
+def test_the_dry_run_counts_only_the_cells_a_step_runs(tmp_path):
+    from iolab.run import dryrun
+
+    experiment = load.parse(reach_raw(tmp_path, ["ext4.patch", "erofs.patch", "vfs.patch"]), base_dir=str(tmp_path))
+    said = list(dryrun.lines(experiment, 7, None))
+    assert said[0].startswith(f"{experiment.name}: {3 * 5} cells")  # base 2 + ext4 1 + erofs 0 + vfs 2, 3 rounds at most
+    assert "on the workloads its patch can reach (3 (step, workload) pairs left out)" in said[1]
