@@ -7,6 +7,7 @@ tests/test_series.py (each step's value per workload)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,12 @@ def test_the_dry_run_counts_only_the_cells_a_step_runs(tmp_path):
     said = list(dryrun.lines(experiment, 7, None))
     assert said[0].startswith(f"{experiment.name}: {3 * 5} cells")  # base 2 + ext4 1 + erofs 0 + vfs 2, 3 rounds at most
     assert "on the workloads its patch can reach (3 (step, workload) pairs left out)" in said[1]
+
+
+@pytest.mark.parametrize("timing, boots", [("instructions", os.cpu_count() or 1), ("wall", 1)])
+def test_a_series_boots_side_by_side_where_its_steps_build_ahead(tmp_path, timing, boots):
+    """Instructions timing: the steps build ahead in a thread of their own, and a count does not
+    depend on the host's load, so the cells run one boot per CPU; wall timing: one boot at a time."""
+    raw = reach_raw(tmp_path, ["ext4.patch"], vm={"timing": timing})
+    experiment = load.parse(raw, base_dir=str(tmp_path))
+    assert runner.host_for(experiment, {}, steps=object()).parallel == boots
