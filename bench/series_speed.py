@@ -37,9 +37,15 @@ lie in another filesystem's fs/<name>/ cannot change them: the table says
 which), and after 2 rounds a third only for the steps whose comparison is not
 exact. "cpu s" is make's CPU time (user + system of make and all it ran),
 which the host's load stretches little; "made" the directories make built
-(kbuild's build-dir); "boot s" the wall seconds from QEMU's start to the
-guest's executor ready, summed over the step's boots; "done at" when the
-step's last sample reached this host, from the run's start.
+(kbuild's build-dir); "wait s" how long the step's first boot waited for
+the step's kernel to be built (the build ahead had not finished; a build
+also waits for the source tree's lock while another checkout builds from
+the same source); "run s" the wall seconds of the step's boots, summed
+(each from asking for the kernel to QEMU's exit: its wait included; two
+boots run at once on 2 CPUs, so the steps' run s add up to more than the
+total); "boot s" the part of them from QEMU's start to the guest's executor
+ready; "done at" when the step's last sample reached this host, from the
+run's start.
 
 The attribution: each change of a primary row placed on its step, checked
 against what each patch is for (INTENT).
@@ -68,7 +74,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,7 +83,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from iolab import analysis, load  # noqa: E402
+from iolab import analysis, kernels, load  # noqa: E402
 from iolab.kernels import build  # noqa: E402
 from iolab.run import runner  # noqa: E402
 from iolab.spec import Build, Experiment  # noqa: E402
@@ -193,20 +200,59 @@ class Timed:
     writes_s: float
     load_before: str
     load_after: str
+    walls: list[tuple[str, float, float]]  # each boot: (step, start, end), host wall clock
+    waits: dict[str, float]  # each step: the longest wait for its kernel's build
+
+
+@contextmanager
+def batch_walls(walls: list[tuple[str, float, float]], waits: dict[str, float]) -> Iterator[None]:
+    """Record each boot's wall (a batch: from asking for its step's kernel to
+    QEMU's exit) as (step, start, end), and how long each step's first batch
+    waited for its kernel to be built (kernels.Steps.get): the runner's host
+    and the series' kernels, wrapped for this bench's run only."""
+    made, plain_get = runner.host_for, kernels.Steps.get
+
+    def host_for(*args: Any, **kwargs: Any) -> Any:
+        host = made(*args, **kwargs)
+        inner = host.run_batch
+
+        def run_batch(cells: Any) -> Iterator[Any]:
+            began = time.time()
+            yield from inner(cells)
+            walls.append((cells[0].variant.name, began, time.time()))
+
+        host.run_batch = run_batch  # type: ignore[method-assign]
+        return host
+
+    def get(self: Any, name: str) -> Any:
+        began = time.time()
+        try:
+            return plain_get(self, name)
+        finally:
+            waits[name] = max(waits.get(name, 0.0), time.time() - began)
+
+    runner.host_for, kernels.Steps.get = host_for, get  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        runner.host_for, kernels.Steps.get = made, plain_get  # type: ignore[method-assign]
 
 
 def run_once(exp: Experiment, store: TimedStore) -> Timed:
     arrivals = Arrivals()
     mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     before, written = load_average(), store.writes_s
+    walls: list[tuple[str, float, float]] = []
+    waits: dict[str, float] = {}
     began = time.time()
-    run_id = runner.run(exp, store, progress=arrivals)
+    with batch_walls(walls, waits):
+        run_id = runner.run(exp, store, progress=arrivals)
     ended = time.time()
     mine2, theirs2 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return Timed(run_id, began, ended, arrivals.at,
                  mine2.ru_utime + mine2.ru_stime - mine.ru_utime - mine.ru_stime,
                  theirs2.ru_utime + theirs2.ru_stime - theirs.ru_utime - theirs.ru_stime,
-                 store.writes_s - written, before, load_average())
+                 store.writes_s - written, before, load_average(), walls, waits)
 
 
 def boots(samples: list[Any]) -> dict[str, list[float]]:
@@ -330,7 +376,7 @@ def main() -> int:
         stored = Experiment.model_validate_json(store.run(timed.run_id).experiment_json)
         per_boot = boots(samples)
         out(f"{'step':<26} {'build s':>8} {'cpu s':>6} {'files':>6}  {'patch+conf':>10} {'compile':>8} {'link':>6} "
-            f"{'install':>8} {'boots':>5} {'cells':>5} {'boot s':>7} {'done at':>8}  made")
+            f"{'install':>8} {'boots':>5} {'cells':>5} {'wait s':>6} {'run s':>6} {'boot s':>7} {'done at':>8}  made")
         for variant in exp.variant:
             assert isinstance(variant.kernel, Build)
             kernel = build.cached(build.plan(build.request_for(variant.kernel, exp)))
@@ -346,7 +392,9 @@ def main() -> int:
             out(f"{variant.name:<26} {built:>8} {cpu:>6} {manifest.get('compiled_files', '-'):>6}  "
                 f"{phases.get('patch', 0) + phases.get('configure', 0):>10.1f} {phases.get('compile', 0):>8.1f} "
                 f"{phases.get('link', 0):>6.1f} {phases.get('install', 0):>8.1f} {len(per_boot.get(variant.name, [])):>5} "
-                f"{len(mine):>5} {sum(per_boot.get(variant.name, [])):>7.1f} "
+                f"{len(mine):>5} {timed.waits.get(variant.name, 0.0):>6.1f} "
+                f"{sum(end - start for name, start, end in timed.walls if name == variant.name):>6.1f} "
+                f"{sum(per_boot.get(variant.name, [])):>7.1f} "
                 f"{'' if done is None else f'{done:.0f} s':>8}  {made}")
         failed = [s for s in samples if s.status != "ok"]
         all_boots = [t for found in per_boot.values() for t in found]
