@@ -323,7 +323,7 @@ def reference_check(exp: Experiment, fast: list[Any], slow: list[Any], tolerance
     first, second = medians(fast), medians(slow)
     primary = {(w.name, m) for w in exp.workload for m in (w.metrics or [])}
     order = [v.name for v in exp.variant]
-    compared, identical, differ, stood_in = 0, 0, [], 0
+    compared, identical, differ, stood_in, largest = 0, 0, [], 0, (0.0, "")
     for index, variant in enumerate(order):
         for workload, metric in sorted(primary):
             theirs = second.get((variant, workload, metric))
@@ -335,11 +335,15 @@ def reference_check(exp: Experiment, fast: list[Any], slow: list[Any], tolerance
             compared += 1
             stood_in += ran != variant
             identical += mine == theirs
+            if theirs and abs(mine - theirs) / abs(theirs) > largest[0]:
+                largest = (abs(mine - theirs) / abs(theirs),
+                           f"{variant} / {workload} / {metric}: {mine} fast, {theirs} reference")
             if abs(mine - theirs) > tolerance * abs(theirs):
                 differ.append((variant, workload, metric, mine, theirs))
     out(f"reference check: {compared} (step, workload) primary medians compared ({stood_in} of them steps the "
         f"fast run left out, by the last step before that ran the workload): {identical} identical, "
-        f"{len(differ)} beyond the tolerance ({tolerance:.1%}) or missing")
+        f"{len(differ)} beyond the tolerance ({tolerance:.1%}) or missing"
+        + (f"; the largest difference {largest[0]:.3%} ({largest[1]})" if largest[1] else ""))
     for variant, workload, metric, mine, theirs in differ[:12]:
         out(f"  differs: {variant} / {workload} / {metric}: {mine} fast, {theirs} reference")
     return not differ
@@ -391,7 +395,8 @@ def main() -> int:
             done = max((timed.arrivals.get(s.seq, timed.began) - timed.began for s in mine), default=None)
             out(f"{variant.name:<26} {built:>8} {cpu:>6} {manifest.get('compiled_files', '-'):>6}  "
                 f"{phases.get('patch', 0) + phases.get('configure', 0):>10.1f} {phases.get('compile', 0):>8.1f} "
-                f"{phases.get('link', 0):>6.1f} {phases.get('install', 0):>8.1f} {len(per_boot.get(variant.name, [])):>5} "
+                f"{phases.get('link', 0):>6.1f} {phases.get('install', 0):>8.1f} "
+                f"{len(per_boot.get(variant.name, [])):>5} "
                 f"{len(mine):>5} {timed.waits.get(variant.name, 0.0):>6.1f} "
                 f"{sum(end - start for name, start, end in timed.walls if name == variant.name):>6.1f} "
                 f"{sum(per_boot.get(variant.name, [])):>7.1f} "

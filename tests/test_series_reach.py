@@ -142,7 +142,8 @@ def test_a_third_round_only_for_the_steps_not_exact(tmp_path):
     raw = reach_raw(tmp_path, [])
     raw["series"]["patches"] = [f"vfs{k}.patch" for k in (1, 2, 3)]
     for k in (1, 2, 3):
-        (tmp_path / f"vfs{k}.patch").write_text(f"--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -1 +1 @@\n-a\n+{k}\n")
+        diff = f"--- a/fs/read_write.c\n+++ b/fs/read_write.c\n@@ -1 +1 @@\n-a\n+{k}\n"
+        (tmp_path / f"vfs{k}.patch").write_text(diff)
     experiment = load.parse(raw, base_dir=str(tmp_path))
     assert experiment.run.exact_stop and experiment.run.iterations == 3
     store = Store(tmp_path / "third.db")
@@ -158,7 +159,8 @@ def test_the_dry_run_counts_only_the_cells_a_step_runs(tmp_path):
 
     experiment = load.parse(reach_raw(tmp_path, ["ext4.patch", "erofs.patch", "vfs.patch"]), base_dir=str(tmp_path))
     said = list(dryrun.lines(experiment, 7, None))
-    assert said[0].startswith(f"{experiment.name}: {3 * 5} cells")  # base 2 + ext4 1 + erofs 0 + vfs 2, 3 rounds at most
+    # base 2 + ext4 1 + erofs 0 + vfs 2, 3 rounds at most
+    assert said[0].startswith(f"{experiment.name}: {3 * 5} cells")
     assert "on the workloads its patch can reach (3 (step, workload) pairs left out)" in said[1]
 
 
