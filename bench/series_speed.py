@@ -282,7 +282,7 @@ INTENT: dict[int, tuple[str, ...] | None] = {
 }  # 5, 7, 9 (an unlikely(), a compare in every read, in f2fs's write_iter): printed as found
 
 
-def attribution(exp: Experiment, store: Store, run_id: int, out: Callable[[str], None]) -> bool:
+def attribution(store: Store, run_id: int, out: Callable[[str], None]) -> bool:
     """Print which step each change is placed on and the workloads each step
     left out; whether every change is placed on one patch and INTENT holds."""
     result = analysis.analyse(store.run(run_id), store.samples(run_id))
@@ -419,7 +419,7 @@ def main() -> int:
         for sample in failed[:5]:
             out(f"  failed: {sample.variant} / {sample.workload}: {(sample.error or '')[:160]}")
         status = 1 if failed else 0
-        if not attribution(stored, store, timed.run_id, out):
+        if not attribution(store, timed.run_id, out):
             status = 1
         if args.reference:
             reference = experiment(2, work, reference=True)
