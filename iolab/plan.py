@@ -36,8 +36,12 @@ class PlannedCell:
 
 
 def pairs(experiment: Experiment) -> list[tuple[str, str]]:
-    """(variant, workload) pairs of one round, in the file's order."""
-    return [(v.name, w.name) for w in experiment.workload for v in experiment.variant]
+    """(variant, workload) pairs of one round, in the file's order; a
+    series' step runs only the workloads its patch can reach
+    ([series] unreached, set by iolab.run.series.with_reach)."""
+    skip = experiment.unreached
+    return [(v.name, w.name) for w in experiment.workload for v in experiment.variant
+            if w.name not in skip.get(v.name, ())]
 
 
 def total_rounds(experiment: Experiment) -> int:
@@ -86,11 +90,12 @@ def _alternate(experiment: Experiment, rounds: int) -> list[tuple[int, str, str]
     ([vm] cells_per_boot), so kernels alternate boot by boot."""
     workloads = [w.name for w in experiment.workload]
     block = max(1, experiment.vm.cells_per_boot // len(workloads))
+    skip = experiment.unreached
     ordered = []
     for first in range(0, rounds, block):
         for variant in experiment.variant:
             for r in range(first, min(first + block, rounds)):
-                ordered += [(r, variant.name, w) for w in workloads]
+                ordered += [(r, variant.name, w) for w in workloads if w not in skip.get(variant.name, ())]
     return ordered
 
 

@@ -9,7 +9,10 @@ placed on one patch: the step that first includes it. When some did not
 (a wall-clock bisection, iolab.run.series, runs the ends and the midpoints
 where they differ; a failed build leaves a step without values), a change
 between two measured steps k0 < k lies in patches k0+1..k: it is placed
-when k = k0 + 1, and otherwise reported with that interval.
+when k = k0 + 1, and otherwise reported with that interval. A step that
+did not run a workload because its patch cannot reach it ([series]
+unreached, iolab.run.series.with_reach) is left out of that interval: a
+change after it is placed on the next step that ran.
 """
 
 from __future__ import annotations
@@ -120,9 +123,12 @@ def series_progress(measured: list[Sample], experiment: Experiment) -> Done:
     for sample in measured:
         per_round[sample.round][sample.variant] += 1
     if strategy(experiment) == "every":
-        steps = len(experiment.variant)
-        complete = sum(1 for ran in per_round.values() if len(ran) == steps and all(n == workloads for n in ran.values()))
-        planned = experiment.run.max_rounds * steps * workloads
+        # each step runs the workloads its patch can reach ([series] unreached)
+        skip = experiment.unreached
+        wanted = {v.name: workloads - len(skip.get(v.name, ())) for v in experiment.variant}
+        complete = sum(1 for ran in per_round.values()
+                       if all(ran.get(name, 0) == n for name, n in wanted.items()))
+        planned = experiment.run.max_rounds * sum(wanted.values())
     else:
         complete = sum(1 for ran in per_round.values() if ran and all(n == workloads for n in ran.values()))
         planned = 0
@@ -134,6 +140,8 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
     experiment = analysis.experiment
     patches = experiment.series.patches
     number = {v.name: v.step for v in experiment.variant}
+    names = {v.step: v.name for v in experiment.variant}
+    unreached = experiment.unreached
     cells: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unbuilt: dict[str, str] = {}
     for sample in measured:
@@ -150,6 +158,8 @@ def attribute(analysis: Any, measured: list[Sample]) -> SeriesResult:
                 continue
             step = number[key]
             first = number[row.against.get(key, analysis.baseline)] + 1
+            while first < step and row.workload in unreached.get(names[first], ()):
+                first += 1  # that step's patch cannot reach the workload: not the change's
             changes.append(Change(row.workload, row.metric.name, row.metric.label, row.metric.unit, step,
                                   patches[step - 1], comparison.delta, comparison.delta_low,
                                   comparison.delta_high, comparison.verdict, comparison.family, first,

@@ -148,10 +148,15 @@ def attribution(analysis: Analysis) -> list[str]:
     series: SeriesResult | None = analysis.series
     assert series is not None
     lines = ["attribution (each step's delta is against the step before it):"]
+    experiment = analysis.experiment
+    unreached = experiment.unreached
     for step in series.steps[1:]:
         made = [c for c in series.changes if c.placed and c.step == step.step]
+        left_out = unreached.get(step.name, [])
         if step.build_error:
             text = f"FAILED: did not build: {step.build_error}"
+        elif len(left_out) == len(experiment.workload):
+            text = "not run: its patch reaches none of the workloads (its files lie in filesystems they do not mount)"
         elif not step.cells:
             text = "not run" + (" (bisection: no change to place here)" if series.strategy == "bisect" and
                                 analysis.run.status == "complete" else " (the run stopped before it)"
@@ -162,6 +167,8 @@ def attribution(analysis: Analysis) -> list[str]:
             text = "; ".join(_change(c) for c in made)
         else:
             text = "no change"
+        if left_out and len(left_out) < len(experiment.workload):
+            text += f"; not run on {', '.join(left_out)} (its patch cannot reach them)"
         lines.append(f"  {step.step} {_patch(step.patch)}: {text}")
     for change in series.unplaced:
         patches = [s.patch for s in series.steps if change.first <= s.step <= change.step]
@@ -176,7 +183,9 @@ def spent(analysis: Analysis) -> str:
     series = analysis.series
     assert series is not None
     total = len(series.steps)
-    how = ("every step in every round" if series.strategy == "every"
+    unreached = analysis.experiment.unreached
+    how = ("every step in every round" if series.strategy == "every" and not unreached
+           else "every step, each on the workloads its patch can reach" if series.strategy == "every"
            else "bisected: the ends, then midpoints where they differ")
     unbuilt = series.unbuilt
     built = f"{series.builds - len(unbuilt)} of {total} steps built and run"

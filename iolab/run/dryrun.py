@@ -137,15 +137,19 @@ def test_lines(experiment: Experiment, store: Store | None) -> Iterator[str]:
 
 
 def lines(experiment: Experiment, seed: int, store: Store | None) -> Iterator[str]:
+    from iolab.run import series
+
+    experiment = series.with_reach(experiment)  # a series' steps: the workloads they reach, as a run plans them
     cells = plan.plan(experiment, seed)
     run = experiment.run
     auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
             if run.auto else "")
     yield f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}"
     if experiment.series is not None:
-        from iolab.run import series
-
-        how = {"every": "every step runs every round",
+        left_out = sum(len(names) for names in experiment.unreached.values())
+        how = {"every": "every step runs every round" + (
+                   f", on the workloads its patch can reach ({left_out} (step, workload) pairs left out)"
+                   if left_out else ""),
                "bisect": "bisected: the ends first, then midpoints where they differ; the cells below are "
                          "the most it could run"}[series.strategy(experiment)]
         yield f"series of {counted(len(experiment.series.patches), 'patch', 'patches')}: {how}"

@@ -249,7 +249,8 @@ def _cells_of(timing: str | None) -> str:
 
 
 def estimate(experiment: Experiment, store: Store | None) -> Estimate:
-    cells_per_workload = plan.total_rounds(experiment) * len(experiment.variant)
+    per_round = Counter(workload for _, workload in plan.pairs(experiment))  # a series' steps: those they reach
+    cells_of = {w.name: plan.total_rounds(experiment) * per_round[w.name] for w in experiment.workload}
     history = _history(store, experiment) if store else {}
     kernels, kernel_of = _kernels(experiment)
     where = _where(experiment)
@@ -261,13 +262,13 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
     for workload in experiment.workload:
         if workload.name in history:
             rows.append(WorkloadTime(workload.name, history[workload.name], "earlier runs of this experiment"))
-            total += history[workload.name] * cells_per_workload
+            total += history[workload.name] * cells_of[workload.name]
             continue
         seconds, exact = _job_seconds(experiment, workload.name)
         if seconds is None:
             rows.append(WorkloadTime(workload.name, None, "bound by its size or its op count: no time of its own"))
             untimed, at_least = untimed + 1, True
-            total += (overhead or 0) * cells_per_workload  # its setup and teardown at least
+            total += (overhead or 0) * cells_of[workload.name]  # its setup and teardown at least
             continue
         how = "the job's runtime" if exact else "the job's runtime cap"
         if overhead is not None:
@@ -281,11 +282,11 @@ def estimate(experiment: Experiment, store: Store | None) -> Estimate:
             how += "; VM boots not counted" if history else "; fio's start-up in the VM not counted"
             at_least = True
         rows.append(WorkloadTime(workload.name, seconds, how))
-        total += seconds * cells_per_workload
+        total += seconds * cells_of[workload.name]
     for boot in boots:
         if boot.boot_s is None:
             at_least = True
         else:
             total += boot.boots * boot.boot_s
-    cells = cells_per_workload * len(experiment.workload)
+    cells = sum(cells_of.values())
     return Estimate(cells, rows, total if total > 0 else None, at_least, kernels, boots, untimed)

@@ -163,6 +163,8 @@ def run(
     (iolab.kernels.build.Reporter; None: log lines): every kernel the
     variants boot is made ready before the host exists.
     """
+    if resume is None:
+        experiment = series.with_reach(experiment)  # a resumed run has its stored [series] unreached
     with ExitStack() as stack:
         holder = None
         if host is None:
@@ -276,7 +278,12 @@ def host_for(experiment: Experiment, variant_kernels: dict[str, Kernel], show_co
     if variant_kernels or steps is not None:
         from iolab.hosts.vm.variants import VMHosts
 
-        return VMHosts(variant_kernels, experiment.vm, show_command=show_command, steps=steps)
+        hosts = VMHosts(variant_kernels, experiment.vm, show_command=show_command, steps=steps)
+        if steps is not None and series.build_ahead(experiment):
+            # the steps are built ahead one at a time in a thread of their own (kernels.Steps) and a count
+            # does not depend on the host's load: boots side by side, one per CPU, as without a series
+            hosts.parallel = os.cpu_count() or 1
+        return hosts
     return LocalHost()
 
 
@@ -323,7 +330,16 @@ def _run_until_exact(experiment: Experiment, store: Store, run_id: int, cells: l
     first = experiment.run.warmup + MIN_ROUNDS
     _run_cells(store, run_id, [c for c in cells if c.round < first], host, progress, watch)
     rest = [c for c in cells if c.round >= first]
-    if not adaptive.not_exact(analysis.analyse(store.run(run_id), store.samples(run_id))):
+    result = analysis.analyse(store.run(run_id), store.samples(run_id))
+    if experiment.series is not None:  # every step: more rounds only for the steps not yet exact
+        wanted = series.third_round(result)
+        more = [c for c in rest if (c.variant.name, c.workload.name) in wanted]
+        _run_cells(store, run_id, more, host, progress, watch)
+        if not rest or len(more) == len(rest):
+            return None
+        return adaptive.ALL_EXACT if not more else \
+            f"{len(more)} of {len(rest)} later cells run: the steps whose comparison was not exact"
+    if not adaptive.not_exact(result):
         return adaptive.ALL_EXACT if rest else None
     _run_cells(store, run_id, rest, host, progress, watch)
     return None

@@ -25,6 +25,23 @@ first steps' cells run (``build_ahead``). With wall timing a build would
 load the machine under a measured cell: a step is built when its first cell
 comes, before that cell starts.
 
+Reach (every step run, ``[series] reach = "paths"``, the default): a step
+runs only the workloads its patch can reach. A file under fs/<name>/ of a
+filesystem iolab mounts (FILESYSTEMS) is code that runs for a mount of that
+filesystem; a patch whose files all lie there cannot change a workload on
+another filesystem (its cells at that step would measure the step before's
+code again), so that step does not run it: with_reach stores the left-out
+workloads with the run ([series] unreached), the plan leaves their cells out,
+and the attribution places a change after such a step on the next step that
+ran (iolab.analysis.series). Any other file (the VFS, the block layer, mm,
+a header, jbd2, iomap) reaches every workload. A step that runs no workload
+is not booted, and not built on its own (the next step's build adds its
+patch too). ``reach = "all"`` runs every workload at every step.
+
+Exact stop (``[run] exact_stop``, instructions mode's default): after two
+rounds, a third runs only for the (step, workload) pairs whose comparison
+with the step before is not exact (third_round), the step before included.
+
 Rounds are numbered across stages; a round's cells are the stage's steps x
 the workloads, shuffled with the run's seed and the round's number, and
 numbered so that a resumed run makes the same decisions from its stored
@@ -38,6 +55,7 @@ from collections.abc import Callable
 from typing import Any
 
 from iolab import analysis, plan
+from iolab.kernels import patches
 from iolab.run import adaptive
 from iolab.spec import Experiment
 
@@ -47,16 +65,91 @@ Runner = Callable[[list[Any]], None]  # runs cells (CellSpecs), storing each sam
 strategy = analysis.series.strategy  # "every" or "bisect": the file's choice, else by the timing mode
 
 
+FILESYSTEMS = ("btrfs", "erofs", "ext4", "f2fs", "xfs")  # fs/<name>/: code run for a mount of <name>
+
+
+def own_filesystems(files: list[str]) -> set[str] | None:
+    """The filesystems whose fs/<name>/ holds each of these files (-p1
+    paths); None when a file lies anywhere else (it may reach any workload)."""
+    found = set()
+    for name in files:
+        parts = name.split("/")
+        if len(parts) < 3 or parts[0] != "fs" or parts[1] not in FILESYSTEMS:
+            return None
+        found.add(parts[1])
+    return found or None
+
+
+def unreached(experiment: Experiment, touched: Callable[[str], list[str]]) -> dict[str, list[str]]:
+    """Each step's workloads its patch cannot reach (``touched``: a patch
+    file's -p1 paths): a patch that changes only filesystems the workload's
+    target does not mount. Steps that reach every workload are left out."""
+    assert experiment.series is not None
+    found: dict[str, list[str]] = {}
+    for variant in experiment.variant[1:]:
+        assert variant.step is not None
+        own = own_filesystems(touched(experiment.series.patches[variant.step - 1]))
+        if own is None:
+            continue
+        skip = [w.name for w in experiment.workload if experiment.target_for(variant, w).fs not in own]
+        if skip:
+            found[variant.name] = skip
+    return found
+
+
+def with_reach(experiment: Experiment) -> Experiment:
+    """The experiment with [series] unreached set from its patches (every
+    step run, reach = "paths"), as the run stores it; else as it is."""
+    series = experiment.series
+    if series is None or strategy(experiment) != "every" or series.reach != "paths":
+        return experiment
+
+    def touched(name: str) -> list[str]:
+        return patches.touched(patches.read(patches.Patch(experiment.file(name))))
+
+    found = unreached(experiment, touched)
+    return experiment.model_copy(update={"series": series.model_copy(update={"unreached": found})})
+
+
+def reached(experiment: Experiment) -> list[str]:
+    """The steps that run a workload (every step but those whose patch reaches none), in step order."""
+    skip = experiment.unreached
+    return [v.name for v in sorted(experiment.variant, key=lambda v: v.step or 0)
+            if len(skip.get(v.name, ())) < len(experiment.workload)]
+
+
 def build_ahead(experiment: Experiment) -> list[str]:
     """The steps to build in the background while cells run, in step order:
     every step of an every-step run with instructions timing (a count does
-    not depend on the host's load); none otherwise (built on demand)."""
+    not depend on the host's load) that runs a workload; none otherwise
+    (built on demand)."""
     if experiment.series is None or strategy(experiment) != "every":
         return []
     if getattr(experiment.vm, "timing", "wall") != "instructions":
         return []
-    steps = sorted((v.step, v.name) for v in experiment.variant if v.step is not None)
-    return [name for _, name in steps]
+    return reached(experiment)
+
+
+def third_round(result: analysis.Analysis) -> set[tuple[str, str]]:
+    """(step, workload) of an every-step run that need a third round: both
+    sides of each primary comparison of a step with the step before that is
+    not exact, and a step run but without a comparison in a primary row (a
+    failed side: another round may give it one)."""
+    experiment = result.experiment
+    assert experiment.series is not None
+    skip = experiment.unreached
+    wanted: set[tuple[str, str]] = set()
+    for row in result.rows:
+        if not row.primary:
+            continue
+        planned = [v for v in result.variants if row.workload not in skip.get(v, ())]
+        for before, step in zip(planned, planned[1:]):
+            comparison = row.comparisons.get(step)
+            if comparison is not None and comparison.exact is None:
+                before = row.against.get(step, result.baseline)
+            if comparison is None or comparison.exact is None:
+                wanted |= {(before, row.workload), (step, row.workload)}
+    return wanted
 
 
 def round_plan(experiment: Experiment, seed: int, round_index: int, steps: list[int]) -> list[plan.PlannedCell]:

@@ -177,6 +177,10 @@ class Experiment(Strict):
         if len(self.variant) != len(patches) + 1:
             raise ValueError(f"series: {len(patches)} patches need {len(patches) + 1} steps, found "
                              f"{len(self.variant)} variants")
+        steps, workloads = {v.name for v in self.variant if v.step}, {w.name for w in self.workload}
+        for step, names in self.series.unreached.items():
+            if step not in steps or not set(names) <= workloads:
+                raise ValueError(f"series: unreached: {step!r}: {names} are not a step and its workloads")
         return self
 
     @model_validator(mode="after")
@@ -269,6 +273,11 @@ class Experiment(Strict):
     @property
     def baseline(self) -> Variant:
         return self.variant[0]
+
+    @property
+    def unreached(self) -> dict[str, list[str]]:
+        """A series' steps and the workloads each does not run ([series] unreached); {} without a series."""
+        return self.series.unreached if self.series is not None else {}
 
     def workload_named(self, name: str) -> Workload:
         for workload in self.workload:

@@ -33,6 +33,13 @@ class Series(Strict):
     # every: run every step (exact with instructions timing); bisect: compare
     # the ends, then midpoints where they differ (wall timing); auto: by the timing mode
     strategy: Literal["auto", "every", "bisect"] = "auto"
+    # Which workloads a step runs when every step runs: "paths", only those its patch can reach (a patch
+    # whose files all lie in another filesystem's fs/<name>/ than the workload's cannot: iolab.run.series);
+    # "all", every workload at every step
+    reach: Literal["paths", "all"] = "paths"
+    # Set by iolab when the run starts (from the patches, with reach = "paths"), stored with the run: each
+    # step's workloads that the step's patch cannot reach, so not run there (step name -> workload names)
+    unreached: dict[str, list[str]] = {}
 
 
 def step_name(step: int, patch: str) -> str:
