@@ -10,7 +10,7 @@ from iolab.run.calibrate import Calibration, CalibrationRow, within_tolerance
 from iolab.report import figures, footnotes, headers, legends
 from iolab.report.jsonout import JSON_VERSION
 from iolab.stats import PAIRED
-from iolab.stats.exact import SEPARATION
+from iolab.stats.exact import SEPARATION, SEPARATION_TWO
 from iolab.units import fine_percent, percent
 
 COLUMNS = ["workload", "metric", "noise", "A/A delta", "detectable", "A/A FP (null)"]
@@ -87,7 +87,7 @@ def methods(calibration: Calibration) -> list[str]:
             f"the expected outcome, =* a change. "
             f"detectable: a change that moves the values apart by more than {SEPARATION:g} times their "
             f"ranges (any: identical values, where any change of the value shows from 2 rounds on; values "
-            f"that vary need 3).")
+            f"that vary need 3, or a gap beyond {SEPARATION_TWO:g} times their ranges in 2).")
     identical = [row.aa for row in calibration.rows
                  if row.aa is not None and row.aa.exact is not None and not within_tolerance(row.aa)]
     if identical:  # a quantized metric that never moved (wall mode): its mark is explained too

@@ -35,8 +35,10 @@ of comparisons and with 3 in 0.3%; three times the sum, in 1.3% and 0.01%
 (normal jitter; Student t with 3 degrees of freedom: 1.0% and 0.007%). So
 values that vary decide a change from 3 rounds on, at 3 times their
 spread: a 0.1% change shows in 3 rounds where the rounds spread by less
-than 0.016% each. With 2 rounds that vary, the rule answers "not exact"
-and the runner adds the third (iolab.run.exact_rounds).
+than 0.016% each. With 2 rounds that vary, a gap decides only beyond
+``SEPARATION_TWO`` (100) times their ranges (an A/A: 0.0015%); a smaller
+one answers "not exact", and the runner adds the third round
+(iolab.run.exact_rounds).
 
 Anything else is not exact, and :func:`compare_exact` returns None: the
 usual tests apply (iolab.stats.paired, iolab.stats.unpaired).
@@ -56,7 +58,12 @@ from iolab.stats.verdict import Comparison
 
 MIN_ROUNDS = 2  # values per variant that can show determinism
 SEPARATION = 3.0  # a change: the gap between the variants wider than this many times their ranges together
-SEPARATED_ROUNDS = 3  # values per variant, when they vary, before a gap can decide a change
+SEPARATED_ROUNDS = 3  # values per variant, when they vary, before a gap of SEPARATION can decide a change
+# With 2 values a side that vary, a gap of this many times their ranges together: an A/A shows it in
+# 0.0015% (normal jitter) and 0.0014% (Student t, 3 degrees of freedom) of comparisons, fewer than
+# 3 times at 3 rounds (0.015%, 0.010%): so two rounds decide a change far beyond their spread, and
+# a third runs only where the gap is smaller (bench/exact_rule.py, bench/data/exact-rule-*.txt)
+SEPARATION_TWO = 100.0
 
 
 def spread(values: np.ndarray) -> float:
@@ -75,11 +82,19 @@ def gap(base: np.ndarray, cand: np.ndarray) -> float:
     return max(float(cand.min() - base.max()), float(base.min() - cand.max()))
 
 
-def separated(base: np.ndarray, cand: np.ndarray) -> bool:
-    """The variants' values apart by more than SEPARATION times their two
+def separated(base: np.ndarray, cand: np.ndarray, factor: float = SEPARATION) -> bool:
+    """The variants' values apart by more than ``factor`` times their two
     ranges together (any gap, when each variant's values are identical)."""
     ranges = float(base.max() - base.min()) + float(cand.max() - cand.min())
-    return gap(base, cand) > SEPARATION * ranges
+    return gap(base, cand) > factor * ranges
+
+
+def separation(rounds: int) -> float | None:
+    """The factor a gap must exceed, over the ranges of values that vary, when
+    the fewer-valued varying variant has ``rounds`` values (None: too few)."""
+    if rounds >= SEPARATED_ROUNDS:
+        return SEPARATION
+    return SEPARATION_TWO if rounds >= MIN_ROUNDS else None
 
 
 def kind_of(base: np.ndarray, cand: np.ndarray, tolerance: float, paired: bool) -> Exactness | None:
@@ -99,7 +114,9 @@ def kind_of(base: np.ndarray, cand: np.ndarray, tolerance: float, paired: bool) 
 def resolution(base: np.ndarray, cand: np.ndarray) -> float:
     """The smallest relative change these values can show: SEPARATION times
     the two variants' ranges together, relative to the baseline's median
-    (0 when both are identical)."""
+    (0 when both are identical). Two rounds that vary show a change only
+    beyond SEPARATION_TWO times, but one below it is not called "same": it
+    takes the third round ([run] exact_stop), where SEPARATION holds."""
     ranges = float(base.max() - base.min()) + float(cand.max() - cand.min())
     center = abs(float(np.median(base)))
     if ranges == 0:
@@ -130,7 +147,8 @@ def compare_exact(base: Values, cand: Values, *, higher_is_better: bool,
     verdict: Verdict = "same"
     if kind != "paired" and gap(b, c) > 0:
         varying = [n for n, v in ((b.size, b), (c.size, c)) if spread(v) > 0]
-        if not separated(b, c) or min(varying, default=SEPARATED_ROUNDS) < SEPARATED_ROUNDS:
+        factor = separation(min(varying, default=SEPARATED_ROUNDS))
+        if factor is None or not separated(b, c, factor):
             return None  # apart, but not by more than their spread shows (or too few rounds): the tests judge
         verdict = "better" if (c.min() > b.max()) == bool(higher_is_better) else "worse"
     pairs = int(b.size) if paired and b.size == c.size else 0
