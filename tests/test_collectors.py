@@ -313,7 +313,7 @@ FAKE_PERF = textwrap.dedent(
     signal.signal(signal.SIGINT, counts)
     mode = os.environ["FAKE_PERF"]
     while True:
-        line = os.read(ctl, 64)
+        os.read(ctl, 64)
         if mode == "exit":
             sys.stderr.write("fake perf: cannot open the counters\\n")
             sys.exit(3)
