@@ -1,5 +1,7 @@
 """Collectors against real kernel activity: a loop device attached here, real
-tracepoints, real perf. Nothing is mocked except a missing perf binary."""
+tracepoints, real perf. Nothing is mocked except a missing perf binary, and
+a stand-in perf (a real process on the same pipes) for the control handshake's
+late, missing and failed acks."""
 
 import os
 import shutil
@@ -7,12 +9,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from iolab.collectors import COLLECTORS, CollectorError, build_collectors, collecting, diskstats, kprobes
 from iolab.collectors.diskstats import DiskStats, read_diskstats
-from iolab.collectors.perf_counts import ACK_TIMEOUT, PerfCounts, ack_timeout, parse_perf_csv
+from iolab.collectors.perf_counts import ACK_TIMEOUT, GUEST_MARK, PerfCounts, ack_timeout, parse_perf_csv
 from iolab.collectors.proc_stat import ProcStat
 from iolab.collectors.rusage import Rusage
 from iolab.collectors.trace_phase import TracePhase, dev_t, pair_phases, paired_durations, parse_raw_trace
@@ -371,6 +374,9 @@ def test_ack_timeout_none_in_an_iolab_guest(tmp_path):
     cmdline.write_text("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")
     assert ack_timeout(str(cmdline)) == ACK_TIMEOUT
     assert ack_timeout(str(tmp_path / "missing")) == ACK_TIMEOUT
+    # the mark is on the command line iolab's VM host gives its guests (the golden file is that command line)
+    golden = Path(__file__).parent / "golden" / "qemu-microvm-tcg.txt"
+    assert GUEST_MARK in golden.read_text()
 
 
 @integration
