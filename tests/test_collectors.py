@@ -1,17 +1,21 @@
 """Collectors against real kernel activity: a loop device attached here, real
-tracepoints, real perf. Nothing is mocked except a missing perf binary."""
+tracepoints, real perf. Nothing is mocked except a missing perf binary, and
+a stand-in perf (a real process on the same pipes) for the control handshake's
+late, missing and failed acks."""
 
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
 from iolab.collectors import COLLECTORS, CollectorError, build_collectors, collecting, diskstats, kprobes
 from iolab.collectors.diskstats import DiskStats, read_diskstats
-from iolab.collectors.perf_counts import PerfCounts, parse_perf_csv
+from iolab.collectors.perf_counts import ACK_TIMEOUT, GUEST_MARK, PerfCounts, ack_timeout, parse_perf_csv
 from iolab.collectors.proc_stat import ProcStat
 from iolab.collectors.rusage import Rusage
 from iolab.collectors.trace_phase import TracePhase, dev_t, pair_phases, paired_durations, parse_raw_trace
@@ -84,7 +88,7 @@ def test_registry_and_config_errors():
     built = build_collectors(
         {"proc_stat": True, "rusage": False, "vmstat": ["pgfault"], "diskstats": "vda", "perf": ["sched:sched_switch"]}
     )
-    assert [type(c) for c in built] == [ProcStat, VmStat, DiskStats, PerfCounts]
+    assert [type(c) for c in built] == [PerfCounts, ProcStat, VmStat, DiskStats]  # perf's start-up outside the others
 
 
 def test_parse_perf_csv():
@@ -293,6 +297,86 @@ def test_perf_missing_names_the_package(monkeypatch):
     with pytest.raises(CollectorError, match="linux-perf"):
         perf.start()
     perf.close()
+
+
+# A stand-in for perf stat: the same control protocol over the same pipes
+# (--control fd:CTL,ACK; counts as CSV to -o on SIGINT), and a behaviour
+# chosen by FAKE_PERF: "late" acks each command after 0.3 s, "silent" never
+# acks, "exit" exits 3 at the first command without an ack.
+FAKE_PERF = textwrap.dedent(
+    """\
+    import os, signal, sys, time
+    argv = sys.argv[1:]
+    ctl, ack = (int(fd) for fd in argv[argv.index("--control") + 1][3:].split(","))
+    out = argv[argv.index("-o") + 1]
+    def counts(*_):
+        with open(out, "w") as f:
+            f.write("5,,cycles,1000,100.00,,\\n")
+        sys.exit(0)
+    signal.signal(signal.SIGINT, counts)
+    mode = os.environ["FAKE_PERF"]
+    while True:
+        os.read(ctl, 64)
+        if mode == "exit":
+            sys.stderr.write("fake perf: cannot open the counters\\n")
+            sys.exit(3)
+        if mode == "silent":
+            time.sleep(60)
+        time.sleep(0.3)
+        os.write(ack, b"ack\\n")
+    """
+)
+
+
+@pytest.fixture
+def fake_perf(tmp_path, monkeypatch):
+    script = tmp_path / "perf"
+    script.write_text(f"#!{sys.executable}\n{FAKE_PERF}")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    return lambda mode: monkeypatch.setenv("FAKE_PERF", mode)
+
+
+def test_perf_waits_for_a_late_ack_without_a_limit(fake_perf):
+    fake_perf("late")
+    perf = PerfCounts(["cycles"])
+    perf.ack_timeout = None  # as in a VM guest
+    with collecting([perf]) as m:
+        pass
+    assert m == {"perf.cycles": 5.0}
+
+
+def test_perf_exit_ends_the_wait_with_its_words(fake_perf):
+    # no timer polls perf: its exit closes the ack pipe, which ends the wait
+    fake_perf("exit")
+    perf = PerfCounts(["cycles"])
+    perf.ack_timeout = 30.0  # a limit only so that a wait the exit does not end fails instead of hanging
+    started = time.monotonic()
+    with pytest.raises(CollectorError, match=r"perf stat failed \(exit 3\).*cannot open the counters"):
+        perf.start()
+    perf.close()
+    assert time.monotonic() - started < 10
+
+
+def test_perf_silent_runs_out_of_the_hosts_limit(fake_perf):
+    fake_perf("silent")
+    perf = PerfCounts(["cycles"])
+    perf.ack_timeout = 0.5
+    with pytest.raises(CollectorError, match="perf did not acknowledge 'enable' within 0.5 s"):
+        perf.start()
+    perf.close()
+
+
+def test_ack_timeout_none_in_an_iolab_guest(tmp_path):
+    cmdline = tmp_path / "cmdline"
+    cmdline.write_text("console=ttyS0 rdinit=/init 8250.nr_uarts=1 iolab.bus=mmio tsc=reliable\n")
+    assert ack_timeout(str(cmdline)) is None
+    cmdline.write_text("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")
+    assert ack_timeout(str(cmdline)) == ACK_TIMEOUT
+    assert ack_timeout(str(tmp_path / "missing")) == ACK_TIMEOUT
+    # the mark is on the command line iolab's VM host gives its guests (the golden file is that command line)
+    golden = Path(__file__).parent / "golden" / "qemu-microvm-tcg.txt"
+    assert GUEST_MARK in golden.read_text()
 
 
 @integration

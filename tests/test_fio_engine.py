@@ -158,25 +158,28 @@ def test_jobs_that_fail_alike_give_one_text_whatever_their_order():
 
 
 def test_instructions_mode_stops_each_job_after_the_ios_a_count_needs(tmp_path):
-    """number_ios in each job section without one, and a time-based job run once over its region
-    (fio does not stop it at number_ios); a job or [global] that sets its own number_ios keeps it;
-    real fio runs the job and stops there."""
+    """number_ios in each job section without one, and a time-based job looping over its region until
+    then (io_size; fio does not stop a time-based job at number_ios); a job or [global] that sets its own
+    number_ios or io_size keeps it; real fio runs the job and stops there."""
     job = "[global]\nrw=randread\nbs=4k\nsize=1M\n[a]\n[b]\nnumber_ios=10\n"
     cut = fio.for_instructions(job)
     assert fio.sections(cut)[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}"])
     assert fio.sections(cut)[3] == ("b", ["number_ios=10"])
     assert fio.for_instructions("[global]\nnumber_ios=5\n[a]\nrw=read\n") == "[global]\nnumber_ios=5\n[a]\nrw=read\n"
     timed = fio.sections(fio.for_instructions("[global]\ntime_based\nruntime=3\nnumber_ios=5\n[a]\n"))
-    assert timed[2] == ("a", ["; iolab: instructions mode", "time_based=0"])
+    assert timed[2] == ("a", ["; iolab: instructions mode", "time_based=0", f"io_size={fio.LOOPING_IO_SIZE}"])
+    own = fio.sections(fio.for_instructions("[global]\ntime_based\nruntime=3\nio_size=2M\n[a]\n"))
+    assert own[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}", "time_based=0"])
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
     small = cut.replace(f"number_ios={fio.INSTRUCTIONS_IOS}", "number_ios=7").replace("[b]\nnumber_ios=10\n", "")
-    placed = place_job(fio.for_instructions(small.replace("[a]\n", "[a]\ntime_based=1\nruntime=30\n")), {},
-                       str(tmp_path), None)
-    (tmp_path / "job.fio").write_text(placed)
-    done = subprocess.run(["fio", "--output-format=json", str(tmp_path / "job.fio")], capture_output=True,
-                          text=True, check=True, timeout=60)
-    assert json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]["read"]["total_ios"] == 7
+    for ios in (7, 300):  # 300: more than the 256 4 KiB I/Os of the 1 MiB region, as a time-based job loops
+        job_ios = small.replace("number_ios=7", f"number_ios={ios}").replace("[a]\n", "[a]\ntime_based=1\nruntime=30\n")
+        placed = place_job(fio.for_instructions(job_ios), {}, str(tmp_path), None)
+        (tmp_path / "job.fio").write_text(placed)
+        done = subprocess.run(["fio", "--output-format=json", str(tmp_path / "job.fio")], capture_output=True,
+                              text=True, check=True, timeout=60)
+        assert json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]["read"]["total_ios"] == ios
 
 
 def test_completion_latencies_that_exceed_the_total_are_not_given():
