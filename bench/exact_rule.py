@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 
 from iolab.stats import compare_exact
-from iolab.stats.exact import SEPARATION
+from iolab.stats.exact import SEPARATION, SEPARATION_TWO
 
 
 def rate(rng: np.random.Generator, rounds: int, shift: float, jitter: float, dist: str, trials: int) -> float:
@@ -35,7 +35,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=29)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"separation {SEPARATION:g} x the two ranges; tolerance 1%; {args.trials} trials a line")
+    print(f"separation {SEPARATION:g} x the two ranges ({SEPARATION_TWO:g} x with 2 rounds that vary); tolerance 1%; "
+          f"{args.trials} trials a line")
     print(f"{'jitter':>8} {'dist':>5} {'rounds':>6} {'A/A change':>11} {'0.1% found':>11} {'0.4% found':>11}")
     for jitter in (1e-5, 3e-5, 1e-4):
         for dist in ("normal", "t3"):
