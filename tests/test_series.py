@@ -455,3 +455,54 @@ def test_an_interrupted_series_counts_its_cells_and_says_how_it_ran(tmp_path, mo
     unrun = [s.step for s in result.series.steps if not s.cells]
     assert all(f"{k} {PATCHES[k - 1]}: not run (the run stopped before it)" in flat for k in unrun if k)
     assert unrun == ([0, 1, 2, 3] if cells == 0 else unrun) and "series: every step in every round;" in flat
+
+
+def test_a_wait_for_another_process_lock_is_called_off_when_the_run_is_interrupted(tmp_path):
+    """A series' build ahead may wait minutes for another checkout's build of the same source
+    (the tree's lock): Ctrl-C must not wait with it. The lock held here through another open file
+    (flock is per open file, so this process's own second open waits as another process's would)."""
+    import fcntl
+    import threading
+    import time
+
+    from iolab.kernels import cache as kcache
+
+    holder = open(tmp_path / ".lock-src-tree", "w")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    cancel, outcome = threading.Event(), []
+
+    def ahead():
+        kcache.cancel_waits(cancel)
+        try:
+            with kcache.locked(tmp_path, "src-tree"):
+                outcome.append("took the lock")
+        except kcache.Cancelled as error:
+            outcome.append(str(error))
+
+    thread = threading.Thread(target=ahead)
+    thread.start()
+    time.sleep(3 * kcache.LOCK_POLL_S)
+    assert outcome == []  # still waiting: the lock is held
+    started = time.monotonic()
+    cancel.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive() and time.monotonic() - started < 2
+    assert outcome == ["the wait for src-tree (held by another process) was called off"]
+    fcntl.flock(holder, fcntl.LOCK_UN)
+    with kcache.locked(tmp_path, "src-tree"):  # a thread that set no event waits as before, and takes it
+        pass
+
+
+def test_a_boot_thread_waiting_for_its_steps_build_ends_when_the_run_stops():
+    import threading
+    from concurrent.futures import Future
+
+    from iolab.kernels.supply import Steps, Stopped
+
+    steps = Steps.__new__(Steps)  # only what get() reads: a build ahead that does not end
+    steps.pending, steps.built, steps.errors = {"step 1": Future()}, {}, {}
+    stopping = threading.Event()
+    stop = threading.Timer(0.3, stopping.set)
+    stop.start()
+    with pytest.raises(Stopped, match="step 1"):
+        steps.get("step 1", stopping)

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,12 +44,35 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class Cancelled(Exception):
+    """A wait for another process's fetch or build was called off (cancel_waits)."""
+
+
+_WAITS = threading.local()  # .cancel: the Event that calls off this thread's waits for a lock
+LOCK_POLL_S = 0.2
+
+
+def cancel_waits(event: threading.Event | None) -> None:
+    """This thread's waits for a cache lock end with Cancelled once ``event``
+    is set (a series' build-ahead thread, whose run was interrupted: the
+    lock may be another process's for minutes)."""
+    _WAITS.cancel = event
+
+
 @contextmanager
 def locked(root: Path, name: str) -> Iterator[None]:
-    """One fetch of a name at a time (other iolab processes wait)."""
+    """One fetch of a name at a time (other iolab processes wait; every
+    LOCK_POLL_S the wait looks whether this thread's cancel_waits event is set)."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f".lock-{name}", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        cancel: threading.Event | None = getattr(_WAITS, "cancel", None)
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (fcntl.LOCK_NB if cancel is not None else 0))
+                break
+            except BlockingIOError:
+                if cancel is not None and cancel.wait(LOCK_POLL_S):
+                    raise Cancelled(f"the wait for {name} (held by another process) was called off") from None
         try:
             yield
         finally:

@@ -8,15 +8,19 @@ only boot them; ``iolab kernel build`` calls it ahead of a run.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
 
-from iolab.kernels import build, fetch
+from iolab.kernels import build, cache, fetch
 from iolab.kernels.build import Fleet, Reporter
 from iolab.kernels.entry import Kernel
 from iolab.kernels.kernel_ref import KernelError, Log, for_variant
 from iolab.spec import Build, Experiment
+
+
+class Stopped(Exception):
+    """The run stopped while a boot thread waited for its step's kernel."""
 
 
 class _Quiet:
@@ -55,6 +59,7 @@ class Steps:
         self.pending: dict[str, Future[None]] = {}
         self.pool: ThreadPoolExecutor | None = None
         self.lock = threading.Lock()
+        self.cancel = threading.Event()  # set: the build ahead stops waiting for another process's lock
 
     def __contains__(self, name: str) -> bool:
         return name in self.requests
@@ -65,13 +70,22 @@ class Steps:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="iolab-steps")
         for name in order:
             if name in self.requests and name not in self.pending:
-                self.pending[name] = self.pool.submit(self._build, name, _Quiet())
+                self.pending[name] = self.pool.submit(self._ahead, name)
 
-    def get(self, name: str) -> Kernel | None:
+    def _ahead(self, name: str) -> None:
+        cache.cancel_waits(self.cancel)
+        self._build(name, _Quiet())
+
+    def get(self, name: str, stop: threading.Event | None = None) -> Kernel | None:
         """The step's kernel, built now if it is not yet (or, where it is being
-        built ahead, once it is); None when its build failed (see errors)."""
+        built ahead, once it is); None when its build failed (see errors).
+        ``stop`` (the run's: a boot thread's) set while it waits for a build
+        ahead: Stopped, so an interrupted run's threads end at once."""
         waiting = self.pending.get(name)
         if waiting is not None:
+            while not wait([waiting], timeout=cache.LOCK_POLL_S).done:
+                if stop is not None and stop.is_set():
+                    raise Stopped(f"the run stopped while {name}'s kernel was being built")
             waiting.result()
         elif name not in self.built and name not in self.errors:
             self._build(name, self.reporter)
@@ -89,8 +103,13 @@ class Steps:
                 return
             self.built[name] = kernel
 
-    def close(self) -> None:
-        """Stop building ahead: steps not started are dropped; a build under way ends first."""
+    def close(self, interrupted: bool = False) -> None:
+        """Stop building ahead: steps not started are dropped; a build under
+        way ends first, and where the run was ``interrupted`` one that waits
+        for another process's lock stops waiting (Ctrl-C must not wait for
+        another checkout's build)."""
+        if interrupted:
+            self.cancel.set()
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
@@ -100,7 +119,7 @@ class Steps:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close()
+        self.close(interrupted=kind is not None)
 
 
 def ready(experiment: Experiment, log: Log, reporter: Reporter | None = None,

@@ -104,7 +104,7 @@ class VMHosts:
         first cell (None when that build failed)."""
         if variant in self.hosts or self.steps is None or variant not in self.steps:
             return self.hosts[variant]
-        kernel = self.steps.get(variant)
+        kernel = self.steps.get(variant, self.stopping)
         if kernel is None:
             return None
         self.kernels[variant] = kernel
