@@ -54,7 +54,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from iolab import analysis, plan
+from iolab import analysis, plan, spec
 from iolab.kernels import patches
 from iolab.run import adaptive
 from iolab.spec import Experiment
@@ -65,7 +65,7 @@ Runner = Callable[[list[Any]], None]  # runs cells (CellSpecs), storing each sam
 strategy = analysis.series.strategy  # "every" or "bisect": the file's choice, else by the timing mode
 
 
-FILESYSTEMS = ("btrfs", "erofs", "ext4", "f2fs", "xfs")  # fs/<name>/: code run for a mount of <name>
+FILESYSTEMS = tuple(fs for fs in spec.FILESYSTEMS if fs != "none")  # fs/<name>/: code run for a mount of <name>
 
 
 def own_filesystems(files: list[str]) -> set[str] | None:

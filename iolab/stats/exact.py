@@ -89,12 +89,11 @@ def separated(base: np.ndarray, cand: np.ndarray, factor: float = SEPARATION) ->
     return gap(base, cand) > factor * ranges
 
 
-def separation(rounds: int) -> float | None:
+def separation(rounds: int) -> float:
     """The factor a gap must exceed, over the ranges of values that vary, when
-    the fewer-valued varying variant has ``rounds`` values (None: too few)."""
-    if rounds >= SEPARATED_ROUNDS:
-        return SEPARATION
-    return SEPARATION_TWO if rounds >= MIN_ROUNDS else None
+    the fewer-valued varying variant has ``rounds`` values (at least
+    MIN_ROUNDS: kind_of gives no exact case with fewer)."""
+    return SEPARATION if rounds >= SEPARATED_ROUNDS else SEPARATION_TWO
 
 
 def kind_of(base: np.ndarray, cand: np.ndarray, tolerance: float, paired: bool) -> Exactness | None:
@@ -147,8 +146,7 @@ def compare_exact(base: Values, cand: Values, *, higher_is_better: bool,
     verdict: Verdict = "same"
     if kind != "paired" and gap(b, c) > 0:
         varying = [n for n, v in ((b.size, b), (c.size, c)) if spread(v) > 0]
-        factor = separation(min(varying, default=SEPARATED_ROUNDS))
-        if factor is None or not separated(b, c, factor):
+        if not separated(b, c, separation(min(varying, default=SEPARATED_ROUNDS))):
             return None  # apart, but not by more than their spread shows (or too few rounds): the tests judge
         verdict = "better" if (c.min() > b.max()) == bool(higher_is_better) else "worse"
     pairs = int(b.size) if paired and b.size == c.size else 0
