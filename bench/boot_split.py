@@ -25,7 +25,7 @@ between lines: the kernel's own slow steps under TCG. Printing slows that
 boot: its figures say where, not how long a normal boot takes.
 
     python3 bench/boot_split.py [--experiment scenarios/ext4-write-begin-7.2.toml] [--variant fix]
-                                [--kernel-dir DIR] [--boots 3] [--initcalls] [--json]
+                                [--kernel-dir DIR] [--boots 3] [--initcalls] [--append ARG] [--json]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def boots(args: argparse.Namespace) -> tuple[list[dict[str, float]], vm.VMHost]:
     vm.compile_iolab()
     rows = []
     with tempfile.TemporaryDirectory(prefix="iolab-bootsplit-") as scratch:
-        host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch))
+        host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch), kernel_args=args.append)
         for index in range(args.boots):
             cpu = qemu_cpu()
             samples = list(host.run_batch(cells))
@@ -109,7 +109,7 @@ def initcalls(args: argparse.Namespace) -> list[tuple[float, float, str, str]]:
     lines: list[tuple[float, str]] = []
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="iolab-bootsplit-") as scratch:
-        host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch), kernel_args=INITCALL_ARGS)
+        host = vm.VMHost(kernel, experiment.vm, scratch=Path(scratch), kernel_args=[*INITCALL_ARGS, *args.append])
 
         def watch() -> None:
             while not host.boots and not stop.is_set():
@@ -148,6 +148,8 @@ def main() -> int:
     parser.add_argument("--kernel-dir", help="boot this cached kernel (~/.cache/iolab/kernels/NAME) instead")
     parser.add_argument("--boots", type=int, default=3)
     parser.add_argument("--initcalls", action="store_true", help="also: the kernel's slow steps (one boot)")
+    parser.add_argument("--append", action="append", default=[], metavar="ARG",
+                        help="more of the guest kernel's command line, to try a boot option (repeatable)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     load_before = open("/proc/loadavg").read().split()[:3]

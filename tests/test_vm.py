@@ -72,6 +72,44 @@ def test_a_null_blk_disk_is_the_guest_kernels_null_blk_and_no_disk_image():
     assert argv[argv.index("-append") + 1].endswith(" null_blk.nr_devices=1 null_blk.memory_backed=1 null_blk.gb=1")
 
 
+def built_kernel(tmp_path: Path, cmdline_devices: bool = True) -> Kernel:
+    """A kernel of iolab's build, whose .config is kept beside it as `config`."""
+    (tmp_path / "config").write_text("CONFIG_VIRTIO_MMIO=y\n" + (
+        "CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES=y\n" if cmdline_devices else
+        "# CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES is not set\n"))
+    return Kernel(name="build-x", directory=tmp_path, kver="7.2.13", image=tmp_path / "vmlinux", pvh=True,
+                  initramfs=tmp_path / "initramfs.cpio", moddir=None, manifest={})
+
+
+def test_a_lean_tcg_boot_skips_the_enum_update_and_on_one_vcpu_the_apic_timers_calibration(tmp_path):
+    """[vm] boot = "lean" (the default): under TCG the trace events' enum update
+    is skipped; a 1-vCPU microvm whose kernel takes virtio-mmio's devices from
+    its command line also has no ACPI and no local APIC timer (the PIT ticks)."""
+    built = built_kernel(tmp_path)
+    one = spec.VM(cpus=1)
+    assert qemu.lean_boot(one, "tcg", built) == (False, [*qemu.LEAN_TCG, "acpi=off", "noapictimer"])
+    assert qemu.lean_boot(spec.VM(cpus=2), "tcg", built) == (True, qemu.LEAN_TCG)
+    assert qemu.lean_boot(spec.VM(cpus=1, machine="q35"), "tcg", built) == (True, qemu.LEAN_TCG)
+    assert qemu.lean_boot(one, "kvm", built) == (True, [])
+    assert qemu.lean_boot(spec.VM(cpus=1, boot="full"), "tcg", built) == (True, [])
+    # the modeled device's completions are timers finer than the PIT's 12.6 us
+    modeled = spec.VM(cpus=1, timing="instructions", disk="model")
+    assert qemu.lean_boot(modeled, "tcg", built) == (True, qemu.LEAN_TCG)
+    # Debian's packages: virtio_mmio takes no devices from the command line
+    assert qemu.lean_boot(one, "tcg", built_kernel(tmp_path, cmdline_devices=False)) == (True, qemu.LEAN_TCG)
+    assert qemu.lean_boot(one, "tcg", kernel()) == (True, qemu.LEAN_TCG)  # no .config at hand
+
+
+def test_qemu_argv_without_acpi_is_a_microvm_with_acpi_off(tmp_path):
+    argv = qemu.qemu_argv(
+        built_kernel(tmp_path), memory_mib=1024, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),
+        console=Path("/x/c.log"), disks=[], tsc_khz=None, acpi=False, kernel_args=["acpi=off", "noapictimer"],
+    )
+    assert argv[argv.index("-M") + 1].startswith("microvm,acpi=off,pit=on,")
+    assert argv[argv.index("-append") + 1].endswith(" acpi=off noapictimer")
+    assert "-no-reboot" in argv  # the guest's reset ends QEMU: without ACPI it cannot power off
+
+
 def test_qemu_argv_essentials():
     argv = qemu.qemu_argv(
         kernel(), memory_mib=512, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),

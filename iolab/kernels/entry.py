@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.kernels import apt, initramfs
+from iolab.kernels import apt, initramfs, kconfig
 from iolab.kernels.cache import MANIFEST_FORMAT, cache_root, locked
 
 
@@ -27,6 +27,15 @@ class Kernel:
     initramfs: Path
     moddir: Path | None  # lib/modules/KVER (the guest binds it at /usr/lib/modules/KVER)
     manifest: dict[str, Any]
+
+    def config(self, option: str) -> str | None:
+        """The kernel's value of a Kconfig option ("CONFIG_..."): None where it
+        is not set, or where the kernel's .config is not at hand (iolab's
+        builds keep it as `config`, a package has it in its boot/)."""
+        for path in (self.directory / "config", self.directory / "pkg" / "boot" / f"config-{self.kver}"):
+            if path.is_file():
+                return kconfig.read_config(path.read_text()).get(option)
+        return None
 
 
 def load(directory: Path, name: str) -> Kernel | None:

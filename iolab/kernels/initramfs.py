@@ -30,7 +30,7 @@ from pathlib import Path
 
 from iolab.process import run
 
-FORMAT = 4  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
+FORMAT = 5  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
 
 # Modules needed before the host root is reachable, per virtio transport
 # (microvm: virtio-mmio; q35: virtio-pci). Built-in ones are skipped.
@@ -40,7 +40,7 @@ BOOT_MODULES = {
 }
 
 APPLETS = ("sh", "mount", "umount", "insmod", "mkdir", "cat", "sed", "echo", "chroot",
-           "poweroff", "sync", "mv", "cut", "sleep", "ls", "grep", "uname")
+           "reboot", "sync", "mv", "cut", "sleep", "ls", "grep", "uname")
 
 INIT = r"""#!/bin/busybox sh
 # iolab guest init: PID 1 stays here; the command runs chrooted in the host root.
@@ -52,12 +52,21 @@ read -r T_INIT _ < /proc/uptime
 # the host timestamps this line (console.log): the kernel's boot ends here
 echo "iolab-init: up $T_INIT" > /dev/console
 log() { echo "iolab-init: $*" > /dev/kmsg; }
-die() { log "$*"; sync; poweroff -f; }
+# the guest ends by a reset, which QEMU's -no-reboot turns into its exit: a VM
+# without ACPI ([vm] boot = "lean" under TCG) cannot power off
+die() { log "$*"; sync; reboot -f; }
 MODDIR=; BUS=mmio
 read -r CMDLINE < /proc/cmdline
 for a in $CMDLINE; do case $a in iolab.moddir=*) MODDIR=${a#*=};; iolab.bus=*) BUS=${a#*=};; esac; done
 log "modules $T_INIT"
-while read m; do [ -n "$m" ] && { insmod /$m || log "insmod $m failed"; }; done < /modules.$BUS
+# a module's parameters on the kernel command line (name.param=value) go to its
+# insmod, as modprobe would pass them: virtio_mmio's devices on a VM without ACPI
+while read m; do
+  [ -n "$m" ] || continue
+  n=${m##*/}; n=${n%%.ko*}; P=
+  for a in $CMDLINE; do case $a in $n.*) P="$P ${a#*.}";; esac; done
+  insmod /$m $P || log "insmod $m failed"
+done < /modules.$BUS
 R=/newroot
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot $R || die "cannot mount the host root (9p)"
 # writable layers in the guest's memory over the read-only host root
@@ -94,7 +103,7 @@ read -r T_END _ < /proc/uptime
 log "end rc=$rc $T_END"
 echo $rc > $R$X/rc.tmp && mv $R$X/rc.tmp $R$X/rc
 sync
-poweroff -f
+reboot -f
 """
 
 MODPROBE_WRAPPER = '#!/bin/busybox sh\nexec /bin/busybox chroot /newroot /sbin/modprobe "$@"\n'

@@ -47,8 +47,8 @@ from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm import guest as guest_side
 from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, qemu_argv, qemu_version,
-                                 tcg_threading, timing_env)
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, lean_boot, qemu_argv,
+                                 qemu_version, tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
@@ -214,6 +214,7 @@ class VMHost:
             "machine": self.settings.machine,
             "cpus": self.settings.cpus,
             "memory_mib": self.settings.memory >> 20,
+            "boot": self.settings.boot if self.accel == "tcg" else "full",
             "kernel": self.kernel.name,
             "kver": self.kernel.kver,
             "kernel_package": manifest.get("package"),
@@ -260,12 +261,13 @@ class VMHost:
         # the guest's init binds the module tree from the initramfs's root, where
         # a symlink on the way (a cache reached through one) points nowhere
         kernel = replace(self.kernel, moddir=self.kernel.moddir.resolve()) if self.kernel.moddir else self.kernel
+        acpi, lean = lean_boot(self.settings, self.accel, kernel)
         argv = qemu_argv(
             kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
-            kernel_args=[*disk_args(self.settings), *self.kernel_args],
+            kernel_args=[*lean, *disk_args(self.settings), *self.kernel_args], acpi=acpi,
         )
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
