@@ -249,7 +249,14 @@ def merged(job: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Value]]
 # median moved by up to 0.004% at any batch count below 50, and at 50 from
 # one boot to another; of 100 calls most batches hold none, and the median
 # was one value in every boot (it counts the call without the ticks:
-# 0.17-0.26% below the 1000-call median). lat and uring keep their ops:
+# 0.17-0.26% below the 1000-call median). But "most" is not enough: a
+# batch of 100 calls of 16.8 kinsn (seed 004's pwrite_u10k on nofix) holds a
+# tick with a chance of 0.42, so in about one boot of five 11 of the 21
+# batches did and the median rose by 0.3%, which cost a third round
+# (bench/data/seed004-instructions-2026-11-26d.txt). Of 20 calls (0.34 Minsn
+# there) a batch holds one with a chance of 0.08, and the median is the
+# call without a tick in every boot; it is 0.002% above the 100-call one
+# (the batch's own two clock reads over fewer calls). lat and uring keep their ops:
 # seed 000's sequential 4 KiB O_DIRECT pread/pwrite over a 64 MiB file
 # gave a median of 13855, 14495, 14495 and 14367 insn/op (pread) and
 # 17855-18495, 18495, 18495 and 14943 (pwrite) at 2000, 8000, 20000 and
@@ -257,7 +264,7 @@ def merged(job: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Value]]
 # the file again, the later passes are another workload (an overwrite of
 # allocated blocks), so a cut count measures something else.
 INSTRUCTIONS_BATCHES = 21  # batch mode: timed batches at most
-INSTRUCTIONS_PWRITE_BATCH = 100  # batch mode, pwrite cases: calls per batch at most
+INSTRUCTIONS_PWRITE_BATCH = 20  # batch mode, pwrite cases: calls per batch at most
 DEFAULT_BATCHES = 200  # iolab-probe batch --batches when not given
 CASE_BATCH = {"write_u1k": 50, "write_u10k": 25, "pwrite_u1k": 1000, "pwrite_u10k": 1000, "custom": 1000}
 
