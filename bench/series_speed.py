@@ -224,10 +224,10 @@ def batch_walls(walls: list[tuple[str, float, float]], waits: dict[str, float]) 
         host.run_batch = run_batch  # type: ignore[method-assign]
         return host
 
-    def get(self: Any, name: str) -> Any:
+    def get(self: Any, name: str, *args: Any) -> Any:
         began = time.time()
         try:
-            return plain_get(self, name)
+            return plain_get(self, name, *args)
         finally:
             waits[name] = max(waits.get(name, 0.0), time.time() - began)
 

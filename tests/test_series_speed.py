@@ -73,3 +73,19 @@ def test_boots_are_a_steps_rounds(bench):
     two = SimpleNamespace(variant="base", round=0, metrics={"vm.boot_s": 8.0})
     three = SimpleNamespace(variant="base", round=1, metrics={"vm.boot_s": 9.0})
     assert bench.boots([one, two, three]) == {"base": [8.0, 9.0]}
+
+
+def test_the_benchs_wrapper_of_a_steps_kernel_takes_what_the_runner_passes(bench, monkeypatch):
+    """batch_walls wraps kernels.Steps.get: a boot thread passes its stop event
+    too (a wrapper without it broke the bench's run with a TypeError)."""
+    import threading
+
+    from iolab import kernels
+
+    asked = []
+    monkeypatch.setattr(kernels.Steps, "get", lambda self, name, stop=None: asked.append((name, stop)) or "k")
+    stop = threading.Event()
+    walls, waits = [], {}
+    with bench.batch_walls(walls, waits):
+        assert kernels.Steps.get(object(), "step 1", stop) == "k"
+    assert asked == [("step 1", stop)] and "step 1" in waits
