@@ -8,7 +8,7 @@ with bench/series-patches/bench-marker.patch (a comment in README, read by no bu
 its key is this bench's own and its cached kernel can be removed first: each is built now. Printed per
 build: the seconds of its phases (iolab's manifest: patch, configure, compile, link, install), make's
 CPU seconds (user + system of make and all it ran, which a loaded host stretches little), the
-directories made (kbuild's build-dir; "all": the walk of the whole tree), kbuild's landmarks (seconds
+objects made (kbuild's single-object goals; "all": the walk of the whole tree), kbuild's landmarks (seconds
 from make's start) and the load average.
 
 With --check, after each build the whole make (make vmlinux, the walk of every directory) runs again
@@ -100,10 +100,10 @@ def main() -> int:
         m = kernel.manifest
         phases = " ".join(f"{name} {value:.1f}" for name, value in m["phases_s"].items())
         marks = " ".join(f"{name} {value:.1f}" for name, value in m.get("make_marks_s", {}).items())
-        dirs = m.get("make_dirs")
+        made = m.get("make_objects", m.get("make_dirs"))
         lines.append(f"{path.name}{' -R' if args.reverse else ''}: ensure {wall:.1f} s (build {m['build_seconds']} s: "
                      f"{phases}); make CPU {m.get('make_cpu_s')} s; {m['compiled_files']} files; made "
-                     f"{'all' if dirs == 'all' else ' '.join(dirs or []) or 'nothing'}; landmarks {marks}; "
+                     f"{'all' if made == 'all' else ' '.join(made or []) or 'nothing'}; landmarks {marks}; "
                      f"load {load_before} -> {load_average()}")
         if args.check:
             checked = whole_make(request)

@@ -52,6 +52,8 @@ vmlinux:
 \t@echo "  LD      vmlinux"
 \tcp $(CURDIR)/vmlinux.elf $(O)/vmlinux
 \tcat $(CURDIR)/src/*.c > $(O)/built-from.txt
+src/%.o:
+\t@echo "  CC      $@"
 bzImage:
 \t@for f in $(notdir $(wildcard $(CURDIR)/src/*.c)); do echo "  CC      src/$${f%.c}.o"; done
 \t@if grep -q BROKEN $(CURDIR)/src/*.c; then echo "src/a.c:2:1: error: expected ';' before '}' token"; \\

@@ -495,15 +495,16 @@ def test_variants_that_differ_by_patches_share_the_object_tree(tmp_path, fake_so
                                                    "no build of this tree timed yet; the last full build took")
 
 
-def test_a_step_makes_only_the_directories_whose_objects_read_its_changed_files(tmp_path, fake_source, cache):
+def test_a_step_makes_only_the_objects_that_read_its_changed_files(tmp_path, fake_source, cache):
     source = SourceRef("tarball", str(fake_source))
     base = build.ensure(BuildRequest(source))
     assert base.manifest["make_dirs"] == "all" and base.manifest["make_cpu_s"] >= 0
     assert set(base.manifest["make_marks_s"]) == {"CC", "LD vmlinux", "end"}
     obj = cache / "builds" / base.manifest["tree_key"] / "obj"
     fix = diff(tmp_path, "fix", LINES, LINES.replace("line 5\n", "line five\n"), path="src/a.c")
-    step = build.ensure(BuildRequest(source, (Patch(fix),)))  # src/.a.o.cmd names src/a.c: src's own make
-    assert step.manifest["make_dirs"] == ["src"] and " -j2 src/ KBUILD" in build.build_log(step).replace(
+    step = build.ensure(BuildRequest(source, (Patch(fix),)))  # src/.a.o.cmd names src/a.c: src/a.o's own make
+    assert step.manifest["make_objects"] == ["src/a.o"] and step.manifest["make_dirs"] == ["src"]
+    assert " -j2 src/a.o KBUILD" in build.build_log(step).replace(
         f" -j{os.cpu_count() or 1} ", " -j2 ") and " build-dir=src\n" in build.build_log(step)
     assert "line five" in (obj / "built-from.txt").read_text()
     back = build.ensure(BuildRequest(source, (Patch(fix),), (("kernel.config", "CONFIG_X=y\n"),)))
@@ -513,7 +514,7 @@ def test_a_step_makes_only_the_directories_whose_objects_read_its_changed_files(
     assert whole.manifest["make_dirs"] == "all"  # not a C file: the whole make
     unread = diff(tmp_path, "unread", "", "a text no build reads\n", path="Documentation/x.txt")
     nothing = build.ensure(BuildRequest(source, (Patch(fix), Patch(kconfig_change), Patch(unread))))
-    assert nothing.manifest["make_dirs"] == [] and nothing.manifest["compiled_files"] == 0
+    assert nothing.manifest["make_objects"] == [] and nothing.manifest["compiled_files"] == 0
     assert "iolab: make " not in build.build_log(nothing)  # the last build's kernel stands
     broken = diff(tmp_path, "broken", LINES, LINES.replace("line 5\n", "BROKEN\n"), path="src/a.c")
     with pytest.raises(BuildError):

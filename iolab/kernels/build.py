@@ -34,13 +34,14 @@ A step of a series changes a file or two. Where every source file that
 changed since the object tree's last finished make (its record,
 SOURCES_RECORD: the content of each file the tree's patches touched) is a
 C file, kbuild's own dependency files (.*.cmd) name the objects that read
-it, and make builds their directories only ("make fs/ext4/"), then links
+it, and make builds those objects only ("make fs/ext4/file.o"), then links
 without the walk of every directory of the tree (which costs more than
 the compile of a file): the built-in.a are thin archives of their
 objects' paths, so the link takes the new objects (_step).
 Anything else (a header, a Makefile, Kconfig, assembler, a host program's
 file, no record: the first build or a failed one) takes the whole make.
-The manifest records the directories made (``make_dirs``), the CPU
+The manifest records the objects made (``make_objects``) and their
+directories (``make_dirs``), the CPU
 seconds of make and all it ran (``make_cpu_s``: what a loaded host does
 not stretch much) and when kbuild's landmarks came (``make_marks_s``).
 """
@@ -75,7 +76,7 @@ _STEP = re.compile(r"^\s{2}([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 _LINK = ("vmlinux.o", ".tmp_vmlinux1", "vmlinux")
 SOURCES_RECORD = ".iolab-sources.json"  # in an object tree: the patched files' contents at its last finished make
 _UNBUILT = ("README", "MAINTAINERS", "CREDITS")  # top-level files no build reads (and Documentation/'s texts)
-_WHOLE_MAKE = ("scripts", "tools", "usr", "init", "lib", "arch", "certs")  # see _own_dirs
+_WHOLE_MAKE = ("scripts", "tools", "usr", "init", "lib", "arch", "certs")  # see _own_objects
 PVH_OPTION = "CONFIG_PVH"  # with it, make's vmlinux boots as it is (iolab.kernels.images.boot_image)
 
 
@@ -334,19 +335,20 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
         target = _target(obj)
         expected = _expected_files(resolved.tree_key) if fresh else None
         changed = None if fresh or checked or record is None else tree.changed_since(record)
-        dirs = None if changed is None else _own_dirs(root, obj, changed)
-        if dirs is not None:
+        objects = None if changed is None else _own_objects(root, obj, changed)
+        dirs = None if objects is None else _dirs_of(objects)
+        if objects is not None:
             out.write(f"iolab: changed since this object tree's last build: {' '.join(changed or []) or 'nothing'}; "
-                      f"kbuild's dependency files name the objects that read them in: {' '.join(dirs) or 'none'}\n")
+                      f"kbuild's dependency files name the objects that read them: {' '.join(objects) or 'none'}\n")
         reporter.phase("compile", f"make -j{os.cpu_count() or 1} {target}" + (
-            "" if fresh else ", incremental: only what changed" if dirs is None else
-            f", only in {', '.join(dirs)}" if dirs else ", nothing to compile: the last build's kernel stands"))
-        if dirs is None:
+            "" if fresh else ", incremental: only what changed" if objects is None else
+            f", only {', '.join(objects)}" if objects else ", nothing to compile: the last build's kernel stands"))
+        if objects is None:
             made = _make(root, obj, [target], out, log_path, reporter, expected)
-        elif not dirs:
+        elif not objects:
             made = _Made(0, None, 0.0, {})
         else:
-            made = _step(root, obj, target, dirs, out, log_path, reporter)
+            made = _step(root, obj, target, objects, out, log_path, reporter)
         ended = time.monotonic()
         phases["compile"], phases["link"] = (made.linked or ended) - clock, ended - (made.linked or ended)
         if not checked:  # make's syncconfig ran olddefconfig's rules where a patch changed a Kconfig file
@@ -360,25 +362,29 @@ def _build(resolved: _Plan, log: Log, reporter: Reporter) -> Kernel:
     kernel = _install(resolved, obj, _product(obj, target), log_path,
                       {"build_seconds": round(seconds, 1), "compiled_files": files, "incremental": not fresh,
                        "make_target": target, "make_dirs": "all" if dirs is None else dirs,
+                       "make_objects": "all" if objects is None else objects,
                        "make_cpu_s": made.cpu_s, "make_marks_s": made.marks}, phases)
     log(f"built {kernel.name} ({resolved.request.describe()}) in {seconds:.0f} s, {files} files compiled")
     return kernel
 
 
-def _step(root: Path, obj: Path, target: str, dirs: list[str], out: Any, log_path: Path,
+def _step(root: Path, obj: Path, target: str, objects: list[str], out: Any, log_path: Path,
           reporter: Reporter) -> _Made:
-    """make of these directories only (kbuild's single-directory build,
-    "make fs/ext4/": prepare, then those directories), then the link without
-    the walk of the tree (kbuild's build-dir, which only the walk depends
-    on, set to them). The top built-in.a is a thin archive of the objects'
-    paths, so the walk would leave it as it is; its time moves, so that
-    vmlinux.a and vmlinux.o are made again from the new objects."""
-    compiled = _make(root, obj, [f"{d}/" for d in dirs], out, log_path, reporter, None)
+    """make of these objects only (kbuild's single-object build, "make
+    fs/ext4/file.o": prepare, then those objects; "make fs/" would descend
+    into every directory under fs/, 2 s with nothing to compile), then the
+    link without the walk of the tree (kbuild's build-dir, which only the
+    walk depends on, set to their directories: the link's make descends
+    into none). The built-in.a are thin archives of the objects' paths, so
+    the walk would leave them as they are; the top one's time moves, so
+    that vmlinux.a and vmlinux.o are made again from the new objects."""
+    compiled = _make(root, obj, objects, out, log_path, reporter, None)
     os.utime(obj / "built-in.a")
-    linked = _make(root, obj, [target], out, log_path, reporter, None, (f"build-dir={' '.join(dirs)}",))
+    linked = _make(root, obj, [target], out, log_path, reporter, None,
+                   (f"build-dir={' '.join(_dirs_of(objects))}",))
     offset = compiled.marks["end"]
     marks = {name: round(offset + t, 2) for name, t in linked.marks.items()}
-    marks.update({("dirs made" if name == "end" else name): t for name, t in compiled.marks.items()})
+    marks.update({("objects made" if name == "end" else name): t for name, t in compiled.marks.items()})
     return _Made(compiled.files + linked.files, linked.linked, round(compiled.cpu_s + linked.cpu_s, 2), marks)
 
 
@@ -402,9 +408,9 @@ def _write_record(obj: Path, contents: dict[str, str | None]) -> None:
     (obj / SOURCES_RECORD).write_text(json.dumps(contents, indent=1, sort_keys=True) + "\n")
 
 
-def _own_dirs(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
-    """The directories whose own make (_step, in place of the walk of the
-    whole tree) rebuilds everything the changed files reach;
+def _own_objects(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
+    """The objects (paths in the object tree) whose make (_step, in place of
+    the walk of the whole tree) rebuilds everything the changed files reach;
     [] when nothing built reads them; None where only the whole make will
     do: a change to anything but a C file (a header, a Makefile, Kconfig,
     assembler, a script), or to a C file read by a host program, by an
@@ -423,7 +429,7 @@ def _own_dirs(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
                            capture_output=True, text=True)
     if found.returncode not in (0, 1):
         return None
-    dirs: set[str] = set()
+    objects: set[str] = set()
     for line in found.stdout.splitlines():
         path = Path(line)
         within = path.relative_to(obj)
@@ -431,8 +437,13 @@ def _own_dirs(root: Path, obj: Path, changed: list[str]) -> list[str] | None:
                 or within.parts[0] in _WHOLE_MAKE or (path.parent / "lib.a").exists() \
                 or "-D__KERNEL__" not in path.read_text(errors="replace").split("\n", 1)[0]:
             return None  # not a kernel object of a built-in.a (a host program's, lib.a's, the top's)
-        dirs.add(str(within.parent))
-    # a directory's make descends into its subdirectories: those need no make of their own
+        objects.add(str(within.parent / path.name[1:-len(".cmd")]))
+    return sorted(objects)
+
+
+def _dirs_of(objects: list[str]) -> list[str]:
+    """The directories of these objects, none under another of them."""
+    dirs = {str(Path(name).parent) for name in objects}
     return sorted(d for d in dirs if not any(d.startswith(other + "/") for other in dirs))
 
 
