@@ -30,7 +30,7 @@ from pathlib import Path
 
 from iolab import load, spec
 from iolab.cell import environment
-from iolab.cell import interrupts
+from iolab.process import interrupts
 from iolab.run import runner
 from iolab.hosts.local import LocalHost
 from iolab.store import Store

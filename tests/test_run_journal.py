@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iolab import process
-from iolab.cell import interrupts
+from iolab.process import interrupts
 from iolab.journal import Journal, owner_alive, process_start, using
 from iolab.process import reclaim
 from iolab.knobs import recover
@@ -113,6 +113,31 @@ def test_a_child_beside_iolab_is_journalled_until_it_ends_then_stopped_with_its_
     assert journal.entries() == []
     wait_for(lambda: not owner_alive(sleeper, None), 10, "the grandchild's death")
     assert process.end(child) == -9  # ending it again changes nothing
+
+
+def test_ctrl_c_between_the_fork_and_the_journal_entry_still_ends_the_child(tmp_path, monkeypatch):
+    """A Ctrl-C that comes while a child is made (here: right after Popen's
+    fork and exec) is held back until the child is journalled, then the child
+    is ended and the interrupt goes on. Before, the child ran on: nothing had
+    it to end (under CI's load, a fio job process outlived a SIGINT'd run)."""
+    import signal
+
+    from iolab.process import children
+
+    made: list[int] = []
+    plain_init = children.Child.__init__
+
+    def interrupted_after_fork(self, *args, **kwargs):
+        plain_init(self, *args, **kwargs)
+        made.append(self.pid)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(children.Child, "__init__", interrupted_after_fork)
+    journal = Journal(tmp_path / "run.journal")
+    with using(journal), pytest.raises(KeyboardInterrupt):
+        process.start(["sleep", "60"])
+    assert len(made) == 1 and not owner_alive(made[0], None)  # ended and reaped
+    assert journal.entries() == []
 
 
 def test_run_gives_input_takes_bytes_and_writes_a_log(tmp_path):

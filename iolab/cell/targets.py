@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from iolab.cell import interrupts, kernlog
+from iolab.cell import kernlog
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab import journal
 from iolab.process.reclaim import kill_users
-from iolab.process import run_tool
+from iolab.process import interrupts, run_tool
 from iolab.sysutil import ToolError
 
 

@@ -22,7 +22,7 @@ from iolab.cli.common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT
                               parse_run_id, store_option_everywhere, timing_option, view_options, with_iterations)
 from iolab.analysis import compare, reports
 from iolab.analysis.model import Report
-from iolab.cell import interrupts
+from iolab.process import interrupts
 from iolab.report import renderer
 from iolab.report.calibration import RENDERERS as CALIBRATION_RENDERERS
 from iolab.run import calibrate, inputs, runner

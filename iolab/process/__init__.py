@@ -5,6 +5,8 @@
     reclaim   undo actions of paths, loop devices, mounts, processes (ACTIONS), and
               finding the processes that use a path; above children, whose runner
               its umount and losetup use
+    interrupts  Ctrl-C and SIGTERM held back while a child is made or a teardown
+              runs (deferred), and SIGTERM as Ctrl-C (sigterm_interrupts)
 
 This file only re-exports.
 """

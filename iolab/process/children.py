@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from iolab.journal import Journal, current, process_start
+from iolab.process import interrupts
 from iolab.sysutil import ToolError, die_with_parent, error_lines, require
 
 
@@ -45,13 +46,26 @@ def start(argv: Sequence[str], *, preexec: Callable[[], None] | None = None, jou
     """Start a program that runs beside iolab (Popen's keyword arguments:
     stdin, stdout, stderr, cwd, text, pass_fds, start_new_session ...);
     journalled until `end` (not with journalled=False: the reclaiming of a
-    journal, which holds its lock). Call `end` when done with it, also on error."""
-    child = Child(list(argv), preexec_fn=die_with_parent(preexec), **popen)
-    child.own_group = bool(popen.get("start_new_session"))
-    child.journal = current() if journalled else None
-    if child.journal is not None:
-        undo = {"kind": "process", "pid": child.pid, "start": process_start(child.pid)}
-        child.entry = child.journal.add(f"{os.path.basename(argv[0])} (pid {child.pid})", undo)
+    journal, which holds its lock). Call `end` when done with it, also on error.
+
+    Ctrl-C or SIGTERM while the child is made and journalled is held back
+    until both are done, then the child is ended and the interrupt goes on:
+    one that came between the fork and the journal entry (or inside Popen,
+    while it waited for the exec) left a child that nothing would end; fio's
+    job processes, which do not die with iolab, then ran on after it."""
+    child = None
+    try:
+        with interrupts.deferred():
+            child = Child(list(argv), preexec_fn=die_with_parent(preexec), **popen)
+            child.own_group = bool(popen.get("start_new_session"))
+            child.journal = current() if journalled else None
+            if child.journal is not None:
+                undo = {"kind": "process", "pid": child.pid, "start": process_start(child.pid)}
+                child.entry = child.journal.add(f"{os.path.basename(argv[0])} (pid {child.pid})", undo)
+    except BaseException:
+        if child is not None:
+            end(child)
+        raise
     return child
 
 

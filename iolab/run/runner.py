@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from iolab import analysis, engines, kernels, load, plan
 from iolab.run import adaptive, early, inputs, lock, parallel, recovery, series
-from iolab.cell import interrupts
+from iolab.process import interrupts
 from iolab.cell.cellspec import CellSpec, Record
 from iolab.hosts import Host
 from iolab.hosts.local import LocalHost
