@@ -148,3 +148,27 @@ def test_a_claim_waits_while_another_machine_builds_then_fetches_what_it_publish
     assert (fetched / "vmlinux").read_bytes() == b"\x7fELF image"
     assert json.loads((fetched / "manifest.json").read_text())["built_by"] == "builder"
     assert not holder.fetch("k2", tmp_path)
+
+
+@pytest.mark.integration
+def test_a_queued_series_stores_the_workloads_each_step_can_reach(tmp_path, postgres_url, fake_source, cache):
+    """iolab submit plans a series as iolab run does: a step whose patch
+    changes only ext4's code runs no workload on f2fs ([series] unreached
+    stored with the run, which the agents' plan reads)."""
+    from iolab import load
+    from iolab.run.submit import submit
+
+    (tmp_path / "ext4.patch").write_text("ext4\n--- a/fs/ext4/inode.c\n+++ b/fs/ext4/inode.c\n@@ -1 +1 @@\n-a\n+b\n")
+    path = tmp_path / "series.toml"
+    path.write_text(
+        f'name = "queued series"\n[kernel]\nsource = "{fake_source}"\n'
+        '[series]\npatches = ["ext4.patch"]\nstrategy = "every"\n'
+        '[target]\nkind = "loop"\nfs = "ext4"\nsize = "64MiB"\n'
+        '[[workload]]\nname = "on_ext4"\nengine = "probe"\nprobe = { mode = "batch", case = "write_u1k" }\n'
+        '[[workload]]\nname = "on_f2fs"\nengine = "probe"\nfs = "f2fs"\nprobe = { mode = "batch", case = "write_u1k" }\n'
+        '[run]\niterations = 2\n')
+    store = Store(postgres_url)
+    queued = submit(load.load(path), store)
+    stored = json.loads(store.run(queued.run_id).experiment_json)
+    assert stored["series"]["unreached"] == {"1 ext4": ["on_f2fs"]}
+    assert store.run(queued.run_id).planned_cells == 2 * 3  # base: both workloads; the step: ext4's only

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from iolab import plan
 from iolab.kernels import KernelError
-from iolab.run import inputs, queue
+from iolab.run import inputs, queue, series
 from iolab.spec import Build, Experiment, SpecError
 from iolab.store import Store
 
@@ -55,6 +55,7 @@ def submit(experiment: Experiment, store: Store, *, labels: tuple[str, ...] = ()
         raise SpecError("run.iterations: a queued run needs a fixed number of rounds, not 'auto' "
                         "(give --iterations N); adaptive stopping looks at every round as it ends, on one machine")
     name = queue.queue_of(labels)
+    experiment = series.with_reach(experiment)  # a series' steps: the workloads they reach, as a local run plans them
     keys = build_keys(experiment)
     queue.ensure_schema(store)
     if seed is None:
