@@ -87,7 +87,7 @@ def test_a_lean_tcg_boot_skips_the_enum_update_and_on_one_vcpu_the_apic_timers_c
     its command line also has no ACPI and no local APIC timer (the PIT ticks)."""
     built = built_kernel(tmp_path)
     one = spec.VM(cpus=1)
-    assert qemu.lean_boot(one, "tcg", built) == (False, [*qemu.LEAN_TCG, "acpi=off", "noapictimer"])
+    assert qemu.lean_boot(one, "tcg", built) == (False, [*qemu.LEAN_TCG, "acpi=off", "noapictimer", "no_timer_check"])
     assert qemu.lean_boot(spec.VM(cpus=2), "tcg", built) == (True, qemu.LEAN_TCG)
     assert qemu.lean_boot(spec.VM(cpus=1, machine="q35"), "tcg", built) == (True, qemu.LEAN_TCG)
     assert qemu.lean_boot(one, "kvm", built) == (True, [])
