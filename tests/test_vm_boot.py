@@ -143,6 +143,9 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
         assert sample.env["prepared"]["fs"] == "f2fs" and sample.env["prepared"]["device"].startswith("/dev/vd")
         assert sample.env["vm"]["accel"] in ("tcg", "kvm") and sample.env["vm"]["cpus"] == 2
         assert sample.env["vm"]["memory_mib"] == 1024 and sample.env["vm"]["cells_in_boot"] == 2
+        # [vm] boot beside the boot's number: neither key hides the other
+        assert sample.env["vm"]["boot"] == 1
+        assert sample.env["vm"]["boot_mode"] == ("lean" if sample.env["vm"]["accel"] == "tcg" else "full")
         assert sample.metrics["lat_p50"] > 0 and sample.metrics["ops"] == 300
         assert 0 < sample.metrics["vm.boot_s"] < BOOT_S
     knobs = {s.variant: s.env["knobs"] for s in samples}  # [before, set] of each knob, read back in the guest

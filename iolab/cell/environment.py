@@ -20,7 +20,7 @@ import iolab
 # numbers measure (iolab.hosts.vm.host.timing_env), and so does the boot
 # ([vm] boot: a lean TCG boot's tick comes from another timer).
 CHECKED = ("kernel", "fio", "probe", "cpus", "cpu_model", "vm.timing", "vm.icount_shift", "vm.qemu",
-           "vm.device_model", "vm.boot")
+           "vm.device_model", "vm.boot_mode")
 
 
 def lookup(env: dict[str, Any], key: str) -> Any:

@@ -214,7 +214,7 @@ class VMHost:
             "machine": self.settings.machine,
             "cpus": self.settings.cpus,
             "memory_mib": self.settings.memory >> 20,
-            "boot": self.settings.boot if self.accel == "tcg" else "full",
+            "boot_mode": self.settings.boot if self.accel == "tcg" else "full",  # [vm] boot ("boot": which boot)
             "kernel": self.kernel.name,
             "kver": self.kernel.kver,
             "kernel_package": manifest.get("package"),
