@@ -143,12 +143,12 @@ def third_round(result: analysis.Analysis) -> set[tuple[str, str]]:
         if not row.primary:
             continue
         planned = [v for v in result.variants if row.workload not in skip.get(v, ())]
-        for before, step in zip(planned, planned[1:]):
+        for previous, step in zip(planned, planned[1:]):
             comparison = row.comparisons.get(step)
-            if comparison is not None and comparison.exact is None:
-                before = row.against.get(step, result.baseline)
-            if comparison is None or comparison.exact is None:
-                wanted |= {(before, row.workload), (step, row.workload)}
+            if comparison is None:  # a failed side: the step and the one planned before it
+                wanted |= {(previous, row.workload), (step, row.workload)}
+            elif comparison.exact is None:  # not exact: both sides of the comparison
+                wanted |= {(row.against.get(step, result.baseline), row.workload), (step, row.workload)}
     return wanted
 
 
