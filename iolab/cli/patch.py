@@ -230,14 +230,12 @@ def choose(args: argparse.Namespace, timing: str) -> tuple[str, Path, str]:
 
 def from_mail(mail: Any, allow: tuple[str, ...]) -> Any:
     """The mail's benchmark and claim, from its text (the cover letter and each patch's description)."""
-    from iolab.mail import benchmark, claims
+    from iolab.mail import reading
     from iolab.workloads import compose
 
-    text = mail.text()
-    found = claims.claims(text)
-    source = mail.title + (f" <{mail.message_id}>" if mail.message_id else "")
-    return compose.FromMail(benchmark.benchmark(text, mail.title, found, allow), found, source,
-                            "\n".join([*(patch.title for patch in mail.patches), text]))
+    read = reading.reading(mail, allow)  # the one reading, as `iolab mail` prints it
+    return compose.FromMail(read.benchmark, list(read.claims), read.source,
+                            "\n".join([*(patch.title for patch in mail.patches), mail.text()]))
 
 
 def checked(text: str, base_dir: Path) -> spec.Experiment:

@@ -1,0 +1,124 @@
+"""``iolab mail MAIL...``: what iolab reads from a patch mail, with no kernel source.
+
+The patches (subject, files, base-commit), the benchmark (each command or
+job and what iolab runs for it) and the claims (each row: before, after,
+unit, which way is better, the mail's own delta and its line), as text for
+a terminal or as JSON (``--format json``). It prints the reading that
+``iolab patch`` builds its experiment from (iolab.mail.reading).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from iolab import spec
+
+DESCRIPTION = """\
+Read patch mails as iolab patch reads them, and print what was read: the
+patches (subject, files changed, the base-commit trailer), the benchmark
+(each fio command line or job, t/io_uring, dd, libMicro case or recipe, and
+what iolab runs for it), and the claims (each row's figures before and after,
+unit, which way is better, the mail's own delta and the line it came from).
+No kernel source is needed and nothing is written. A wrong reading shows
+here first: the experiment iolab patch writes carries these claim rows.
+
+  iolab mail fix.patch                 the reading, for a terminal
+  iolab mail series.mbox --format json patches, benchmark, claims as JSON"""
+
+
+def add_parser(commands: Any) -> None:
+    mail = commands.add_parser("mail", help="print what iolab reads from a patch mail (no source needed)",
+                               description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mail.add_argument("mails", nargs="+", metavar="MAIL",
+                      help="patch mails or diffs: files of one series, or an mbox ([PATCH n/m] order)")
+    mail.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    mail.add_argument("--allow", action="append", default=[], metavar="NAME",
+                      help="as iolab patch --allow: a refused fio option or engine the benchmark may use")
+
+
+def cmd_mail(args: argparse.Namespace) -> int:
+    from iolab import mail as mails
+    from iolab.mail import reading
+
+    try:
+        read = reading.reading(mails.read([Path(p) for p in args.mails]), tuple(args.allow))
+    except mails.MailError as error:
+        raise spec.SpecError(str(error)) from None
+    if args.format == "json":
+        json.dump(reading.as_dict(read), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(read))
+    return 0
+
+
+def _figure(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _claim_lines(read: Any) -> list[str]:
+    if not read.claims:
+        return ["claims: none read (no table, no before/after figures with a unit)"]
+    rows = [("label", "before", "after", "unit", "better", "change", "stated")]
+    for c in read.claims:
+        change = f"{c.delta:+.1%}" if c.delta is not None else "-"
+        rows.append((c.label[:40], _figure(c.before), _figure(c.after), c.unit or "-", c.better or "-", change,
+                     c.stated or "-"))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    out = [f"claims ({len(read.claims)})"]
+    for k, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0]), *(cell.rjust(w) for cell, w in zip(row[1:3], widths[1:3])),
+                 *(cell.ljust(w) for cell, w in zip(row[3:], widths[3:]))]
+        out.append("  " + "  ".join(cells).rstrip())
+        if k:
+            out.append("      | " + _cut(read.claims[k - 1].source, 66))
+    return out
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _benchmark_lines(read: Any) -> list[str]:
+    from iolab.mail.reading import maps_to
+
+    bench = read.benchmark
+    out = [f"benchmark ({len(bench.workloads)} workload{'s' if len(bench.workloads) != 1 else ''})"]
+    for w in bench.workloads:
+        out.append(f"  {w.origin}: {_cut(w.source, 60)}")
+        out += textwrap.wrap(f"-> {w.name}: {maps_to(w)}", 76, initial_indent="    ", subsequent_indent="       ")
+    env = bench.environment
+    said = [f"fs {env.fs}" if env.fs else "", f"device {env.device} ({env.device_source})" if env.device else "",
+            f"mount -o {env.mount_options}" if env.mount_options else "",
+            f"mkfs {' '.join(env.mkfs_options)}" if env.mkfs_options else "",
+            *(f"{k}={v}" for k, v in env.sysctl.items()),
+            f"memory.max {env.memory_max}" if env.memory_max else ""]
+    if any(said):
+        out.append("  environment: " + "; ".join(s for s in said if s))
+    for title, items in (("scaled", bench.scaled), ("not reproduced", bench.not_reproduced),
+                         ("refused", bench.refused)):
+        out += [f"  {title}: {_cut(item, 70)}" for item in items]
+    return out
+
+
+def render(read: Any) -> str:
+    """The reading for a terminal: the mail, its patches, benchmark and claims."""
+    mail = read.mail
+    out = [mail.title + (f"  <{mail.message_id}>" if mail.message_id else "")]
+    if mail.author or mail.date:
+        out.append("  " + " | ".join(x for x in (mail.author, mail.date) if x))
+    out += ["", f"patches ({len(read.patches)}{', cover letter read' if mail.cover else ''})"]
+    for p in read.patches:
+        out.append(f"  {p.counter}/{p.total}  {_cut(p.subject, 68)}")
+        out.append(f"        files: {', '.join(p.files) or '-'}")
+        out.append(f"        base-commit: {p.base_commit or 'not given'}")
+    if mail.missing:
+        out.append(f"  missing: {', '.join(map(str, mail.missing))} (not given)")
+    out += ["", *_benchmark_lines(read), "", *_claim_lines(read)]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,68 @@
+"""`iolab mail MAIL` as a user runs it (a subprocess, no kernel source): the
+patches, the benchmark and the claims it reads, as text and JSON; bad input
+exits 2 with one short line."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mail"
+
+
+def mail_command(tmp_path: Path, *argv: object) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "iolab.cli", "mail", *map(str, argv)], cwd=tmp_path,
+                          capture_output=True, text=True, env=env)
+
+
+def test_json_has_the_patches_the_benchmark_and_each_claim_with_its_line(tmp_path):
+    done = mail_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--format", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    read = json.loads(done.stdout)
+    assert list(read) == ["mail", "patches", "benchmark", "claims"]
+    (patch,) = read["patches"]
+    assert patch["files"] == ["io_uring/sqpoll.c"] and patch["base_commit"] is None
+    (workload,) = read["benchmark"]["workloads"]
+    assert workload["origin"] == "fio command line" and "iodepth=128" in workload["maps_to"]
+    (claim,) = read["claims"]
+    assert {k: claim[k] for k in ("label", "before", "after", "unit", "better", "stated")} == {
+        "label": "BW", "before": 2874, "after": 3305, "unit": "MiB/s", "better": "higher", "stated": "+15.0%"}
+    assert claim["source"] == "BW     2874MiB/s   3305MiB/s   +15.0%"
+    assert not (tmp_path / "iolab-mail").exists()
+
+
+def test_text_shows_a_series_its_cover_and_base_commit(tmp_path):
+    mbox = (FIXTURES / "readahead-series.mbox").read_text()
+    given = tmp_path / "series.mbox"
+    given.write_text(mbox.replace("\n-- \n", "\nbase-commit: 0123456789abcdef0123456789abcdef01234567\n-- \n", 1))
+    done = mail_command(tmp_path, given)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "patches (2, cover letter read)" in out and "files: mm/readahead.c" in out
+    assert "base-commit: 0123456789abcdef0123456789abcdef01234567" in out
+    assert "8 readers" in out and "+189%" in out and "| 8 readers 38 110 +189%" in out
+    assert not (tmp_path / "iolab-mail").exists()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("Hello,\n\nthanks for the review.\n", "no diff in it"),
+    ("From: a@example.org\nSubject: Re: [PATCH] x\n\n> quoted\n", "no patch in it"),
+    ("", "empty"),
+])
+def test_what_is_not_a_patch_exits_2_with_one_short_line(tmp_path, text, words):
+    path = tmp_path / "input.txt"
+    path.write_text(text)
+    done = mail_command(tmp_path, path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"iolab: {path}: {words}") and len(done.stderr.splitlines()) == 1
+
+
+def test_a_missing_file_exits_2(tmp_path):
+    done = mail_command(tmp_path, tmp_path / "nope.mbox")
+    assert done.returncode == 2 and "nope.mbox" in done.stderr and len(done.stderr.splitlines()) == 1
