@@ -1,5 +1,5 @@
 # iolab: `make demo` and `make test` install what they need (Debian, as root).
-.PHONY: setup demo test test-quick bench clean
+.PHONY: setup demo test test-quick docs bench clean
 
 setup:
 	./scripts/setup
@@ -13,6 +13,10 @@ test: setup
 # Everything but the slow tests that boot VMs under emulation and the tests that need root.
 test-quick: setup
 	.venv/bin/pytest -q -ra -n auto --dist worksteal -m "not slow and not root"
+
+# The generated docs: docs/architecture.md (the stages) and docs/iolab.1 (the man page).
+docs: setup
+	.venv/bin/python scripts/docs.py
 
 clean:
 	rm -rf .venv build *.egg-info

@@ -64,7 +64,7 @@ workflow:
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).
-See README.md and scenarios/ for examples.
+See README.md, docs/ and scenarios/ for examples.
 """
 
 EPILOG = """\
