@@ -75,7 +75,7 @@ def _message(item: Any, loc: tuple[int | str, ...], model: type[BaseModel] | Non
     if item["type"] == "extra_forbidden":
         known = _model_at(model, loc[:-1])
         hint = did_you_mean(str(loc[-1]), known.model_fields) if known is not None and loc else ""
-        return f"unknown field{hint or ' (check its spelling; see README.md for the fields)'}"
+        return f"unknown field{hint or ' (check its spelling; see docs/experiment.md for the fields)'}"
     if item["type"] == "literal_error":
         return f"{message}, got {excerpt(item['input'])}"
     if item["type"] == "model_type":  # "a valid dictionary or instance of Build"

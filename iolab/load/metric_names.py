@@ -114,7 +114,7 @@ def _why_not(experiment: Experiment, workloads: list[Workload], name: str, produ
     if reasons:
         return f"{'; '.join(reasons[:2])}: {name} has no value"
     exact = {n for n in produced if not any(c in n for c in "*?[")}
-    return f"unknown metric {excerpt(name)}{did_you_mean(name, exact)} (see README.md, \"Metrics\")"
+    return f"unknown metric {excerpt(name)}{did_you_mean(name, exact)} (see docs/experiment.md, \"Metrics\")"
 
 
 def _engine_reason(experiment: Experiment, workload: Workload, name: str) -> str | None:

@@ -1,6 +1,6 @@
 """The experiment file's schema.
 
-An experiment is a TOML file (see README.md and scenarios/), validated into
+An experiment is a TOML file (see docs/experiment.md and scenarios/), validated into
 the `Experiment` model. This package is the schema only: it imports no
 engine, kernel or machine check. Reading a file, the checks that need an
 engine, a kernel name or this machine, and error messages naming the field
