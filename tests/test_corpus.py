@@ -1,0 +1,77 @@
+"""The labelled corpus stays whole: every mail has a label that parses, every
+labelled line is a line of its mail, and the split follows its fixed rule."""
+import email
+import re
+import tomllib
+
+import pytest
+
+from tests.corpus import load, split_of, splits
+from tests.corpus.loader import LABELS, MAILS
+
+REQUIRED = {"message_id": str, "archive": str, "commit": str, "list": str, "subject": str,
+            "kind": str, "forms": list}
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _lines(text):
+    return {line.rstrip() for line in text.splitlines()}
+
+
+def _numbers(line):
+    return {float(n) for n in NUMBER.findall(line.replace(",", ""))}
+
+
+def test_every_mail_has_a_label_and_every_label_a_mail():
+    mails = {p.stem for p in MAILS.glob("*.eml")}
+    labels = {p.stem for p in LABELS.glob("*.toml")}
+    assert mails, "the corpus is empty"
+    assert mails == labels, f"mails without label: {sorted(mails - labels)}; labels without mail: {sorted(labels - mails)}"
+
+
+def test_every_label_parses_with_its_fields():
+    for path in sorted(LABELS.glob("*.toml")):
+        with open(path, "rb") as f:
+            label = tomllib.load(f)
+        for key, kind in REQUIRED.items():
+            assert isinstance(label.get(key), kind), f"{path.name}: {key}"
+        assert label["kind"] in ("patch", "cover"), path.name
+        assert path.stem.startswith(label["list"] + "-"), path.name
+        for claim in label.get("claims", []):
+            assert claim["better"] in ("higher", "lower"), f"{path.name}: {claim['label']}"
+            assert isinstance(claim["before"], (int, float)) and isinstance(claim["after"], (int, float))
+            assert claim["unit"], f"{path.name}: {claim['label']} has no unit"
+        for bench in label.get("benchmark", []):
+            assert bench["tool"] and bench["command"], path.name
+
+
+@pytest.mark.parametrize("mail", load(), ids=lambda m: m.slug)
+def test_labelled_lines_are_lines_of_the_mail(mail):
+    lines = _lines(mail.text)
+    rows = [*mail.label.get("claims", []), *mail.label.get("benchmark", []),
+            *mail.label.get("relative", []), *mail.label.get("context", [])]
+    for row in rows:
+        for key in ("line", "before_line"):
+            if key in row:
+                assert row[key].rstrip() in lines, f"{mail.slug}: {key} not in the mail: {row[key]!r}"
+    msg = email.message_from_bytes(mail.raw)
+    assert msg["Message-Id"].strip().strip("<>") == mail.message_id, mail.slug
+
+
+@pytest.mark.parametrize("mail", load(), ids=lambda m: m.slug)
+def test_claim_values_are_on_their_lines(mail):
+    for claim in mail.claims:
+        if claim.aggregate:
+            continue
+        assert float(claim.after) in _numbers(claim.line), f"{mail.slug}: {claim.label} after"
+        where = claim.before_line or claim.line
+        assert float(claim.before) in _numbers(where), f"{mail.slug}: {claim.label} before"
+
+
+def test_split_follows_its_rule_and_covers_every_mail():
+    assigned = splits()
+    mails = load()
+    assert set(assigned) == {m.slug for m in mails}
+    for mail in mails:
+        assert assigned[mail.slug] == split_of(mail.message_id), mail.slug
+    assert {m.slug for m in load("tune")} | {m.slug for m in load("held_out")} == set(assigned)
