@@ -202,6 +202,13 @@ def test_the_architecture_page_has_every_stage_in_order():
     assert [(int(i), n) for i, n in found] == [(i, n) for i, stage in enumerate(STAGES, 1) for n in stage]
 
 
+def test_the_readme_lists_every_command():
+    """Each command of iolab's parser has a row in the README's table."""
+    table = README.read_text().split("## Commands", 1)[1].split("\n## ", 1)[0]
+    names = next(a for a in commands._parser()._actions if a.dest == "command").choices
+    assert [n for n in names if not re.search(rf"^\| `(iolab )?{n}\b", table, re.M)] == []
+
+
 def test_the_man_page_has_every_command():
     text = (REPO / "docs" / "iolab.1").read_text()
     parser = commands._parser()
