@@ -153,12 +153,12 @@ def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list
 def _once_each(paths: list[Path]) -> None:
     """Each patch once: the same file, or the same diff under two names,
     would be a step that applies nothing (the run's dry run refuses it)."""
-    from iolab.kernels import patches
+    from iolab.kernels.diff import digest
 
     seen: dict[object, str] = {}
     for path in paths:
         try:
-            diff = patches.diff_digest(path.read_text(errors="replace"))
+            diff = digest(path.read_text(errors="replace"))
         except OSError as error:
             raise spec.SpecError(f"{path}: {error.strerror}") from None
         if path.resolve() in seen:

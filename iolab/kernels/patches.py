@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab import process
+from iolab.kernels import diff
 from iolab.kernels.kernel_ref import KernelError
 
 JOURNAL = ".iolab-patches.json"
@@ -72,63 +73,12 @@ class Patch:
         return f"{self.path} (reversed)" if self.reverse else str(self.path)
 
 
-def _strip(path: str) -> str | None:
-    """A diff header's path with -p1 applied (None for /dev/null)."""
-    path = path.split("\t", 1)[0].strip()
-    if path == "/dev/null":
-        return None
-    return path.split("/", 1)[1] if "/" in path else path
-
-
-def hunks(text: str) -> dict[str, list[str]]:
-    """The @@ lines of a patch, per file it changes (-p1 paths)."""
-    found: dict[str, list[str]] = {}
-    old: str | None = None
-    current: str | None = None
-    for line in text.splitlines():
-        if line.startswith("--- "):
-            old = _strip(line[4:])
-        elif line.startswith("+++ "):
-            current = _strip(line[4:]) or old
-            if current is not None:
-                found.setdefault(current, [])
-        elif line.startswith("@@ ") and current is not None:
-            found[current].append(line.strip())
-    return found
-
-
-def touched(text: str) -> list[str]:
-    """Files a patch changes, creates or deletes (-p1 paths)."""
-    names = []
-    for line in text.splitlines():
-        if line.startswith(("--- ", "+++ ")):
-            name = _strip(line[4:])
-            if name is not None and name not in names:
-                names.append(name)
-    return names
-
-
-def diff_digest(text: str) -> str:
-    """The sha256 of a patch's diff alone (from its first '--- ' line, without
-    the mail around it or git's '-- ' signature): two files of one change
-    have the same digest, whatever their subject lines say. "" when there
-    is no diff in it (read() refuses that file)."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("--- ")), None)
-    if start is None:
-        return ""
-    diff = lines[start:]
-    if "-- " in diff:
-        diff = diff[:diff.index("-- ")]
-    return hashlib.sha256("\n".join(diff).encode()).hexdigest()
-
-
 def read(patch: Patch) -> str:
     try:
         text = patch.path.read_text(errors="replace")
     except OSError as error:
         raise PatchError(f"patch {patch.path}: {error.strerror}") from None
-    if not hunks(text):
+    if not diff.parse(text).files:
         raise PatchError(f"patch {patch.path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@')")
     return text
 
@@ -153,7 +103,7 @@ def _malformed(patch: Patch, text: str, output: str) -> MalformedPatch | None:
 
 def _problems(text: str, output: str) -> list[str]:
     """What patch said, as the files and hunks that failed."""
-    by_file = hunks(text)
+    by_file = diff.parse(text).headers()
     current = "?"
     problems = []
     for line in output.splitlines():
@@ -201,7 +151,7 @@ def _neither(patch: Patch, text: str, forward: str, backward: str) -> PatchError
     if looks_in != looks_out:
         lines = [f"reversed: {p}" for p in back] if looks_in else [f"forward: {p}" for p in ahead]
     elif all(" hunk #" in p for p in ahead + back) and len(ahead) != len(back):
-        total = sum(len(found) for found in hunks(text).values())
+        total = diff.parse(text).hunk_count()
         (best, best_name), (other, other_name) = sorted([(ahead, "forward"), (back, "reversed")],
                                                         key=lambda pair: len(pair[0]))
         lines = [f"{best_name}: {p}" for p in best] + [f"{other_name}: {len(other)} of {total} hunks do not apply"]
@@ -222,7 +172,7 @@ def _file_at(text: str, message: str) -> str:
     """The file named by the last +++ line before the input line patch cites."""
     match = re.search(r"input line (\d+)", message)
     lines = text.splitlines()[: int(match.group(1)) if match else 0]
-    names = [_strip(line[4:]) for line in lines if line.startswith("+++ ")]
+    names = [diff.strip(line[4:]) for line in lines if line.startswith("+++ ")]
     return next((name for name in reversed(names) if name), "a file")
 
 
@@ -419,7 +369,7 @@ class Tree:
                 if done.returncode != 0:
                     raise self._refusal(patch, text, done.stdout + done.stderr)
                 state = self._state()
-                self._save(state, touched(text))
+                self._save(state, diff.paths(text))
                 self.kept.mkdir(exist_ok=True)
                 shutil.copyfile(patch.path, self.kept / identity.split()[1])
                 done = _patch(self.root, patch, dry_run=False)
@@ -477,7 +427,7 @@ def check(root: Path, patches: list[Patch]) -> None:
     the patch) on a scratch copy of the files they touch: the shared tree is
     not changed. PatchError names the patch, the file and the hunk."""
     texts = [read(patch) for patch in patches]
-    names = list(dict.fromkeys(name for text in texts for name in touched(text)))
+    names = list(dict.fromkeys(name for text in texts for name in diff.paths(text)))
     with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
         top = Path(scratch) / "linux"
         _pristine(root, names, top)
@@ -493,7 +443,7 @@ def state_in(root: Path, patch: Patch) -> str:
     text = read(patch)
     with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
         top = Path(scratch) / "linux"
-        _pristine(root, touched(text), top)
+        _pristine(root, diff.paths(text), top)
         forward = _patch(top, patch, dry_run=True)
         if forward.returncode == 0:
             return "applies"

@@ -78,7 +78,7 @@ def _check_series_files(experiment: Experiment) -> None:
 def _once_each(experiment: Experiment, names: list[str], where: str, why: str) -> None:
     """A list of patches names each once, and no diff twice under two names:
     the second would not apply (or not reverse) on top of the first."""
-    from iolab.kernels.patches import diff_digest
+    from iolab.kernels.diff import digest
 
     seen: dict[str, str] = {}
     for name in names:
@@ -87,7 +87,7 @@ def _once_each(experiment: Experiment, names: list[str], where: str, why: str) -
             raise SpecError(f"{where}: {excerpt(name, 60)} is listed twice: {why}")
         path = experiment.file(name)
         try:
-            diff = diff_digest(path.read_text(errors="replace"))
+            diff = digest(path.read_text(errors="replace"))
         except OSError as error:
             raise SpecError(f"{where}: {excerpt(name, 60)}: {error.strerror}") from None
         if diff and diff in seen:

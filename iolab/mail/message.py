@@ -179,9 +179,9 @@ class _Item:
 
 
 def _first_file(diff: str) -> str:
-    from iolab.kernels import patches
+    from iolab.kernels.diff import paths
 
-    names = patches.touched(diff)
+    names = paths(diff)
     if not names:
         match = re.search(r"diff --git a/(\S+)", diff)
         names = [match.group(1)] if match else []

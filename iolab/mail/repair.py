@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from iolab.kernels.diff import count, hunk_header, read_lines, strip
 from iolab.mail.message import MailError, Patch
 
 Kind = Literal["context", "removed", "added"]
@@ -83,22 +84,7 @@ class FileDiff:
 
 # -- reading the diff ------------------------------------------------------------------
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _HUNK_ANY = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_GIT = re.compile(r"^diff --git a/(\S+) b/(\S+)")
-_HEAD_LINES = ("index ", "new file mode ", "deleted file mode ", "old mode ", "new mode ", "similarity index ",
-               "dissimilarity index ", "rename from ", "rename to ", "copy from ", "copy to ")
-
-
-def _path(text: str) -> str | None:
-    text = text.split("\t", 1)[0].strip()
-    if text == "/dev/null":
-        return None
-    return text.split("/", 1)[1] if "/" in text else text
-
-
-def _count(value: str | None) -> int:
-    return 1 if value is None else int(value)
 
 
 def parse(diff: str, one_line: bool) -> list[FileDiff]:
@@ -107,67 +93,24 @@ def parse(diff: str, one_line: bool) -> list[FileDiff]:
 
 
 def _parse_lines(diff: str) -> list[FileDiff]:
+    """The diff read by its lines (the diff model's lenient reading), each hunk as its words."""
     files: list[FileDiff] = []
-    lines = diff.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    hunk_lines: list[str] = []
-    hunk: Hunk | None = None
-
-    def close() -> None:
-        nonlocal hunk, hunk_lines
-        if hunk is not None:
-            while hunk_lines and not hunk_lines[-1].strip() and _shown(hunk_lines) > hunk.old_count + \
-                    hunk.new_count:
-                hunk_lines.pop()
-            tokens, starts = [], []
-            for line in hunk_lines:
+    for read in read_lines(diff).files:
+        if read.binary:
+            raise MailError(f"{read.path if read.path != '?' else 'the diff'}: a binary diff cannot be repaired")
+        file = FileDiff(read.old, read.new, list(read.head))
+        for hunk in read.hunks:
+            tokens: list[str] = []
+            starts: list[bool] = []
+            for line in hunk.lines:
                 words = line.split() or [""]  # an empty line: a blank context line's one empty word
                 tokens += words
                 starts += [True] + [False] * (len(words) - 1)
-            hunk.tokens, hunk.starts, hunk.raw = tokens, starts, list(hunk_lines)
-            hunk.first = next((line.strip() for line in hunk_lines if line.strip()), "")
-            files[-1].hunks.append(hunk)
-        hunk, hunk_lines = None, []
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        git = _GIT.match(line)
-        header = _HUNK.match(line)
-        if git:
-            close()
-            files.append(FileDiff(git.group(1), git.group(2), [line]))
-        elif line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):
-            close()
-            old, new = _path(line[4:]), _path(lines[i + 1][4:])
-            if not files or files[-1].hunks or len(files[-1].head) > 1 and files[-1].head[-1].startswith("+++ "):
-                files.append(FileDiff(old, new, []))
-            else:
-                files[-1].old, files[-1].new = old, new
-            files[-1].head += [line, lines[i + 1]]
-            i += 1
-        elif header and files:
-            close()
-            hunk = Hunk(int(header.group(1)), _count(header.group(2)), int(header.group(3)), _count(header.group(4)),
-                        header.group(5), [], [], line, "")
-        elif hunk is None and files and line.startswith(_HEAD_LINES):
-            files[-1].head.append(line)
-        elif line.startswith("Binary files ") or line.startswith("GIT binary patch"):
-            raise MailError(f"{files[-1].path if files else 'the diff'}: a binary diff cannot be repaired")
-        elif hunk is not None and not line.startswith("\\ "):  # "\ No newline ...": the source's lines are taken
-            hunk_lines.append(line)
-        i += 1
-    close()
-    return [f for f in files if f.hunks or f.old != f.new]
-
-
-def _shown(lines: list[str]) -> int:
-    """Lines a hunk shows on both sides together, as its header counts them (context twice)."""
-    total = 0
-    for line in lines:
-        total += 1 if line[:1] in ("+", "-") else 2
-    return total
+            first = next((line.strip() for line in hunk.lines if line.strip()), "")
+            file.hunks.append(Hunk(hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count, hunk.section,
+                                   tokens, starts, hunk.header, first, list(hunk.lines)))
+        files.append(file)
+    return files
 
 
 def _parse_words(diff: str) -> list[FileDiff]:
@@ -183,14 +126,14 @@ def _parse_words(diff: str) -> list[FileDiff]:
         file.head += [" ".join(x.split()) for x in re.split(r"\s+(?=index |new file|deleted file)",
                                                               head.group(1).strip()) if x]
         if head.group(2):
-            file.old, file.new = _path(head.group(2)), _path(head.group(3))
+            file.old, file.new = strip(head.group(2)), strip(head.group(3))
             file.head += [f"--- {head.group(2)}", f"+++ {head.group(3)}"]
         hunks = list(_HUNK_ANY.finditer(body))
         for k, match in enumerate(hunks):
             stop = hunks[k + 1].start() if k + 1 < len(hunks) else len(body)
             tokens = body[match.end():stop].split()
-            file.hunks.append(Hunk(int(match.group(1)), _count(match.group(2)), int(match.group(3)),
-                                   _count(match.group(4)), "", tokens, None, match.group(0),
+            file.hunks.append(Hunk(int(match.group(1)), count(match.group(2)), int(match.group(3)),
+                                   count(match.group(4)), "", tokens, None, match.group(0),
                                    " ".join(tokens[:8])))
         files.append(file)
     return files
@@ -203,10 +146,10 @@ def well_formed(diff: str) -> bool:
     old = new = 0
     hunks = 0
     for line in diff.split("\n"):
-        header = _HUNK.match(line)
+        header = hunk_header(line)
         if old == 0 and new == 0:  # between hunks: headers, or text GNU patch skips
             if header:
-                old, new, hunks = _count(header.group(2)), _count(header.group(4)), hunks + 1
+                old, new, hunks = count(header.group(2)), count(header.group(4)), hunks + 1
             continue
         if line.startswith("\\ "):
             continue
@@ -677,7 +620,7 @@ class Tree:
         return self.files[path]
 
 
-def source_path(file: FileDiff, side: Side) -> str:
+def sourcestrip(file: FileDiff, side: Side) -> str:
     return file.old if side == "old" and file.old else file.path
 
 
@@ -747,7 +690,7 @@ def repair_one(patch: Patch, tree: Tree, other_forms: bool = True) -> Repaired:
     for side in ("old", "new"):
         placements: list[list[_Placed]] = []
         for file in files:
-            placed, why = _place_file(file, tree.get(source_path(file, side)), side)
+            placed, why = _place_file(file, tree.get(sourcestrip(file, side)), side)
             if placed is None:
                 reasons[side] = why
                 break
@@ -756,7 +699,7 @@ def repair_one(patch: Patch, tree: Tree, other_forms: bool = True) -> Repaired:
             text: list[str] = []
             inferred = 0
             for file, placed in zip(files, placements):
-                rendered, count = _render(file, placed, side, len(tree.get(source_path(file, side)) or []))
+                rendered, count = _render(file, placed, side, len(tree.get(sourcestrip(file, side)) or []))
                 text += rendered
                 inferred += count
                 if side == "old":
@@ -785,7 +728,7 @@ def _as_given(files: list[FileDiff], tree: Tree) -> bool:
     sides: tuple[tuple[Side, tuple[str, str]], ...] = (("old", (" ", "-")), ("new", (" ", "+")))
     for side, keep in sides:
         def found(file: FileDiff) -> bool:
-            lines = tree.get(source_path(file, side))
+            lines = tree.get(sourcestrip(file, side))
             if lines is None:  # a file the patch creates (or, taken out, deletes)
                 return (file.old if side == "old" else file.new) is None
             return all(_found(lines, [line[1:] for line in hunk.raw if line[:1] in keep or line == ""])

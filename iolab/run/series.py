@@ -55,7 +55,7 @@ from collections.abc import Callable
 from typing import Any
 
 from iolab import analysis, plan, spec
-from iolab.kernels import patches
+from iolab.kernels import diff, patches
 from iolab.run import adaptive
 from iolab.spec import Experiment
 
@@ -105,7 +105,7 @@ def with_reach(experiment: Experiment) -> Experiment:
         return experiment
 
     def touched(name: str) -> list[str]:
-        return patches.touched(patches.read(patches.Patch(experiment.file(name))))
+        return diff.paths(patches.read(patches.Patch(experiment.file(name))))
 
     found = unreached(experiment, touched)
     return experiment.model_copy(update={"series": series.model_copy(update={"unreached": found})})

@@ -6,30 +6,17 @@ goto labels); plain ``diff -u`` names nothing (``@@ -1053,6 +1053,13 @@``), and
 (``write_retry:``). The source has the answer: universal ctags lists each
 function of a file with its first and last line (``--fields=+ne``), and the
 function whose lines hold the hunk's first changed line is the one it changes.
-unidiff reads the hunks (their old-side lines).
+The hunks come from the diff model (iolab.kernels.diff).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
-from unidiff.patch import Hunk, PatchSet
-from unidiff.errors import UnidiffParseError
-
 from iolab import process
-
-# a header that names a function: an identifier followed by "(" (a label, a
-# struct or a variable does not)
-_CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-def named(header: str) -> str:
-    """The function an ``@@`` line's text names (``int f(struct x *y,`` -> ``f``), or ''."""
-    found = _CALLED.findall(header)
-    return found[0] if found else ""
+from iolab.kernels import diff
 
 
 def spans(source: Path) -> list[tuple[str, int, int]]:
@@ -58,49 +45,25 @@ def enclosing(functions: list[tuple[str, int, int]], line: int) -> str:
     return min(holding)[1] if holding else ""
 
 
-def hunk_functions(text: str, root: Path) -> dict[str, tuple[str, ...]]:
+def hunk_functions(patch: diff.Diff, root: Path) -> dict[str, tuple[str, ...]]:
     """Per file a patch changes (-p1 path): the function of each hunk, from its
     ``@@`` line where that names one, else from the source under `root` at the
-    hunk's first changed line ('' where neither gives one). {} when unidiff
-    cannot read the patch (the caller keeps the ``@@`` lines' names)."""
-    try:
-        patch = PatchSet(text)
-    except UnidiffParseError:
-        return {}
+    hunk's first changed line ('' where neither gives one)."""
     found: dict[str, tuple[str, ...]] = {}
-    for changed in patch:
-        name = _strip(changed.source_file) or _strip(changed.target_file)
+    for changed in patch.files:
+        name = changed.old or changed.new
         if name is None:
             continue
         source = root / name
         table: list[tuple[str, int, int]] | None = None
         names = []
-        for hunk in changed:
-            function = named(hunk.section_header)
-            if not function and source.suffix in (".c", ".h") and source.is_file() and hunk.source_start > 0:
-                table = spans(source) if table is None else table
-                function = enclosing(table, _first_changed(hunk))
+        for hunk in changed.hunks:
+            function, called = diff.named(hunk.section)
+            if not called:
+                function = ""
+                if source.suffix in (".c", ".h") and source.is_file() and hunk.old_start > 0:
+                    table = spans(source) if table is None else table
+                    function = enclosing(table, hunk.first_changed())
             names.append(function)
         found[name] = found.get(name, ()) + tuple(names)
     return found
-
-
-def _first_changed(hunk: Hunk) -> int:
-    """The old-side line of a hunk's first change: the removed line, or for an
-    added line the context line it follows (the hunk's start when none)."""
-    before = int(hunk.source_start)
-    for line in hunk:
-        if line.is_removed and line.source_line_no is not None:
-            return int(line.source_line_no)
-        if line.is_added:
-            return before
-        if line.source_line_no is not None:
-            before = int(line.source_line_no)
-    return before
-
-
-def _strip(path: str) -> str | None:
-    """``a/fs/ext4/inode.c`` -> ``fs/ext4/inode.c``; /dev/null -> None."""
-    if path in ("/dev/null", ""):
-        return None
-    return path.split("/", 1)[1] if "/" in path else path

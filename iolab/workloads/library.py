@@ -7,7 +7,7 @@ workload table plus ``kind`` (``buffered-overwrite``, ``direct``, ...),
 ``hints`` (words that, found in the name of a function a hunk changes,
 pick it) and ``why`` (one line for the reader).
 
-A patch's files (iolab.kernels' patch parser: -p1 paths, each hunk's
+A patch's files (the diff model, iolab.kernels.diff: -p1 paths, each hunk's
 function from its ``@@`` line) are matched to areas, the longest matching
 path winning; in each area, the workloads whose hints name a changed
 function are chosen, or every workload of the area when no hint matches.
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from iolab.kernels import patches as patchfiles
+from iolab.kernels.diff import Diff, parse
 from iolab.spec import EXACT_TOLERANCE, FILESYSTEMS, ErofsFiles, SpecError, Timing
 from iolab.workloads import functions
 
@@ -161,7 +161,6 @@ def _first_error(error: Exception) -> str:
 
 # -- a patch's files and functions ---------------------------------------------------
 
-_CONTEXT = re.compile(r"^@@ [^@]* @@ ?(.*)$")
 _SUBJECT = re.compile(r"^Subject:\s*(?:\[[^\]]*\]\s*)?(.*)$")
 
 
@@ -171,40 +170,33 @@ class PatchInfo:
     title: str  # the subject, or the first line above the diff
     files: tuple[str, ...]  # -p1 paths it changes
     functions: dict[str, tuple[str, ...]]  # per file: the function of each hunk (from its @@ line)
+    diff: Diff = Diff(())  # its diff, read once
 
 
-def read_patch(path: Path) -> PatchInfo:
-    """The files and hunk functions of a patch file (SpecError when it has no diff)."""
+def read_patch(path: Path, title: str | None = None) -> PatchInfo:
+    """The files and hunk functions of a patch file (SpecError when it has no
+    diff); ``title``: the mail's, when the mail was read."""
     try:
         text = path.read_text(errors="replace")
     except OSError as error:
         raise SpecError(f"{path}: cannot read the patch: {error.strerror}") from None
-    by_file = patchfiles.hunks(text)
-    if not by_file:
+    parsed = parse(text)
+    if not parsed.files:
         raise SpecError(f"{path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@' lines)")
-    functions = {name: tuple(_function(h) for h in heads if _function(h)) for name, heads in by_file.items()}
-    return PatchInfo(path, _title(text), tuple(patchfiles.touched(text)), functions)
+    functions: dict[str, tuple[str, ...]] = {}
+    for file in parsed.files:
+        functions[file.path] = functions.get(file.path, ()) + tuple(h.function for h in file.hunks if h.function)
+    return PatchInfo(path, _title(text) if title is None else title, tuple(parsed.paths()), functions, parsed)
 
 
 def with_source(info: PatchInfo, root: Path) -> PatchInfo:
     """The patch with each hunk whose ``@@`` line names no function (``diff -u``)
     or a label (``diff -up``) given the function around it in the source at `root`."""
-    found = functions.hunk_functions(info.path.read_text(errors="replace"), root)
+    found = functions.hunk_functions(info.diff, root)
     if not found:
         return info
     return replace(info, functions={name: tuple(f for f in found.get(name, ()) if f) or info.functions.get(name, ())
                                     for name in info.files})
-
-
-def _function(hunk_line: str) -> str:
-    """``@@ -1182,6 +1182,7 @@ int ext4_block_write_begin(handle_t *han`` -> ``ext4_block_write_begin``."""
-    match = _CONTEXT.match(hunk_line)
-    context = match.group(1) if match else ""
-    names = re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", context)
-    if names:
-        return names[0]
-    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", context)
-    return words[-1] if words else ""
 
 
 def _title(text: str) -> str:
