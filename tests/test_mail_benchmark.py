@@ -9,7 +9,7 @@ import pytest
 
 from iolab.engines import fio_jobs
 from iolab.mail.benchmark import MAX_FILES, MAX_JOB_SIZE, MAX_JOBS, benchmark, environment
-from iolab.mail.claims import claims
+from iolab.mail.claimed import claims
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from iolab.engines import fio_options
 from iolab.engines.script import ALLOW as SCRIPT
-from iolab.mail.claims import Claim
+from iolab.mail.claimed import Claim
 from iolab.units import format_size, parse_size
 
 Device = Literal["raw", "null_blk", "rotational", "ram"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from iolab.mail import benchmark as benchmarks
 from iolab.mail.benchmark import Benchmark, MailWorkload
-from iolab.mail.claims import Claim, claims
+from iolab.mail.claimed import Claim, claims
 from iolab.mail.message import Mail, Patch
 
 _BASE_COMMIT = re.compile(r"^base-commit:\s*([0-9a-f]{7,40})\s*$", re.M)

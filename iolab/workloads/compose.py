@@ -17,7 +17,7 @@ from typing import Any
 
 from iolab.engines import fio_jobs
 from iolab.mail.benchmark import Benchmark, MailWorkload
-from iolab.mail.claims import Claim
+from iolab.mail.claimed import Claim
 from iolab.spec import MIN_SIZE
 from iolab.workloads import mail as from_mail
 from iolab.workloads.library import REPEAT_ROUNDS, PatchInfo, Selection, repeat_note, wild

@@ -15,7 +15,7 @@ from typing import Any
 from iolab.engines import fio_jobs, fio_options
 from iolab.engines.script import ALLOW as SCRIPT
 from iolab.mail.benchmark import MAX_JOBS, Benchmark, MailWorkload
-from iolab.mail.claims import Claim
+from iolab.mail.claimed import Claim
 
 # The phases of an f2fs checkpoint, from its tracepoint (as scenarios/f2fs-nat-readahead-7.2.toml):
 # "flush" is the NAT/SIT flush and CP pack write after block_ops

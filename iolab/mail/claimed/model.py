@@ -1,0 +1,136 @@
+"""A claim row of a patch mail, and the figures and units it is made of.
+
+A row is a label, the figure before the change and after it, the unit,
+and which way the unit is better. Nothing here compares figures across
+machines: a claim's size is its ratio, after / before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Better = Literal["higher", "lower"]
+Kind = Literal["time", "rate", "bandwidth", "count", "ratio", ""]
+Unit = tuple[str, Kind, "Better | None"]  # as shown, its kind, which way is better
+
+_TIME: dict[str, tuple[str, ...]] = {
+    "ns": ("ns", "nsec", "nsecs", "ns/op", "nanoseconds"),
+    "us": ("us", "usec", "usecs", "µs", "μs", "usecs/call", "us/call", "us/op", "usec/op", "microseconds"),
+    "ms": ("ms", "msec", "msecs", "milliseconds"),
+    "s": ("s", "sec", "secs", "seconds"),
+}
+_RATE: dict[str, tuple[str, ...]] = {
+    "IOPS": ("iops",),
+    "ops/s": ("ops/s", "ops/sec", "op/s"),
+}
+_BANDWIDTH = {"KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
+              "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps")}
+# unit as written (lower case) -> the unit shown, its kind, which way is better
+_UNITS: dict[str, Unit] = {
+    **{w: (shown, "time", "lower") for shown, words in _TIME.items() for w in words},
+    **{w: (shown, "rate", "higher") for shown, words in _RATE.items() for w in words},
+    **{w: (shown, "bandwidth", "higher") for shown, words in _BANDWIDTH.items() for w in words},
+    "%": ("%", "ratio", None),
+}
+SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+_NUMBER = re.compile(r"^[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?([kKmMgG])?$")
+PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
+NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|closes|reviewed-by|signed-off-by|acked-by|tested-by|"
+                       r"reported-by|suggested-by|co-developed-by|message-id|in-reply-to|base-commit)\s*:", re.I)
+# a figure with its unit after it: "562K IOPS", "4994MiB/s", "6.4 Million IOPS", "1.47%"
+FIGURE = re.compile(r"(?<![\w.])(?P<n>[+-]?\d[\d,]*(?:\.\d+)?)(?:\s?(?P<s>[kKmMgG](?![a-zA-Z])|[kKMG](?=IOPS)|"
+                    r"(?i:thousand|million|billion)\b))?\s*(?P<u>%|[A-Za-zµμ]+(?:/[A-Za-z]+)?)")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the mail's claim."""
+
+    label: str  # the row as the mail names it ("write_u1k", "A seq 128k qd1: BW (MB/s)")
+    before: float
+    after: float
+    unit: str  # as shown ("us", "IOPS", "MiB/s"), "" when the mail names none
+    kind: Kind
+    better: Better | None  # which way the unit is better (None: the mail does not say, a count)
+    stated: str = ""  # the mail's own delta, as written ("76.0%", "+0.9%")
+    source: str = ""  # the line it was read from, for the reader
+
+    @property
+    def ratio(self) -> float | None:
+        """after / before (None when before is zero)."""
+        return self.after / self.before if self.before else None
+
+    @property
+    def delta(self) -> float | None:
+        """The relative change after against before (-0.76: 76% lower)."""
+        return None if self.ratio is None else self.ratio - 1.0
+
+    @property
+    def direction(self) -> Literal["up", "down", "none"]:
+        if self.after > self.before:
+            return "up"
+        return "down" if self.after < self.before else "none"
+
+
+def unit_of(text: str) -> Unit | None:
+    """The unit a word or a label names: ``ns``, ``BW (MB/s)``, ``Flush time (ms)``, ``usecs/call``."""
+    word = text.strip().strip("(),:;").lower()
+    if word in _UNITS:
+        return _UNITS[word]
+    inner = re.findall(r"\(([^()]+)\)", text)
+    words = text.replace(",", " ").split()
+    for candidate in [*inner, *words, *(w.rsplit("_", 1)[-1] for w in words if "_" in w)]:
+        key = candidate.strip().strip("(),:;.[]").lower()
+        if key in _UNITS and key != "%":
+            return _UNITS[key]
+        if key[:1] in ("k", "m") and _UNITS.get(key[1:], ("", "", None))[1] == "rate":
+            return _UNITS[key[1:]]  # a rate in thousands or millions: "kops/s", "MIOPS"
+    return None
+
+
+def number(token: str) -> float | None:
+    """A figure as written: ``1.418``, ``562K``, ``1,205``; None for anything else."""
+    match = _NUMBER.match(token.strip())
+    if not match:
+        return None
+    value = float((match.group(1) + (match.group(2) or "")).replace(",", ""))
+    return value * SUFFIX[match.group(3).lower()] if match.group(3) else value
+
+
+def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
+    """Each figure in the text with a unit written after it (``562K IOPS``, ``4994MiB/s``)."""
+    out = []
+    for match in FIGURE.finditer(text):
+        unit = unit_of(match.group("u"))
+        if unit is None and match.group("u") == "%":
+            unit = _UNITS["%"]
+        value = number(match.group("n"))
+        if unit is None or value is None:
+            continue
+        suffix = (match.group("s") or "").lower()
+        out.append((value * SUFFIX.get(suffix, 1.0), unit, match))
+    return out
+
+
+def make(label: str, before: float, after: float, unit: Unit | None, better: Better | None, stated: str,
+         source: str) -> Claim:
+    """A claim row; a unit's own direction unless the mail says which way is better."""
+    shown, kind, unit_better = unit if unit else ("", "count", None)
+    return Claim(" ".join(label.split())[:120], before, after, shown, kind, better or unit_better, stated,
+                 source.strip())
+
+
+_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
+          "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
+
+
+def convert(value: float, unit: str, to: str) -> float | None:
+    """A figure in another unit of its kind (fio writes 998KiB/s on one side, 1.2MiB/s on the other);
+    None when the two are not of one kind."""
+    if unit == to:
+        return value
+    if unit not in _SCALE or to not in _SCALE or (unit[-2:] == "/s") != (to[-2:] == "/s"):
+        return None
+    return value * _SCALE[unit] / _SCALE[to]

@@ -1,0 +1,68 @@
+"""Before -> after pairs in a mail's prose.
+
+``562K -> 574K IOPS``, ``from 4994 MiB/s to 5762 MiB/s``, also across a
+line break (``increases from 122 MB/s`` / ``to 167 MB/s (+36%)``), a delta
+in parentheses after it read as the mail's own; and one line that names
+both sides (``base IOPS is 562K, patch IOPS is 574K``). A pair is two
+figures with a unit: ``1 to 4 threads`` is none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from iolab.mail.claimed.model import NOT_TABLE, Claim, make, number, unit_of
+from iolab.mail.claimed.sides import clause_pairs
+
+_VALUE = r"[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
+_WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
+PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|-->|\bto\b)\s*"
+                  rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?(?:\s*\((?P<stated>[+-]?\d+(?:\.\d+)?%)\))?")
+_SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
+
+
+# words before a pair that name no row ("gives 3.68M -> 3.70M IOPS" is the IOPS row)
+_NOT_LABEL = {"from", "is", "was", "by", "the", "for", "gives", "give", "gave", "goes", "go", "went", "it", "this",
+              "improves", "improved", "increases", "increased", "drops", "dropped", "rises", "rose", "changes",
+              "changed", "moves", "moved", "here", "we", "get", "got", "see", "saw"}
+
+
+def _label(lines: list[str], k: int, before: str, after: str) -> list[str]:
+    """The words naming a pair: those before it in its sentence, else after it, else ending the line above."""
+    words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", before)[-1])
+    if not words:
+        words = re.findall(r"[A-Za-z][\w/.-]*", _SENTENCE_END.split(after)[0])[:4]
+    if not words and k:
+        words = re.findall(r"[A-Za-z][\w/.-]*", re.split(r"[.;:]\s", lines[k - 1])[-1])
+    return [w for w in words[-4:] if w.lower() not in _NOT_LABEL]
+
+
+def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
+    a, b = number(match.group("a").replace(" ", "")), number(match.group("b").replace(" ", ""))
+    unit = unit_of(match.group("ub") or "") or unit_of(match.group("ua") or "")
+    heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
+    unit = unit or (unit_of(heading) if heading and len(heading) < 60 else None)  # "Latency (usec):"
+    if a is None or b is None or unit is None:
+        return None  # "1 to 4 threads": a pair is figures with a unit
+    label = " ".join(_label(lines, k, text[:match.start()], text[match.end():]))
+    return make(label or unit[0], a, b, unit, None, match.group("stated") or "", text)
+
+
+def pairs(lines: list[str]) -> list[Claim]:
+    """Each pair in the prose, on one line or across a line break, and each line naming both sides."""
+    claims = []
+    for k, line in enumerate(lines):
+        if "|" in line or NOT_TABLE.match(line.strip()):
+            continue
+        for match in PAIR.finditer(line):
+            found = _pair(lines, k, line, match)
+            claims += [found] if found else []
+        following = lines[k + 1] if k + 1 < len(lines) else ""
+        if following.strip() and "|" not in following:  # a pair the line break cut: "from 122 MB/s" / "to 167 MB/s"
+            joined = line.rstrip() + " " + following.strip()
+            for match in PAIR.finditer(joined):
+                if match.start() < len(line.rstrip()) < match.end() - 1 and match.start("b") > len(line.rstrip()):
+                    found = _pair(lines, k, joined, match)
+                    claims += [found] if found else []
+        claims += clause_pairs(line)
+    return claims

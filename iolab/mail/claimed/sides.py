@@ -1,0 +1,256 @@
+"""The two sides of a mail's measurement, and the figures pasted under each.
+
+Authors paste a benchmark's output once per kernel: under a label
+(``Baseline:`` / ``With this patch:``, ``base: 6.4 Million IOPS`` /
+``patch: 6.49 Million IOPS``), a bracket (``[w/o]`` / ``[w]``) or a banner
+(``==========for-next==========``). This finds those sides, reads the
+figures under each (fio's own lines, dd's summary line, a profile's share
+of a function, any figure with its unit) keyed by what they measure, and
+pairs the same key's figures before and after, in order. A banner that
+names no side (a branch's name) is a side by its order: the first name is
+the baseline. One line with two clauses (``base IOPS is 562K, patch IOPS is
+574K``) is read the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from iolab.mail.claimed.model import Better, Claim, Unit, convert, figures, make, number, unit_of
+
+Side = Literal["before", "after"]
+
+_BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
+                     r"nofix|native|mainline|upstream|unmodified|reference|default)(?![\w/-])", re.I)
+_AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
+                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*with\b", re.I)
+_NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
+_BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
+_BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
+_LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,50}?)\s*:\s*(?P<rest>.*)$")
+_NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
+                    r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
+_FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_JOB = re.compile(r"^\s*(\w+)\s*:\s*IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
+                      r"avg=\s*(\d+(?:\.\d+)?)")
+_DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
+_PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
+
+
+def side_of(name: str) -> Side | None:
+    """Which side a label names: ``Baseline``, ``w/o patch``, ``native kernel`` (before);
+    ``With this patch``, ``modified``, ``6.15.1+revert`` (after); None for neither."""
+    text = name.strip().strip("[]():")
+    before, after = _BEFORE.search(text), _AFTER.search(text)
+    if re.search(r"\+\s*\w", text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch"
+        return "after"
+    if before and after:
+        return "before" if _NEGATED.search(text) else "after"
+    return "before" if before else "after" if after else None
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str  # what it measures: "READ bw", "read IOPS", "lat avg", "dd", "__blk_mq_alloc_requests()", "IOPS"
+    value: float
+    unit: Unit
+    better: Better | None
+    line: str
+
+
+@dataclass
+class Segment:
+    side: Side | None
+    name: str  # the label, bracket or banner as written
+    figures: list[Figure]
+    lines: int = 0
+
+
+_IOPS: Unit = ("IOPS", "rate", "higher")
+
+
+def _figure(key: str, value: float | None, unit: Unit | None, line: str) -> list[Figure]:
+    return [Figure(key, value, unit, None, line)] if value is not None and unit is not None else []
+
+
+def _fio(line: str) -> list[Figure] | None:
+    """fio's own lines: a group's ``READ: bw=``, a job's ``read: IOPS=.., BW=..``, ``lat (usec): .. avg=``."""
+    found = [f for m in _FIO_GROUP.finditer(line)
+             for f in _figure(f"{m.group(1)} bw", float(m.group(2)), unit_of(m.group(3)), line)]
+    job = _FIO_JOB.match(line)
+    if job:
+        found += _figure(f"{job.group(1)} IOPS", number(job.group(2)), _IOPS, line)
+        found += _figure(f"{job.group(1)} BW", float(job.group(3)), unit_of(job.group(4)), line)
+    lat = _FIO_LAT.match(line)
+    if lat:
+        found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
+    return found if (found or job or lat or _FIO_GROUP.search(line)) else None
+
+
+def line_figures(line: str, label: str = "") -> list[Figure]:
+    """The figures of one line under a side, keyed by what they measure."""
+    if _NOISE.match(line):
+        return []
+    fio = _fio(line)
+    if fio is not None:
+        return fio
+    dd = _DD.search(line)
+    if dd:
+        return _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)
+    shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
+              for m in _PROFILE.finditer(line)]
+    if shares:
+        return shares
+    out = []
+    for value, unit, match in figures(line):
+        if unit[0] == "%":
+            continue  # a share or a delta, not a measure (a profile's share is read above)
+        words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", line[:match.start()].split(":")[-1])
+        words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
+        out.append(Figure(" ".join([*label.split(), *words[-3:], unit[0]]).strip(), value, unit, None, line))
+    return out
+
+
+# -- the sides of a text -----------------------------------------------------------------
+
+
+def _marker(line: str) -> tuple[Side | None, str, str] | None:
+    """(side, name, the rest of the line) when the line opens a side; a banner may name none."""
+    banner = _BANNER.match(line)
+    if banner:
+        return side_of(banner.group("name")), banner.group("name"), ""
+    bracket = _BRACKET.match(line)
+    if bracket:
+        name = bracket.group("name")
+        side = "after" if name.lower() == "w" else side_of(name)
+        return (side, name, "") if side else None
+    label = _LABEL.match(line)
+    if label and len(label.group("name").split()) <= 8 and not _NOISE.match(line):
+        side = side_of(label.group("name"))
+        return (side, label.group("name"), label.group("rest")) if side else None
+    return None
+
+
+def _prose(line: str) -> bool:
+    """A sentence of the mail's own (the end of a side's pasted output)."""
+    text = line.strip()
+    return len(text.split()) >= 8 and (text[-1] in ".?!" or not re.search(r"\d", text))
+
+
+def segments(lines: list[str]) -> list[Segment]:
+    """The sides in the text, each with the figures under it until the next side,
+    a paragraph of prose, or a banner that names no side where others do."""
+    markers = [_marker(line) for line in lines]
+    known = any(m is not None and m[0] is not None for m in markers)
+    out: list[Segment] = []
+    current: Segment | None = None
+    for k, line in enumerate(lines):
+        marker = markers[k]
+        if marker is not None and (marker[0] is not None or not known):
+            side, name, rest = marker
+            current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [])
+            out.append(current)
+            continue
+        if current is None or marker is not None or current.lines > 80:
+            current = None
+            continue
+        following = next((text for text in lines[k + 1:] if text.strip()), "")
+        if not line.strip() and current.figures and _prose(following):
+            current = None
+            continue
+        current.figures += line_figures(line)
+        current.lines += 1
+    return out
+
+
+def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
+    """The same key's figures on the two sides, in order (the nth with the nth)."""
+    out = []
+    keys = list(dict.fromkeys(f.key for f in before.figures))
+    for key in keys:
+        mine = [f for f in before.figures if f.key == key]
+        theirs = [f for f in after.figures if f.key == key]
+        for n, (a, b) in enumerate(zip(mine, theirs)):
+            value = convert(b.value, b.unit[0], a.unit[0])
+            if value is None:
+                continue
+            label = key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
+            out.append(make(label, a.value, value, a.unit, a.better, "", f"{a.line.strip()} / {b.line.strip()}"))
+    return out
+
+
+def side_pairs(lines: list[str]) -> list[Claim]:
+    """Every after side's figures paired with those of the before side nearest it."""
+    found = [s for s in segments(lines) if s.figures]
+    neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
+    for segment in found:
+        if segment.side is None:
+            segment.side = "before" if segment.name == neutral[0] else "after"
+    named = len({s.name.lower() for s in found if s.side == "after"}) > 1
+    out: list[Claim] = []
+    before: Segment | None = None
+    waiting: list[Segment] = []
+    for segment in found:
+        if segment.side == "before":
+            before = segment
+            for other in waiting:
+                out += _pair(before, other, named)
+            waiting = []
+        elif before is not None:
+            out += _pair(before, segment, named)
+        else:
+            waiting.append(segment)
+    return out
+
+
+# -- two sides in one line ----------------------------------------------------------------
+
+_CLAUSES = re.compile(r"[,;]\s*|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+", re.I)
+
+
+def _clause(text: str) -> tuple[Side, str, float, Unit] | None:
+    """A clause that opens with a side and holds one figure: ``base IOPS is 562K``."""
+    text = re.sub(r"^\s*(?:(?:and|but|the|on)\s+)+", "", text, flags=re.I)
+    side = side_of(" ".join(text.split()[:4])) if _BEFORE.match(text) or _AFTER.match(text) else None
+    if side is None:
+        return None
+    found = [(v, u) for v, u, _ in figures(text) if u[0] != "%"]
+    plain = re.findall(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?[kKmMgG]?)(?![\w%]|\.\d)", text)
+    unit = found[0][1] if len(found) == 1 else unit_of(text) if len(plain) == 1 else None
+    value = found[0][0] if len(found) == 1 else number(plain[0]) if len(plain) == 1 else None
+    if unit is None or value is None:
+        return None
+    words = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text) if side_of(w) is None and unit_of(w) is None
+             and w.lower() not in ("is", "was", "the", "code", "kernel", "it", "of", "at", "gives", "got")]
+    return side, " ".join(words[:3]), value, unit
+
+
+def clause_pairs(line: str) -> list[Claim]:
+    """One line that names both sides: ``base IOPS is 562K, patch IOPS is 574K``."""
+    clauses = [c for c in (_clause(part) for part in _CLAUSES.split(line)) if c is not None]
+    if len(clauses) != 2 or {clauses[0][0], clauses[1][0]} != {"before", "after"}:
+        return []
+    (side, words, a, unit), (_, _, b, other) = clauses
+    if side == "after":
+        a, b, unit, other = b, a, other, unit
+    value = convert(b, other[0], unit[0])
+    if value is None:
+        return []
+    return [make(words or unit[0], a, value, unit, None, "", line)]
+
+
+def row_sides(first: str, second: str) -> tuple[int, int] | None:
+    """Which of two row labels is before and which after (0 or 1 each), when they are the
+    two sides: ``native kernel`` / ``modified``, ``6.15.1`` / ``6.15.1+revert``; else None."""
+    a, b = first.strip(), second.strip()
+    for k, (short, long) in enumerate(((a, b), (b, a))):
+        if long.startswith(short) and long != short and side_of(long[len(short):]) is not None:
+            longer = 1 - k
+            return (1 - longer, longer) if side_of(long[len(short):]) == "after" else (longer, 1 - longer)
+    sides = [side_of(a), side_of(b)]
+    if set(sides) == {"before", "after"}:
+        return (0, 1) if sides[0] == "before" else (1, 0)
+    return None

@@ -1,0 +1,213 @@
+"""Tables of whitespace-separated columns in a mail's text.
+
+A table is two or more rows of at least two figures each under a header
+line (``case nofix this series improvement`` / ``write_u1k 1.418 0.3405
+76.0%``), or one row under a header that names both sides (``before
+after`` / ``BW 2874MiB/s 3305MiB/s``). A figure's unit may follow it
+(``65264.50 ns``), a spread after ``±`` is skipped, a percentage is the
+mail's own delta, and a line of words alone above rows is their group
+(``A seq 128k qd1`` / ``BW (MB/s) 4333 ± 27 4374 ± 34 +0.9%``).
+
+Which way a table is read:
+
+- across (the usual): the first figure is before, the second after,
+  unless the header names the after side first;
+- down, when its rows are the two sides (``native kernel`` / ``modified``,
+  ``6.15.1`` / ``6.15.1+revert``) and its columns what was measured (devices,
+  metrics): each column is a claim;
+- a series (rows numbered by the second, ``1`` .. ``25``) ending in an
+  ``avg`` row: only that row is the claim.
+
+The unit comes from the figure, the row's label (``BW (MB/s)``) or the
+sentence above the table (``median usecs/call``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, make, number, unit_of
+from iolab.mail.claimed.sides import row_sides
+
+AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
+                          r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
+_SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|nofix|fix(?:ed)?|with(?:out)?)"
+_TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
+_SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
+
+
+@dataclass(frozen=True)
+class _Row:
+    label: str
+    values: tuple[tuple[float, str], ...]  # each figure and the unit written after it
+    stated: str
+    text: str
+
+
+def _row(line: str) -> _Row | None:
+    """A line read as label, figures (each with the unit after it), and a stated delta."""
+    tokens = []
+    for token in line.replace("±", " ± ").split():  # a unit written onto its figure: "8.2ms", "1203MiB/s"
+        glued = re.fullmatch(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)", token)
+        figure, prefix, word = glued.groups() if glued else ("", "", "")
+        if glued and prefix and unit_of(word) and unit_of(word) == unit_of(prefix + word):  # "562KIOPS"
+            tokens += [figure + prefix, word]
+        elif glued and unit_of(prefix + word):  # "2874MiB/s": the M is the unit's
+            tokens += [figure, prefix + word]
+        else:
+            tokens.append(token)
+    label: list[str] = []
+    values: list[tuple[float, str]] = []
+    stated = ""
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        value = number(token)
+        if token == "±":  # a spread: its figure and unit are skipped
+            i += 2
+            if i < len(tokens) and tokens[i].lower() in SUFFIX:
+                i += 1
+            if i < len(tokens) and unit_of(tokens[i]) and number(tokens[i]) is None and not PERCENT.match(tokens[i]):
+                i += 1
+            continue
+        if PERCENT.match(token) and values:
+            stated = token
+        elif value is not None and (values or label):
+            if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
+                value *= SUFFIX[tokens[i + 1].lower()]
+                i += 1
+            unit = ""
+            if i + 1 < len(tokens) and number(tokens[i + 1]) is None and unit_of(tokens[i + 1]) \
+                    and not PERCENT.match(tokens[i + 1]):
+                unit = unit_of(tokens[i + 1])[0]  # type: ignore[index]
+                i += 1
+            values.append((value, unit))
+        elif not values:
+            label.append(token)
+        else:
+            return None  # words after the figures: a sentence, not a row
+        i += 1
+    if not label:
+        return None
+    return _Row(" ".join(label), tuple(values), stated, line.strip())
+
+
+def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
+    """The unit named in the sentence above a table, and 'lower/higher is better'."""
+    text = " ".join(lines)
+    better: Better | None = None
+    said = re.search(r"\b(lower|higher)\s+is\s+better\b", text, re.I)
+    if said:
+        better = "lower" if said.group(1).lower() == "lower" else "higher"
+    for word in re.findall(r"[A-Za-zµ/%]+", text):
+        found = unit_of(word)
+        if found and found[1] in ("time", "rate", "bandwidth"):
+            return found, better
+    return None, better
+
+
+
+def table_row(text: str) -> _Row | None:
+    """A line of a table: a label and two or more figures."""
+    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) else None
+    return row if row and len(row.values) >= 2 else None
+
+
+@dataclass(frozen=True)
+class _Table:
+    header: str
+    rows: tuple[tuple[str, _Row], ...]  # each row with its group's name
+    end: int  # the line after it
+
+
+def _rule(text: str) -> bool:
+    return set(text) <= set("-=+ ")
+
+
+def _table_at(lines: list[str], i: int) -> _Table:
+    """The rows from line i on, with the header above them and the groups between."""
+    rows: list[tuple[str, _Row]] = []
+    group = header = ""
+    j = i
+    while j < len(lines):
+        text = lines[j].strip()
+        row = table_row(text)
+        if row:
+            rows.append((group, row))
+        elif text and not _rule(text):
+            following = next((line.strip() for line in lines[j + 1:] if line.strip() and not _rule(line.strip())),
+                             "")
+            opening = not rows and not header
+            if len(text) > 60 or text[-1] in ".:;," or (not opening and not table_row(following)):
+                break  # a sentence, or text not above rows: the table ends
+            if opening:
+                header = text  # the columns' names
+            else:
+                group = text  # a group's name above its rows ("A seq 128k qd1")
+        j += 1
+    return _Table(header, tuple(rows), j)
+
+
+def _columns(header: str, count: int) -> list[str]:
+    """The names of a table's count figure columns, from its header (columns apart by two spaces or a tab)."""
+    names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
+    if len(names) == count + 1:
+        names = names[1:]  # the labels' column
+    return names if len(names) == count else [f"column {k + 1}" for k in range(count)]
+
+
+def _sides(rows: list[_Row]) -> tuple[_Row, _Row] | None:
+    """The two rows, before then after, when a table's rows are the two sides."""
+    order = row_sides(rows[0].label, rows[1].label) if len(rows) == 2 else None
+    return (rows[order[0]], rows[order[1]]) if order else None
+
+
+def _down(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A table whose two rows are the sides: a claim per column."""
+    pair = _sides([row for _, row in table.rows])
+    assert pair is not None
+    before, after = pair
+    count = min(len(before.values), len(after.values))
+    names = _columns(table.header, count)
+    out = []
+    for k in range(count):
+        (a, ua), (b, ub) = before.values[k], after.values[k]
+        found = unit_of(ua or ub) if (ua or ub) else unit_of(names[k]) or unit
+        out.append(make(names[k], a, b, found, better, "", f"{names[k]}: {before.text} / {after.text}"))
+    return out
+
+
+def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
+    rows = list(table.rows)
+    if len(rows) >= 3 and all(re.fullmatch(r"\d+", r.label) or _SUMMARY.match(r.label) for _, r in rows) and \
+            any(_SUMMARY.match(r.label) for _, r in rows):
+        rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]  # a series by the second: its average
+    swap = bool(AFTER_FIRST.search(table.header))
+    out = []
+    for group, row in rows:
+        (a, ua), (b, ub) = row.values[0], row.values[1]
+        if swap:
+            a, b, ua, ub = b, a, ub, ua
+        found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
+            unit_of(" ".join(table.header.split()[1:]))
+        out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
+    return out
+
+
+def column_tables(lines: list[str]) -> list[Claim]:
+    """Every table of columns in the lines, read across, down or as a series."""
+    claims: list[Claim] = []
+    i = 0
+    while i < len(lines):
+        table = _table_at(lines, i)
+        if len(table.rows) >= 2 or (table.rows and _TWO_SIDES.search(table.header)):
+            header = table.header or (lines[i - 1] if i > 0 else "")
+            unit, better = _context_unit(lines[max(0, i - 4):i])
+            table = _Table(header, table.rows, table.end)
+            read = _down if _sides([row for _, row in table.rows]) else _across
+            claims += read(table, unit, better)
+            i = table.end
+        else:
+            i += 1
+    return claims

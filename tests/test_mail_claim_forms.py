@@ -1,0 +1,116 @@
+"""The forms real list mails use for their figures, as issue 36 found them
+misread: fio's own output pasted once per side, dd under banners, prose
+across a line break, two sides on one line or a line each, a profile's
+share, a table whose rows are the sides, a per-second series, a revert."""
+
+import pytest
+
+from iolab.mail.claimed import claims, unit_of
+from iolab.mail.claimed.sides import side_of
+
+
+def _rows(text: str) -> list[tuple[str, float, float, str, str | None]]:
+    return [(c.label, c.before, c.after, c.unit, c.better) for c in claims(text)]
+
+
+def test_fio_group_lines_under_a_baseline_and_with_this_patch():
+    text = """Baseline:
+Run status group 0 (all jobs):
+   READ: bw=4994MiB/s (5236MB/s), 4994MiB/s-4994MiB/s (5236MB/s-5236MB/s), io=48.8GiB (52.4GB), run=10001-10001msec
+
+With this patch:
+Run status group 0 (all jobs):
+   READ: bw=5762MiB/s (6042MB/s), 5762MiB/s-5762MiB/s (6042MB/s-6042MB/s), io=56.3GiB (60.4GB), run=10001-10001msec
+
+That is 15% more, from a single queue's worth of work, on every run we made.
+"""
+    (row,) = claims(text)
+    assert (row.label, row.before, row.after, row.unit, row.better) == ("READ bw", 4994, 5762, "MiB/s", "higher")
+    assert row.source.startswith("READ: bw=4994MiB/s") and " / READ: bw=5762MiB/s" in row.source
+
+
+def test_fio_job_lines_under_brackets_and_a_latency_in_another_unit():
+    text = """[w/o]
+  w:  IOPS=62.5k, BW=244MiB/s (256MB/s)(14.3GiB/60001msec)
+    lat (usec): min=20, max=241, avg=99.81, stdev=12.11
+  cpu          : usr=9.91%, sys=30.12%, ctx=1234, majf=0, minf=12
+[w]
+  w:  IOPS=70.1k, BW=274MiB/s (287MB/s)(16.0GiB/60001msec)
+    lat (msec): min=0.018, max=0.211, avg=0.08902, stdev=0.01
+  cpu          : usr=8.00%, sys=28.00%, ctx=1200, majf=0, minf=12
+"""
+    assert _rows(text) == [("w IOPS", 62.5e3, 70.1e3, "IOPS", "higher"), ("w BW", 244, 274, "MiB/s", "higher"),
+                           ("lat avg", 99.81, pytest.approx(89.02), "us", "lower")]
+
+
+def test_dd_summary_lines_under_banners_that_name_branches():
+    text = """==========for-next==========
+4294967296 bytes (4.3 GB, 4.0 GiB) copied, 17.8832 s, 240 MB/s
+1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.27 s, 471 MB/s
+==========ra-expand==========
+4294967296 bytes (4.3 GB, 4.0 GiB) copied, 12.1312 s, 354 MB/s
+1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.22 s, 483 MB/s
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(240, 354, "MB/s"), (471, 483, "MB/s")]
+
+
+def test_prose_pairs_across_a_line_break_and_two_sides_in_one_line():
+    text = """With this change sequential reads on a SATA disk increase from 122 MB/s
+to 167 MB/s (+36%) with the default readahead size.
+
+On a 64-core machine, base IOPS is 562K, patch IOPS is 574K.
+"""
+    assert [(c.before, c.after, c.unit, c.stated) for c in claims(text)] == [
+        (122, 167, "MB/s", "+36%"), (562e3, 574e3, "IOPS", "")]
+
+
+def test_a_side_per_line_and_a_profile_share_per_side():
+    text = """base: 6.4 Million IOPS
+patch: 6.49 Million IOPS
+
+perf shows the allocation path getting cheaper:
+base code: __blk_mq_alloc_requests() 1.47%
+patch: __blk_mq_alloc_requests() 0.75%
+"""
+    assert _rows(text) == [("IOPS", 6.4e6, 6.49e6, "IOPS", "higher"),
+                           ("__blk_mq_alloc_requests()", 1.47, 0.75, "%", "lower")]
+
+
+def test_a_table_whose_rows_are_the_sides_is_read_down_its_columns():
+    text = """Throughput in MB/s (higher is better):
+
+                 PCIe Gen3 SSD  PCIe Gen4 SSD  PCIe Gen5 SSD
+native kernel        3012           6120          11020
+modified             3305           6800          12400
+"""
+    assert _rows(text) == [("PCIe Gen3 SSD", 3012, 3305, "MB/s", "higher"),
+                           ("PCIe Gen4 SSD", 6120, 6800, "MB/s", "higher"),
+                           ("PCIe Gen5 SSD", 11020, 12400, "MB/s", "higher")]
+
+
+def test_a_per_second_series_is_claimed_by_its_average_row():
+    text = "sec  normal MB/s  dontcache MB/s\n" + "".join(f"{k}    {1200 + k}   {1400 - k}\n" for k in range(1, 26)) \
+        + "avg  1213         1387\n"
+    assert _rows(text) == [("avg", 1213, 1387, "MB/s", "higher")]
+
+
+def test_a_revert_measured_as_a_kernel_and_the_kernel_plus_the_revert():
+    text = """| Kernel | fio (B.W MiB/sec) | I/O size (iostat) |
+|---|---|---|
+| 6.15.1+revert | 1110 | 512 KB |
+| 6.15.1 | 362 | 128 KB |
+"""
+    assert _rows(text)[0] == ("fio (B.W MiB/sec)", 362, 1110, "MiB/s", "higher")
+
+
+@pytest.mark.parametrize("name, side", [("Baseline", "before"), ("w/o patch", "before"), ("native kernel", "before"),
+                                        ("With this patch", "after"), ("modified", "after"), ("patch", "after"),
+                                        ("6.15.1+revert", "after"), ("base code", "before"), ("for-next", None),
+                                        ("Tested with fio", None), ("without the series", "before")])
+def test_the_side_a_label_names(name, side):
+    assert side_of(name) == side
+
+
+@pytest.mark.parametrize("text, unit", [("Kops/s", "ops/s"), ("MIOPS", "IOPS"), ("MB/sec", "MB/s")])
+def test_a_rate_in_thousands_or_millions_names_its_unit(text, unit):
+    assert unit_of(text)[0] == unit
