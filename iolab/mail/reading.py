@@ -56,10 +56,10 @@ def base_commit(text: str | None) -> str | None:
 
 
 def _patch(patch: Patch, cover_base: str | None) -> PatchRead:
-    from iolab.kernels import patches
+    from iolab.kernels.diff import paths
 
     return PatchRead(patch.subject or patch.title, patch.counter, patch.total, patch.message_id,
-                     tuple(patches.touched(patch.diff)),
+                     tuple(paths(patch.diff)),
                      base_commit(patch.diff) or base_commit(patch.body) or cover_base)
 
 
