@@ -11,7 +11,7 @@ from tests.corpus.loader import LABELS, MAILS
 
 REQUIRED = {"message_id": str, "archive": str, "commit": str, "list": str, "subject": str,
             "kind": str, "forms": list}
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 
 
 def _lines(text):
