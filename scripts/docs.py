@@ -150,8 +150,19 @@ def _parser() -> argparse.ArgumentParser:
         sys.path.remove(str(REPO))
 
 
+def _raw_descriptions(parser: argparse.ArgumentParser) -> Iterator[str]:
+    """The descriptions of the commands (at any depth) whose parser keeps
+    its description's lines as written."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if issubclass(child.formatter_class, argparse.RawDescriptionHelpFormatter) and child.description:
+                    yield child.description.strip("\n")
+                yield from _raw_descriptions(child)
+
+
 def manpage() -> str:
-    from argparse_manpage.manpage import Manpage
+    from argparse_manpage.manpage import Manpage, _markup as markup
 
     with _fixed_environment():
         parser = _parser()
@@ -169,6 +180,8 @@ def manpage() -> str:
                          "docs/vms.md, docs/kernels.md, docs/mails.md, docs/fleet.md, docs/architecture.md.")
         text = str(page)
     text = text.replace(".SH\nPOSITIONAL ARGUMENTS\n", ".SH COMMANDS\n")
+    for raw in _raw_descriptions(parser):  # a command's description as written, not filled
+        text = text.replace(markup(raw), f".nf\n{markup(raw)}\n.fi", 1)
     # each command's usage as argparse wraps it, not filled again by man
     return re.sub(r"^usage: [^\n]*(?:\n {2,}[^\n]*)*", lambda m: f".nf\n{m.group(0)}\n.fi", text, flags=re.M)
 
