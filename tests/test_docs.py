@@ -103,15 +103,26 @@ def test_every_scenario_dry_runs(path, tmp_path, capsys):
 
 def _command_lines(text: str):
     """The command lines a page shows: an indented line that starts with
-    `iolab`, `.venv/bin/iolab` or `$ iolab`, and a `$ iolab` line in a fenced
-    block (the rest of a fenced block is output)."""
-    fenced = False
-    for line in text.splitlines():
+    `iolab`, `.venv/bin/iolab` or `$ iolab`, a `$ iolab` line in a fenced
+    block (the rest of a fenced block is output), and a CI job's step that
+    runs `.venv/bin/iolab` (a YAML block; `\\` continues a line)."""
+    fence = None
+    lines = iter(text.splitlines())
+    for line in lines:
         if line.startswith("```"):
-            fenced = not fenced
-        elif (not fenced and re.match(r" {4}(\$ )?(\.venv/bin/)?iolab ", line)) or \
-                (fenced and line.startswith("$ iolab ")):
-            yield re.split(r" (?:\||>>?|#|&&) ", line.strip().removeprefix("$ "))[0]
+            fence = None if fence is not None else line[3:]
+            continue
+        if fence == "yaml":
+            line = re.sub(r"^\s*(- |run: )?(sudo )?", "", line)
+            while line.endswith("\\"):
+                line = line[:-1] + next(lines).strip()
+            found = line.startswith(".venv/bin/iolab ")
+        else:
+            found = (fence is None and re.match(r" {4}(\$ )?(\.venv/bin/)?iolab ", line)) or \
+                (fence is not None and line.startswith("$ iolab "))
+        if found:
+            line = re.sub(r"^(\$ )?(\.venv/bin/)?", "", line.strip())
+            yield re.split(r" (?:\||>>?|#|&&) ", line)[0].strip()
 
 
 COMMANDS = [(path, line) for path in DOCS for line in _command_lines(path.read_text())]
@@ -120,6 +131,7 @@ COMMANDS = [(path, line) for path in DOCS for line in _command_lines(path.read_t
 def test_the_docs_show_commands():
     assert len(COMMANDS) >= 10
     assert {line.split()[1] for _, line in COMMANDS} >= {"run", "patch", "kernel", "submit", "agent", "report"}
+    assert any("--fail-on" in line for _, line in COMMANDS)  # the CI jobs' steps
 
 
 @pytest.mark.parametrize("index", range(len(COMMANDS)),
@@ -136,6 +148,35 @@ def test_every_command_line_in_the_docs_parses(index, capsys):
     for arg in argv:
         if re.match(r"(scenarios|bench)/.*\.toml$", arg):
             assert (REPO / arg).exists(), f"{path.relative_to(REPO)}: {line}: no {arg}"
+
+
+def _options(parser) -> set[str]:
+    """The options of a parser and of its commands' parsers, at any depth."""
+    found = {o for action in parser._actions for o in action.option_strings}
+    for action in parser._actions:
+        if action.dest == "command" or type(action).__name__ == "_SubParsersAction":
+            for child in action.choices.values():
+                found |= _options(child)
+    return found
+
+
+SPANS = [(path, span) for path in DOCS for span in re.findall(r"`(iolab [a-z][^`]*)`", path.read_text())]
+
+
+def test_every_iolab_command_named_in_the_text_exists():
+    """An `iolab COMMAND --option` written in the text (not a whole command
+    line) names a command of the parser and options that command has."""
+    parser = commands._parser()
+    names = next(a for a in parser._actions if a.dest == "command").choices
+    assert len(SPANS) > 50
+    wrong = []
+    for path, span in SPANS:
+        words = span.split()
+        command = names.get(words[1])
+        options = {w.split("=")[0] for w in words[2:] if re.fullmatch(r"--[a-z][\w-]*(=\S*)?", w)}
+        if command is None or options - _options(command) - _options(parser):
+            wrong.append(f"{path.relative_to(REPO)}: {span}")
+    assert wrong == []
 
 
 def _anchors(path: Path) -> set[str]:
