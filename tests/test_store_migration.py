@@ -1,6 +1,6 @@
 """Schema versions 2 (runs.stop_reason), 3 (baselines), 4 (the queue: attempts, agents, samples per
-attempt), 5 (run_files: the files an experiment names) and 6 (us_per_call is per_call); migrating
-version-1 to -5 stores."""
+attempt), 5 (run_files: the files an experiment names), 6 (us_per_call is per_call) and 7 (the list
+robot's positions and series: iolab.store.watch); migrating version-1 to -6 stores."""
 
 import dataclasses
 import shutil
@@ -19,6 +19,7 @@ V2 = FIXTURES / "store-v2.db"  # written by the version-2 store code (commit 30a
 V3 = FIXTURES / "store-v3.db"  # written by the version-3 store code (commit 59771cc)
 V4 = FIXTURES / "store-v4.db"  # store-v3.db opened and added to by the version-4 store code (commit 4cb9d45)
 V5 = FIXTURES / "store-v5.db"  # a probe batch run (us_per_call) written by the version-5 store code (commit 49913bf)
+V6 = FIXTURES / "store-v6.db"  # a complete run of two samples written by the version-6 store code (commit e13efe0)
 
 
 def test_fixture_is_version_1():
@@ -31,8 +32,7 @@ def test_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "old.db"
     shutil.copy(V1, path)
     store = Store(path)
-    assert SCHEMA_VERSION == 6
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.baselines() == []
     run = store.run(1)
     assert (run.name, run.status, run.stop_reason) == ("v1 fixture", "complete", None)
@@ -54,7 +54,7 @@ def test_new_store_has_stop_reason(tmp_path):
     assert store.run(run_id).stop_reason == "budget reached"
 
 
-@pytest.mark.parametrize("version", [7, 99])
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, 99])
 def test_unknown_versions_are_still_refused(tmp_path, version):
     path = tmp_path / "future.db"
     shutil.copy(V1, path)
@@ -68,7 +68,7 @@ def test_version_2_store_gets_baselines_and_keeps_its_runs(tmp_path):
     shutil.copy(V2, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
     store = Store(path)
-    assert store.schema_version() == 6
+    assert store.schema_version() == SCHEMA_VERSION
     run = store.run(1)
     assert run.name == "v2 fixture" and len(store.samples(1)) == 8
     store.save_baseline("main", 1)
@@ -102,7 +102,7 @@ def test_version_3_store_gets_the_queue_and_keeps_samples_and_their_ids(tmp_path
     before = sqlite3.connect(path).execute("SELECT id, seq FROM samples ORDER BY id").fetchall()
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
     store = Store(path)
-    assert store.schema_version() == 6
+    assert store.schema_version() == SCHEMA_VERSION
     assert store.db.execute("SELECT id, seq FROM samples ORDER BY id").fetchall() == before
     assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
     run = store.run(1)
@@ -126,7 +126,7 @@ def test_version_4_store_gets_run_files_and_keeps_its_queue(tmp_path):
     shutil.copy(V4, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4
     store = Store(path)
-    assert store.schema_version() == 6
+    assert store.schema_version() == SCHEMA_VERSION
     assert store.run(1).name == "v4 fixture" and len(store.samples(1)) == 8
     assert [(a.host, a.status) for a in store.attempts(1)] == [("agent-a", "done")]
     assert store.run_files(1) == {}  # stored before runs kept their files
@@ -153,10 +153,30 @@ def test_version_5_store_reads_us_per_call_as_per_call(tmp_path):
     shutil.copy(V5, path)
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 5
     store = Store(path)
-    assert store.schema_version() == 6
+    assert store.schema_version() == SCHEMA_VERSION
     samples = store.samples(1)
     assert len(samples) == 6 and all(set(s.metrics) == {"per_call", "per_call_min", "calls"} for s in samples)
     result = analysis.analyse(store.run(1), samples)
     assert result.experiment.report.metrics == ["per_call", "per_call_min"]
     row = next(r for r in result.rows if r.metric.name == "per_call")
     assert row.primary and row.comparisons["fix"].verdict == "better" and row.comparisons["fix"].exact == "identical"
+
+
+def test_version_6_store_gets_the_robots_tables_and_keeps_its_runs(tmp_path):
+    from iolab.store import watch
+
+    path = tmp_path / "v6.db"
+    shutil.copy(V6, path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 6
+    store = Store(path)
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.run(1).name == "v6 fixture" and [s.metrics for s in store.samples(1)] == [{"read_bw": 2.5},
+                                                                                           {"read_bw": 3.5}]
+    assert watch.positions(store, "/inbox") == {} and watch.checked(store) == []
+    watch.set_positions(store, "/inbox", {"0": "a" * 40})
+    series = watch.add(store, inbox="/inbox", key="k", family="f", subject="[PATCH] x", revision=1, message_id="m@x",
+                       headers={}, claims=[], status="queued", run_id=1)
+    store.close()
+    again = Store(path)
+    assert watch.positions(again, "/inbox") == {"0": "a" * 40}
+    assert [(c.id, c.run_id, c.status) for c in watch.checked(again)] == [(series, 1, "queued")]

@@ -32,7 +32,7 @@ def test_fresh_database_gets_the_schema_and_its_version(postgres_url):
     tables = {row[0] for row in store.db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
     assert tables == {"runs", "samples", "metrics", "histograms", "artefacts", "baselines", "attempts", "agents",
-                      "run_files", "schema_version"}
+                      "run_files", "watch_positions", "watch_series", "watch_pending", "schema_version"}
     types = dict(store.db.execute(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'metrics'"))
     assert types["value"] == "double precision"  # float64, as SQLite's REAL
@@ -139,7 +139,7 @@ def test_version_3_database_is_migrated(postgres_url):
     old.db.execute("INSERT INTO metrics (sample_id, name, value) VALUES (1, 'us_per_call', 7.5)")
     old.close()
     store = Store(postgres_url)
-    assert store.schema_version() == SCHEMA_VERSION == 6  # through 4 (the queue), 5 (run_files), 6 (per_call)
+    assert store.schema_version() == SCHEMA_VERSION == 7  # through 4 (the queue), 5 (run_files), 6 (per_call), 7 (the robot)
     assert store.run_files(1) == {}
     [sample] = store.samples(1)
     assert (sample.metrics, sample.attempt, sample.host) == ({"read_bw": 2.5, "per_call": 7.5}, 0, None)

@@ -17,7 +17,7 @@ from typing import Any
 from iolab import spec
 from iolab.cli import doctor, progress
 from iolab.cli import gate as cli_gate, kernel as cli_kernel, mail as cli_mail, patch as cli_patch, queue as cli_queue
-from iolab.cli import store as cli_store
+from iolab.cli import store as cli_store, watch as cli_watch
 from iolab.cli.common import (EXIT_FAILED_CELLS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_USAGE, STORE_HELP,
                               checked_experiment, existing_store, few_lines, iterations_type, open_store,
                               parse_run_id, store_option_everywhere, timing_option, view_options, with_iterations)
@@ -61,6 +61,8 @@ workflow:
   iolab patch mail.mbox --dry-run   a patch mail (or a series, a web
                                     copy, a diff): its own benchmark and
                                     claim, base against each patch
+  iolab watch ~/lists/linux-block --once --dry-run
+                                    the list robot: series it would queue
 
 An experiment file names the target (a loop image by default), two or more
 variants (the first is the baseline) and one or more workloads (fio jobs).
@@ -137,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_kernel.add_parser(commands)
     cli_patch.add_parser(commands)
     cli_mail.add_parser(commands)
+    cli_watch.add_parser(commands)
     _recovery_commands(commands)
     commands.add_parser("doctor", help="check what this machine can do",
                         description="Check tools, kernel features and permissions iolab needs.")
@@ -391,7 +394,8 @@ def cmd_kernel(args: argparse.Namespace) -> int:
 
 COMMANDS = {"run": cmd_run, "report": cmd_report, "calibrate": cmd_calibrate, "doctor": cmd_doctor,
             "kernel": cmd_kernel, "compare": cmd_compare, "resume": cmd_resume, "cleanup": cmd_cleanup,
-            "patch": cmd_patch, "mail": cli_mail.cmd_mail, **cli_store.COMMANDS, **cli_queue.COMMANDS}
+            "patch": cmd_patch, "mail": cli_mail.cmd_mail, "watch": cli_watch.cmd_watch, **cli_store.COMMANDS,
+            **cli_queue.COMMANDS}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,10 @@ another agent stores its samples again under a new attempt: unique per
 ``agents``; 5 adds ``run_files`` (the files an experiment names, stored
 with its run: iolab.run.inputs); 6 renames metrics to say what they count
 in both timing modes (``us_per_call`` -> ``per_call``: iolab.engines.probe.RENAMED),
-in ``metrics`` and in the stored experiments.
+in ``metrics`` and in the stored experiments; 7 adds the list robot's tables
+(iolab.store.watch: ``watch_positions``, the last commit read per inbox and
+epoch; ``watch_series``, each series it checked, queued or skipped, and its
+answer; ``watch_pending``, messages of a series not whole yet).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from iolab.store.db import StoreError
 if TYPE_CHECKING:
     from iolab.store.db import PostgreSQL, SQLite
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -128,6 +131,38 @@ CREATE TABLE run_files (
     content BLOB NOT NULL,
     PRIMARY KEY (run_id, name)
 );
+""" + """
+CREATE TABLE watch_positions (
+    inbox       TEXT NOT NULL,
+    epoch       TEXT NOT NULL,
+    last_commit TEXT NOT NULL,
+    seen        REAL NOT NULL,
+    PRIMARY KEY (inbox, epoch)
+);
+CREATE TABLE watch_series (
+    id           INTEGER PRIMARY KEY,
+    inbox        TEXT NOT NULL,
+    series_key   TEXT NOT NULL UNIQUE,
+    family       TEXT NOT NULL,
+    subject      TEXT NOT NULL,
+    revision     INTEGER NOT NULL,
+    message_id   TEXT NOT NULL,
+    headers_json TEXT NOT NULL,
+    claims_json  TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('queued', 'skipped', 'answered')),
+    reason       TEXT,
+    run_id       INTEGER REFERENCES runs(id),
+    checked      REAL NOT NULL,
+    answered     REAL,
+    reply_id     TEXT
+);
+CREATE TABLE watch_pending (
+    inbox      TEXT NOT NULL,
+    epoch      TEXT NOT NULL,
+    commit_id  TEXT NOT NULL,
+    first_seen REAL NOT NULL,
+    PRIMARY KEY (inbox, commit_id)
+);
 """
 
 
@@ -157,12 +192,14 @@ MIGRATIONS = {
                  *[s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE attempts"):SCHEMA.index("CREATE TABLE run_files")]
                    .split(";") if s.strip()]],
     },
-    4: [SCHEMA[SCHEMA.index("CREATE TABLE run_files"):].strip().rstrip(";")],
+    4: [SCHEMA[SCHEMA.index("CREATE TABLE run_files"):SCHEMA.index("CREATE TABLE watch_positions")].strip()
+        .rstrip(";")],
     # metrics named by what they count in both timing modes: us_per_call (kinsn in instructions mode) is
     # per_call (iolab.load.metric_names.RENAMED); the stored experiments' names follow
     5: [*(f"UPDATE metrics SET name = '{new}' WHERE name = '{old}'" for old, new in RENAMED.items()),
         *(f"UPDATE runs SET experiment_json = replace(experiment_json, '\"{old}\"', '\"{new}\"')"
           for old, new in RENAMED.items())],
+    6: [s.strip() for s in SCHEMA[SCHEMA.index("CREATE TABLE watch_positions"):].split(";") if s.strip()],
 }
 
 

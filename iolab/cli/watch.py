@@ -1,0 +1,152 @@
+"""``iolab watch INBOX...``: the list robot. Arguments and printing; the
+robot itself is iolab.run.watch."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from iolab.spec import SpecError
+from iolab.store import Store, default_path
+
+DESCRIPTION = """\
+Read public-inbox git mirrors of a list (each commit one message, in its
+file 'm'; an inbox split in epochs INBOX/git/0.git, 1.git, ... is read
+whole), group the new messages into series as b4 does (versions, cover
+letters, replies), and queue each series iolab can test to the fleet's
+queue in the PostgreSQL store, once: agents (iolab agent) run it as
+'iolab patch' would, base against patched. Each message it leaves out is
+named with the reason: a reply, no diff, a series not whole yet, superseded
+by a newer version, does not apply to any kernel source iolab has unpacked
+(it never fetches one for a mail: 'iolab patch' or 'iolab kernel' does),
+nothing to run for its files, or a file name outside the source tree.
+
+Where it stopped (the last commit of each epoch) is kept in the store, per
+inbox: the next pass reads only what came since. The first pass over an
+inbox reads its newest --backlog messages.
+
+  iolab watch ~/lists/linux-block --once --dry-run
+                                  what it would queue; queues and remembers nothing
+  iolab watch ~/lists/linux-block --store postgresql:///iolab
+                                  poll every 5 minutes until SIGINT or SIGTERM"""
+
+
+def add_parser(commands: Any) -> None:
+    watch = commands.add_parser("watch", help="the list robot: queue the patch series of public-inbox mirrors",
+                                description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    watch.add_argument("inboxes", nargs="+", metavar="INBOX", help="public-inbox git mirrors (directories)")
+    watch.add_argument("--once", action="store_true", help="one pass, then exit")
+    watch.add_argument("--dry-run", action="store_true",
+                       help="list what it would queue; queue nothing, remember nothing")
+    watch.add_argument("--interval", type=float, default=300.0, metavar="S",
+                       help="seconds between passes without --once (default 300)")
+    watch.add_argument("--backlog", type=int, default=200, metavar="N",
+                       help="the first pass over an inbox reads its newest N messages (default 200)")
+    watch.add_argument("--labels", metavar="A,B", default="",
+                       help="queue the rounds for agents with these labels (as iolab submit --labels)")
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _store(args: argparse.Namespace) -> Store | None:
+    """The store; a dry run makes none (an SQLite file not there yet is read as empty)."""
+    from iolab.store.db import is_url
+
+    where = args.store or default_path()
+    if args.dry_run and not is_url(str(where)) and not Path(where).exists():
+        return None
+    store = Store(where)
+    if not args.dry_run:
+        from iolab.run import queue
+
+        queue.postgres(store)  # the fleet's queue lives in PostgreSQL: say so before reading anything
+    return store
+
+
+def _mbox(series: Any, directory: Path) -> Path:
+    """The series as an mbox, cover letter first, for iolab patch's reader."""
+    path = directory / "series.mbox"
+    with open(path, "wb") as out:
+        for member in series.members:
+            data = member.source.data.replace(b"\r\n", b"\n")
+            lines = [b">" + line if line.lstrip(b">").startswith(b"From ") else line for line in data.split(b"\n")]
+            out.write(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n" + b"\n".join(lines).rstrip(b"\n") + b"\n\n")
+    return path
+
+
+def queuer(args: argparse.Namespace, store: Store) -> Any:
+    """The robot's way to queue a series: the experiment iolab patch writes
+    for it (on the cached source it applies to), submitted as iolab submit does."""
+    from iolab import load
+    from iolab.cli import patch as cli_patch
+    from iolab.kernels import cache
+    from iolab.run import queue, submit
+
+    labels = queue.labels(args.labels)
+
+    def queue_series(series: Any, source: Any) -> int:
+        digest = hashlib.sha256(series.key.encode()).hexdigest()[:16]
+        directory = cache.cache_root().parent / "watch" / digest
+        directory.mkdir(parents=True, exist_ok=True)
+        given = argparse.Namespace(patches=[str(_mbox(series, directory))], source=source.spec,
+                                   commit=source.commit, write=None, dry_run=False, allow=[], timing="instructions")
+        text, base_dir, _command = cli_patch.choose(given, "instructions")
+        cli_patch.checked(text, base_dir)
+        path = base_dir / f"iolab-patch-{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
+        path.write_text(text)
+        return submit.submit(load.load(path), store, labels=labels, experiment_path=str(path)).run_id
+
+    return queue_series
+
+
+def _check(args: argparse.Namespace) -> list[Path]:
+    from iolab.run.watch import inbox
+
+    if args.interval <= 0 or args.interval > 86400:
+        raise SpecError(f"--interval: seconds between 0 and 86400, got {args.interval:g}")
+    if args.backlog < 0:
+        raise SpecError(f"--backlog: a count of messages, got {args.backlog}")
+    paths = [inbox.resolved(p) for p in args.inboxes]
+    for path in paths:
+        try:
+            inbox.epochs(path)
+        except (inbox.InboxError, OSError) as error:
+            raise SpecError(f"INBOX: {str(error)[:300]}") from None
+    return paths
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from iolab.run.watch import InboxError, one_pass
+
+    paths = _check(args)
+    store = _store(args)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    queue = None if args.dry_run or store is None else queuer(args, store)
+    try:
+        while True:
+            try:
+                tally = one_pass(paths, store, queue=queue, backlog=args.backlog, say=_say, stop=stop)
+            except InboxError as error:
+                raise SpecError(str(error)) from None
+            verb = "would queue" if queue is None else "queued"
+            _say(f"iolab watch: {tally.messages} message{'' if tally.messages == 1 else 's'} read, {verb} "
+                 f"{len(tally.queued)} series, "
+                 f"skipped {len(tally.skipped)}")
+            if args.once or stop.wait(args.interval):
+                break
+    finally:
+        if store is not None:
+            store.close()
+    if stop.is_set():
+        print("iolab watch: stopped by a signal", file=sys.stderr)
+    return 0
+
