@@ -73,11 +73,11 @@ def outside(name: str) -> bool:
 
 def names(series: Series) -> tuple[list[str], str | None]:
     """The files the series changes, or why they cannot be trusted."""
-    from iolab.kernels import patches
+    from iolab.kernels import diff
 
     found: list[str] = []
     for member in series.patches:
-        for name in patches.touched(member.diff):
+        for name in diff.paths(member.diff):
             if outside(name):
                 shown = name if len(name) <= 60 else name[:57] + "..."
                 return [], f"patch {member.counter}: names a file outside the source tree ({shown!r})"
@@ -111,13 +111,14 @@ def _applies(paths: list[Path], sources: list[Source]) -> tuple[Source | None, l
 
 
 def _workloads(series: Series, paths: list[Path], source: Source) -> tuple[str, ...]:
-    from iolab.mail import benchmark, claims
+    from iolab.mail import benchmark
+    from iolab.mail.claimed import claims
     from iolab.workloads import library
 
     infos = [library.with_source(library.read_patch(path), source.root) for path in paths]
     selection = library.select(infos, library.load_areas(), series.text)
     chosen = [f"{c.area.area}: {c.workload.name}" for c in selection.chosen]
-    mailed = benchmark.benchmark(series.text, series.title, claims.claims(series.text)).workloads
+    mailed = benchmark.benchmark(series.text, series.title, claims(series.text)).workloads
     return tuple(chosen + [f"the mail's {w.name}" for w in mailed])
 
 

@@ -56,11 +56,11 @@ def _earlier(store: Store | None, series: Series) -> str | None:
 
 
 def _remember(store: Store, where: str, series: Series, status: str, reason: str | None, run_id: int | None) -> None:
-    from iolab.mail import claims
+    from iolab.mail.claimed import claims
     from iolab.store import watch as memory
 
     found = [{"label": c.label, "before": c.before, "after": c.after, "unit": c.unit, "better": c.better}
-             for c in claims.claims(series.text)]
+             for c in claims(series.text)]
     memory.add(store, inbox=where, key=series.key, family=series.family, subject=series.subject,
                revision=series.revision, message_id=series.message_id, headers=series.headers, claims=found,
                status="queued" if status == "queued" else "skipped", reason=reason, run_id=run_id)
