@@ -16,15 +16,15 @@ from iolab.store import Store, default_path
 
 DESCRIPTION = """\
 Read public-inbox git mirrors of a list (each commit one message, in its
-file 'm'; an inbox split in epochs INBOX/git/0.git, 1.git, ... is read
+file m; an inbox split in epochs INBOX/git/0.git, 1.git, ... is read
 whole), group the new messages into series as b4 does (versions, cover
 letters, replies), and queue each series iolab can test to the fleet's
-queue in the PostgreSQL store, once: agents (iolab agent) run it as
-'iolab patch' would, base against patched. Each message it leaves out is
-named with the reason: a reply, no diff, a series not whole yet, superseded
-by a newer version, does not apply to any kernel source iolab has unpacked
-(it never fetches one for a mail: 'iolab patch' or 'iolab kernel' does),
-nothing to run for its files, or a file name outside the source tree.
+queue in the PostgreSQL store, once: agents (iolab agent) run it as iolab
+patch would, base against patched. Each message it leaves out is named
+with the reason: a reply, no diff, a series not whole yet, superseded by a
+newer version, does not apply to any kernel source iolab has unpacked (it
+never fetches one for a mail: iolab patch or iolab kernel does), nothing to
+run for its files, or a file name outside the source tree.
 
 Where it stopped (the last commit of each epoch) is kept in the store, per
 inbox: the next pass reads only what came since. The first pass over an
