@@ -35,8 +35,9 @@ def test_every_report_names_the_mail(tmp_path):
     assert "Message-Id &lt;20260609035241.1-2-jia@example.org&gt;" in html
     document = json.loads(renderer("json")(report))
     assert document["mail"]["message_id"] == MAIL["message_id"] and document["mail"]["patches"][0]["repaired"]
-    block = " ".join(reply.render(report).split())
-    assert f"iolab: {MAIL['title']} mail: from Jia Zhu" in block
+    block = reply.render(report)
+    assert f"\nmail:      {MAIL['title']}\n" in block  # its title; too long a line for the author too
+    assert f"b4 am -o - '{MAIL['message_id']}' > mail.mbx" in block
 
 
 def test_a_report_without_a_mail_has_no_mail_line(tmp_path):

@@ -382,7 +382,7 @@ def cmd_patch(args: argparse.Namespace) -> int:
         status = _print_report(store, run_id, args)
         from iolab.report import reply
 
-        sys.stdout.write("\n" + reply.render(_report(store, run_id, args), command))
+        sys.stdout.write(f"\n{reply.RULE}\n" + reply.render(_report(store, run_id, args), command))
         return EXIT_INTERRUPTED if interrupted else status
 
     return cli_patch.cmd_patch(args, execute, lambda: existing_store(args))

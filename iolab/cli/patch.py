@@ -37,7 +37,8 @@ A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
 cases, a create/sync/delete recipe, parameters in prose) becomes the primary
 workloads, scaled to the VM; the library's stay as exploratory rows. Its table
 or before -> after pairs are set beside iolab's deltas, each row with one word:
-agrees, no change found, opposite or not reproduced (and why). A shell recipe
+agrees, no change found, undecided (with the rounds run and needed), opposite
+or not reproduced (and why). A shell recipe
 iolab cannot map runs only with --allow script. A patch whose change the
 source has in other words (the hunk's context there, its added lines said
 otherwise) is run against the source with that form taken out.

@@ -19,9 +19,11 @@ COLUMNS = ["mail's row", "mail", "iolab", "", "claim"]
 TITLE = "the mail's claim, checked (directions and ratios, not its figures):"
 
 
-def _mark(agreement: Agreement) -> str:
+def mark(agreement: Agreement) -> str:
     if agreement.verdict in ("better", "worse"):
         return "=*" if agreement.exact else "*"
+    if agreement.exact:
+        return "="
     return {"same": "~", "insufficient": "?"}.get(agreement.verdict, "")
 
 
@@ -31,7 +33,7 @@ def rows(analysis: Analysis) -> list[list[str]]:
     for a in analysis.claims:
         label = a.label + (f" ({a.unit})" if a.unit and a.unit not in a.label else "")
         iolab = percent(a.delta) if math.isfinite(a.delta) else "-"
-        out.append([label, percent(a.mail_delta), iolab, _mark(a), a.word])
+        out.append([label, percent(a.mail_delta), iolab, mark(a), a.says])
     return out
 
 
@@ -43,7 +45,7 @@ def notes(analysis: Analysis) -> list[str]:
         return []
     measured = [f"{a.label}: {a.workload} {a.metric_label}" for a in analysis.claims if a.metric_label]
     lines = [f"measured by: {'; '.join(measured)}"] if measured else []
-    lines += [f"not reproduced: {a.label}: {a.reason}" for a in analysis.claims if a.word == "not reproduced"]
+    lines += [f"{a.word}: {a.label}: {a.reason}" for a in analysis.claims if a.reason]
     lines += [f"not reproduced here: {item}" for item in claims.not_reproduced]
     lines += [f"refused: {item}" for item in claims.refused]
     if claims.scaled:
@@ -78,7 +80,8 @@ def document(analysis: Analysis) -> dict[str, Any] | None:
         "rows": [{"label": a.label, "unit": a.unit, "mail_delta": a.mail_delta if math.isfinite(a.mail_delta) else None,
                   "mail_stated": a.stated or None, "workload": a.workload or None, "metric": a.metric or None,
                   "delta": a.delta if math.isfinite(a.delta) else None, "verdict": a.verdict or None,
-                  "exact": a.exact, "agreement": a.word, **({"reason": a.reason} if a.reason else {})}
+                  "exact": a.exact, "agreement": a.word, "rounds": a.rounds or None,
+                  "rounds_needed": a.needed or None, **({"reason": a.reason} if a.reason else {})}
                  for a in analysis.claims],
         "scaled": claims.scaled,
         "not_reproduced": claims.not_reproduced,

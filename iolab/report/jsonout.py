@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from iolab.report import claims, headers
+from iolab.report import claims, headers, reproduce
 from iolab.report.figures import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure, iorows
 from iolab.analysis.series import TOTAL
@@ -209,6 +209,7 @@ def report_document(report: Report) -> dict[str, Any]:
     environment rows; a comparison of runs adds ``kind``, ``runs`` and
     ``compare_notes``."""
     doc = document(report.analysis)
+    doc["experiment_sha256"] = reproduce.digest(report.analysis.experiment)  # the reply block's, in full
     doc["environment"] = [
         {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
         for row in report.environment

@@ -17,6 +17,10 @@ method, seeded:
 4. bracket by doubling f from 0.5%, then bisect to 1% relative precision;
    the returned f reaches the power. ``inf``: no shift can (n too small);
    ``0.0``: the values have no spread.
+
+:func:`rounds_to_narrow` is the cheap estimate a report gives for an
+undecided row: the rounds at which its CI, narrowing as 1/sqrt(n), would
+leave out either no change or the claimed size.
 """
 
 from __future__ import annotations
@@ -110,3 +114,16 @@ def detectable_change_paired(log_ratios: Values, n: int, alpha: float = 0.05, po
         return float(np.mean(table[t] < alpha)) >= power
 
     return _search(reaches)
+
+
+def rounds_to_narrow(rounds: int, half_width: float, distance: float, most: int = 1000) -> int:
+    """The rounds at which a delta CI of ``half_width`` over ``rounds`` rounds
+    narrows below ``distance``, as CIs of a median or a Hodges-Lehmann shift
+    narrow, by 1/sqrt(rounds): an estimate at the noise seen so far, not a
+    promise (``most`` when the distance is 0 or the CI has no width to
+    scale from)."""
+    checks.positive_int("rounds", rounds)
+    if not (half_width > 0 and distance > 0) or not (math.isfinite(half_width) and math.isfinite(distance)):
+        return rounds + 1 if half_width == 0 else most
+    needed = rounds * (half_width / distance) ** 2
+    return min(most, max(rounds + 1, math.ceil(needed)))
