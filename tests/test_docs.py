@@ -215,6 +215,16 @@ def test_how_a_run_works_names_every_stage():
     assert [n for n in names if not re.search(rf"\b{n}(/|\.py)", picture)] == []
 
 
+def test_the_versions_the_docs_give_are_iolab_s():
+    """The store's schema version and the JSON report's, as the docs say them."""
+    from iolab.report.jsonout import JSON_VERSION
+    from iolab.store.schema import SCHEMA_VERSION
+    store = re.search(r"`PRAGMA user_version`, now (\d+)", (REPO / "docs" / "running.md").read_text())
+    json = re.search(r'"iolab_json_version": (\d+)', (REPO / "docs" / "reports.md").read_text())
+    assert store and int(store.group(1)) == SCHEMA_VERSION
+    assert json and int(json.group(1)) == JSON_VERSION
+
+
 def test_the_pages_iolab_points_to_exist():
     """A message or docstring of iolab/ that names a page of docs/ (and a
     section of it, `see docs/experiment.md, "Metrics"`) names one that is there."""
