@@ -46,7 +46,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
     from iolab.mail import reading
 
     try:
-        read = reading.reading(mails.read([Path(p) for p in args.mails]), tuple(args.allow))
+        read = reading.reading(mails.read([Path(p) for p in args.mails], cover_alone=True), tuple(args.allow))
     except mails.MailError as error:
         raise spec.SpecError(str(error)) from None
     if args.format == "json":
@@ -118,6 +118,8 @@ def render(read: Any) -> str:
         out.append(f"  {p.counter}/{p.total}  {_cut(p.subject, 68)}")
         out.append(f"        files: {', '.join(p.files) or '-'}")
         out.append(f"        base-commit: {p.base_commit or 'not given'}")
+    if not read.patches:
+        out.append("  none: a cover letter alone (its text read for the benchmark and claims)")
     if mail.missing:
         out.append(f"  missing: {', '.join(map(str, mail.missing))} (not given)")
     out += ["", *_benchmark_lines(read), "", *_claim_lines(read)]

@@ -373,6 +373,9 @@ def _series_of_mails(mails: list[tuple[EmailMessage, str]]) -> tuple[_Item | Non
         files[lore.msgid] = file
         box.add_message(lore.msg)
     series = box.get_series(codereview_trailers=False) if box.series else None
+    if series is None and box.covers:  # a cover letter alone: read() refuses it unless asked (iolab mail)
+        lone = box.covers[max(box.covers)]
+        return _from_lore(lone, synthetic, files[lone.msgid]), []
     if series is None:
         raise MailError(_no_patch_message([files[m] for m in files]))
     cover = series.patches[0] if series.has_cover else None
@@ -389,7 +392,7 @@ def _no_patch_message(files: list[str]) -> str:
 # -- all files ------------------------------------------------------------------------
 
 
-def read(paths: Sequence[Path]) -> Mail:
+def read(paths: Sequence[Path], *, cover_alone: bool = False) -> Mail:
     """The mail these files hold: a patch, or a series in [PATCH n/m] order
     with its cover letter. A file is an mbox (one or several mails), a mail,
     a web archive's copy of one (with or without its line breaks) or a plain
@@ -432,6 +435,8 @@ def read(paths: Sequence[Path]) -> Mail:
     if without:
         raise MailError(f"{without[0]}: no diff in it (expected a patch: 'diff --git', or '--- a/...' and "
                         "'+++ b/...' lines, then '@@' hunks)")
+    if not items and cover_alone and len(covers) == 1:  # iolab mail reads a cover letter's claims alone
+        return _assemble([], covers[0], ())
     if not items:
         raise MailError(_no_patch_message([str(p) for p in paths]))
     if len(covers) > 1:
@@ -454,6 +459,7 @@ def _ordered(items: list[_Item]) -> tuple[list[Patch], tuple[int, ...]]:
 
 def _assemble(patches: list[Patch], cover: _Item | None, missing: tuple[int, ...]) -> Mail:
     first = cover.patch if cover is not None else patches[0]
-    return Mail(title=first.title or patches[0].title, message_id=first.message_id, author=first.author,
+    return Mail(title=first.title or (patches[0].title if patches else ""), message_id=first.message_id,
+                author=first.author,
                 date=first.date, cover=cover.patch.body if cover is not None else None, patches=tuple(patches),
                 missing=missing)

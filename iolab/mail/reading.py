@@ -63,14 +63,18 @@ def _patch(patch: Patch, cover_base: str | None) -> PatchRead:
                      base_commit(patch.diff) or base_commit(patch.body) or cover_base)
 
 
+def claims_of(mail: Mail) -> tuple[Claim, ...]:
+    """The claim rows of the mail's text (its cover letter and each patch's description)."""
+    return tuple(claims(mail.text()))
+
+
 def reading(mail: Mail, allow: tuple[str, ...] = ()) -> Reading:
     """The mail's patches, benchmark and claims (``allow``: the fio options or engines
     the user allows by name, as ``iolab patch --allow``)."""
-    text = mail.text()
-    found = claims(text)
+    found = claims_of(mail)
     cover_base = base_commit(mail.cover)
     return Reading(mail, tuple(_patch(p, cover_base) for p in mail.patches),
-                   benchmarks.benchmark(text, mail.title, found, allow), tuple(found))
+                   benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found)
 
 
 # -- as plain data (JSON) -------------------------------------------------------------

@@ -1,0 +1,50 @@
+"""Recall and precision of iolab's claim reader on the labelled corpus of real list mails.
+
+    PYTHONPATH=. python bench/mail_corpus.py [--split tune|held_out|all] [--mails] [--rows]
+
+Prints, per split, the labelled rows read (recall), the returned rows that
+are real (precision) and how many matched rows name the label's better
+direction; per form (tests/corpus/labels' `forms`), the same over the
+mails that use it; with --mails each mail's figures, with --rows each
+missed and each wrong row. Tune on "tune" only (tests/corpus/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests import mail_corpus_score as corpus  # noqa: E402
+
+
+def _line(name: str, tally: corpus.Tally) -> str:
+    return (f"{name:34s} {tally.mails:3d} mails  recall {tally.found:3d}/{tally.labelled:<3d} {tally.recall:6.1%}  "
+            f"precision {tally.real:3d}/{tally.returned:<3d} {tally.precision:6.1%}  better {tally.better}/{tally.found}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
+    parser.add_argument("--mails", action="store_true", help="each mail's figures")
+    parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
+    args = parser.parse_args()
+    for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
+        found = corpus.scores(split)  # type: ignore[arg-type]
+        print(_line(f"split {split}", corpus.total(found)))
+        for form, tally in corpus.by_form(found).items():
+            print("  " + _line(form, tally))
+        for item in found if args.mails or args.rows else []:
+            print("    " + _line(item.slug, item.tally))
+            for row in item.missed if args.rows else []:
+                print(f"      missed {row.label}: {row.before} -> {row.after} {row.unit}  | {row.line.strip()[:70]}")
+            for claim in item.wrong if args.rows else []:
+                print(f"      wrong  {claim.label}: {claim.before:g} -> {claim.after:g} {claim.unit}  | "
+                      f"{claim.source[:70]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

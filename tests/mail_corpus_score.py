@@ -1,0 +1,122 @@
+"""How well iolab reads the claims of the labelled corpus (tests/corpus/):
+each mail read as `iolab mail` reads it (iolab.mail.read, a cover letter
+alone too, then iolab.mail.reading's claims), each returned row matched to
+a labelled row by its values and their order (direction).
+
+A returned row matches a labelled one when its before and after are the
+label's, both by one factor: 1 (the same unit), a unit's conversion (fio's
+usec against the label's nsec), or a multiplier the label keeps in its unit
+and the reader applied (562 "K IOPS" is 562000 IOPS). Each row matches
+once. Recall: labelled rows matched / labelled rows; precision: returned
+rows matched / returned rows (a negative mail's rows count against it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iolab.mail import read
+from iolab.mail.claimed import Claim
+from iolab.mail.claimed.model import convert, unit_of
+from iolab.mail.reading import claims_of
+from tests.corpus import loader
+
+# a factor between the label's figures and the reader's that is the same figure
+_FACTORS = (1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9)
+TOLERANCE = 0.005  # relative: the label and the mail round alike; this is only float noise
+
+
+@dataclass
+class Tally:
+    labelled: int = 0
+    found: int = 0  # labelled rows matched
+    returned: int = 0
+    real: int = 0  # returned rows matched
+    better: int = 0  # matched rows whose 'better' is the label's
+    mails: int = 0
+
+    def add(self, other: Tally) -> None:
+        for name in ("labelled", "found", "returned", "real", "better", "mails"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.labelled if self.labelled else 1.0
+
+    @property
+    def precision(self) -> float:
+        return self.real / self.returned if self.returned else 1.0
+
+
+@dataclass
+class MailScore:
+    slug: str
+    split: str
+    forms: tuple[str, ...]
+    tally: Tally
+    missed: list[loader.Claim] = field(default_factory=list)
+    wrong: list[Claim] = field(default_factory=list)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE * max(abs(a), abs(b)) or a == b
+
+
+def _label_values(row: loader.Claim, unit: str) -> tuple[float, float] | None:
+    """The labelled before and after in the reader's unit (None: not convertible)."""
+    after, after_unit = loader.normalized(row.after, row.unit)
+    before, before_unit = loader.normalized(row.before, row.before_unit or row.unit)
+    shown = {u: (unit_of(u) or (u,))[0] for u in (after_unit, before_unit)}
+    a = convert(after, shown[after_unit], unit) if unit else after
+    b = convert(before, shown[before_unit], unit) if unit else before
+    if a is None or b is None:
+        return (before, after) if not unit_of(after_unit) else None
+    return b, a
+
+
+def matches(row: loader.Claim, claim: Claim) -> bool:
+    """The claim has the labelled row's figures, in its order (a factor allowed, see above)."""
+    values = _label_values(row, claim.unit) or (row.before, row.after)
+    before, after = values
+    for factor in _FACTORS:
+        if _close(claim.before, before * factor) and _close(claim.after, after * factor):
+            return True
+    return False
+
+
+def score(mail: loader.CorpusMail) -> MailScore:
+    """One mail read and its rows matched (greedy: each labelled row to the first returned row)."""
+    returned = list(claims_of(read([mail.path], cover_alone=True)))
+    taken: set[int] = set()
+    tally = Tally(labelled=len(mail.claims), returned=len(returned), mails=1)
+    missed = []
+    for row in mail.claims:
+        k = next((k for k, c in enumerate(returned) if k not in taken and matches(row, c)), None)
+        if k is None:
+            missed.append(row)
+            continue
+        taken.add(k)
+        tally.found += 1
+        tally.better += returned[k].better == row.better
+    tally.real = len(taken)
+    wrong = [c for k, c in enumerate(returned) if k not in taken]
+    return MailScore(mail.slug, mail.split, tuple(mail.label.get("forms", ())), tally, missed, wrong)
+
+
+def scores(split: loader.Split) -> list[MailScore]:
+    return [score(mail) for mail in loader.load(split)]
+
+
+def total(found: list[MailScore]) -> Tally:
+    out = Tally()
+    for item in found:
+        out.add(item.tally)
+    return out
+
+
+def by_form(found: list[MailScore]) -> dict[str, Tally]:
+    out: dict[str, Tally] = {}
+    for item in found:
+        for form in item.forms:
+            out.setdefault(form, Tally()).add(item.tally)
+    return dict(sorted(out.items()))
