@@ -114,3 +114,39 @@ def test_the_side_a_label_names(name, side):
 @pytest.mark.parametrize("text, unit", [("Kops/s", "ops/s"), ("MIOPS", "IOPS"), ("MB/sec", "MB/s")])
 def test_a_rate_in_thousands_or_millions_names_its_unit(text, unit):
     assert unit_of(text)[0] == unit
+
+
+def test_cells_of_named_figures_one_a_side_under_a_header_naming_the_sides():
+    text = ("\t\tdefault\t\t\tpatched\nrwmixwrite=10%\n"
+            "Job 1\tr=27.5GiB/s,w=3125MiB/s\t\tr=75.9GiB/s,w=8636MiB/s\n"
+            "Job 2\tr=25.5GiB/s,w=2898MiB/s\t\tr=87.6GiB/s,w=9967MiB/s\n")
+    assert _rows(text) == [("rwmixwrite=10% Job 1 r", 27.5, 75.9, "GiB/s", "higher"),
+                           ("rwmixwrite=10% Job 1 w", 3125, 8636, "MiB/s", "higher"),
+                           ("rwmixwrite=10% Job 2 r", 25.5, 87.6, "GiB/s", "higher"),
+                           ("rwmixwrite=10% Job 2 w", 2898, 9967, "MiB/s", "higher")]
+    # the same cells under columns that are modes, not sides: no claim
+    assert claims(text.replace("default\t\t\tpatched", "read\t\t\twrite")) == []
+
+
+def test_two_rows_of_one_figure_each_named_as_a_kernel_and_the_kernel_plus_the_change():
+    text = "Kernel\t\tTime\t\tDiff\n==========================\n-git\t\t4720 usec\n-git+commit\t4311 usec\t-8.7%\n"
+    assert _rows(text) == [("Time", 4720, 4311, "us", "lower")]
+
+
+@pytest.mark.parametrize("text, row", [
+    ("- page copy:  37.77M vs. 42.40M(BATCH_IO), +12%\n", (37.77e6, 42.40e6, "+12%")),
+    ("- page copy:  42.40M(BATCH_IO) vs. 37.77M, +12%\n", (37.77e6, 42.40e6, "+12%")),
+    ("random reads: ~20% more (~2100 MB/s -> ~2600 MB/s)\n", (2100, 2600, "")),
+    ("random writes: no difference (~750 MB/s)\n", (750, 750, "")),
+    ("IOPS base: 570K, patch: 590K\n", (570e3, 590e3, "")),
+    ("time in the function was 1.39%, which decreased to 0.82%\n", (1.39, 0.82, "")),
+])
+def test_pairs_in_prose_the_list_writes(text, row):
+    (claim,) = claims(text)
+    assert (claim.before, claim.after, claim.stated) == row
+
+
+def test_a_table_takes_its_unit_from_the_sentence_that_says_it_well_above():
+    text = ("The results below are in IOPS, median of 5 runs.\n\n" + "More words about the setup here.\n" * 8 +
+            "|  | base | patched |\n|---|---|---|\n| psync | 3683 | 3564 |\n| libaio | 2853 | 2825 |\n")
+    assert [(c.unit, c.better) for c in claims(text)] == [("IOPS", "higher"), ("IOPS", "higher")]

@@ -134,3 +134,17 @@ def convert(value: float, unit: str, to: str) -> float | None:
     if unit not in _SCALE or to not in _SCALE or (unit[-2:] == "/s") != (to[-2:] == "/s"):
         return None
     return value * _SCALE[unit] / _SCALE[to]
+
+
+_SAID_UNIT = re.compile(r"(?:\bin|\()\s*(?P<u>[A-Za-zµ/]{2,})\s*(?:\)|\b)")
+
+
+def said_unit(lines: list[str], k: int, reach: int = 25) -> Unit | None:
+    """The unit the text above line k says its figures are in ("values are in IOPS",
+    "Performance test result(IOPS):"), the nearest first, within reach lines."""
+    for line in reversed(lines[max(0, k - reach):k]):
+        for match in _SAID_UNIT.finditer(line):
+            unit = unit_of(match.group("u"))
+            if unit is not None and unit[1] in ("time", "rate", "bandwidth"):
+                return unit
+    return None

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.model import NOT_TABLE, Claim, make, number, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, make, number, said_unit, unit_of
 from iolab.mail.claimed.sides import clause_pairs
 
-_VALUE = r"[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
+_VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
 _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
-PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|-->|\bto\b)\s*"
-                  rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?(?:\s*\((?P<stated>[+-]?\d+(?:\.\d+)?%)\))?")
+_MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
+_LINK = rf"(?:->|→|=>|-->|\bto\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
+_NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
+PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
+                  rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
+                  r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
+# "no difference (~750 MB/s)": a claim of no change, the one figure both sides
+_SAME = re.compile(rf"\bno\s+(?:difference|change|regression)\b[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*"
+                   rf"(?P<ua>{_WORD_UNIT})\s*\)")
+_SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -37,15 +45,28 @@ def _label(lines: list[str], k: int, before: str, after: str) -> list[str]:
     return [w for w in words[-4:] if w.lower() not in _NOT_LABEL]
 
 
+def _figure(text: str | None) -> float | None:
+    return number(text.replace(" ", "").lstrip("~")) if text else None
+
+
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
-    a, b = number(match.group("a").replace(" ", "")), number(match.group("b").replace(" ", ""))
-    unit = unit_of(match.group("ub") or "") or unit_of(match.group("ua") or "")
+    a, b = _figure(match.group("a")), _figure(match.groupdict().get("b") or match.group("a"))
+    said = _SENTENCE_END.split(text[:match.start()])[-1]
+    unit = unit_of(match.groupdict().get("ub") or "") or unit_of(match.group("ua") or "")
     heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
-    unit = unit or (unit_of(heading) if heading and len(heading) < 60 else None)  # "Latency (usec):"
-    if a is None or b is None or unit is None:
-        return None  # "1 to 4 threads": a pair is figures with a unit
+    unit = unit or unit_of(" ".join(said.split()[-8:])) or \
+        (unit_of(heading) if heading and len(heading) < 60 else None)  # "IOPS from 7.15M to 7.65M", "Latency (usec):"
+    stated = match.groupdict().get("stated") or ""
+    unit = unit or (said_unit(lines, k) if stated else None)  # "Performance test result(IOPS):" above
+    if a is None or b is None or (unit is None and not stated):
+        return None  # "1 to 4 threads": a pair is figures with a unit, or with the mail's own delta
+    link = match.groupdict().get("link") or ""
+    if link.startswith("v") and stated[:1] in ("+", "-") and (b - a) * float(stated.rstrip("%")) < 0:
+        a, b = b, a  # "42.40M vs. 37.77M, -11%": for "vs" the signed delta says which is before
     label = " ".join(_label(lines, k, text[:match.start()], text[match.end():]))
-    return make(label or unit[0], a, b, unit, None, match.group("stated") or "", text)
+    context = (lines[k - 1] if k else "") + " " + text
+    better: Better | None = "lower" if unit is not None and unit[0] == "%" and _SHARE.search(context) else None
+    return make(label or (unit[0] if unit else "figure"), a, b, unit, better, stated, text)
 
 
 def pairs(lines: list[str]) -> list[Claim]:
@@ -54,7 +75,7 @@ def pairs(lines: list[str]) -> list[Claim]:
     for k, line in enumerate(lines):
         if "|" in line or NOT_TABLE.match(line.strip()):
             continue
-        for match in PAIR.finditer(line):
+        for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
             found = _pair(lines, k, line, match)
             claims += [found] if found else []
         following = lines[k + 1] if k + 1 < len(lines) else ""

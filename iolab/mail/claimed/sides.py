@@ -211,17 +211,19 @@ def side_pairs(lines: list[str]) -> list[Claim]:
 _CLAUSES = re.compile(r"[,;]\s*|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+", re.I)
 
 
-def _clause(text: str) -> tuple[Side, str, float, Unit] | None:
+def _clause(text: str) -> tuple[Side, str, float, Unit | None] | None:
     """A clause that opens with a side and holds one figure: ``base IOPS is 562K``."""
     text = re.sub(r"^\s*(?:(?:and|but|the|on)\s+)+", "", text, flags=re.I)
-    side = side_of(" ".join(text.split()[:4])) if _BEFORE.match(text) or _AFTER.match(text) else None
+    head = " ".join(text.split()[:3])  # "base IOPS is 562K", "IOPS base: 570K"
+    opened = _BEFORE.search(head) or _AFTER.search(head)
+    side = side_of(" ".join(head[opened.start():].split()[:4])) if opened else None
     if side is None:
         return None
     found = [(v, u) for v, u, _ in figures(text) if u[0] != "%"]
     plain = re.findall(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?[kKmMgG]?)(?![\w%]|\.\d)", text)
     unit = found[0][1] if len(found) == 1 else unit_of(text) if len(plain) == 1 else None
     value = found[0][0] if len(found) == 1 else number(plain[0]) if len(plain) == 1 else None
-    if unit is None or value is None:
+    if value is None:
         return None
     words = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text) if side_of(w) is None and unit_of(w) is None
              and w.lower() not in ("is", "was", "the", "code", "kernel", "it", "of", "at", "gives", "got")]
@@ -236,6 +238,9 @@ def clause_pairs(line: str) -> list[Claim]:
     (side, words, a, unit), (_, _, b, other) = clauses
     if side == "after":
         a, b, unit, other = b, a, other, unit
+    unit, other = unit or other, other or unit  # "IOPS base: 570K, patch: 590K": one unit for both
+    if unit is None or other is None:
+        return []
     value = convert(b, other[0], unit[0])
     if value is None:
         return []

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, make, number, unit_of
-from iolab.mail.claimed.sides import row_sides
+from iolab.mail.claimed.sides import row_sides, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
@@ -43,35 +43,58 @@ class _Row:
     values: tuple[tuple[float, str], ...]  # each figure and the unit written after it
     stated: str
     text: str
+    tags: tuple[str, ...] = ()  # each figure's name in a cell of named figures ("r=12.3GiB/s,w=3125MiB/s")
+
+
+_GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
+
+
+def _tokens(line: str) -> list[str]:
+    """A row's words; a unit written onto its figure ("8.2ms", "1203MiB/s") and a cell of
+    named figures ("r=27.5GiB/s,w=3125MiB/s": "r=", "27.5", "GiB/s", ...) apart."""
+    tokens = []
+    for word in line.replace("±", " ± ").split():
+        named = re.fullmatch(r"(?:[A-Za-z]\w*=[^,=\s]+,?)+", word)
+        parts = re.findall(r"([A-Za-z]\w*=)([^,=\s]+)", word) if named else [("", word)]
+        for tag, token in parts:
+            tokens += [tag] if tag else []
+            glued = _GLUED.fullmatch(token)
+            figure, prefix, unit = glued.groups() if glued else ("", "", "")
+            if glued and prefix and unit_of(unit) and unit_of(unit) == unit_of(prefix + unit):  # "562KIOPS"
+                tokens += [figure + prefix, unit]
+            elif glued and unit_of(prefix + unit):  # "2874MiB/s": the M is the unit's
+                tokens += [figure, prefix + unit]
+            else:
+                tokens.append(token)
+    return tokens
+
+
+def _skip_spread(tokens: list[str], i: int) -> int:
+    """The token after a spread ("± 27", "± 59 k", "± 0.8 us")."""
+    i += 2
+    if i < len(tokens) and tokens[i].lower() in SUFFIX:
+        i += 1
+    if i < len(tokens) and unit_of(tokens[i]) and number(tokens[i]) is None and not PERCENT.match(tokens[i]):
+        i += 1
+    return i
 
 
 def _row(line: str) -> _Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
-    tokens = []
-    for token in line.replace("±", " ± ").split():  # a unit written onto its figure: "8.2ms", "1203MiB/s"
-        glued = re.fullmatch(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)", token)
-        figure, prefix, word = glued.groups() if glued else ("", "", "")
-        if glued and prefix and unit_of(word) and unit_of(word) == unit_of(prefix + word):  # "562KIOPS"
-            tokens += [figure + prefix, word]
-        elif glued and unit_of(prefix + word):  # "2874MiB/s": the M is the unit's
-            tokens += [figure, prefix + word]
-        else:
-            tokens.append(token)
+    tokens = _tokens(line)
     label: list[str] = []
     values: list[tuple[float, str]] = []
-    stated = ""
+    tags: list[str] = []
+    stated = tag = ""
     i = 0
     while i < len(tokens):
-        token = tokens[i]
-        value = number(token)
+        token, value = tokens[i], number(tokens[i])
         if token == "±":  # a spread: its figure and unit are skipped
-            i += 2
-            if i < len(tokens) and tokens[i].lower() in SUFFIX:
-                i += 1
-            if i < len(tokens) and unit_of(tokens[i]) and number(tokens[i]) is None and not PERCENT.match(tokens[i]):
-                i += 1
+            i = _skip_spread(tokens, i)
             continue
-        if PERCENT.match(token) and values:
+        if token.endswith("=") and (values or label):
+            tag = token[:-1]
+        elif PERCENT.match(token) and values:
             stated = token
         elif value is not None and (values or label):
             if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
@@ -83,14 +106,19 @@ def _row(line: str) -> _Row | None:
                 unit = unit_of(tokens[i + 1])[0]  # type: ignore[index]
                 i += 1
             values.append((value, unit))
+            tags.append(tag)
+            tag = ""
         elif not values:
             label.append(token)
         else:
             return None  # words after the figures: a sentence, not a row
         i += 1
+    while any(tags) and not tags[0]:  # "Instance 1  r=12.3GiB/s  r=39.4GiB/s": the 1 names the row
+        label.append(f"{values.pop(0)[0]:g}")
+        tags.pop(0)
     if not label:
         return None
-    return _Row(" ".join(label), tuple(values), stated, line.strip())
+    return _Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else ())
 
 
 def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
@@ -152,8 +180,8 @@ def _table_at(lines: list[str], i: int) -> _Table:
 def _columns(header: str, count: int) -> list[str]:
     """The names of a table's count figure columns, from its header (columns apart by two spaces or a tab)."""
     names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
-    if len(names) == count + 1:
-        names = names[1:]  # the labels' column
+    if len(names) > count:
+        names = names[1:count + 1]  # the labels' column first; a delta's column after
     return names if len(names) == count else [f"column {k + 1}" for k in range(count)]
 
 
@@ -178,6 +206,19 @@ def _down(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim
     return out
 
 
+def _named(group: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A row of cells of named figures, one cell a side: each name's two figures."""
+    out = []
+    for tag in dict.fromkeys(row.tags):
+        found = [v for v, t in zip(row.values, row.tags) if t == tag]
+        if len(found) != 2:
+            return []
+        (a, ua), (b, ub) = found
+        label = " ".join(x for x in (group, row.label, tag) if x)
+        out.append(make(label, a, b, unit_of(ua or ub) or unit, better, row.stated, row.text))
+    return out
+
+
 def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
     rows = list(table.rows)
     if len(rows) >= 3 and all(re.fullmatch(r"\d+", r.label) or _SUMMARY.match(r.label) for _, r in rows) and \
@@ -186,6 +227,10 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
     swap = bool(AFTER_FIRST.search(table.header))
     out = []
     for group, row in rows:
+        if row.tags:  # cells of named figures, one a side: only under a header naming the sides
+            sided = {side_of(n) for n in re.split(r"\s{2,}|\t", table.header.strip())} >= {"before", "after"}
+            out += _named(group, row, unit, better) if sided else []
+            continue
         (a, ua), (b, ub) = row.values[0], row.values[1]
         if swap:
             a, b, ua, ub = b, a, ub, ua
@@ -210,4 +255,24 @@ def column_tables(lines: list[str]) -> list[Claim]:
             i = table.end
         else:
             i += 1
+    return claims
+
+
+def side_rows(lines: list[str]) -> list[Claim]:
+    """Two rows of one figure or more whose labels are the two sides (``-git  4720 usec`` /
+    ``-git+commit  4311 usec  -8.7%``), read down under the header above them."""
+    claims: list[Claim] = []
+    texts = [(k, line.strip()) for k, line in enumerate(lines) if line.strip() and not _rule(line.strip())]
+    for (k, first), (_, second) in zip(texts, texts[1:]):
+        a, b = (_row(t) if t and "|" not in t and not NOT_TABLE.match(t) else None for t in (first, second))
+        if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
+            continue
+        if row_sides(a.label, b.label) is None:
+            continue
+        header = next((t for j, t in reversed(texts) if j < k), "")
+        above = _row(header)
+        header = header if above is None or not above.values else ""  # words alone: the columns' names
+        unit, better = _context_unit(lines[max(0, k - 4):k])
+        rows = ((a.label, a), (b.label, b))
+        claims += _down(_Table(header, tuple(("", r) for _, r in rows), k + 2), unit, better)
     return claims
