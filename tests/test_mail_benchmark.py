@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from iolab.engines import fio_jobs
-from iolab.mail.benchmark import MAX_FILES, MAX_JOB_SIZE, MAX_JOBS, benchmark, environment
+from iolab.mail.benchmark import MAX_FILES, MAX_JOB_SIZE, MAX_JOBS, benchmark
+from iolab.mail.environment import environment
 from iolab.mail.claimed import claims
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"

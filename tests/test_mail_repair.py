@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from iolab.mail import MailError, read
+from iolab.mail.copies import well_formed
 from iolab.mail.message import Patch
-from iolab.mail.repair import RepairError, repair, well_formed
+from iolab.mail.repair import RepairError, repair
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mail"
 LINUX = FIXTURES / "linux-7.2"

@@ -123,10 +123,10 @@ def patch_files(mail: Any, root: Path, label: str, base_dir: Path) -> tuple[list
     series' mails written beside the experiment), its [mail] table, and the
     parts of patches the source has in another form (patch -> the part)."""
     from iolab.kernels import patches
-    from iolab.mail import MailError, files, repair
+    from iolab.mail import MailError, copies, files, repair
 
     try:
-        names = repair.files_named(mail.patches)
+        names = copies.files_named(mail.patches)
         texts = patches.pristine_files(root, names)
         lines = {name: (text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
                  for name, text in texts.items() if text is not None}

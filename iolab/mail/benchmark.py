@@ -39,28 +39,19 @@ from typing import Any, Literal
 from iolab.engines import fio_options
 from iolab.engines.script import ALLOW as SCRIPT
 from iolab.mail.claimed import Claim
+from iolab.mail.environment import SIZE, Device, Environment, bytes_of, device_of, environment
+from iolab.mail.fio_text import command_lines, fio_command, option_lines, quoted_jobs, slug
 from iolab.units import format_size, parse_size
 
-Device = Literal["raw", "null_blk", "rotational", "ram"]
 Origin = Literal["fio command line", "fio job", "t/io_uring", "dd", "libMicro", "recipe", "prose"]
 
-# The VM's room (iolab patch runs one or two vCPUs under QEMU, the image in 2 GiB of memory)
 MAX_JOB_SIZE = 64 << 20  # bytes of one fio job's files
 MAX_JOBS = 4  # fio numjobs, dd/prose threads
 MAX_OPS = 50_000  # probe ops per cell
 MAX_FILES = 20_000  # churn files
-LOW_MEMORY = 256 << 20  # "low memory" without a figure: the workload's cgroup limit
 LIBMICRO_CASES = ("write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k")  # iolab-probe batch mode's cases
 LIBMICRO_BATCHES = 50
 
-_FS = ("ext4", "xfs", "btrfs", "f2fs", "erofs")
-# fio options that are the command line's, not a job's: the run's own output, a server, the terminal
-_FIO_CLI_ONLY = {"output", "output-format", "eta", "eta-newline", "eta-interval", "minimal", "terse-version",
-                 "append-terse", "status-interval", "parse-only", "section", "alloc-size", "warnings-fatal",
-                 "max-jobs", "server", "daemonize", "client", "remote-config", "idle-prof", "inflate-log",
-                 "trigger-file", "trigger-timeout", "trigger", "trigger-remote", "aux-path", "readonly",
-                 "debug", "bandwidth-log", "showcmd", "crctest", "cpuclock-test", "version", "help", "cmdhelp",
-                 "enghelp", "latency-log", "merge-blktrace-only", "json", "timeout"}
 _PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
 # time-bound options dropped for a size-bound job (the VM's clock, or instructions, would make them long)
 _TIME_BOUND = {"runtime", "time_based", "ramp_time"}
@@ -80,74 +71,12 @@ class MailWorkload:
 
 
 @dataclass(frozen=True)
-class Environment:
-    fs: str | None = None
-    sysctl: dict[str, int | str] = field(default_factory=dict)
-    mount_options: str = ""
-    mkfs_options: tuple[str, ...] = ()
-    device: Device | None = None
-    device_source: str = ""  # what the mail named ("/dev/nullb0", "a SATA HDD")
-    memory_max: int | None = None
-    checkpoint: bool = False  # the mail times a filesystem checkpoint (f2fs: its tracepoint's phases)
-
-
-@dataclass(frozen=True)
 class Benchmark:
     workloads: tuple[MailWorkload, ...]
     environment: Environment
     scaled: tuple[str, ...]  # each figure scaled to the VM: "numjobs 16 -> 4"
     not_reproduced: tuple[str, ...]  # "what: why"
     refused: tuple[str, ...]  # options refused by the experiment file's checks, and how to allow them
-
-
-# -- the words ----------------------------------------------------------------------------
-
-_SIZE = r"(\d+(?:\.\d+)?)\s?([KMGT]i?B?|[kmgt]i?b?)"
-
-
-def _bytes(number: str, unit: str) -> int:
-    power = {"k": 1, "m": 2, "g": 3, "t": 4}[unit[0].lower()]
-    return int(float(number) * 1024 ** power)
-
-
-def slug(text: str, limit: int = 40) -> str:
-    """A name fio and a table take: letters, digits, '-', '_' and '.'."""
-    words = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
-    return words[:limit].rstrip("-") or "mail"
-
-
-def _commands(text: str, program: str, shape: str = r"\s--?[A-Za-z]") -> list[str]:
-    """Each command line that runs `program`, joined across ``\\`` breaks and
-    lines that carry on with an option (``--...``)."""
-    lines = text.splitlines()
-    found = []
-    start = re.compile(rf"^\s*(?:[$#>]\s*)?(?:sudo\s+)?(?:\S*/)?{re.escape(program)}(\s|$)")
-    i = 0
-    while i < len(lines):
-        if not start.match(lines[i]):
-            i += 1
-            continue
-        command = lines[i].strip()
-        while i + 1 < len(lines) and (command.endswith("\\") or lines[i + 1].lstrip().startswith("--")):
-            command = command.rstrip("\\").rstrip() + " " + lines[i + 1].strip()
-            i += 1
-        if re.search(shape, command):  # its arguments make it a command, not a sentence that names it
-            found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
-        i += 1
-    if not found and program in text:  # a copy whose line breaks were lost: up to the end of the sentence
-        for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,-]+|\s+/dev/\S+)+)", text):
-            found.append(match.group(1))
-    return found
-
-
-def _device(name: str) -> Device | None:
-    if re.match(r"/dev/nullb\d+", name):
-        return "null_blk"
-    if re.match(r"/dev/(nvme\d+n\d+|sd[a-z]+|vd[a-z]+|hd[a-z]+|mmcblk\d+|md\d+|dm-\d+|loop\d+)", name):
-        return "raw"
-    if re.match(r"/dev/(ram\d+|pmem\d+|zram\d+)", name):
-        return "ram"
-    return None
 
 
 # -- fio -----------------------------------------------------------------------------------
@@ -176,7 +105,7 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> lis
                 found.refused.append(f"[{name}] {key}{'=' + value if value else ''}: {verdict[0]}{how}")
                 continue
             if key in _PLACEMENT:
-                device = _device(value)
+                device = device_of(value)
                 if device:
                     found.devices.append((device, value))
                 continue
@@ -247,72 +176,6 @@ def parse_refusal(job: str) -> str | None:
     return fio.parse_refusal(job, "fio")
 
 
-def _fio_command(command: str, name: str) -> tuple[list[tuple[str, dict[str, str]]], list[str]]:
-    """A fio command line as job sections; and what it names that is not a job option."""
-    try:
-        words = shlex.split(command)
-    except ValueError as error:
-        return [], [f"{command[:60]}: not a command line ({error})"]
-    sections: list[tuple[str, dict[str, str]]] = [("global", {})]
-    ignored = []
-    for word in words[1:]:
-        if not word.startswith("--"):
-            ignored.append(f"{word}: a job file the mail does not quote")
-            continue
-        key, has, value = word[2:].partition("=")
-        if key in _FIO_CLI_ONLY:
-            continue
-        if key == "name":
-            sections.append((slug(value or name, 60), {}))
-            continue
-        sections[-1][1][key] = value if has else ""
-    if len(sections) == 1:  # no --name: one job, named after the mail
-        return [(slug(name, 60), sections[0][1])], ignored
-    if not sections[0][1]:
-        sections = sections[1:]
-    return sections, ignored
-
-
-def _quoted_jobs(text: str) -> list[tuple[str, list[tuple[str, dict[str, str]]]]]:
-    """fio job files in the body: a [section] line and option lines under it, sections together."""
-    out = []
-    current: list[tuple[str, dict[str, str]]] = []
-    source = ""
-    for line in text.splitlines() + ["."]:  # a last line that ends any job
-        stripped = line.strip()
-        section = re.fullmatch(r"\[([A-Za-z0-9_.-]{1,64})\]", stripped)
-        option = re.fullmatch(r"([a-z_][a-z0-9_]*)\s*(?:=\s*(.*))?", stripped)
-        if section:
-            current.append((section.group(1), {}))
-            source = source or stripped
-        elif current and option and (option.group(2) is not None or
-                                     fio_options.ALIASES.get(option.group(1), option.group(1)) in fio_options.KNOWN):
-            current[-1][1][option.group(1)] = (option.group(2) or "").strip()
-        elif current and (not stripped or stripped.startswith((";", "#"))):
-            continue
-        else:
-            if current and any(opts for _, opts in current):
-                out.append((source, current))
-            current, source = [], ""
-    return out
-
-
-def _option_lines(text: str) -> list[tuple[str, str, dict[str, str]]]:
-    """Lines that list fio options inline (``A: rw=write bs=128k iodepth=1 ioengine=pvsync2``):
-    (label, line, options); options the lines above name for all (``Workloads (all `uncached=1`)``) added."""
-    out: list[tuple[str, str, dict[str, str]]] = []
-    common: dict[str, str] = {}
-    for line in text.splitlines():
-        pairs = re.findall(r"(?<![\w.])([a-z_]+)=([\w.:/%-]+)", line.split("#")[0])
-        known = {k: v for k, v in pairs if fio_options.ALIASES.get(k, k) in fio_options.KNOWN}
-        if len(known) == 1 and re.search(r"\ball\b", line, re.I) and not out:
-            common = known
-        elif len(known) >= 2:
-            label = re.match(r"\s*([\w-]{1,16})\s*[:)]\s", line)
-            out.append((label.group(1) if label else "", line.strip(), {**common, **known}))
-    return out
-
-
 # -- t/io_uring and dd ---------------------------------------------------------------------
 
 # t/io_uring's options (its usage): the fio option each becomes; values 0/1 for the booleans
@@ -343,7 +206,7 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
             flag, value = word[1], word[2:]
             i += 1
         else:
-            device = _device(word)
+            device = device_of(word)
             if device:
                 found.devices.append((device, word))
             elif word.startswith(("/", "./")):
@@ -372,7 +235,7 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
         else:
             options[key] = value
     _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
-            raw=any(_device(word) for word in words))
+            raw=any(device_of(word) for word in words))
 
 
 def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
@@ -386,7 +249,7 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
     else:
         found.missing.append(f"{command[:80]}: a copy from one file to another is not a job iolab runs")
         return
-    device = _device(place)
+    device = device_of(place)
     if device:
         found.devices.append((device, place))
     bs = args.get("bs", "512")
@@ -502,9 +365,9 @@ def _script(steps: list[tuple[str, str]], found: _Found) -> None:
 
 def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
     """A workload from parameters the prose names, with the operations the claim's rows name."""
-    bs = re.search(rf"\b{_SIZE}\s*(?:O_DIRECT|direct|buffered|random|sequential|I/O|IO|reads?|writes?|blocks?)",
+    bs = re.search(rf"\b{SIZE}\s*(?:O_DIRECT|direct|buffered|random|sequential|I/O|IO|reads?|writes?|blocks?)",
                    text)
-    size = re.search(rf"\b{_SIZE}\s+(?:\w+\s+)?file", text)
+    size = re.search(rf"\b{SIZE}\s+(?:\w+\s+)?file", text)
     threads = re.search(r"\b(\d+)\s+(?:threads|jobs|processes|readers|writers)\b", text)
     ops = re.search(r"\b(\d[\d,]*)\s+(?:iterations|ops|operations|I/Os|IOs)\b", text)
     direct = re.search(r"O_DIRECT|\bdirect I/O\b|\bDIO\b", text)
@@ -520,8 +383,8 @@ def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
     if not operations:
         return
     source = " ".join(m.group(0) for m in (bs, size, threads, ops, direct) if m)
-    block = _bytes(bs.group(1), bs.group(2)) if bs else 4096
-    file_size = _bytes(size.group(1), size.group(2)) if size else MAX_JOB_SIZE
+    block = bytes_of(bs.group(1), bs.group(2)) if bs else 4096
+    file_size = bytes_of(size.group(1), size.group(2)) if size else MAX_JOB_SIZE
     if file_size > MAX_JOB_SIZE:
         found.scaled.append(f"file size {format_size(file_size)} -> {format_size(MAX_JOB_SIZE)}")
         file_size = MAX_JOB_SIZE
@@ -545,53 +408,6 @@ def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
             "direct": bool(direct), "ops": count}))
 
 
-# -- the environment -------------------------------------------------------------------------
-
-
-def environment(text: str, subject: str, devices: list[tuple[Device, str]]) -> tuple[Environment, list[str]]:
-    """What the mail says of the machine, mapped onto the VM; and what is not reproduced of it."""
-    missing = []
-    prefix = re.match(r"\s*(?:\[[^\]]*\]\s*)?([a-z0-9_]+)(?:/[a-z0-9_]+)?:", subject)
-    fs = prefix.group(1) if prefix and prefix.group(1) in _FS else None
-    mkfs = re.search(r"\bmkfs\.(\w+)((?:\s+-\S+(?:\s+[^-/\s]\S*)?)*)", text)
-    if mkfs and mkfs.group(1) in _FS:
-        fs = fs or mkfs.group(1)
-    if fs is None:
-        said = [f for f in _FS if re.search(rf"\b{f}\b", text, re.I)]
-        fs = said[0] if len(said) == 1 else None
-    mkfs_options = tuple(shlex.split(mkfs.group(2))) if mkfs else ()
-    mount = re.search(r"\bmount\s+(?:-t\s+\w+\s+)?-o\s+(\S+)", text)
-    options = mount.group(1) if mount else ""
-    compress = re.search(r"\b(compress(?:-force)?=[\w:]+)", text)
-    if compress and compress.group(1) not in options:
-        options = ",".join(filter(None, [options, compress.group(1)]))
-    sysctl: dict[str, int | str] = {}
-    for key, value, unit in re.findall(r"\b((?:vm|kernel|fs)\.[a-z0-9_.]*[a-z0-9_])\s*=\s*(\d+)\s?([KMG]i?B?)?\b",
-                                       text):
-        sysctl[key] = _bytes(value, unit) if unit else int(value)
-    memory = re.search(rf"\b{_SIZE}\s+(?:memcg|cgroup|memory limit|memory\.max)", text)
-    memory_max = None
-    if memory:
-        memory_max = _bytes(memory.group(1), memory.group(2)) // 4096 * 4096
-    elif re.search(r"\blow[- ]memory\b|\bmemory pressure\b", text, re.I):
-        memory_max = LOW_MEMORY
-    device, named = None, ""
-    if devices:
-        device, named = devices[0]
-    elif re.search(r"/dev/nullb\d", text):
-        device, named = "null_blk", re.search(r"/dev/nullb\d", text).group(0)  # type: ignore[union-attr]
-    elif re.search(r"\b(HDD|hard disk|rotational|spinning (?:disk|rust)|SATA disk)\b", text, re.I):
-        device, named = "rotational", "a rotational disk"
-    elif re.search(r"\b(memory[- ]backed (?:disk|device)|ram ?disk|brd|pmem)\b", text, re.I):
-        device, named = "ram", "a memory-backed disk"
-    cpus = re.search(r"\b(\d{2,4})[- ](?:CPU|core|cpu)s?\b", text)
-    if cpus and int(cpus.group(1)) > 8:
-        missing.append(f"a {cpus.group(1)}-CPU machine: the VM here has 1-2 vCPUs (contention at that scale "
-                       "is not reproduced)")
-    checkpoint = fs == "f2fs" and bool(re.search(r"\bcheckpoint\b", text, re.I))
-    return Environment(fs, sysctl, options, mkfs_options, device, named, memory_max, checkpoint), missing
-
-
 _OTHER_BENCHMARKS = ("will-it-scale", "fsmark", "fs_mark", "dbench", "filebench", "sysbench", "postmark",
                      "xfstests", "fstests", "mmtests", "stress-ng", "vdbench", "iozone", "bonnie", "pgbench",
                      "rocksdb", "db_bench", "kernbench", "hackbench", "perf bench", "lmbench", "unixbench")
@@ -601,22 +417,22 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
     """The mail's benchmark: its workloads (most exact form first), environment and what is left out."""
     name = slug(re.sub(r"^\s*(?:Re:\s*)?(\[[^\]]*\]\s*)*", "", subject) or "mail", 40)
     found = _Found(allow=allow)
-    commands = _commands(text, "fio", r"\s--?[A-Za-z]|\s\S+\.(?:fio|job|ini)\b")
+    commands = command_lines(text, "fio", r"\s--?[A-Za-z]|\s\S+\.(?:fio|job|ini)\b")
     for k, command in enumerate(commands):
-        sections, ignored = _fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
+        sections, ignored = fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
         found.missing += [f"fio {item}" for item in ignored]
         if sections:
             _judged(sections[-1][0] if len(commands) > 1 else name, "fio command line", command, sections, found,
                     allow)
-    for k, (source, sections) in enumerate(_quoted_jobs(text)):
+    for k, (source, sections) in enumerate(quoted_jobs(text)):
         _judged(f"{name}-job{k + 1}" if k else f"{name}-job", "fio job", source, sections, found, allow)
     if not commands:
-        for label, line, options in _option_lines(text):
+        for label, line, options in option_lines(text):
             job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
             _judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
-    for command in _commands(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
+    for command in command_lines(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
         _io_uring(command, f"{name}-t-io_uring", found, allow)
-    for command in _commands(text, "dd", r"\s(?:if|of)="):
+    for command in command_lines(text, "dd", r"\s(?:if|of)="):
         if " if=" in f" {command}" or " of=" in f" {command}":
             _dd(command, f"{name}-dd", found, allow)
     _libmicro(text, found)
