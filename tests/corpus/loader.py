@@ -43,6 +43,9 @@ class Claim:
     # Set where the before side is written in another unit than the after
     # side ("lat (nsec): ... avg=9840.65" vs "lat (usec): ... avg=11.03").
     before_unit: str | None = None
+    # Set where a side is computed from what the mail prints rather than
+    # printed itself (perf diff: after = baseline share + delta).
+    derived: str | None = None
 
 
 @dataclass(frozen=True)
