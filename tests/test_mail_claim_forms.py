@@ -150,3 +150,38 @@ def test_a_table_takes_its_unit_from_the_sentence_that_says_it_well_above():
     text = ("The results below are in IOPS, median of 5 runs.\n\n" + "More words about the setup here.\n" * 8 +
             "|  | base | patched |\n|---|---|---|\n| psync | 3683 | 3564 |\n| libaio | 2853 | 2825 |\n")
     assert [(c.unit, c.better) for c in claims(text)] == [("IOPS", "higher"), ("IOPS", "higher")]
+
+
+def test_two_tables_of_one_shape_a_side_each_pair_their_cells():
+    text = """  buffer_head:
+  bs      write cache    uncached write
+  1k       423  MiB/s      36.3 MiB/s
+  64k      4321 MiB/s      869  MiB/s
+
+  iomap:
+  bs      write cache    uncached write
+  1k       403  MiB/s      57   MiB/s
+  64k      6488 MiB/s      1206 MiB/s
+"""
+    assert _rows(text) == [("1k write cache", 423, 403, "MiB/s", "higher"),
+                           ("1k uncached write", 36.3, 57, "MiB/s", "higher"),
+                           ("64k write cache", 4321, 6488, "MiB/s", "higher"),
+                           ("64k uncached write", 869, 1206, "MiB/s", "higher")]
+
+
+def test_a_cell_per_variant_pairs_the_base_with_the_base_plus_this_change():
+    text = """                base          other+series      base+this series
+ type     bs    IOPS  BW(M/s) IOPS  BW(M/s)     IOPS   BW(M/s)
+ ----------------------------------------------------------------
+ hole     4K  | 576k  2253  | 762k  2975(+32%) | 747k  2918(+29%)
+ nvme     1M  | 2012  2012  | 2153  2153(+7%)  | 2122  2122(+5%)
+"""
+    assert [(c.label, c.before, c.after, c.better, c.stated) for c in claims(text)] == [
+        ("hole 4K IOPS", 576e3, 747e3, "higher", ""), ("hole 4K BW(M/s)", 2253, 2918, "higher", "+29%"),
+        ("nvme 1M IOPS", 2012, 2122, "higher", ""), ("nvme 1M BW(M/s)", 2012, 2122, "higher", "+5%")]
+
+
+def test_a_range_of_percentages_is_no_pair():
+    assert claims("It gives an improvement of approximately 30% to 50% in large writes.\n") == []
+    (row,) = claims("The share went from 0.22% to 0.01% of the profile.\n")
+    assert (row.before, row.after, row.better) == (0.22, 0.01, "lower")

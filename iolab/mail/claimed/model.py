@@ -114,12 +114,25 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
     return out
 
 
+_HIGHER = re.compile(r"\b(bw|bandwidth|throughput|iops|ops|rate|speed|score|transactions?)\b", re.I)
+_LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
+                    r"instructions|context[- ]switch(?:es)?|p\d{2,3}(?:\.\d+)?)\b", re.I)
+
+
+def better_of(label: str) -> Better | None:
+    """Which way is better by what a row names, when its unit does not say (``BW(M/s)``, ``latency``)."""
+    higher, lower = _HIGHER.search(label), _LOWER.search(label)
+    if higher and not lower:
+        return "higher"
+    return "lower" if lower and not higher else None
+
+
 def make(label: str, before: float, after: float, unit: Unit | None, better: Better | None, stated: str,
          source: str) -> Claim:
-    """A claim row; a unit's own direction unless the mail says which way is better."""
+    """A claim row; a unit's own direction unless the mail says which way is better, else its name's."""
     shown, kind, unit_better = unit if unit else ("", "count", None)
-    return Claim(" ".join(label.split())[:120], before, after, shown, kind, better or unit_better, stated,
-                 source.strip())
+    return Claim(" ".join(label.split())[:120], before, after, shown, kind,
+                 better or unit_better or better_of(label), stated, source.strip())
 
 
 _SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,

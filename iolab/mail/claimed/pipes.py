@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.sides import row_sides
+from iolab.mail.claimed.sides import row_sides, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
@@ -114,12 +114,80 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
 
 
 def pipe_tables(lines: list[str]) -> list[Claim]:
-    """Every pipe table's claims: read down when its rows are the sides, else across."""
+    """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across."""
     claims = []
     for k, table in _tables(lines):
+        variants = grouped(lines, k)
+        if variants is not None:
+            claims += variants[0]
+            continue
         if len(table) < 2:
             continue
         header, body = table[0], table[1:]
         sides, said = _sides(body), said_unit(lines, k)
         claims += _down(header, *sides, said) if sides else _across(header, body, said)
     return claims
+
+
+# -- a cell per variant, each of several figures -------------------------------------------
+
+_CELL_FIGURE = re.compile(r"(?<![\w.+-])(\d[\d,]*(?:\.\d+)?[kKMG]?)(?![\w.])")
+_STATED = re.compile(r"\(\s*([+-]?\d+(?:\.\d+)?%)\)?")
+
+
+def _cell(cell: str) -> list[float]:
+    """The figures of a cell, without its stated delta ("762k  2975(+32%)": 762000, 2975)."""
+    found = [number(t) for t in _CELL_FIGURE.findall(_STATED.sub(" ", cell))]
+    return [f for f in found if f is not None]
+
+
+def _segments(line: str, cuts: list[int]) -> list[list[str]]:
+    """The words of a header line in each segment between the cuts (a word is where it starts)."""
+    out: list[list[str]] = [[] for _ in range(len(cuts) + 1)]
+    for match in re.finditer(r"\S+", line):
+        out[sum(match.start() >= c for c in cuts)].append(match.group(0))
+    return out
+
+
+def _variants(names: list[str]) -> tuple[int, int] | None:
+    """Which variant column is before and which after: ``base`` and ``base+large folio`` (the
+    before's name plus the change), else the only before and after sides, else the two there are."""
+    before = next((g for g, n in enumerate(names) if side_of(n) == "before"), 0)
+    name = names[before].strip()
+    after = [g for g, n in enumerate(names) if g != before and name and n.strip().startswith(name + "+")]
+    after = after or [g for g, n in enumerate(names) if g != before and side_of(n) == "after"]
+    if len(after) == 1:
+        return before, after[0]
+    return (0, 1) if len(names) == 2 else None
+
+
+def grouped(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
+    """A table whose rows are a label then a cell per variant of the same figures
+    (``hole 4K | 576k 2253 | 762k 2975(+32%) | 747k 2918(+29%)``) under a line naming the
+    variants and a line naming the figures: a claim per row and figure, before against after."""
+    rows: list[str] = []
+    while k + len(rows) < len(lines) and lines[k + len(rows)].count("|") == lines[k].count("|") >= 2 \
+            and not lines[k + len(rows)].lstrip().startswith("|"):
+        rows.append(lines[k + len(rows)])
+    cells = [[_cell(c) for c in row.split("|")[1:]] for row in rows]
+    width = len(cells[0][0]) if cells and cells[0] else 0
+    if len(rows) < 2 or width < 2 or any(len(c) != width for row in cells for c in row):
+        return None
+    above = [line for line in lines[max(0, k - 4):k] if line.strip() and not _BORDER.match(line.strip())]
+    if len(above) < 2:
+        return None
+    cuts = [m.start() for m in re.finditer(r"\|", rows[0])]
+    names = [" ".join(s) for s in _segments(above[-2], cuts)][1:]
+    metrics = _segments(above[-1], cuts)[1:]
+    order = _variants(names) if len(names) == len(cells[0]) else None
+    if order is None:
+        return None
+    b, a = order
+    out = []
+    for row, found in zip(rows, cells):
+        label, stated = row.split("|")[0].strip(), _STATED.search(row.split("|")[1 + a])
+        for m in range(width):
+            metric = " ".join(metrics[a][m:m + 1]) if len(metrics[a]) == width else f"figure {m + 1}"
+            out.append(make(f"{label} {metric}", found[b][m], found[a][m], unit_of(metric) or said_unit(lines, k),
+                            None, stated.group(1) if stated and m == width - 1 else "", row))
+    return out, k + len(rows)

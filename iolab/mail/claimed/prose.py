@@ -61,6 +61,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     if a is None or b is None or (unit is None and not stated):
         return None  # "1 to 4 threads": a pair is figures with a unit, or with the mail's own delta
     link = match.groupdict().get("link") or ""
+    if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
+        return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
     if link.startswith("v") and stated[:1] in ("+", "-") and (b - a) * float(stated.rstrip("%")) < 0:
         a, b = b, a  # "42.40M vs. 37.77M, -11%": for "vs" the signed delta says which is before
     label = " ".join(_label(lines, k, text[:match.start()], text[match.end():]))

@@ -240,21 +240,69 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
     return out
 
 
-def column_tables(lines: list[str]) -> list[Claim]:
-    """Every table of columns in the lines, read across, down or as a series."""
-    claims: list[Claim] = []
+def _tables(lines: list[str]) -> list[tuple[int, _Table]]:
+    """Each table of columns and the line its search started at."""
+    found = []
     i = 0
     while i < len(lines):
         table = _table_at(lines, i)
         if len(table.rows) >= 2 or (table.rows and _TWO_SIDES.search(table.header)):
-            header = table.header or (lines[i - 1] if i > 0 else "")
-            unit, better = _context_unit(lines[max(0, i - 4):i])
-            table = _Table(header, table.rows, table.end)
-            read = _down if _sides([row for _, row in table.rows]) else _across
-            claims += read(table, unit, better)
+            found.append((i, _Table(table.header or (lines[i - 1] if i > 0 else ""), table.rows, table.end)))
             i = table.end
         else:
             i += 1
+    return found
+
+
+def _name_above(lines: list[str], table: _Table, start: int) -> str:
+    """The line that names a table ("buffer_head:", "Without the patch:"), above its header."""
+    k = next((j for j in range(start, table.end) if lines[j].strip() == table.header.strip()), start)
+    return next((lines[j].strip() for j in range(k - 1, max(-1, k - 3), -1) if lines[j].strip()), "")
+
+
+def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[str]) -> tuple[int, int] | None:
+    """Two tables of one shape one after the other, a side each (``buffer_head:`` then ``iomap:``):
+    which is before (0 or 1) and which after; None when they are not."""
+    (i, a), (j, b) = first, second
+    if a.header.split() != b.header.split() or _TWO_SIDES.search(a.header) or j - a.end > 4:
+        return None
+    if [r.label for _, r in a.rows] != [r.label for _, r in b.rows]:
+        return None
+    if any(len(r.values) != len(t.values) for (_, r), (_, t) in zip(a.rows, b.rows)):
+        return None
+    order = row_sides(_name_above(lines, a, i).rstrip(":"), _name_above(lines, b, j).rstrip(":"))
+    return order or (0, 1)  # names that are no sides: the first is the baseline
+
+
+def _twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A claim per row and column: the same cell of the two tables."""
+    out = []
+    for (group, mine), (_, theirs) in zip(before.rows, after.rows):
+        names = _columns(before.header, len(mine.values))
+        for k, ((a, ua), (b, ub)) in enumerate(zip(mine.values, theirs.values)):
+            label = " ".join(x for x in (group, mine.label, names[k]) if x)
+            out.append(make(label, a, b, unit_of(ua or ub) or unit_of(names[k]) or unit, better, "",
+                            f"{mine.text} / {theirs.text}"))
+    return out
+
+
+def column_tables(lines: list[str]) -> list[Claim]:
+    """Every table of columns in the lines, read across, down, as a series or as twins (a table a side)."""
+    claims: list[Claim] = []
+    tables = _tables(lines)
+    k = 0
+    while k < len(tables):
+        i, table = tables[k]
+        unit, better = _context_unit(lines[max(0, i - 4):i])
+        twins = _twins(tables[k], tables[k + 1], lines) if k + 1 < len(tables) else None
+        if twins is not None:
+            pair = (tables[k][1], tables[k + 1][1])
+            claims += _twin_claims(pair[twins[0]], pair[twins[1]], unit, better)
+            k += 2
+            continue
+        read = _down if _sides([row for _, row in table.rows]) else _across
+        claims += read(table, unit, better)
+        k += 1
     return claims
 
 
