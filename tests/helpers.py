@@ -108,3 +108,26 @@ def copy_run(source: Store, run_id: int, target: Store) -> int:
         target.add_sample(new, sample)
     target.end_run(new, run.status, run.stop_reason)
     return new
+
+
+def source_tarball(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    """A kernel source tarball (made once per directory): Linux 7.2's excerpts
+    (tests/fixtures/mail/linux-7.2), or the files given."""
+    import shutil
+    import tarfile
+
+    tarball = tmp_path / "linux.tar.gz"
+    if tarball.exists():
+        return tarball
+    top = tmp_path / "linux-7.2.99"
+    if files is None:
+        shutil.copytree(FIXTURES / "mail" / "linux-7.2", top)
+    else:
+        for name, text in files.items():
+            (top / name).parent.mkdir(parents=True, exist_ok=True)
+            (top / name).write_text(text)
+    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
+    (top / "Kconfig").write_text("# stand-in\n")
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(top, arcname=top.name)
+    return tarball

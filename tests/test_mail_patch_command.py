@@ -3,35 +3,16 @@ stand-in source tarball: the seeds as given, a git format-patch series in
 an mbox with its cover letter, and input that is no patch (exit 2, short)."""
 
 import os
-import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from iolab import load
-from tests.helpers import REPO
+from tests.helpers import REPO, source_tarball as source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mail"
-
-
-def source(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
-    """A kernel source tarball: the Linux 7.2 excerpts, or the files given."""
-    top = tmp_path / "linux-7.2.99"
-    if files is None:
-        shutil.copytree(FIXTURES / "linux-7.2", top)
-    else:
-        for name, text in files.items():
-            (top / name).parent.mkdir(parents=True, exist_ok=True)
-            (top / name).write_text(text)
-    (top / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n")
-    (top / "Kconfig").write_text("# stand-in\n")
-    tarball = tmp_path / "linux.tar.gz"
-    with tarfile.open(tarball, "w:gz") as archive:
-        archive.add(top, arcname=top.name)
-    return tarball
 
 
 def patch_command(tmp_path: Path, *argv: object) -> subprocess.CompletedProcess:
@@ -188,15 +169,13 @@ def test_the_cache_keeps_each_mails_patches_apart(tmp_path, monkeypatch):
     """Without --write the experiment and its iolab-mail/ patches go into
     iolab's cache, in a directory per mail: a v3 never overwrites the v2's
     patch file of the same name, which the v2's experiment names."""
-    from argparse import Namespace
-
-    from iolab.cli.patch import written_dir
+    from iolab.workloads.patch_pipeline import PatchRequest, written_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     v2, v3 = tmp_path / "v2.mbox", tmp_path / "v3.mbox"
     v2.write_text((FIXTURES / "sqpoll-tw-batch.mbox").read_text())
     v3.write_text(v2.read_text().replace("[PATCH]", "[PATCH v3]").replace("to 64", "to 128"))
-    args = Namespace(source="debian:linux-source-7.2", commit=None, allow=[])
-    assert written_dir([v2], args) == written_dir([v2], args) != written_dir([v3], args)
-    assert written_dir([v2], args) != written_dir([v2], Namespace(**{**vars(args), "allow": ["script"]}))
-    assert written_dir([v2], args).parent == tmp_path / "xdg" / "iolab" / "experiments"
+    assert written_dir(PatchRequest((str(v2),))) == written_dir(PatchRequest((str(v2),))) \
+        != written_dir(PatchRequest((str(v3),)))
+    assert written_dir(PatchRequest((str(v2),))) != written_dir(PatchRequest((str(v2),), allow=("script",)))
+    assert written_dir(PatchRequest((str(v2),))).parent == tmp_path / "xdg" / "iolab" / "experiments"

@@ -90,12 +90,12 @@ def test_seed_000_is_in_72_in_another_form_so_the_base_takes_that_form_out(tmp_p
     exact lines) is what the base takes out, and the mail's patch as written
     then applies to the base."""
     [fixed] = repair(read([FIXTURES / "f2fs-dio-iostat.txt"]).patches, tree_of(LINUX))
-    assert fixed is not None and fixed.side == "old" and fixed.in_source is not None
+    assert fixed is not None and fixed.side == "old" and fixed.other_form is not None
     assert fixed.notes == ("fs/f2fs/file.c: hunk #1 (@@ -4799,6 +4799,9 @@), first line '{': in the source in "
                            "another form: '+if (!f2fs_iostat_enabled(sbi))' is 'if (!sbi->iostat_enable)' there",)
-    assert "+\tif (!sbi->iostat_enable)\n+\t\treturn;\n+\n \tiostat_alloc_and_bind_ctx" in fixed.in_source
+    assert "+\tif (!sbi->iostat_enable)\n+\t\treturn;\n+\n \tiostat_alloc_and_bind_ctx" in fixed.other_form
     root = copy_of_linux(tmp_path)
-    done = gnu_patch(root, fixed.in_source, "-R")
+    done = gnu_patch(root, fixed.other_form, "-R")
     assert done.returncode == 0, done.stdout
     base = (root / "fs" / "f2fs" / "file.c").read_text()
     assert gnu_patch(copy_of_linux(tmp_path / "skip"), SKIP.read_text(), "-R").returncode == 0
@@ -115,7 +115,7 @@ def test_an_added_line_the_source_says_in_other_words_or_unlike_the_mail():
                    f"+ {first}\n+ return -EAGAIN;\n+\nreturn x;\n}}\n")
 
     [fixed] = repair([mail("if (!ready_now(x))")], lambda name: source if name == "fs/x.c" else None)
-    assert fixed is not None and fixed.in_source is not None and "'+if (!ready_now(x))' is 'if (!ready(x))'" \
+    assert fixed is not None and fixed.other_form is not None and "'+if (!ready_now(x))' is 'if (!ready(x))'" \
         in fixed.notes[0]
     assert "\n+\tif (!ready_now(x))\n+\t\treturn -EAGAIN;\n+\n" in fixed.diff
     with pytest.raises(RepairError, match="hunk #1 .* fits no spot"):  # another statement: not the same change
@@ -292,6 +292,6 @@ def test_a_hunk_in_the_source_as_written_beside_one_in_other_words_both_come_out
                "+ if (!ready_now(x))\n+ return -EAGAIN;\n+\nreturn x;\n}\n"
                "@@ -12,5 +15,6 @@ int g(void)\n{\nint y = 1;\n+ y += 2;\nreturn y;\n}\n")
     [fixed] = repair([mail], lambda name: source if name == "fs/x.c" else None)
-    assert fixed is not None and fixed.in_source is not None and len(fixed.notes) == 1  # f's hunk, in other words
-    assert "+\ty += 2;" in fixed.in_source and "+\tif (!ready(x))" in fixed.in_source
+    assert fixed is not None and fixed.other_form is not None and len(fixed.notes) == 1  # f's hunk, in other words
+    assert "+\ty += 2;" in fixed.other_form and "+\tif (!ready(x))" in fixed.other_form
     assert "+\ty += 2;" in fixed.diff and "+\tif (!ready_now(x))" in fixed.diff

@@ -4,33 +4,41 @@ workloads, the library's stay as exploratory rows, and its claim becomes
 mails as given, and a mail written here whose benchmark is a fio command)."""
 
 import shutil
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
 from iolab import load
-from iolab.cli.patch import from_mail, read_mail
-from iolab.workloads import compose, library
-from tests.helpers import REPO
+from iolab.kernels import diff
+from iolab.workloads import patch_pipeline
+from tests.helpers import source_tarball
 
 SEEDS = Path(__file__).parent / "fixtures" / "seeds"
 
 
-def _experiment(tmp_path, *paths: Path, timing="instructions", allow=(), diffs=()):
-    """The experiment iolab patch writes for these mails (``diffs``: the patches whose
-    diffs stand for the mails', where a copy's diff needs the mail reader's repair)."""
-    infos = [library.read_patch(p) for p in diffs or paths]
-    mail = from_mail(read_mail(list(paths)), tuple(allow))
-    selection = library.select(infos, library.load_areas(), mail.text)
-    choice = compose.compose(infos, selection, source="debian:linux-source-7.2", in_source=[True] * len(paths),
-                             base_dir=tmp_path, timing=timing, command="iolab patch x", mail=mail)
-    (tmp_path / "exp.toml").write_text(choice.text)
-    return load.load(tmp_path / "exp.toml"), choice.text
+def _experiment(tmp_path, monkeypatch, *paths: Path, timing="instructions", allow=(), files=None):
+    """The experiment iolab patch's pipeline writes for these mails, on the
+    Linux 7.2 excerpts (tests/fixtures/mail/linux-7.2) or on ``files``."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    request = patch_pipeline.PatchRequest(tuple(map(str, paths)), source=str(source_tarball(tmp_path, files)),
+                                          timing=timing, allow=tuple(allow), write=tmp_path / "exp.toml")
+    written = patch_pipeline.experiment(request, lambda _: None)
+    (tmp_path / "exp.toml").write_text(written.text)
+    return load.load(tmp_path / "exp.toml"), written.text
 
 
-def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path):
-    experiment, text = _experiment(tmp_path, SEEDS / "ext4-write-begin-large-folio.txt")
+def _old_side(mail: str) -> dict[str, str]:
+    """The files a mail's one hunk each applies to: the hunk's old side at its line."""
+    files = {}
+    for file in diff.parse(mail).files:
+        (hunk,) = file.hunks
+        before = [f"/* line {n} */" for n in range(1, hunk.old_start)]
+        files[file.path] = "\n".join(before + [line[1:] for line in hunk.lines if line[:1] != "+"]) + "\n"
+    return files
+
+
+def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path, monkeypatch):
+    experiment, text = _experiment(tmp_path, monkeypatch, SEEDS / "ext4-write-begin-large-folio.txt")
     cases = ["write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k"]
     assert [w.name for w in experiment.workload if not w.exploratory] == cases
     assert all(w.primary == ["per_call"] and w.fs == "ext4" for w in experiment.workload[:4])
@@ -39,8 +47,8 @@ def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path):
         (case, case, "per_call", "lower") for case in cases]
 
 
-def test_the_dio_seed_runs_its_two_rows_as_per_op_latency(tmp_path):
-    experiment, _ = _experiment(tmp_path, SEEDS / "f2fs-dio-iostat.txt")
+def test_the_dio_seed_runs_its_two_rows_as_per_op_latency(tmp_path, monkeypatch):
+    experiment, _ = _experiment(tmp_path, monkeypatch, SEEDS / "f2fs-dio-iostat.txt")
     assert experiment.target.fs == "f2fs"
     mail = [w for w in experiment.workload if not w.exploratory]
     assert [(w.name, w.probe["op"], w.probe["ops"]) for w in mail] == [("direct_read", "pread", 50000),
@@ -50,10 +58,9 @@ def test_the_dio_seed_runs_its_two_rows_as_per_op_latency(tmp_path):
         ("direct_write median", "direct_write", "lat_p50"), ("direct_write recheck", "direct_write", "lat_p50")]
 
 
-def test_the_nat_seed_times_the_checkpoint_flush_and_lists_the_counts_it_does_not_measure(tmp_path):
-    # the seed is one line, its diff too: the diff of scenarios/patches stands for it here
-    experiment, _ = _experiment(tmp_path, SEEDS / "f2fs-nat-readahead.txt",
-                                diffs=[REPO / "scenarios" / "patches" / "f2fs-nat-readahead.patch"])
+def test_the_nat_seed_times_the_checkpoint_flush_and_lists_the_counts_it_does_not_measure(tmp_path, monkeypatch):
+    # the seed is one line, its diff too: repaired against the source
+    experiment, _ = _experiment(tmp_path, monkeypatch, SEEDS / "f2fs-nat-readahead.txt")
     churn = experiment.workload_named("churn")
     assert churn.probe["mode"] == "churn" and churn.primary == ["phase.flush_last_ns"]
     assert [p.name for p in experiment.collect.phase] == ["cp", "flush"]
@@ -95,10 +102,10 @@ diff --git a/io_uring/sqpoll.c b/io_uring/sqpoll.c
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path):
+def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path, monkeypatch):
     path = tmp_path / "sqpoll.patch"
     path.write_text(MAIL)
-    experiment, text = _experiment(tmp_path, path)
+    experiment, text = _experiment(tmp_path, monkeypatch, path, files=_old_side(MAIL))
     job = experiment.workload[0]
     assert job.name == "io_uring-sqpoll-raise-the-task_work-batc" and not job.exploratory
     assert "sqthread_poll" in job.job and "exec_prerun" not in job.job
@@ -115,13 +122,13 @@ def test_a_fio_command_mail_runs_that_job_named_after_the_subject(tmp_path):
     assert experiment.claims.refused == [
         "[io_uring-sqpoll-raise-the-task_work-batc] exec_prerun=/bin/true: runs a program "
         "(iolab patch --allow exec_prerun runs it)"]
-    allowed, _ = _experiment(tmp_path, path, allow=("exec_prerun",))
+    allowed, _ = _experiment(tmp_path, monkeypatch, path, allow=("exec_prerun",), files=_old_side(MAIL))
     assert "exec_prerun=/bin/true" in allowed.workload[0].job and allowed.claims.refused == []
 
 
-def test_a_diff_without_a_description_is_the_library_alone(tmp_path):
+def test_a_diff_without_a_description_is_the_library_alone(tmp_path, monkeypatch):
     path = tmp_path / "plain.patch"
     path.write_text(MAIL[MAIL.index("diff --git"):])
-    experiment, text = _experiment(tmp_path, path)
+    experiment, text = _experiment(tmp_path, monkeypatch, path, files=_old_side(MAIL))
     assert experiment.claims is None and not any(w.exploratory for w in experiment.workload)
     assert "The workloads iolab's library" in text

@@ -85,9 +85,9 @@ def queuer(args: argparse.Namespace, store: Store) -> Any:
     """The robot's way to queue a series: the experiment iolab patch writes
     for it (on the cached source it applies to), submitted as iolab submit does."""
     from iolab import load
-    from iolab.cli import patch as cli_patch
     from iolab.kernels import cache
     from iolab.run import queue, submit
+    from iolab.workloads import patch_pipeline
 
     labels = queue.labels(args.labels)
 
@@ -95,12 +95,11 @@ def queuer(args: argparse.Namespace, store: Store) -> Any:
         digest = hashlib.sha256(series.key.encode()).hexdigest()[:16]
         directory = cache.cache_root().parent / "watch" / digest
         directory.mkdir(parents=True, exist_ok=True)
-        given = argparse.Namespace(patches=[str(_mbox(series, directory))], source=source.spec,
-                                   commit=source.commit, write=None, dry_run=False, allow=[], timing="instructions")
-        text, base_dir, _command = cli_patch.choose(given, "instructions")
-        cli_patch.checked(text, base_dir)
-        path = base_dir / f"iolab-patch-{hashlib.sha256(text.encode()).hexdigest()[:16]}.toml"
-        path.write_text(text)
+        given = patch_pipeline.PatchRequest(mails=(str(_mbox(series, directory)),), source=source.spec,
+                                            commit=source.commit)
+        written = patch_pipeline.experiment(given, lambda text: print(f"iolab: {text}", file=sys.stderr))
+        patch_pipeline.checked(written)
+        path = patch_pipeline.kept(written)
         return submit.submit(load.load(path), store, labels=labels, experiment_path=str(path)).run_id
 
     return queue_series

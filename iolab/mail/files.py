@@ -29,7 +29,7 @@ class Written:
     path: Path  # the file the series applies
     written: bool  # iolab wrote it (else the user's own file)
     record: MailPatch
-    in_source: Path | None = None  # the part the source has in another form: the base takes it out
+    other_form: Path | None = None  # the file of the part the source has in another form: the base takes it out
     notes: tuple[str, ...] = ()  # which hunks those are
 
 
@@ -80,12 +80,12 @@ def write(mail: Mail, repaired: Sequence[Repaired | None], base_dir: Path, sourc
         text = _text(patch, fixed.diff if fixed is not None else patch.diff, note)
         _put(path, text)
         part = None
-        if fixed is not None and fixed.in_source is not None:
+        if fixed is not None and fixed.other_form is not None:
             # the base is the source without this part, so the mail's diff applies to it
             part = path.with_name(path.name.removesuffix(".patch") + ".in-source.patch")
             _put(part, "\n".join([f"The part of {name} that {source} has in another form: the base takes it "
                                   "out (applied reversed), then the series applies the mail's patch.", "",
-                                  *fixed.notes, "", fixed.in_source]))
+                                  *fixed.notes, "", fixed.other_form]))
         digest = hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()
         out.append(Written(path, True, MailPatch(file=str(path), sha256=digest, subject=patch.subject,
                                                  message_id=patch.message_id, repaired=fixed is not None),

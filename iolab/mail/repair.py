@@ -44,7 +44,7 @@ class Repaired:
     cause: str = "a web archive's copy of the mail"  # why it was repaired
     # the hunks the source already has in another form, as a diff from the base (the source
     # without them) to the source: the base takes it out, and ``diff`` then applies to the base
-    in_source: str | None = None
+    other_form: str | None = None
     notes: tuple[str, ...] = ()  # each such hunk, and how the source says its lines
 
 
@@ -194,7 +194,7 @@ def _other_form(patch: Patch, files: Sequence[CopiedFile], sources: SourceFiles)
     if fixed.side != "old":
         return None
     sources.files.update(on_base.files)
-    return replace(fixed, changed=True, in_source="\n".join(taken) + "\n", notes=tuple(notes))
+    return replace(fixed, changed=True, other_form="\n".join(taken) + "\n", notes=tuple(notes))
 
 
 def repair_one(patch: Patch, sources: SourceFiles, other_forms: bool = True) -> Repaired:

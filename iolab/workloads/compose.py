@@ -114,9 +114,9 @@ def _threads(workload: MailWorkload) -> int:
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
             base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
-            title: str | None = None, parts: dict[Path, Path] | None = None) -> Choice:
+            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Choice:
     """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
-    ``title`` (the mail's) when given. ``parts``: for a patch the source has
+    ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
     in another form, the file of that form, which the base takes out in its stead."""
     chosen = selection.chosen
     fs = chosen[0].area.fs if chosen else "ext4"
@@ -135,7 +135,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in far]
         chosen = [c for c in chosen if c not in far]
     unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
-    reverse = [(parts or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
+    reverse = [(other_forms or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
     mailed = mail is not None and bool(mail.benchmark.workloads)
     lines = [f"# Written by: {command}"]
     if mailed:

@@ -1,0 +1,254 @@
+"""The experiment ``iolab patch`` writes for a patch mail: the pipeline, from a typed request.
+
+    mail files -> the mail, read once (iolab.mail), and its benchmark and claims
+               -> the kernel source (fetched and unpacked on first use)
+               -> the series' patch files: repaired against the source where a
+                  web archive mangled them, a series' mails split, written beside
+                  the experiment (iolab-mail/), with the [mail] table
+               -> whether each patch is in the source already (GNU patch judges)
+               -> the library's workloads for the files and functions they change
+               -> the experiment's text (iolab.workloads.compose), checked as
+                  ``iolab run`` takes it
+
+Names of "already in the source", one each: a patch the source carries
+whole is ``in_source`` (it applies reversed: the base takes it out); the
+part of a patch the source has in other words is its ``other_form`` (the
+base takes that out instead). The command line only parses arguments into
+a PatchRequest and prints; ``say`` carries what this says as it goes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from iolab import load, spec
+from iolab.mail import Mail
+from iolab.workloads import compose, library
+
+DEFAULT_SOURCE = "debian:linux-source-7.2"
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PatchRequest:
+    """What ``iolab patch`` is asked."""
+
+    mails: tuple[str, ...]  # the mail files, as the user named them
+    source: str = DEFAULT_SOURCE  # the kernel source: debian:..., a tarball or a git tree
+    commit: str | None = None  # with a git tree: the commit
+    timing: Literal["instructions", "wall"] = "instructions"
+    allow: tuple[str, ...] = ()  # refused fio options or engines, or "script", the user allows by name
+    write: Path | None = None  # where the experiment goes (its paths relative to it)
+    dry_run: bool = False
+
+    def command(self) -> str:
+        """The command line that makes this experiment, as its first comment says."""
+        return shlex.join(["iolab", "patch", *self.mails,
+                           *(["--source", self.source] if self.source != DEFAULT_SOURCE else []),
+                           *(["--commit", self.commit] if self.commit else []),
+                           *(["--timing", self.timing] if self.timing != "instructions" else []),
+                           *(f"--allow={name}" for name in self.allow)])
+
+
+@dataclass(frozen=True)
+class PatchExperiment:
+    """The experiment written for a mail."""
+
+    text: str  # its TOML, with the [mail] table
+    base_dir: Path  # the directory its paths are relative to
+    command: str
+
+
+@dataclass(frozen=True)
+class Series:
+    """The patch files a mail's series applies, and what the source already has of them."""
+
+    paths: list[Path]
+    table: str  # the experiment's [mail] table
+    other_forms: dict[Path, Path]  # patch -> the file of the part the source has in another form
+    in_source: list[bool]  # per patch: the source carries it (or its other form) already
+
+
+def read_mail(paths: list[Path]) -> Mail:
+    """The mail these files hold: read before the source is fetched."""
+    from iolab import mail as mails
+
+    try:
+        return mails.read(paths)
+    except mails.MailError as error:
+        raise spec.SpecError(str(error)) from None
+
+
+def from_mail(mail: Mail, allow: tuple[str, ...]) -> compose.FromMail:
+    """The mail's benchmark and claim, from its text (the cover letter and each patch's description)."""
+    from iolab.mail import reading
+
+    read = reading.reading(mail, allow)  # the one reading, as `iolab mail` prints it
+    return compose.FromMail(read.benchmark, list(read.claims), read.source,
+                            "\n".join([*(patch.title for patch in mail.patches), mail.text()]))
+
+
+def source_tree(request: PatchRequest, say: Say) -> tuple[Path, str]:
+    """The unpacked source (fetched and unpacked on first use) and its label."""
+    from iolab.kernels import KernelError, sources
+
+    try:
+        resolved = sources.resolve(sources.parse(request.source, request.commit, "."), say)
+    except KernelError as error:
+        raise spec.SpecError(f"--source: {error}") from None
+    return sources.unpack(resolved, say), resolved.label
+
+
+def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
+    """Whether each patch (or its other form, which the base takes out) is
+    in the source already (it applies reversed); one that neither applies
+    nor is in it is refused with GNU patch's own diagnosis."""
+    from iolab.kernels import patches
+
+    found = []
+    for path in paths:
+        try:
+            state = patches.state_in(root, patches.Patch(path))
+        except patches.MalformedPatch as error:
+            raise spec.SpecError(str(error)) from None
+        except patches.PatchError as error:
+            first, _, rest = str(error).partition("\n")
+            raise spec.SpecError(f"{first}\n  (the source: {label}; give the one it was written for with "
+                                 f"--source)\n{rest}") from None
+        found.append(state == "applied")
+    return found
+
+
+def _shown(path: Path) -> str:
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+def series(mail: Mail, root: Path, label: str, base_dir: Path, say: Say) -> Series:
+    """The patch files the mail's series applies (repaired ones and a
+    series' mails written beside the experiment), its [mail] table, the
+    other forms, and which patches the source has already."""
+    from iolab.kernels import patches
+    from iolab.mail import MailError, copies, files, repair
+
+    try:
+        texts = patches.pristine_files(root, copies.files_named(mail.patches))
+        lines = {name: (text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
+                 for name, text in texts.items() if text is not None}
+        written = files.write(mail, repair.repair(mail.patches, lambda name: lines.get(name)), base_dir, label)
+    except MailError as error:
+        source = f"\n  (the source: {label}; give the one it was written for with --source)"
+        raise spec.SpecError(str(error) + (source if isinstance(error, repair.RepairError) else "")) from None
+    for item in written:
+        if item.written:
+            what = "repaired" if item.record.repaired else "split from the mail"
+            say(f"wrote {_shown(item.path)} ({what}; sha256 {item.record.sha256[:12]})")
+        for note in item.notes:
+            say(note)
+        if item.other_form is not None:
+            say(f"wrote {_shown(item.other_form)}: the source's form of that, which the base takes out")
+    paths = [item.path for item in written]
+    other_forms = {item.path: item.other_form for item in written if item.other_form is not None}
+    placed = in_source([other_forms.get(path, path) for path in paths], root, label)  # GNU patch judges them first
+    return Series(paths, files.toml(files.record(mail, written, base_dir)), other_forms, placed)
+
+
+def once_each(paths: list[Path]) -> None:
+    """Each patch once: the same file, or the same diff under two names,
+    would be a step that applies nothing (the run's dry run refuses it)."""
+    from iolab.kernels.diff import digest
+
+    seen: dict[object, str] = {}
+    for path in paths:
+        try:
+            diff = digest(path.read_text(errors="replace"))
+        except OSError as error:
+            raise spec.SpecError(f"{path}: {error.strerror}") from None
+        if path.resolve() in seen:
+            raise spec.SpecError(f"{path} is given twice: give each patch once")
+        if diff and diff in seen:
+            raise spec.SpecError(f"{path} has the same diff as {seen[diff]}: give each patch once")
+        seen[path.resolve()] = seen[diff] = str(path)
+
+
+def written_dir(request: PatchRequest) -> Path:
+    """Where `iolab patch` keeps the experiments it writes and runs (without
+    --write): iolab's cache, beside the kernels and sources, in a directory
+    named by the mails' bytes and the options, so the iolab-mail/ patches of
+    one mail never overwrite another's (a v2 and a v3 share their file names)."""
+    from iolab.kernels import cache
+
+    digest = hashlib.sha256()
+    for name in request.mails:
+        try:
+            digest.update(Path(name).read_bytes() + b"\0")
+        except OSError as error:
+            raise spec.SpecError(f"{name}: {error.strerror}") from None
+    digest.update(repr((request.source, request.commit, sorted(request.allow))).encode())
+    directory = cache.cache_root().parent / "experiments" / f"mail-{digest.hexdigest()[:16]}"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _base_dir(request: PatchRequest) -> Path:
+    if request.write is not None:
+        return request.write.resolve().parent
+    return Path.cwd() if request.dry_run else written_dir(request)
+
+
+def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
+    """The experiment's text for the mail, the directory its paths are relative to, and its command."""
+    given = [Path(name) for name in request.mails]
+    once_each(given)
+    base_dir = _base_dir(request)
+    received = read_mail(given)
+    if received.missing:
+        total = received.patches[0].total
+        say(f"patch {', '.join(map(str, received.missing))} of the {total} of this series not given: "
+            f"{'it is' if len(received.missing) == 1 else 'they are'} not applied")
+    mail = from_mail(received, request.allow)
+    root, label = source_tree(request, say)
+    found = series(received, root, label, base_dir, say)
+    infos = [library.with_source(library.read_patch(path, patch.title), root)  # diff -u names no function: the
+             for path, patch in zip(found.paths, received.patches)]  # source does
+    selection = library.select(infos, library.load_areas(), mail.text)
+    if not selection.chosen and not mail.benchmark.workloads:
+        raise spec.SpecError(library.unknown_message(selection))
+    more = len(received.patches) - 1
+    title = received.title if received.cover is not None or not more else \
+        f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
+    command = request.command()
+    choice = compose.compose(infos, selection, source=request.source, in_source=found.in_source,
+                             other_forms=found.other_forms, base_dir=base_dir, timing=request.timing,
+                             command=command, mail=mail, title=title)
+    for item in choice.skipped:
+        say(f"left out {item}")
+    for item in mail.benchmark.refused:
+        say(f"refused from the mail: {item}")
+    for item in mail.benchmark.not_reproduced:
+        say(f"not reproduced here: {item}")
+    return PatchExperiment(choice.text + "\n" + found.table, base_dir, command)
+
+
+def checked(written: PatchExperiment) -> spec.Experiment:
+    """The experiment as `iolab run` takes it: parsed, and checked against
+    this machine (its series' patches applied step by step to the source)."""
+    with load.in_file("the experiment iolab patch wrote"):
+        parsed = load.parse(tomllib.loads(written.text), base_dir=str(written.base_dir))
+        load.check_here(parsed)
+    return parsed
+
+
+def kept(written: PatchExperiment) -> Path:
+    """The experiment in iolab's cache, named by its content (a rerun reuses it), never in the working directory."""
+    path = written.base_dir / f"iolab-patch-{hashlib.sha256(written.text.encode()).hexdigest()[:16]}.toml"
+    path.write_text(written.text)
+    return path
