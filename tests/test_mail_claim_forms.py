@@ -185,3 +185,38 @@ def test_a_range_of_percentages_is_no_pair():
     assert claims("It gives an improvement of approximately 30% to 50% in large writes.\n") == []
     (row,) = claims("The share went from 0.22% to 0.01% of the profile.\n")
     assert (row.before, row.after, row.better) == (0.22, 0.01, "lower")
+
+
+def test_a_series_a_side_without_an_average_is_claimed_by_its_means():
+    before = "".join(f"  {k}s: {v}MB/sec, MB={k * v}\n" for k, v in enumerate([1856, 1907, 1830, 1745, 1829], 1))
+    after = "".join(f"  {k}s: {v}MB/sec, MB={k * v}\n" for k, v in enumerate([1863, 1903, 1860, 1864, 1860], 1))
+    text = f"Without uncached reads:\n{before}\nWith uncached reads:\n{after}"
+    (row,) = claims(text)
+    assert (row.before, row.after, row.unit) == (pytest.approx(1833.4), pytest.approx(1870.0), "MB/s")
+
+
+def test_rows_that_pair_as_sides_within_one_table_and_cells_with_units_on_their_figures():
+    text = """                |  Nodatasum   | Device speed |
+----------------+--------------+--------------+
+Read (Vanilla)  | 2064.6 GiB/s | 2582.8 GiB/s |
+Read (Patched)  | 1719.0 GiB/s | 2556.7 GiB/s |
+Diff            | -16.7 %      | -1%          |
+Write (Vanilla) | 2424.8 GiB/s | 2309.6 GiB/s |
+Write (Patched) | 1800.2 GiB/s | 2232.7 GiB/s |
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("Read Nodatasum", 2064.6, 1719.0, "GiB/s"), ("Read Device speed", 2582.8, 2556.7, "GiB/s"),
+        ("Write Nodatasum", 2424.8, 1800.2, "GiB/s"), ("Write Device speed", 2309.6, 2232.7, "GiB/s")]
+    box = "| File size | Before  | After   | Reduction |\n|---|---|---|---|\n| 5GB | 101.8ms | 37.0ms | 72.1% |\n"
+    assert [(c.before, c.after, c.unit, c.stated) for c in claims(box)] == [(101.8, 37.0, "ms", "72.1%")]
+
+
+def test_significance_marks_exponents_and_remarks_after_a_rows_figures():
+    text = """      metric           baseline       current        stdev            diff
+avg_commit_ms               68.58         58.44          3.35   -14.79% *
+end_state_umount_ns      1.90e+09      1.50e+09   14186226.85   -21.38% *
+"""
+    assert [(c.label, c.before, c.after, c.stated) for c in claims(text)] == [
+        ("avg_commit_ms", 68.58, 58.44, "-14.79%"), ("end_state_umount_ns", 1.9e9, 1.5e9, "-21.38%")]
+    rows = "v6.11-rc7\t\t103561295\nv6.11-rc7 + v7 series\t101357203 (~2% slower)\n"
+    assert [(c.before, c.after, c.stated) for c in claims(rows)] == [(103561295, 101357203, "2%")]

@@ -35,7 +35,7 @@ _UNITS: dict[str, Unit] = {
     "%": ("%", "ratio", None),
 }
 SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
-_NUMBER = re.compile(r"^[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?([kKmMgG])?$")
+_NUMBER = re.compile(r"^~?[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+(?:e[+-]?\d+)?|e[+-]?\d+)?([kKmMgG])?$")
 PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
 NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|closes|reviewed-by|signed-off-by|acked-by|tested-by|"
                        r"reported-by|suggested-by|co-developed-by|message-id|in-reply-to|base-commit)\s*:", re.I)
@@ -91,7 +91,7 @@ def unit_of(text: str) -> Unit | None:
 
 
 def number(token: str) -> float | None:
-    """A figure as written: ``1.418``, ``562K``, ``1,205``; None for anything else."""
+    """A figure as written: ``1.418``, ``562K``, ``1,205``, ``1.90e+09``, ``~250``; None for anything else."""
     match = _NUMBER.match(token.strip())
     if not match:
         return None

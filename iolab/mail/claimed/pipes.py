@@ -10,9 +10,10 @@ change``, ``6.15.1`` / ``6.15.1+revert``): then each column is a claim.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.sides import row_sides, side_of
+from iolab.mail.claimed.sides import row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
@@ -27,7 +28,8 @@ def _pipe_rows(line: str) -> list[list[str]]:
     if start < 0 or end <= start:
         return []
     if not line.startswith("|") and not any(_RULE_CELL.match(c) for c in line.split("|")):
-        return [line.split("|")]  # "6.15.1 |   362  |  2KiB": no outer pipes
+        cells = line.split("|")  # "6.15.1 |   362  |  2KiB": no outer pipes (or only the last)
+        return [cells[:-1] if line.rstrip().endswith("|") else cells]
     cells = line.split("|")
     rule = next((k for k, c in enumerate(cells) if _RULE_CELL.match(c)), None)
     if rule is None or (cells[0].strip() == "" and cells[-1].strip() == "" and
@@ -72,9 +74,19 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
             for k, table in tables]
 
 
+_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
+
+
 def _first(cell: str) -> float | None:
-    words = cell.split()
-    return number(words[0]) if words else None
+    """The figure a cell opens with ("101.8ms": 101.8)."""
+    found = _LEADING.match(cell)
+    return number(found.group(1)) if found else None
+
+
+def _unit(cell: str) -> Unit | None:
+    """The unit written after a cell's figure ("101.8ms", "2064.6 GiB/s")."""
+    found = _LEADING.match(cell)
+    return unit_of(found.group(2)) if found and found.group(2) else None
 
 
 def _sides(body: list[list[str]]) -> tuple[list[str], list[str]] | None:
@@ -90,7 +102,7 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
         if _SIZE.match(before[k]) or _SIZE.match(after[k]):
             continue
         if a is not None and b is not None and header[k].strip():
-            unit = unit_of(" ".join(before[k].split()[1:])) or unit_of(header[k]) or said
+            unit = _unit(before[k]) or unit_of(header[k]) or said
             out.append(make(header[k].strip(), a, b, unit, None, "",
                             f"{header[k].strip()}: {before[0].strip()} {a:g}, {after[0].strip()} {b:g}"))
     return out
@@ -107,7 +119,7 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         if swap:
             (ka, a), (kb, b) = (kb, b), (ka, a)
         stated = next((c.strip() for c in row if PERCENT.match(c.strip())), "")
-        unit = unit_of(" ".join(row[ka].split()[1:])) or unit_of(row[0]) or \
+        unit = _unit(row[ka]) or unit_of(row[0]) or \
             (unit_of(header[ka]) if ka < len(header) else None) or said
         out.append(make(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
     return out
@@ -124,7 +136,14 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
         if len(table) < 2:
             continue
         header, body = table[0], table[1:]
+        if len(header) == len(body[0]) - 1:
+            header = ["", *header]  # "|  Nodatasum | Device speed |" above "Read (Vanilla) | ... |": no label cell
         sides, said = _sides(body), said_unit(lines, k)
+        groups = side_groups([row[0] for row in body]) if not sides and len(body) > 2 else []
+        if groups:  # "Read (Vanilla)", "Read (Patched)", "Write (Vanilla)", ...: each pair read down
+            for key, b, a in groups:
+                claims += [replace(c, label=f"{key} {c.label}") for c in _down(header, body[b], body[a], said)]
+            continue
         claims += _down(header, *sides, said) if sides else _across(header, body, said)
     return claims
 

@@ -106,8 +106,8 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
         return shares
     out = []
     for value, unit, match in figures(line):
-        if unit[0] == "%":
-            continue  # a share or a delta, not a measure (a profile's share is read above)
+        if unit[0] == "%" or line[match.end():].lstrip().startswith(":"):
+            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")  # a share or a delta, not a measure (a profile's share is read above)
         words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", line[:match.start()].split(":")[-1])
         words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
         out.append(Figure(" ".join([*label.split(), *words[-3:], unit[0]]).strip(), value, unit, None, line))
@@ -173,6 +173,9 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     for key in keys:
         mine = [f for f in before.figures if f.key == key]
         theirs = [f for f in after.figures if f.key == key]
+        if len(mine) >= SERIES and len(theirs) >= SERIES:
+            out += _series(key, mine, theirs)
+            continue
         for n, (a, b) in enumerate(zip(mine, theirs)):
             value = convert(b.value, b.unit[0], a.unit[0])
             if value is None:
@@ -180,6 +183,21 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
             label = key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
             out.append(make(label, a.value, value, a.unit, a.better, "", f"{a.line.strip()} / {b.line.strip()}"))
     return out
+
+
+SERIES = 5  # figures of one key a side from which they are a series (one a second), not rows
+
+
+def _series(key: str, mine: list[Figure], theirs: list[Figure]) -> list[Claim]:
+    """A series a side without an aggregate row: the claim is the mean of each side's samples."""
+    unit = mine[0].unit
+    values = [convert(f.value, f.unit[0], unit[0]) for f in theirs]
+    if any(v is None for v in values):
+        return []
+    before = sum(f.value for f in mine) / len(mine)
+    after = sum(v for v in values if v is not None) / len(values)
+    return [make(f"{key} (mean of {len(mine)} and {len(theirs)} samples)", before, after, unit, mine[0].better, "",
+                 f"{mine[-1].line.strip()} / {theirs[-1].line.strip()}")]
 
 
 def side_pairs(lines: list[str]) -> list[Claim]:
@@ -259,3 +277,18 @@ def row_sides(first: str, second: str) -> tuple[int, int] | None:
     if set(sides) == {"before", "after"}:
         return (0, 1) if sides[0] == "before" else (1, 0)
     return None
+
+
+def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
+    """Rows that are the two sides of one measure, paired by what is left of their labels
+    without the side's words (``Read (Vanilla)`` / ``Read (Patched)``: ``("Read", 0, 1)``)."""
+    keyed: dict[str, dict[Side, int]] = {}
+    for k, label in enumerate(labels):
+        side = side_of(label)
+        if side is None:
+            continue
+        key = " ".join(_AFTER.sub(" ", _BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
+        if side in keyed.setdefault(key, {}):
+            return []  # two rows of one side: not a pair of sides
+        keyed[key][side] = k
+    return [(key, d["before"], d["after"]) for key, d in keyed.items() if len(d) == 2]

@@ -34,6 +34,8 @@ AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
 _SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|nofix|fix(?:ed)?|with(?:out)?)"
 _TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
+_FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
+_MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
 
@@ -81,11 +83,13 @@ def _skip_spread(tokens: list[str], i: int) -> int:
 
 def _row(line: str) -> _Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
-    tokens = _tokens(line)
+    remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
+    tokens = _tokens(line[:remark.start()] if remark else line)
     label: list[str] = []
     values: list[tuple[float, str]] = []
     tags: list[str] = []
-    stated = tag = ""
+    stated = re.sub(r"^~", "", re.findall(r"[+-]?~?\d+(?:\.\d+)?(?:%|x\b)", remark.group(1))[0]) if remark else ""
+    tag = ""
     i = 0
     while i < len(tokens):
         token, value = tokens[i], number(tokens[i])
@@ -94,8 +98,10 @@ def _row(line: str) -> _Row | None:
             continue
         if token.endswith("=") and (values or label):
             tag = token[:-1]
-        elif PERCENT.match(token) and values:
-            stated = token
+        elif (PERCENT.match(token) or _FACTOR.match(token)) and values:
+            stated = token  # the mail's delta: "-14.79%", "3.2x"
+        elif _MARK.match(token) and values:
+            pass  # fsperf's mark of a significant row
         elif value is not None and (values or label):
             if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
                 value *= SUFFIX[tokens[i + 1].lower()]
@@ -202,7 +208,8 @@ def _down(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim
     for k in range(count):
         (a, ua), (b, ub) = before.values[k], after.values[k]
         found = unit_of(ua or ub) if (ua or ub) else unit_of(names[k]) or unit
-        out.append(make(names[k], a, b, found, better, "", f"{names[k]}: {before.text} / {after.text}"))
+        stated = after.stated if count == 1 else ""
+        out.append(make(names[k], a, b, found, better, stated, f"{names[k]}: {before.text} / {after.text}"))
     return out
 
 
