@@ -265,6 +265,8 @@ def test_no_instruction_count_is_called_a_time():
 # what each metric outside the catalogue measures, and its unit in (wall, instructions) mode
 MEASURED = {
     "host.settle_s": ("s", "guest s"),  # a wait (pauses of 0.1 s): the guest clock's jumps, not instructions
+    "host.other_cpu_s": ("s", "guest s"),  # other processes' CPU, in clock ticks: never the workload's instructions
+    "host.steal_s": ("s", "guest s"),
     "disk.read_ms": ("ms", "guest ms"),  # the device's time
     "host.disk_busy_ms": ("ms", "guest ms"),
     "sys_cpu.idle_s": ("s", "guest s"),
