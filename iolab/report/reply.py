@@ -46,7 +46,7 @@ def _failed(analysis: Analysis) -> str:
         step = run.unbuilt[0]
         more = f" (and {counted(len(run.unbuilt) - 1, 'other step')})" if len(run.unbuilt) > 1 else ""
         error = " ".join(step.build_error.split())  # make's line and the compiler's first error
-        return f"iolab: FAILED: step {step.step} ({reproduce.name(step.patch)}) did not build{more}: {error}"
+        return f"iolab: FAILED: step {step.step} ({reproduce.name(step.patch or '')}) did not build{more}: {error}"
     by_error: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     for f in analysis.failures:
         if not f.expected:
