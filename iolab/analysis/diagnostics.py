@@ -18,6 +18,7 @@ import numpy as np
 
 from iolab import stats
 from iolab.cell.environment import CHECKED, lookup
+from iolab.analysis.envdiff import TOOLS
 from iolab.analysis.metrics import Metric
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
@@ -138,6 +139,8 @@ def env_differences(samples: list[Sample], experiment: Experiment) -> list[str]:
             groups = [ok]
         for group in groups:
             values = {json.dumps(lookup(s.env, key)) for s in group}
+            if key in TOOLS:  # a workload that does not run the tool has no version of it
+                values.discard("null")
             if len(values) > 1:
                 notes.append(f"samples differ in {key}: {', '.join(sorted(values))}")
     return notes

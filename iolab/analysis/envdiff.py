@@ -31,6 +31,9 @@ VOLATILE = ("prepared.mountpoint", "prepared.device", "prepared.image", "variant
             "vm.boot_s", "vm.boot", "vm.cells_in_boot", "vm.guest_timeline", "vm.boot_host",
             "guest.python_started_uptime", "guest.import_s", "guest.ready_uptime", "guest.cell_index",
             "guest.cell_uptime")
+# A tool's version: a sample of a workload that does not run the tool has none (a probe
+# workload's cell has no fio version), and lacking it is no difference
+TOOLS = ("fio", "probe")
 TARGET = "<target>"  # a cell's own block device, in a key (knobs.sysfs /sys/block/<target>/queue/...)
 MAX_VALUE = 200  # characters of a value shown
 
@@ -97,7 +100,8 @@ def rows(samples: Iterable[Sample], group: Callable[[Sample], str], groups: list
     result = []
     for key in sorted(seen, key=lambda k: (k not in CHECKED, k)):
         by_group = {g: " | ".join(sorted(seen[key].get(g, ["-"]))) for g in groups}
-        differs = len(set(by_group.values())) > 1 or (mixed_differs and any(len(v) > 1 for v in seen[key].values()))
+        present = {v for g, v in by_group.items() if g in seen[key] or key not in TOOLS}
+        differs = len(present) > 1 or (mixed_differs and any(len(v) > 1 for v in seen[key].values()))
         result.append(EnvRow(key, by_group, differs, key in CHECKED))
     return result
 

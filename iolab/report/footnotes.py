@@ -4,9 +4,10 @@ runs compared, what differs in their environment."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from iolab.analysis import Analysis, Diagnostic
+from iolab.analysis import Analysis, Diagnostic, Failure
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
 from iolab.report.figures import listing
@@ -62,27 +63,68 @@ def _diagnostic_notes(diagnostics: list[Diagnostic], paired: bool = False) -> li
 
 
 def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
-    notes = []
-    for failure in analysis.failures:
-        cells = ", ".join(str(seq) for seq in failure.cells[:6]) + (" ..." if len(failure.cells) > 6 else "")
-        notes.append(
-            f"{prefix}{failure.what}{':' if failure.expected else ''} {failure.variant} / {failure.workload}: "
-            f"{len(failure.cells)} cell(s) "
-            f"[{cells}]: {failure.error}"
-        )
+    notes = [prefix + note for note in _failure_notes(analysis)]
     seen: dict[str, list[str]] = {}
     for row in analysis.rows:
         for comparison in row.comparisons.values():
             for warning in comparison.warnings:
-                where = seen.setdefault(warning, [])
-                if f"{row.workload} {row.metric.label}" not in where:
-                    where.append(f"{row.workload} {row.metric.label}")
-    for warning, where in seen.items():
-        rows = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        notes.append(f"{prefix}{rows}: {warning}")
+                seen.setdefault(warning, []).append(f"{row.workload} {row.metric.label}")
+    for warning, where in by_cause(seen).items():
+        rows = list(dict.fromkeys(where))
+        shown = ", ".join(rows[:3]) + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
+        notes.append(f"{prefix}{shown}: {warning}" if len(rows) < 4 else f"{prefix}{len(rows)} rows ({shown}): "
+                     f"{warning}")
     notes += [prefix + note for note in _diagnostic_notes(analysis.diagnostics, analysis.design == "paired")]
     notes += [prefix + note for note in _disturbed_notes(analysis)]
-    notes += [prefix + note for note in analysis.notes]
+    notes += [prefix + note for note in by_cause({note: [] for note in analysis.notes})]
+    return notes
+
+
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?(?:e-?\d+)?)")
+
+
+def by_cause(found: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Notes that say the same but for their numbers (one per row: "with 6 rounds the smallest
+    possible p is 0.0625", "... is 1") as one: each number that varies as its range ("0.0625..1"),
+    with the places of all of them. ``found``: note -> where it applies; in the order first seen."""
+    causes: dict[str, list[str]] = {}
+    for note in found:
+        causes.setdefault(_NUMBER.sub("#", note), []).append(note)
+    out: dict[str, list[str]] = {}
+    for notes in causes.values():
+        where = [place for note in notes for place in found[note]]
+        if len(notes) == 1:
+            out[notes[0]] = where
+            continue
+        parts = [_NUMBER.split(note) for note in notes]
+        merged = [part if i % 2 == 0 else _range([p[i] for p in parts]) for i, part in enumerate(parts[0])]
+        out["".join(merged)] = where
+    return out
+
+
+def _range(numbers: list[str]) -> str:
+    """The numbers of one place in several notes: one, or their least and greatest ("3..12")."""
+    if len(set(numbers)) == 1:
+        return numbers[0]
+    ordered = sorted(set(numbers), key=float)
+    return f"{ordered[0]}..{ordered[-1]}"
+
+
+def _failure_notes(analysis: Analysis) -> list[str]:
+    """One note per cause of failure (errors that differ only in a number are one), with the
+    variants and workloads it struck and how many cells; the first cells' numbers."""
+    causes: dict[tuple[str, str], list[Failure]] = {}
+    for failure in analysis.failures:
+        causes.setdefault((failure.what, _NUMBER.sub("#", failure.error)), []).append(failure)
+    notes = []
+    for (what, _), struck in causes.items():
+        [error] = by_cause({f.error: [] for f in struck})
+        seqs = sorted(seq for f in struck for seq in f.cells)
+        cells = ", ".join(str(seq) for seq in seqs[:6]) + (" ..." if len(seqs) > 6 else "")
+        variants = ", ".join(dict.fromkeys(f.variant for f in struck))
+        workloads = ", ".join(dict.fromkeys(f.workload for f in struck))
+        notes.append(f"{what}{':' if struck[0].expected else ''} {variants} / {workloads}: {len(seqs)} cell(s) "
+                     f"[{cells}]: {error}")
     return notes
 
 
