@@ -220,3 +220,32 @@ end_state_umount_ns      1.90e+09      1.50e+09   14186226.85   -21.38% *
         ("avg_commit_ms", 68.58, 58.44, "-14.79%"), ("end_state_umount_ns", 1.9e9, 1.5e9, "-21.38%")]
     rows = "v6.11-rc7\t\t103561295\nv6.11-rc7 + v7 series\t101357203 (~2% slower)\n"
     assert [(c.before, c.after, c.stated) for c in claims(rows)] == [(103561295, 101357203, "2%")]
+
+
+def test_time_outputs_under_before_and_after_a_sentence_that_opens_over_two_lines():
+    text = """Before this change was merged, when creating 2000 files,
+the results are as follows:
+$ time ./create 2000
+0m14.83s real     0m00.00s user     0m14.30s system
+0m15.61s real     0m00.00s user     0m15.04s system
+After this change was merged, the results are as follows:
+$ time ./create 2000
+0m08.17s real     0m00.00s user     0m07.86s system
+0m08.15s real     0m00.00s user     0m07.86s system
+
+Before:
+real    0m0.706s
+user    0m0.000s
+After:
+real    0m0.620s
+user    0m0.008s
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [
+        (pytest.approx(15.22), pytest.approx(8.16), "s"), (0.706, 0.62, "s")]
+
+
+def test_a_baseline_row_and_a_row_with_the_mails_delta_and_a_row_of_figures_alone():
+    text = "        Base XFS                : 308 MiB/s\n        Parallel Writeback XFS  : 1534 MiB/s  (+398%)\n"
+    assert [(c.before, c.after, c.stated) for c in claims(text)] == [(308, 1534, "+398%")]
+    text = "baseline\twith_cache\n774 MB/s\t858 MB/s (+11%)\n"
+    assert [(c.before, c.after, c.unit, c.stated) for c in claims(text)] == [(774, 858, "MB/s", "+11%")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, make, number, said_unit, unit_of
 from iolab.mail.claimed.sides import clause_pairs
 
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
@@ -52,7 +52,10 @@ def _figure(text: str | None) -> float | None:
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     a, b = _figure(match.group("a")), _figure(match.groupdict().get("b") or match.group("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1]
-    unit = unit_of(match.groupdict().get("ub") or "") or unit_of(match.group("ua") or "")
+    first, second = unit_of(match.group("ua") or ""), unit_of(match.groupdict().get("ub") or "")
+    if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
+        b = convert(b, second[0], first[0])
+    unit = first or second
     heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
     unit = unit or unit_of(" ".join(said.split()[-8:])) or \
         (unit_of(heading) if heading and len(heading) < 60 else None)  # "IOPS from 7.15M to 7.65M", "Latency (usec):"

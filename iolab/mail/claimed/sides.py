@@ -30,6 +30,8 @@ _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
 _LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,50}?)\s*:\s*(?P<rest>.*)$")
+_OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^:]{0,150}):"
+                      r"\s*$", re.I)
 _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
@@ -37,6 +39,8 @@ _FIO_JOB = re.compile(r"^\s*(\w+)\s*:\s*IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
+_TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
+                        r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b")
 _PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
 
@@ -59,6 +63,8 @@ class Figure:
     unit: Unit
     better: Better | None
     line: str
+    run: int = 0  # lines of figures one after the other share a run: a key's figures in one run are samples
+    alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
 
 
 @dataclass
@@ -67,6 +73,7 @@ class Segment:
     name: str  # the label, bracket or banner as written
     figures: list[Figure]
     lines: int = 0
+    runs: int = 0
 
 
 _IOPS: Unit = ("IOPS", "rate", "higher")
@@ -97,9 +104,13 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     fio = _fio(line)
     if fio is not None:
         return fio
+    timed = _TIME_REAL.search(line)
+    if timed:  # time(1)'s wall time; its user and sys are not the claim
+        minutes, seconds = timed.group("m") or timed.group("m2"), timed.group("s") or timed.group("s2")
+        return _figure("real", float(minutes) * 60 + float(seconds), unit_of("s"), line)
     dd = _DD.search(line)
     if dd:
-        return _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)
+        return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]
     if shares:
@@ -127,6 +138,9 @@ def _marker(line: str) -> tuple[Side | None, str, str] | None:
         name = bracket.group("name")
         side = "after" if name.lower() == "w" else side_of(name)
         return (side, name, "") if side else None
+    opening = _OPENING.match(line)
+    if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
+        return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
     label = _LABEL.match(line)
     if label and len(label.group("name").split()) <= 8 and not _NOISE.match(line):
         side = side_of(label.group("name"))
@@ -140,10 +154,19 @@ def _prose(line: str) -> bool:
     return len(text.split()) >= 8 and (text[-1] in ".?!" or not re.search(r"\d", text))
 
 
+def _continued(lines: list[str], k: int) -> bool:
+    """Line k ends a sentence that the line above opened with a side ("Before this was merged, when" /
+    "creating 2000 files, the results are:")."""
+    above = lines[k - 1].rstrip() if k else ""
+    return bool(above) and above[-1] not in ".:" and _OPENING.match(above + ":") is not None \
+        and lines[k].rstrip().endswith(":")
+
+
 def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
-    markers = [_marker(line) for line in lines]
+    markers = [_marker(line) or (_marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
+               for k, line in enumerate(lines)]
     known = any(m is not None and m[0] is not None for m in markers)
     out: list[Segment] = []
     current: Segment | None = None
@@ -161,31 +184,41 @@ def segments(lines: list[str]) -> list[Segment]:
         if not line.strip() and current.figures and _prose(following):
             current = None
             continue
-        current.figures += line_figures(line)
+        found = line_figures(line)
+        current.runs += not found  # a line without figures ends a run of samples
+        current.figures += [replace(f, run=current.runs) for f in found]
         current.lines += 1
     return out
 
 
+def _rows(figures: list[Figure], key: str) -> list[list[Figure]]:
+    """A key's figures as rows: those on lines one after the other (one run) are one row's samples."""
+    rows: list[list[Figure]] = []
+    for figure in (f for f in figures if f.key == key):
+        if rows and rows[-1][-1].run == figure.run and rows[-1][-1].line != figure.line and not figure.alone:
+            rows[-1].append(figure)
+        else:
+            rows.append([figure])
+    return rows
+
+
 def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
-    """The same key's figures on the two sides, in order (the nth with the nth)."""
+    """The same key's rows on the two sides, in order (the nth with the nth); a row of samples
+    (``1s: ..`` to ``20s: ..``, three runs of time(1)) is claimed by its mean."""
     out = []
-    keys = list(dict.fromkeys(f.key for f in before.figures))
-    for key in keys:
-        mine = [f for f in before.figures if f.key == key]
-        theirs = [f for f in after.figures if f.key == key]
-        if len(mine) >= SERIES and len(theirs) >= SERIES:
-            out += _series(key, mine, theirs)
-            continue
+    for key in dict.fromkeys(f.key for f in before.figures):
+        mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
         for n, (a, b) in enumerate(zip(mine, theirs)):
-            value = convert(b.value, b.unit[0], a.unit[0])
+            if len(a) > 1 or len(b) > 1:
+                out += _series(key, a, b)
+                continue
+            value = convert(b[0].value, b[0].unit[0], a[0].unit[0])
             if value is None:
                 continue
             label = key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
-            out.append(make(label, a.value, value, a.unit, a.better, "", f"{a.line.strip()} / {b.line.strip()}"))
+            out.append(make(label, a[0].value, value, a[0].unit, a[0].better, "",
+                            f"{a[0].line.strip()} / {b[0].line.strip()}"))
     return out
-
-
-SERIES = 5  # figures of one key a side from which they are a series (one a second), not rows
 
 
 def _series(key: str, mine: list[Figure], theirs: list[Figure]) -> list[Claim]:
@@ -226,7 +259,8 @@ def side_pairs(lines: list[str]) -> list[Claim]:
 
 # -- two sides in one line ----------------------------------------------------------------
 
-_CLAUSES = re.compile(r"[,;]\s*|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+", re.I)
+_CLAUSES = re.compile(r"[,;]\s*|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+|"
+                      r"\s{2,}(?=(?:after|patched|with (?:the |this )?patch)\b)", re.I)
 
 
 def _clause(text: str) -> tuple[Side, str, float, Unit | None] | None:

@@ -81,6 +81,12 @@ def _skip_spread(tokens: list[str], i: int) -> int:
     return i
 
 
+def _rate_after(tokens: list[str], i: int) -> bool:
+    """A rate's or a bandwidth's unit after token i ("774 MB/s"): a figure even where a label would be."""
+    unit = unit_of(tokens[i + 1]) if i + 1 < len(tokens) and number(tokens[i + 1]) is None else None
+    return unit is not None and unit[1] in ("rate", "bandwidth")
+
+
 def _row(line: str) -> _Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
     remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
@@ -102,7 +108,7 @@ def _row(line: str) -> _Row | None:
             stated = token  # the mail's delta: "-14.79%", "3.2x"
         elif _MARK.match(token) and values:
             pass  # fsperf's mark of a significant row
-        elif value is not None and (values or label):
+        elif value is not None and (values or label or _rate_after(tokens, i)):
             if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
                 value *= SUFFIX[tokens[i + 1].lower()]
                 i += 1
@@ -122,8 +128,8 @@ def _row(line: str) -> _Row | None:
     while any(tags) and not tags[0]:  # "Instance 1  r=12.3GiB/s  r=39.4GiB/s": the 1 names the row
         label.append(f"{values.pop(0)[0]:g}")
         tags.pop(0)
-    if not label:
-        return None
+    if not label and not (len(values) >= 2 and all(unit for _, unit in values)):
+        return None  # a row without a label only of figures with units: "774 MB/s  858 MB/s (+11%)"
     return _Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else ())
 
 
@@ -197,10 +203,12 @@ def _sides(rows: list[_Row]) -> tuple[_Row, _Row] | None:
     return (rows[order[0]], rows[order[1]]) if order else None
 
 
-def _down(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
-    """A table whose two rows are the sides: a claim per column."""
-    pair = _sides([row for _, row in table.rows])
-    assert pair is not None
+def _down(table: _Table, unit: Unit | None, better: Better | None,
+          pair: tuple[_Row, _Row] | None = None) -> list[Claim]:
+    """A table whose two rows are the sides (before, after): a claim per column."""
+    pair = pair or _sides([row for _, row in table.rows])
+    if pair is None:
+        return []
     before, after = pair
     count = min(len(before.values), len(after.values))
     names = _columns(table.header, count)
@@ -247,13 +255,19 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
     return out
 
 
+def _two_sides(header: str) -> bool:
+    """A header that names both sides (``before after``, ``baseline  with_cache``)."""
+    names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
+    return bool(_TWO_SIDES.search(header)) or (len(names) == 2 and side_of(names[0]) == "before")
+
+
 def _tables(lines: list[str]) -> list[tuple[int, _Table]]:
     """Each table of columns and the line its search started at."""
     found = []
     i = 0
     while i < len(lines):
         table = _table_at(lines, i)
-        if len(table.rows) >= 2 or (table.rows and _TWO_SIDES.search(table.header)):
+        if len(table.rows) >= 2 or (table.rows and _two_sides(table.header)):
             found.append((i, _Table(table.header or (lines[i - 1] if i > 0 else ""), table.rows, table.end)))
             i = table.end
         else:
@@ -313,6 +327,15 @@ def column_tables(lines: list[str]) -> list[Claim]:
     return claims
 
 
+def _one_side(a: _Row, b: _Row) -> tuple[int, int] | None:
+    """Two rows of which one names the baseline (``Base XFS : 308 MiB/s``) and the other, with
+    the mail's delta, what changed (``Parallel Writeback XFS : 1534 MiB/s (+398%)``)."""
+    sides = [side_of(a.label), side_of(b.label)]
+    if sides == ["before", None] and b.stated:
+        return 0, 1
+    return (1, 0) if sides == [None, "before"] and a.stated else None
+
+
 def side_rows(lines: list[str]) -> list[Claim]:
     """Two rows of one figure or more whose labels are the two sides (``-git  4720 usec`` /
     ``-git+commit  4311 usec  -8.7%``), read down under the header above them."""
@@ -322,12 +345,14 @@ def side_rows(lines: list[str]) -> list[Claim]:
         a, b = (_row(t) if t and "|" not in t and not NOT_TABLE.match(t) else None for t in (first, second))
         if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
             continue
-        if row_sides(a.label, b.label) is None:
+        order = row_sides(a.label, b.label) or _one_side(a, b)
+        if order is None:
             continue
+        a, b = (a, b) if order == (0, 1) else (b, a)
         header = next((t for j, t in reversed(texts) if j < k), "")
         above = _row(header)
         header = header if above is None or not above.values else ""  # words alone: the columns' names
         unit, better = _context_unit(lines[max(0, k - 4):k])
         rows = ((a.label, a), (b.label, b))
-        claims += _down(_Table(header, tuple(("", r) for _, r in rows), k + 2), unit, better)
+        claims += _down(_Table(header, tuple(("", r) for _, r in rows), k + 2), unit, better, (a, b))
     return claims
