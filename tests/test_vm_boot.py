@@ -26,7 +26,7 @@ from iolab.kernels import fetch
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
 from iolab.hosts.vm import variants
-from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine, VerdictCache, decide
+from iolab.hosts.vm.accel import Choice, LinuxBoot, VerdictCache, decide
 from iolab.hosts.vm.qemu import host_tsc_khz
 from iolab.kernels.initramfs import Cpio
 from iolab.report import renderer
@@ -282,12 +282,12 @@ def test_the_linux_probe_boots_this_machines_kvm(test_kernel, tmp_path):
     KVM, cached; through a KVM that stalls Linux the probe's boot is ended
     at its limit with what the console said."""
     cache = VerdictCache(tmp_path / "accel.json")
-    working = ThisMachine(test_kernel, qemu=kvm_in_disguise(tmp_path), verdicts=cache)
+    working = vm.ThisMachine(test_kernel, qemu=kvm_in_disguise(tmp_path), verdicts=cache)
     verdict = decide("auto", working, limit=BOOT_S)  # TCG in disguise: slower than KVM's 1-3 s
     assert (verdict.accel, verdict.found) == ("kvm", "linux-boots"), verdict
     assert f"boots Linux {test_kernel.kver} to iolab's init in" in verdict.reason
     assert cache.get(working.identity()) == dataclasses.replace(verdict, cached=True)
-    stalls = ThisMachine(test_kernel, qemu=kvm_that_stalls_linux(test_kernel, tmp_path))
+    stalls = vm.ThisMachine(test_kernel, qemu=kvm_that_stalls_linux(test_kernel, tmp_path))
     started = time.monotonic()
     boot = stalls.boot_linux(STALL_S)
     assert boot is not None and not boot.ready and STALL_S <= time.monotonic() - started < STALL_S + 10

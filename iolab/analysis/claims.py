@@ -21,49 +21,21 @@ When the mail's unit and iolab's metric are better in opposite directions
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from iolab.analysis.results import WORDS, Agreement, Analysis, Row, Word
 from iolab.analysis.series import TOTAL
 from iolab.stats import power
 from iolab.stats.choice import Choice, fewest_rounds
-from iolab.units import counted, percent
+from iolab.units import percent
 
 if TYPE_CHECKING:
-    from iolab.analysis.table import Analysis, Row
     from iolab.spec import ClaimRow
     from iolab.stats import Comparison
 
 PRECISE = 0.01  # a claim of no change: decided when iolab's 95% delta CI is within +-1%
 
-Word = Literal["agrees", "no change found", "undecided", "opposite", "not reproduced"]
-WORDS: tuple[Word, ...] = ("agrees", "no change found", "undecided", "opposite", "not reproduced")
-
-
-@dataclass(frozen=True)
-class Agreement:
-    label: str  # the mail's row
-    unit: str  # the mail's unit
-    mail_delta: float  # after / before - 1, from the mail's figures
-    stated: str  # the mail's own delta column, as written
-    workload: str  # "" when not reproduced
-    metric: str
-    metric_label: str  # iolab's row label ("us/call", "median insn/op")
-    delta: float  # iolab's delta (nan when not measured)
-    verdict: str  # iolab's verdict (better | worse | same | insufficient), "" when not measured
-    exact: bool
-    word: Word
-    reason: str  # why not reproduced, or why undecided beyond its rounds; "" otherwise
-    rounds: int = 0  # the rounds (pairs, or values a side) iolab's comparison had
-    needed: int = 0  # undecided: the rounds estimated to decide it (0: more rounds would not tell)
-
-    @property
-    def says(self) -> str:
-        """The word as every format writes it: "undecided" with its rounds ("undecided, 3 of ~6 rounds")."""
-        if self.word != "undecided":
-            return self.word
-        return f"undecided, {self.rounds} of ~{self.needed} rounds" if self.needed else \
-            f"undecided, {counted(self.rounds, 'round')}"
+__all__ = ["PRECISE", "WORDS", "Agreement", "Word", "agreements", "expected_delta"]
 
 
 def _comparison(row: Row, variants: list[str]) -> Comparison | None:

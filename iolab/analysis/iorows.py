@@ -28,7 +28,7 @@ from iolab.cell.sample import Sample
 from iolab.stats import exact
 
 if TYPE_CHECKING:
-    from iolab.analysis.table import Analysis
+    from iolab.analysis.results import Analysis
 
 
 def _apart(a: list[float], b: list[float], tolerance: float) -> bool:

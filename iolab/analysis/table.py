@@ -38,23 +38,23 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import replace
 
 from iolab import histogram, plan, stats
 from iolab.engines import fio_jobs
 from iolab.analysis import iorows, metrics, prepared
 from iolab.analysis.failures import Failure, grouped
-from iolab.analysis.diagnostics import (DISTURBANCE_RULE, Diagnostic, accel_switch, disturbed_rounds,
+from iolab.analysis.diagnostics import (Diagnostic, accel_switch, disturbed_rounds,
                                        env_differences, host_differences, noise, round_effect)
 from iolab.analysis.metrics import Metric
-from iolab.analysis.claims import Agreement, agreements
-from iolab.analysis.series import TOTAL, Done, SeriesResult, attribute, series_progress, step_pairs
+from iolab.analysis.claims import agreements
+from iolab.analysis.results import Analysis, Design, Figure, Row
+from iolab.analysis.series import TOTAL, Done, attribute, series_progress, step_pairs
 from iolab.spec import Experiment
 from iolab.cell.sample import Sample
 from iolab.stats import tails
 from iolab.stats.choice import Choice, fewest_rounds, min_p
-from iolab.stats.kinds import PAIRED, UNPAIRED, Test, View
+from iolab.stats.kinds import PAIRED, UNPAIRED, View
 from iolab.stats.sequential import Sequential
 from iolab.store import RunInfo
 
@@ -63,81 +63,6 @@ __all__ = ["Analysis", "Row", "Figure", "Failure", "Diagnostic", "Sequential", "
 MIN_SAMPLES = 4  # per side, unpaired
 MIN_PAIRS = stats.MIN_PAIRS  # rounds with both variants, paired
 BOUNDARY = "calibrated"
-Design = Literal["paired", "unpaired"]  # by round (every variant in every round), or not
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One variant's figures in one row."""
-
-    n: int
-    failed: int
-    center: float  # nan when there is no successful sample
-    rel_spread: float
-    summary: stats.Summary | None
-    expected: str = ""  # why its cells fail by design ([[variant]] fails), shown instead of FAILED
-
-
-@dataclass(frozen=True)
-class Row:
-    workload: str
-    metric: Metric
-    figures: dict[str, Figure]  # by variant name
-    comparisons: dict[str, stats.Comparison]  # by candidate name
-    view: View = "median"  # the view used for this row (hmean falls back per row)
-    primary: bool = True  # in the corrected family; False: exploratory
-    # what each comparison is against, where not the baseline: a series step
-    # against the step measured before it (iolab.analysis.series)
-    against: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def undecided(self) -> list[str]:
-        """The candidates (or a series' total) whose comparison found no verdict: values that vary
-        more than its rounds can decide, or samples not taken alike; never a row whose every value
-        was equal, nor one that failed (it has no comparison)."""
-        return [key for key, c in self.comparisons.items() if c.verdict == "insufficient" and c.refusal != "equal"]
-
-
-@dataclass(frozen=True)
-class Analysis:
-    run: RunInfo
-    experiment: Experiment
-    variants: list[str]  # baseline first
-    rows: list[Row]
-    failures: list[Failure]
-    notes: list[str] = field(default_factory=list)
-    rounds_done: int = 0  # measured rounds with a sample (ok or failed) of every variant x workload
-    cells_done: int = 0  # measured cells with a sample
-    cells_planned: int = 0  # measured cells the plan has (for auto: up to max_iterations)
-    view: View = "median"  # requested view
-    min_max: bool = False  # show min..max lines
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    sequential: Sequential | None = None  # set for iterations = "auto"
-    original: Analysis | None = None  # for a recheck run: the run it rechecks
-    design: Design = "unpaired"  # the test the plan chose for the run: paired by round, or not
-    planned: Choice | None = None  # the plan's test choice (iolab.plan.test_choice)
-    disturbed: dict[int, str] = field(default_factory=dict)  # round -> why (iolab.analysis.diagnostics)
-    disturbance_rule: str = DISTURBANCE_RULE
-    target_place: str = ""  # where the loop images lived ("RAM (tmpfs /dev/shm)", a directory), from the samples
-    block_sizes: dict[str, list[int]] = field(default_factory=dict)  # fs -> the block sizes its cells had
-    series: SeriesResult | None = None  # a [series]: its steps and which patch made which change
-    claims: list[Agreement] = field(default_factory=list)  # a patch mail's claimed rows, each with its word
-
-    @property
-    def baseline(self) -> str:
-        return self.variants[0]
-
-    @property
-    def tests(self) -> list[Test]:
-        """The tests the comparisons used, most used first."""
-        count: dict[Test, int] = defaultdict(int)
-        for row in self.rows:
-            for c in row.comparisons.values():
-                if c.verdict != "insufficient" and c.exact is None:
-                    count[c.test] += 1
-        return sorted(count, key=lambda t: -count[t])
-
-
 def _row_metrics(experiment: Experiment, workload: str, produced: set[str], counted: bool | None = None) -> list[str]:
     """A workload's rows; a workload whose I/O pattern is the point (io = "primary") has its count
     of I/Os first where its cells counted them (``counted``; by default: ``produced`` has it)."""

@@ -69,7 +69,8 @@ def _probe() -> Check:
 def _kvm(machine: Machine | None = None) -> Check:
     """Whether VMs run under KVM here: the 14-byte probe guest, then a Linux
     guest booted under KVM (iolab.hosts.vm.accel; cached per host boot)."""
-    from iolab.hosts.vm.accel import ThisMachine, decide
+    from iolab.hosts.vm.accel import decide
+    from iolab.hosts.vm.host import ThisMachine
 
     if machine is None and shutil.which("qemu-system-x86_64") is None:
         return Check("kvm", False, "qemu-system-x86_64 missing", "apt-get install qemu-system-x86", required=False)

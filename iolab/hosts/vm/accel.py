@@ -8,8 +8,9 @@ guest under KVM (the variant's own kernel, or the smallest cached one) to
 iolab's ready marker (init starting its command) within LINUX_PROBE_S, and a
 boot that stalls later in a run falls back to TCG (iolab.hosts.vm.host).
 
-The machine is asked through the Machine protocol (ThisMachine here; a test
-passes a machine that describes itself), and each verdict that a Linux boot
+The machine is asked through the Machine protocol (iolab.hosts.vm.host's
+ThisMachine, which boots its Linux guest as every VM boots; a test passes a
+machine that describes itself), and each verdict that a Linux boot
 decided is cached per host boot (boot_id), host kernel, QEMU version and
 machine type, so the boot is paid once per host boot.
 """
@@ -18,19 +19,15 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from iolab.hosts.vm.qemu import QEMU, kvm_usable, qemu_version
+from iolab.hosts.vm.qemu import QEMU
 from iolab.kernels import Kernel
 from iolab.kernels.cache import cache_root
 from iolab.sysutil import ToolError
-from iolab.units import parse_size
 
 Accel = Literal["kvm", "tcg"]
 # How the verdict was found: a setting, no usable /dev/kvm, the 14-byte probe
@@ -248,43 +245,3 @@ def smallest_cached_kernel() -> Kernel | None:
         if kernel is not None:
             return kernel
     return None
-
-
-class ThisMachine:
-    """This host: /dev/kvm, the 14-byte probe, and a Linux boot of `kernel`
-    (None: the smallest cached kernel) under KVM."""
-
-    def __init__(self, kernel: Kernel | None = None, *, machine: MachineType = "microvm", qemu: str = QEMU,
-                 verdicts: VerdictCache | None = None):
-        self.kernel = kernel
-        self.machine = machine
-        self.qemu = qemu
-        self.verdicts = verdicts or VerdictCache()
-
-    def identity(self) -> dict[str, str]:
-        return {"boot_id": boot_id(), "host_kernel": platform.release(), "qemu": qemu_version(self.qemu),
-                "machine": self.machine}
-
-    def kvm_device(self) -> bool:
-        return os.access("/dev/kvm", os.R_OK | os.W_OK) and shutil.which(self.qemu) is not None
-
-    def tiny_probe(self) -> bool:
-        return kvm_usable(self.machine, self.qemu)
-
-    def boot_linux(self, limit: float) -> LinuxBoot | None:
-        from iolab.hosts.vm.host import VMHost  # host.py asks this module for its accelerator
-        from iolab.spec import VM
-
-        kernel = self.kernel or smallest_cached_kernel()
-        if kernel is None:
-            return None
-        settings = VM(cpus=1, memory=parse_size("512MiB"), machine=self.machine, accel="kvm", boot_timeout=limit)
-        with tempfile.TemporaryDirectory(prefix="iolab-kvm-linux-") as scratch:
-            host = VMHost(kernel, settings, scratch=Path(scratch), accel=Choice("kvm", Settled()),
-                          qemu=self.qemu)
-            boot = host.run_command("exit 0\n", timeout=limit, ready="init.json")
-            seconds = boot.ready_s if boot.ready_s is not None else (boot.exited_s or limit)
-            if boot.ready_s is not None:
-                return LinuxBoot(True, seconds, kernel.kver)
-            tail = " | ".join(boot.console_tail(3))
-            return LinuxBoot(False, seconds, kernel.kver, boot.outcome() + (f"; console: {tail}" if tail else ""))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -46,13 +47,14 @@ import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm import guest as guest_side
-from iolab.hosts.vm.accel import Choice, LinuxBoot, ThisMachine
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, lean_boot, qemu_argv,
-                                 qemu_version, tcg_threading, timing_env)
+from iolab.hosts.vm.accel import Choice, LinuxBoot, MachineType, Settled, VerdictCache, boot_id, smallest_cached_kernel
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, kvm_usable, lean_boot,
+                                 qemu_argv, qemu_version, tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
 from iolab.sysutil import ToolError, require
+from iolab.units import parse_size
 
 DISK_SERIAL = "iolab0"
 CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
@@ -434,3 +436,40 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def _request(cells: Sequence[CellSpec], disk: str = "virtio") -> str:
     return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "cells": [cell.to_dict() for cell in cells]})
+
+
+class ThisMachine:
+    """This host: /dev/kvm, the 14-byte probe, and a Linux boot of `kernel`
+    (None: the smallest cached kernel) under KVM."""
+
+    def __init__(self, kernel: Kernel | None = None, *, machine: MachineType = "microvm", qemu: str = QEMU,
+                 verdicts: VerdictCache | None = None):
+        self.kernel = kernel
+        self.machine = machine
+        self.qemu = qemu
+        self.verdicts = verdicts or VerdictCache()
+
+    def identity(self) -> dict[str, str]:
+        return {"boot_id": boot_id(), "host_kernel": platform.release(), "qemu": qemu_version(self.qemu),
+                "machine": self.machine}
+
+    def kvm_device(self) -> bool:
+        return os.access("/dev/kvm", os.R_OK | os.W_OK) and shutil.which(self.qemu) is not None
+
+    def tiny_probe(self) -> bool:
+        return kvm_usable(self.machine, self.qemu)
+
+    def boot_linux(self, limit: float) -> LinuxBoot | None:
+        kernel = self.kernel or smallest_cached_kernel()
+        if kernel is None:
+            return None
+        settings = VM(cpus=1, memory=parse_size("512MiB"), machine=self.machine, accel="kvm", boot_timeout=limit)
+        with tempfile.TemporaryDirectory(prefix="iolab-kvm-linux-") as scratch:
+            host = VMHost(kernel, settings, scratch=Path(scratch), accel=Choice("kvm", Settled()),
+                          qemu=self.qemu)
+            boot = host.run_command("exit 0\n", timeout=limit, ready="init.json")
+            seconds = boot.ready_s if boot.ready_s is not None else (boot.exited_s or limit)
+            if boot.ready_s is not None:
+                return LinuxBoot(True, seconds, kernel.kver)
+            tail = " | ".join(boot.console_tail(3))
+            return LinuxBoot(False, seconds, kernel.kver, boot.outcome() + (f"; console: {tail}" if tail else ""))

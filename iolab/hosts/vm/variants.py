@@ -17,8 +17,8 @@ from typing import Any
 from iolab.cell import environment
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import BUILD_FAILED, Sample
-from iolab.hosts.vm.accel import Choice, Machine, ThisMachine
-from iolab.hosts.vm.host import VMHost, compile_iolab
+from iolab.hosts.vm.accel import Choice, Machine
+from iolab.hosts.vm.host import ThisMachine, VMHost, compile_iolab
 from iolab.hosts.vm.qemu import QEMU, qemu_version, tcg_threading, timing_env
 from iolab.journal import Journal, default_journal
 from iolab.kernels import Kernel, Steps, label, origin
