@@ -249,3 +249,22 @@ def test_a_baseline_row_and_a_row_with_the_mails_delta_and_a_row_of_figures_alon
     assert [(c.before, c.after, c.stated) for c in claims(text)] == [(308, 1534, "+398%")]
     text = "baseline\twith_cache\n774 MB/s\t858 MB/s (+11%)\n"
     assert [(c.before, c.after, c.unit, c.stated) for c in claims(text)] == [(774, 858, "MB/s", "+11%")]
+
+
+def test_sides_named_without_a_colon_alternating_pair_with_their_neighbours():
+    text = """with this patch (offloading checksum to workqueues)
+    WRITE: bw=2084MiB/s (2185MB/s), 2084MiB/s-2084MiB/s (2185MB/s-2185MB/s), io=750GiB (806GB), run=368752-368752msec
+without this patch (inline checksum)
+    WRITE: bw=1447MiB/s (1517MB/s), 1447MiB/s-1447MiB/s (1517MB/s-1517MB/s), io=517GiB (555GB), run=366017-366017msec
+For reference, here is a result on 1 device RAID0 setup. No degradation introduced as expected.
+with this patch:
+    WRITE: bw=445MiB/s (467MB/s), 445MiB/s-445MiB/s (467MB/s-467MB/s), io=302GiB (324GB), run=694199-694199msec
+without this patch
+    WRITE: bw=441MiB/s (462MB/s), 441MiB/s-441MiB/s (462MB/s-462MB/s), io=300GiB (322GB), run=696125-696125msec
+
+Before -
+  write throughput: 675MiB/s
+After -
+  write throughput: 1760MiB/s
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(1447, 2084), (441, 445), (675, 1760)]

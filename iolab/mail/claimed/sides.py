@@ -30,8 +30,11 @@ _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
 _LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,50}?)\s*:\s*(?P<rest>.*)$")
-_OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^:]{0,150}):"
-                      r"\s*$", re.I)
+_OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^:]{0,150}?)"
+                      r"\s*(?::|\s-)\s*$", re.I)
+# "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
+_BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^.:;!?=]{0,80})$",
+                   re.I)
 _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
@@ -162,11 +165,20 @@ def _continued(lines: list[str], k: int) -> bool:
         and lines[k].rstrip().endswith(":")
 
 
+def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
+    """A short line that names a side without a colon, when figures come right under it."""
+    bare = _BARE.match(lines[k])
+    if bare is None or len(bare.group("name").split()) > 10 or k + 1 >= len(lines):
+        return None
+    side = side_of(" ".join(bare.group("name").split()[:4]))
+    return (side, bare.group("name"), "") if side and line_figures(lines[k + 1]) else None
+
+
 def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
     markers = [_marker(line) or (_marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
-               for k, line in enumerate(lines)]
+               or _bare(lines, k) for k, line in enumerate(lines)]
     known = any(m is not None and m[0] is not None for m in markers)
     out: list[Segment] = []
     current: Segment | None = None
@@ -242,18 +254,18 @@ def side_pairs(lines: list[str]) -> list[Claim]:
             segment.side = "before" if segment.name == neutral[0] else "after"
     named = len({s.name.lower() for s in found if s.side == "after"}) > 1
     out: list[Claim] = []
-    before: Segment | None = None
-    waiting: list[Segment] = []
-    for segment in found:
-        if segment.side == "before":
-            before = segment
-            for other in waiting:
-                out += _pair(before, other, named)
-            waiting = []
-        elif before is not None:
-            out += _pair(before, segment, named)
-        else:
-            waiting.append(segment)
+    paired: set[int] = set()
+    for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
+        if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"}:
+            before, after = (found[k], found[k + 1]) if found[k].side == "before" else (found[k + 1], found[k])
+            out += _pair(before, after, named)
+            paired |= {k, k + 1}
+    befores = [k for k, s in enumerate(found) if s.side == "before"]
+    for k, segment in enumerate(found):  # another variant after the same baseline
+        if k in paired or segment.side != "after" or not befores:
+            continue
+        nearest = min(befores, key=lambda j: (abs(j - k), j > k))
+        out += _pair(found[nearest], segment, named)
     return out
 
 
