@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from iolab.kernels import build, cache, sources  # noqa: E402
+from iolab.kernels import build, cache, make, sources  # noqa: E402
 from iolab.kernels.patches import Patch  # noqa: E402
 
 MARKER = REPO / "bench" / "series-patches" / "bench-marker.patch"
@@ -68,7 +68,7 @@ def whole_make(request: build.BuildRequest) -> str:
                                "KBUILD_BUILD_USER=iolab", "KBUILD_BUILD_HOST=iolab"],
                               capture_output=True, text=True)
         after = text_digest(obj / "vmlinux")
-        record = obj / build.SOURCES_RECORD
+        record = obj / make.SOURCES_RECORD
         if done.returncode == 0 and record.exists():
             os.utime(record)  # the whole make ran on the sources it records: its version's object is no other make's
     if done.returncode != 0:

@@ -18,9 +18,10 @@ import pytest
 
 from iolab import load, spec
 from iolab import kernels
-from iolab.kernels import build, kconfig, patches, sources
-from iolab.kernels.build import BuildError, BuildRequest
+from iolab.kernels import build, kconfig, make, patches, sources
+from iolab.kernels.build import BuildRequest
 from iolab.kernels.kconfig import ConfigError, Option
+from iolab.kernels.make import BuildError
 from iolab.kernels.patches import Patch, PatchError
 from iolab.kernels.sources import SourceRef
 from tests.stand_in_kernel import LINES, cache, diff, fake_source  # noqa: F401 (fixtures)
@@ -527,7 +528,7 @@ def test_a_step_makes_only_the_objects_that_read_its_changed_files(tmp_path, fak
     assert again.manifest["make_dirs"] == ["src"]
     # an object newer than the record: a make that keeps none (an older iolab's) ran in the tree since
     other = cache / "builds" / again.manifest["tree_key"] / "obj"
-    record = other / build.SOURCES_RECORD
+    record = other / make.SOURCES_RECORD
     (other / "src" / "a.o").write_text("")
     os.utime(other / "src" / "a.o", ns=(record.stat().st_mtime_ns + 10**9,) * 2)
     whole = build.ensure(BuildRequest(source, (Patch(fix),), (("kernel.config", "CONFIG_X=y\n"),)))

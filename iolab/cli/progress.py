@@ -58,7 +58,7 @@ def for_terminal(quiet: bool = False) -> TerminalProgress | NoProgress:
 
 class BuildProgress:
     """A kernel build's phase, files compiled and ETA on the terminal
-    (iolab.kernels.build.Reporter)."""
+    (iolab.kernels.make.Reporter)."""
 
     def __init__(self, console: Console):
         self.console = console

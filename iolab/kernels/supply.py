@@ -13,7 +13,8 @@ from pathlib import Path
 from types import TracebackType
 
 from iolab.kernels import build, cache, fetch
-from iolab.kernels.build import Fleet, Reporter
+from iolab.kernels.build import Fleet
+from iolab.kernels.make import Reporter
 from iolab.kernels.entry import Kernel
 from iolab.kernels.kernel_ref import KernelError, Log, for_variant
 from iolab.spec import Build, Experiment

@@ -160,7 +160,7 @@ def run(
     Without a host given, this machine's leftovers of killed runs are
     reclaimed first and the machine lock is held (iolab.run.lock).
     ``build_progress`` shows the build of a kernel built from source
-    (iolab.kernels.build.Reporter; None: log lines): every kernel the
+    (iolab.kernels.make.Reporter; None: log lines): every kernel the
     variants boot is made ready before the host exists.
     """
     if resume is None:
