@@ -268,3 +268,24 @@ After -
   write throughput: 1760MiB/s
 """
     assert [(c.before, c.after) for c in claims(text)] == [(1447, 2084), (441, 445), (675, 1760)]
+
+
+def test_t_io_uring_samples_a_side_zsh_time_and_a_bisections_good_tree():
+    text = ("Before:\n" + "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31\n" * 2 + "IOPS=3800000, BW=1855MiB/s, IOS/call=32/31\n"
+            "After:\n" + "IOPS=4000000, BW=1953MiB/s, IOS/call=32/32\n" * 3)
+    assert [(c.label.split()[0], round(c.before), round(c.after)) for c in claims(text)] == [
+        ("IOPS", 3733333, 4000000), ("BW", 1822, 1953)]
+    text = ("Good:\n./run  0.01s user 0.02s system 95% cpu 0.031 total\nBad:\n./run  0.01s user 0.09s system 95% cpu"
+            " 0.103 total\nFixed:\n./run  0.01s user 0.02s system 95% cpu 0.032 total\n")
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(0.103, 0.032, "s")]
+
+
+def test_perf_diff_rows_unless_the_prose_names_the_symbol_and_a_structures_size():
+    text = """     0.84%     -0.49%  [kernel.kallsyms]  [k] blk_mq_get_tag
+     0.25%     +9.33%  [kernel.kallsyms]  [k] _copy_from_user
+
+where we drop more than 9% of _copy_from_user() time.
+This also shrinks struct extent_map from 128 bytes down to 112 bytes.
+"""
+    assert [(c.label, c.before, c.after, c.better) for c in claims(text)] == [
+        ("also shrinks struct extent_map", 128, 112, "lower"), ("blk_mq_get_tag share", 0.84, 0.35, "lower")]

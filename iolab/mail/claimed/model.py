@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Better = Literal["higher", "lower"]
-Kind = Literal["time", "rate", "bandwidth", "count", "ratio", ""]
+Kind = Literal["time", "rate", "bandwidth", "count", "ratio", "size", ""]
 Unit = tuple[str, Kind, "Better | None"]  # as shown, its kind, which way is better
 
 _TIME: dict[str, tuple[str, ...]] = {
@@ -33,6 +33,7 @@ _UNITS: dict[str, Unit] = {
     **{w: (shown, "rate", "higher") for shown, words in _RATE.items() for w in words},
     **{w: (shown, "bandwidth", "higher") for shown, words in _BANDWIDTH.items() for w in words},
     "%": ("%", "ratio", None),
+    "bytes": ("bytes", "size", "lower"),  # a structure's size ("struct extent_map from 128 bytes down to 112")
 }
 SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NUMBER = re.compile(r"^~?[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+(?:e[+-]?\d+)?|e[+-]?\d+)?([kKmMgG])?$")

@@ -17,7 +17,7 @@ from iolab.mail.claimed.sides import clause_pairs
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
 _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
-_LINK = rf"(?:->|→|=>|-->|\bto\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
+_LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
 _NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
 PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
@@ -92,3 +92,25 @@ def pairs(lines: list[str]) -> list[Claim]:
                     claims += [found] if found else []
         claims += clause_pairs(line)
     return claims
+
+
+_PERF_DIFF = re.compile(r"^\s*(?P<base>\d+(?:\.\d+)?)%\s+(?P<delta>[+-]\d+(?:\.\d+)?)%\s+.*?(?P<symbol>[\w.]+)\s*$")
+
+
+def perf_diff(lines: list[str]) -> list[Claim]:
+    """perf diff's rows (``0.84%   -0.49%  [kernel.kallsyms]  [k] foo``): the baseline's share and
+    the baseline plus the delta, unless the prose names the symbol (then it restates the pair)."""
+    found = [(line, _PERF_DIFF.match(line)) for line in lines]
+    prose = " ".join(line for line, match in found if match is None)
+    out = []
+    for line, match in found:
+        if match is None:
+            continue
+        symbol = match.group("symbol")
+        if re.search(rf"\b{re.escape(symbol.split('.')[0])}\b", prose):
+            continue
+        base = float(match.group("base"))
+        after = round(base + float(match.group("delta")), 6)
+        out.append(make(f"{symbol} share", base, after, ("%", "ratio", "lower"), "lower", match.group("delta") + "%",
+                        line))
+    return out

@@ -23,7 +23,7 @@ from iolab.mail.claimed.model import Better, Claim, Unit, convert, figures, make
 Side = Literal["before", "after"]
 
 _BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default)(?![\w/-])", re.I)
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])", re.I)
 _AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
                     r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*with\b", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
@@ -43,7 +43,12 @@ _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
 _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
-                        r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b")
+                        r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
+                        r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
+# t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
+_IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
+                       r"IOS/call=")
+_GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 _PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
 
@@ -68,6 +73,7 @@ class Figure:
     line: str
     run: int = 0  # lines of figures one after the other share a run: a key's figures in one run are samples
     alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
+    at: int = -1  # the line's number in the text
 
 
 @dataclass
@@ -109,8 +115,14 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
         return fio
     timed = _TIME_REAL.search(line)
     if timed:  # time(1)'s wall time; its user and sys are not the claim
-        minutes, seconds = timed.group("m") or timed.group("m2"), timed.group("s") or timed.group("s2")
+        minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"
+        seconds = timed.group("s") or timed.group("s2") or timed.group("s3")
         return _figure("real", float(minutes) * 60 + float(seconds), unit_of("s"), line)
+    uring = _IO_URING.match(line)
+    if uring:
+        found = _figure("IOPS", number(uring.group("iops")), _IOPS, line)
+        return found + (_figure("BW", float(uring.group("bw")), unit_of(uring.group("unit")), line)
+                        if uring.group("bw") else [])
     dd = _DD.search(line)
     if dd:
         return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
@@ -189,7 +201,7 @@ def segments(lines: list[str]) -> list[Segment]:
             current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [])
             out.append(current)
             continue
-        if current is None or marker is not None or current.lines > 80:
+        if current is None or marker is not None or current.lines > 80 or _GOOD.match(line):
             current = None
             continue
         following = next((text for text in lines[k + 1:] if text.strip()), "")
@@ -198,7 +210,7 @@ def segments(lines: list[str]) -> list[Segment]:
             continue
         found = line_figures(line)
         current.runs += not found  # a line without figures ends a run of samples
-        current.figures += [replace(f, run=current.runs) for f in found]
+        current.figures += [replace(f, run=current.runs, at=k) for f in found]
         current.lines += 1
     return out
 
@@ -207,7 +219,7 @@ def _rows(figures: list[Figure], key: str) -> list[list[Figure]]:
     """A key's figures as rows: those on lines one after the other (one run) are one row's samples."""
     rows: list[list[Figure]] = []
     for figure in (f for f in figures if f.key == key):
-        if rows and rows[-1][-1].run == figure.run and rows[-1][-1].line != figure.line and not figure.alone:
+        if rows and rows[-1][-1].run == figure.run and rows[-1][-1].at != figure.at and not figure.alone:
             rows[-1].append(figure)
         else:
             rows.append([figure])

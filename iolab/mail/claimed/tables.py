@@ -287,7 +287,8 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     (i, a), (j, b) = first, second
     if a.header.split() != b.header.split() or _TWO_SIDES.search(a.header) or j - a.end > 4:
         return None
-    if [r.label for _, r in a.rows] != [r.label for _, r in b.rows]:
+    if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
+                                         for (_, r), (_, t) in zip(a.rows, b.rows)):
         return None
     if any(len(r.values) != len(t.values) for (_, r), (_, t) in zip(a.rows, b.rows)):
         return None
