@@ -289,3 +289,10 @@ This also shrinks struct extent_map from 128 bytes down to 112 bytes.
 """
     assert [(c.label, c.before, c.after, c.better) for c in claims(text)] == [
         ("also shrinks struct extent_map", 128, 112, "lower"), ("blk_mq_get_tag share", 0.84, 0.35, "lower")]
+
+
+def test_columns_that_are_modes_or_settings_with_no_delta_are_no_before_and_after():
+    assert claims("bs      read      write\n4k      1200 MB/s  900 MB/s\n64k     3000 MB/s  2500 MB/s\n") == []
+    box = ("|   iodepth |   1   |   4   |   8   |\n|-----------|-------|-------|-------|\n"
+           "|utilization| 2.9%  | 8.8%  | 10.9% |\n|    idle   | 97.1% | 91.2% | 89.1% |\n")
+    assert claims(box) == []

@@ -234,11 +234,24 @@ def _named(group: str, row: _Row, unit: Unit | None, better: Better | None) -> l
     return out
 
 
+def _compared(table: _Table) -> bool:
+    """Whether a table's figure columns are a before and an after: its header names a side, or
+    its rows state a delta, or it has no header of names. Columns that are modes, devices or
+    settings (``read  write``, ``Gen3  Gen4``) with no delta are not."""
+    names = [n for n in re.split(r"\s{2,}|\t", table.header.strip()) if n]
+    if len(names) < 2 or any(side_of(n) for n in names) or _TWO_SIDES.search(table.header):
+        return True
+    return any(row.stated for _, row in table.rows) or all(row.tags for _, row in table.rows)
+
+
 def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
     rows = list(table.rows)
-    if len(rows) >= 3 and all(re.fullmatch(r"\d+", r.label) or _SUMMARY.match(r.label) for _, r in rows) and \
-            any(_SUMMARY.match(r.label) for _, r in rows):
-        rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]  # a series by the second: its average
+    series = len(rows) >= 3 and all(re.fullmatch(r"\d+", r.label) or _SUMMARY.match(r.label) for _, r in rows) \
+        and any(_SUMMARY.match(r.label) for _, r in rows)
+    if series:  # a series by the second (its columns the two ways compared): its average is the claim
+        rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]
+    elif not _compared(table):
+        return []
     swap = bool(AFTER_FIRST.search(table.header))
     out = []
     for group, row in rows:
