@@ -110,9 +110,9 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
 
 def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list[Claim]:
     named = [c.strip() for c in header[1:] if c.strip()]
-    stated = any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
+    deltas = any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
                  any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
-    if len(named) >= 2 and not any(side_of(n) for n in named) and not stated:
+    if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas:
         return []  # columns that are modes or devices with no delta: no before and after
     swap = bool(AFTER_FIRST.search(" ".join(header)))
     out = []
