@@ -172,3 +172,7 @@ def test_a_queued_series_stores_the_workloads_each_step_can_reach(tmp_path, post
     stored = json.loads(store.run(queued.run_id).experiment_json)
     assert stored["series"]["unreached"] == {"1 ext4": ["on_f2fs"]}
     assert store.run(queued.run_id).planned_cells == 2 * 3  # base: both workloads; the step: ext4's only
+    from iolab.run import agent, inputs
+
+    again = agent.checked(store.run(queued.run_id).experiment_json, inputs.of_run(store, queued.run_id))
+    assert [v.name for v in again.variant] == ["base", "1 ext4"]  # an agent reads the stored steps (it refused them)

@@ -45,6 +45,9 @@ def check_series(raw: dict[str, Any]) -> None:
                             f"{index}): each patch is one step")
         seen[key] = index
     variants = raw.get("variant") or []
+    made = isinstance(variants, list) and all(isinstance(v, dict) and "step" in v for v in variants)
+    if made:  # a stored experiment (a queued run's, as an agent checks it): its steps are made already
+        variants = variants[:1]
     if not isinstance(variants, list) or len(variants) > 1:
         raise SpecError(f"series: the base is [kernel] and at most one [[variant]] (found {len(variants)}); "
                         "the steps are made from it and [series] patches")
