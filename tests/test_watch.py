@@ -183,11 +183,14 @@ def test_epochs_versions_and_names_outside_the_tree(tmp_path, source):
         msgid="evil@example.org")
     half = inboxes.patch_mail("[PATCH 1/2] block: half", "Half.", inboxes.diff("block/blk-mq.c", 4, "y;"),
                               msgid="half-1@example.org")
+    merged = inboxes.patch_mail("[PATCH] ext4: merged already", "In.", inboxes.diff(
+        "fs/ext4/inode.c", 9, "int ext4_line_9;", before=inboxes.EXT4.replace("int ext4_line_9;", "int nine;")),
+        msgid="merged@example.org")
     inboxes.append(tmp_path / "list" / "git" / "0.git", [BLOCK_FIX])
-    inboxes.append(tmp_path / "list" / "git" / "1.git", [v1, evil, v2, half])
+    inboxes.append(tmp_path / "list" / "git" / "1.git", [v1, evil, v2, half, merged])
     assert list(inbox.epochs(tmp_path / "list")) == ["0", "1"]
     messages, position = inbox.read(tmp_path / "list", {"0": "0" * 40, "1": "0" * 40}, backlog=10)  # unknown: backlog
-    assert [m.epoch for m in messages] == ["0", "1", "1", "1", "1"] and set(position) == {"0", "1"}
+    assert [m.epoch for m in messages] == ["0", "1", "1", "1", "1", "1"] and set(position) == {"0", "1"}
     said: list[str] = []
     tally = one_pass([tmp_path / "list"], None, queue=None, backlog=10, say=said.append)
     out = "\n".join(said)
@@ -197,7 +200,10 @@ def test_epochs_versions_and_names_outside_the_tree(tmp_path, source):
         "('../../etc/passwd')" in out
     assert "<half-1@example.org> \"[PATCH 1/2] block: half\": v1: patch 2 of 2 not read yet (kept for the next " \
         "pass)" in out
-    assert "4 messages to read" in said[0] and "blk-1@" not in out  # a first pass: the newest epoch's backlog
+    assert "<merged@example.org> \"[PATCH] ext4: merged already\": already in the source iolab has (GNU patch " \
+        "finds it applied): linux-7.2.99.tar.gz: patch 1-of-1.patch does not apply: fs/ext4/inode.c: already " \
+        "applied in this source" in out, out
+    assert "5 messages to read" in said[0] and "blk-1@" not in out  # a first pass: the newest epoch's backlog
 
 
 def test_the_page_sets_two_versions_side_by_side_and_the_reply_answers_the_cover():

@@ -135,6 +135,8 @@ def check(series: Series, sources: list[Source]) -> Verdict:
     with tempfile.TemporaryDirectory(prefix="iolab-watch-") as scratch:
         paths = _write(series, Path(scratch))
         source, failures = _applies(paths, sources)
+        if source is None and failures and all("already applied" in failure for failure in failures):
+            return Verdict(None, "already in the source iolab has (GNU patch finds it applied): " + "; ".join(failures))
         if source is None:
             return Verdict(None, "does not apply to any source iolab has: " + "; ".join(failures))
         workloads = _workloads(series, paths, source)
