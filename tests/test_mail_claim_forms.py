@@ -296,3 +296,20 @@ def test_columns_that_are_modes_or_settings_with_no_delta_are_no_before_and_afte
     box = ("|   iodepth |   1   |   4   |   8   |\n|-----------|-------|-------|-------|\n"
            "|utilization| 2.9%  | 8.8%  | 10.9% |\n|    idle   | 97.1% | 91.2% | 89.1% |\n")
     assert claims(box) == []
+
+
+def test_fio_before_3_and_a_banner_of_the_base_kernel_beside_one_of_the_base_plus_the_series():
+    text = """===== v6.12 =====
+  read : io=1024.0MB, bw=102400KB/s, iops=25600, runt= 10001msec
+===== v6.12 + this series =====
+  read : io=1024.0MB, bw=122880KB/s, iops=30720, runt= 10001msec
+"""
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [("read IOPS", 25600, 30720),
+                                                                    ("read BW", 102400, 122880)]
+
+
+def test_minutes_and_rates_of_files():
+    assert [(c.before, c.after, c.unit) for c in claims("The run went from 10 minutes to 2 minutes.\n")] == [
+        (10, 2, "min")]
+    assert [(c.unit, c.better) for c in claims("creates: 1200 files/sec -> 1500 files/sec\n")] == [
+        ("files/s", "higher")]

@@ -20,10 +20,14 @@ _TIME: dict[str, tuple[str, ...]] = {
     "us": ("us", "usec", "usecs", "µs", "μs", "usecs/call", "us/call", "us/op", "usec/op", "microseconds"),
     "ms": ("ms", "msec", "msecs", "milliseconds"),
     "s": ("s", "sec", "secs", "seconds"),
+    "min": ("min", "mins", "minutes"),
+    "h": ("hours",),
 }
 _RATE: dict[str, tuple[str, ...]] = {
     "IOPS": ("iops",),
     "ops/s": ("ops/s", "ops/sec", "op/s"),
+    "files/s": ("files/s", "files/sec"),
+    "req/s": ("req/s", "reqs/s", "requests/s", "req/sec"),
 }
 _BANDWIDTH = {"KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
               "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps")}
@@ -136,7 +140,7 @@ def make(label: str, before: float, after: float, unit: Unit | None, better: Bet
                  better or unit_better or better_of(label), stated, source.strip())
 
 
-_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
+_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
           "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
 
 

@@ -39,6 +39,8 @@ _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issue
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
 _FIO_JOB = re.compile(r"^\s*(\w+)\s*:\s*IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
+                      r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
@@ -103,7 +105,13 @@ def _fio(line: str) -> list[Figure] | None:
     lat = _FIO_LAT.match(line)
     if lat:
         found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
-    return found if (found or job or lat or _FIO_GROUP.search(line)) else None
+    old = _FIO_OLD.search(line)
+    if old and old.group(1):
+        found += _figure(f"{old.group(1)} IOPS", number(old.group(4)), _IOPS, line)
+        found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
+    elif old:
+        found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
+    return found if (found or job or lat or old or _FIO_GROUP.search(line)) else None
 
 
 def line_figures(line: str, label: str = "") -> list[Figure]:
@@ -192,6 +200,11 @@ def segments(lines: list[str]) -> list[Segment]:
     markers = [_marker(line) or (_marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
                or _bare(lines, k) for k, line in enumerate(lines)]
     known = any(m is not None and m[0] is not None for m in markers)
+    changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
+    for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
+        if m is not None and m[0] is None and known and any(c.startswith(m[1].strip() + " ") or
+                                                            c.startswith(m[1].strip() + "+") for c in changed):
+            markers[k] = ("before", m[1], m[2])
     out: list[Segment] = []
     current: Segment | None = None
     for k, line in enumerate(lines):
