@@ -247,10 +247,12 @@ def sequential_level(experiment: Experiment, comparisons: int, design: Design = 
 Pending = list[tuple[int, str, stats.Comparison]]
 
 
-def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: Design) -> Sequential | None:
-    """Verdicts: the primary family corrected together, exploratory rows each at alpha.
-    A series' totals (last step against the base) are a family of their own
-    beside its steps' deltas."""
+def _decide(rows: list[Row], pending: Pending, experiment: Experiment,
+            design: Design) -> tuple[list[Row], Sequential | None]:
+    """The rows with their comparisons decided, and the stopping rule of an
+    adaptive run: the primary family corrected together, exploratory rows
+    each at alpha. A series' totals (last step against the base) are a
+    family of their own beside its steps' deltas."""
     report = experiment.report
     explore = [(i, cand, c) for i, cand, c in pending if not rows[i].primary]
     families = [[(i, cand, c) for i, cand, c in pending if rows[i].primary and (cand == TOTAL) == total]
@@ -270,9 +272,10 @@ def _decide(rows: list[Row], pending: Pending, experiment: Experiment, design: D
         for family in families:
             decided += stats.decide([c for *_, c in family], report.alpha, report.correction) if family else []
         decided += stats.decide([c for *_, c in explore], report.alpha, "none", family="exploratory")
+    found: dict[int, dict[str, stats.Comparison]] = defaultdict(dict)
     for (row_index, candidate, _), comparison in zip(families[0] + families[1] + explore, decided):
-        rows[row_index].comparisons[candidate] = comparison
-    return sequential
+        found[row_index][candidate] = comparison
+    return [replace(row, comparisons=found[n]) if n in found else row for n, row in enumerate(rows)], sequential
 
 
 def _row_view(view: View, values: list[list[float]]) -> View:
@@ -349,12 +352,11 @@ def _plan_note(experiment: Experiment, planned: Choice) -> list[str]:
             f"{fewest_rounds(PAIRED, planned.level)} rounds give the paired test"]
 
 
-def _refuse(rows: list[Row], why: str) -> None:
+def _refuse(rows: list[Row], why: str) -> list[Row]:
     """No verdict for any comparison: the samples compared were not taken alike."""
-    for row in rows:
-        for candidate, c in row.comparisons.items():
-            row.comparisons[candidate] = replace(c, verdict="insufficient", refusal="hosts",
-                                                 warnings=c.warnings + (f"no verdict: {why}",))
+    return [replace(row, comparisons={candidate: replace(c, verdict="insufficient", refusal="hosts",
+                                                         warnings=c.warnings + (f"no verdict: {why}",))
+                                      for candidate, c in row.comparisons.items()}) for row in rows]
 
 
 def _progress(measured: list[Sample], experiment: Experiment) -> Done:
@@ -368,6 +370,47 @@ def _progress(measured: list[Sample], experiment: Experiment) -> Done:
         per_round[sample.round].add((sample.variant, sample.workload))
     complete = sum(1 for cells in per_round.values() if len(cells) == pairs)
     return {"rounds_done": complete, "cells_done": len(measured), "cells_planned": experiment.run.max_rounds * pairs}
+
+
+Groups = dict[tuple[str, str], list[Sample]]  # (variant, workload) -> samples
+
+
+def _row(experiment: Experiment, workload: str, name: str, primary: bool, groups: tuple[Groups, Groups],
+         view: View, design: Design,
+         measured: list[Sample]) -> tuple[Row, list[tuple[str, stats.Comparison]], list[Diagnostic]]:
+    """One row of the table before its verdicts: each variant's figures, the
+    comparisons to decide (by candidate), and what the row's samples show."""
+    ok, failed = groups
+    variants = [v.name for v in experiment.variant]
+    metric = metrics.lookup(name, experiment.clock)
+    values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
+    row_view = _row_view(view, list(values.values()))
+    diagnostics = [Diagnostic("view", workload, metric.label, "", detail=row_view)] if row_view != view else []
+    figures = {}
+    for n, variant in enumerate(variants):
+        group = ok[(variant, workload)]
+        figures[variant] = replace(
+            figure(values[variant], len(failed[(variant, workload)]), row_view, merged_center(metric, group)),
+            expected=experiment.variant[n].fails.get(workload, ""))
+        diagnostics += noise(workload, metric, variant, group)
+    if experiment.series is None:
+        compared = [(variants[0], candidate, candidate) for candidate in variants[1:]]
+    else:
+        compared = step_pairs(variants, {v: ok[(v, workload)] for v in variants})
+    rounds = {s.round for s in measured if s.workload == workload}
+    against: dict[str, str] = {}
+    pending: list[tuple[str, stats.Comparison]] = []
+    for reference, candidate, key in compared:
+        base, cand = ok[(reference, workload)], ok[(candidate, workload)]
+        if key != TOTAL:
+            diagnostics += round_effect(workload, metric, candidate, base, cand)
+        if reference != variants[0] or key == TOTAL:
+            against[key] = reference
+        paired_rounds = rounds if experiment.series is None else _both(measured, workload, reference, candidate)
+        comparison = compare_row(metric, row_view, base, cand, design, paired_rounds, experiment.tolerance)
+        if comparison is not None:
+            pending.append((key, comparison))
+    return Row(workload, metric, figures, {}, row_view, primary, against), pending, diagnostics
 
 
 def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, min_max: bool | None = None,
@@ -392,51 +435,25 @@ def analyse(run: RunInfo, samples: list[Sample], *, view: View | None = None, mi
     paired_plan = planned.test == PAIRED or (not planned.decidable and plan.paired(experiment))
     design: Design = "paired" if paired_plan else "unpaired"
     for workload in (w.name for w in experiment.workload):
-        rounds = {s.round for s in measured if s.workload == workload}
         names = names_of[workload]
         primary = primary_metrics(experiment, workload, names)
         io = iorows.moved({v: ok[(v, workload)] for v in variants}, experiment.tolerance, names)
         at = 1 if names[:1] == [metrics.IO_COUNT] else len(names)  # after the count of I/Os, or last
-        names = names[:at] + io + names[at:]
-        for name in names:
-            metric = metrics.lookup(name, experiment.clock)
-            values = {v: [s.metrics[name] for s in ok[(v, workload)] if name in s.metrics] for v in variants}
-            row_view = _row_view(view, list(values.values()))
-            if row_view != view:
-                diagnostics.append(Diagnostic("view", workload, metric.label, "", detail=row_view))
-            figures = {}
-            for variant in variants:
-                group = ok[(variant, workload)]
-                figures[variant] = replace(
-                    figure(values[variant], len(failed[(variant, workload)]), row_view, merged_center(metric, group)),
-                    expected=experiment.variant[variants.index(variant)].fails.get(workload, ""))
-                diagnostics += noise(workload, metric, variant, group)
-            against: dict[str, str] = {}
-            rows.append(Row(workload, metric, figures, {}, row_view, name in primary, against))
-            if experiment.series is None:
-                compared = [(variants[0], candidate, candidate) for candidate in variants[1:]]
-            else:
-                compared = step_pairs(variants, {v: ok[(v, workload)] for v in variants})
-            for reference, candidate, key in compared:
-                base, cand = ok[(reference, workload)], ok[(candidate, workload)]
-                if key != TOTAL:
-                    diagnostics += round_effect(workload, metric, candidate, base, cand)
-                if reference != variants[0] or key == TOTAL:
-                    against[key] = reference
-                paired_rounds = rounds if experiment.series is None else \
-                    _both(measured, workload, reference, candidate)
-                comparison = compare_row(metric, row_view, base, cand, design, paired_rounds, experiment.tolerance)
-                if comparison is not None:
-                    pending.append((len(rows) - 1, key, comparison))
-    sequential = _decide(rows, pending, experiment, design)
+        for name in names[:at] + io + names[at:]:
+            row, found, notes = _row(experiment, workload, name, name in primary, (ok, failed), view, design,
+                                     measured)
+            pending += [(len(rows), key, comparison) for key, comparison in found]
+            rows.append(row)
+            diagnostics += notes
+    rows, sequential = _decide(rows, pending, experiment, design)
     hosts = host_differences(measured)
     if hosts:
-        _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that agree "
-                      "(iolab submit --labels)")
+        rows = _refuse(rows, f"the rounds come from hosts that differ in {hosts}; queue them for hosts that "
+                             "agree (iolab submit --labels)")
     accels = accel_switch(measured)
     if accels:
-        _refuse(rows, f"the VMs ran under different accelerators ({accels}): a boot stalled under KVM and "
-                      "the run fell back to TCG; run it again (this host boot's verdict is cached: TCG)")
+        rows = _refuse(rows, f"the VMs ran under different accelerators ({accels}): a boot stalled under KVM "
+                             "and the run fell back to TCG; run it again (this host boot's verdict is cached: TCG)")
     result = Analysis(
         run=run, experiment=experiment, variants=variants, rows=rows, failures=grouped(failed, experiment),
         notes=(env_differences(measured, experiment) + prepared.small_ext4(measured) + _allowed(experiment)

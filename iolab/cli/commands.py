@@ -1,8 +1,11 @@
 """The iolab command line: run, report, calibrate, compare, resume, cleanup,
-doctor, and main(), the one entry. The other commands are in cli_store
-(runs, baseline, history), cli_queue (submit, agent, agents), cli_kernel
-and cli_patch; what they share (exit statuses, the store and experiment the
-arguments name) in cli_common, the CI gate in cli_gate."""
+doctor, and main(), the one entry. The other commands are in
+iolab.cli.store (runs, baseline, history), iolab.cli.queue (submit, agent,
+agents), iolab.cli.kernel, iolab.cli.patch, iolab.cli.mail and
+iolab.cli.watch; what they share (exit statuses, the store and experiment
+the arguments name) in iolab.cli.common, the CI gate in iolab.cli.gate,
+the machine's checks in iolab.cli.doctor and the progress display in
+iolab.cli.progress."""
 
 from __future__ import annotations
 
@@ -93,24 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", metavar="FILE|URL", help=STORE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = commands.add_parser("run", help="run an experiment and print its comparison",
-                              description="Plan, run, store and report an experiment.")
-    run.add_argument("experiment", nargs="?", help="experiment file (TOML)")
-    run.add_argument("--recheck", type=int, metavar="RUN",
-                     help="run the stored experiment of RUN again (new seed) and show both")
-    run.add_argument("--iterations", type=iterations_type, metavar="N|auto", help="override [run].iterations")
-    timing_option(run)
-    run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
-    run.add_argument("--quiet", action="store_true", help="no progress display")
-    run.add_argument("--dry-run", action="store_true",
-                     help="validate and print the plan (the test it fixes, the time it takes, the cells), run nothing")
-    run.add_argument("--force", action="store_true",
-                     help="run a plan under which no primary comparison can be decided (too few rounds)")
-    run.add_argument("--show-command", action="store_true",
-                     help="print each VM's QEMU command line (variants with a kernel) as it starts")
-    view_options(run)
-    _gate_options(run)
-
+    _run_command(commands)
     report = commands.add_parser("report", help="print the comparison of a stored run",
                                  description="Re-render a stored run from its samples.")
     report.add_argument("run", nargs="?", default="latest", help="run id (default: the latest)")
@@ -145,6 +131,26 @@ def _parser() -> argparse.ArgumentParser:
                         description="Check tools, kernel features and permissions iolab needs.")
     store_option_everywhere(parser)
     return parser
+
+
+def _run_command(commands: Any) -> None:
+    run = commands.add_parser("run", help="run an experiment and print its comparison",
+                              description="Plan, run, store and report an experiment.")
+    run.add_argument("experiment", nargs="?", help="experiment file (TOML)")
+    run.add_argument("--recheck", type=int, metavar="RUN",
+                     help="run the stored experiment of RUN again (new seed) and show both")
+    run.add_argument("--iterations", type=iterations_type, metavar="N|auto", help="override [run].iterations")
+    timing_option(run)
+    run.add_argument("--seed", type=int, help="seed of the interleaving order (default: [run].seed or random)")
+    run.add_argument("--quiet", action="store_true", help="no progress display")
+    run.add_argument("--dry-run", action="store_true",
+                     help="validate and print the plan (the test it fixes, the time it takes, the cells), run nothing")
+    run.add_argument("--force", action="store_true",
+                     help="run a plan under which no primary comparison can be decided (too few rounds)")
+    run.add_argument("--show-command", action="store_true",
+                     help="print each VM's QEMU command line (variants with a kernel) as it starts")
+    view_options(run)
+    _gate_options(run)
 
 
 def _compare_command(commands: Any) -> None:

@@ -20,7 +20,7 @@ from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim
 from iolab.spec import MIN_SIZE
 from iolab.workloads import mail as from_mail
-from iolab.workloads.library import REPEAT_ROUNDS, PatchInfo, Selection, repeat_note, wild
+from iolab.workloads.library import REPEAT_ROUNDS, Chosen, PatchInfo, Selection, repeat_note, wild
 from iolab.units import counted
 
 SIZE = 512 << 20  # the target image: room for every area's files, in the VM's memory
@@ -112,12 +112,8 @@ def _threads(workload: MailWorkload) -> int:
     return max([job.numjobs for job in fio_jobs.jobs(workload.job or "")] + [sqpoll])
 
 
-def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
-            base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
-            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Choice:
-    """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
-    ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
-    in another form, the file of that form, which the base takes out in its stead."""
+def _chosen(selection: Selection, mail: FromMail | None, timing: str) -> tuple[str, list[Chosen], list[str]]:
+    """The target's filesystem, the library's workloads that run on it, and those left out (and why)."""
     chosen = selection.chosen
     fs = chosen[0].area.fs if chosen else "ext4"
     if mail is not None and mail.benchmark.environment.fs:
@@ -134,9 +130,12 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     if len(far) < len(chosen) or (far and mail is not None and mail.benchmark.workloads):  # others are left
         skipped += [repeat_note(c.workload, "instructions") + "; left out of this run" for c in far]
         chosen = [c for c in chosen if c not in far]
-    unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
-    reverse = [(other_forms or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
-    mailed = mail is not None and bool(mail.benchmark.workloads)
+    return fs, chosen, skipped
+
+
+def _why(infos: list[PatchInfo], chosen: list[Chosen], selection: Selection, skipped: list[str], command: str,
+         mailed: bool) -> list[str]:
+    """The comment at the experiment's top: what wrote it, the patches' files, and why each workload."""
     lines = [f"# Written by: {command}"]
     if mailed:
         lines += ["# The primary workloads are the mail's own benchmark; the workloads iolab's library",
@@ -156,6 +155,47 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         lines.append(f"#   {name}: in no area of the library (no workload chosen for it)")
     for note in skipped:
         lines.append(f"#   left out {note}")
+    return lines
+
+
+def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) -> list[str]:
+    """The [run] and [vm] tables: the rounds the workloads need, and the VM's disk."""
+    lines = ["", "[run]"]
+    threaded = [w.name for w in (mail.benchmark.workloads if mail is not None else ()) if _threads(w) > 1]
+    if timing == "instructions" and unrepeated:
+        lines += [f"# {', '.join(c.workload.name for c in unrepeated)}: its counts do not repeat in instructions",
+                  f"# mode (the library's A/A): {REPEAT_ROUNDS} rounds, the fewest a paired test decides at p < 0.05",
+                  f"iterations = {REPEAT_ROUNDS}", 'order = "alternate"']
+    elif timing == "instructions" and threaded:
+        lines += [f"# {', '.join(threaded)}: several threads interleave differently from boot to boot, so",
+                  "# its counts vary: 6 rounds, the fewest a paired test decides at p < 0.05",
+                  "iterations = 6", 'order = "alternate"']
+    elif timing == "instructions":
+        lines += ['iterations = 3          # instructions timing: each value exact, 3 rounds show it',
+                  'order = "alternate"']
+    else:
+        lines += ['iterations = "auto"     # wall timing: rounds added while a comparison is open',
+                  "min_iterations = 8", "max_iterations = 16"]
+    lines += ["", "[vm]"]
+    if timing == "instructions":
+        lines.append('timing = "instructions"')
+    null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
+    disk = ('disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
+            'disk = "ram"            # the image in the guest\'s memory')
+    return lines + ["cpus = 1", 'memory = "2GiB"', disk, "cells_per_boot = 8", 'timeout = "10m"', ""]
+
+
+def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
+            base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
+            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Choice:
+    """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
+    ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
+    in another form, the file of that form, which the base takes out in its stead."""
+    fs, chosen, skipped = _chosen(selection, mail, timing)
+    unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
+    reverse = [(other_forms or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
+    mailed = mail is not None and bool(mail.benchmark.workloads)
+    lines = _why(infos, chosen, selection, skipped, command, mailed)
     first = infos[0].title or infos[0].path.name
     name = first if len(infos) == 1 else f"{first} (and {counted(len(infos) - 1, 'more patch', 'more patches')})"
     name = title[:200] if title else name[:180] + ": patch by patch"
@@ -183,29 +223,5 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
             table["exploratory"] = True
         lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),
                   *(f"{k} = {_toml(v)}" for k, v in table.items())]
-    lines += mail_claims + phases
-    lines += ["", "[run]"]
-    threaded = [w.name for w in (mail.benchmark.workloads if mail is not None else ()) if _threads(w) > 1]
-    if timing == "instructions" and unrepeated:
-        lines += [f"# {', '.join(c.workload.name for c in unrepeated)}: its counts do not repeat in instructions",
-                  f"# mode (the library's A/A): {REPEAT_ROUNDS} rounds, the fewest a paired test decides at p < 0.05",
-                  f"iterations = {REPEAT_ROUNDS}", 'order = "alternate"']
-    elif timing == "instructions" and threaded:
-        lines += [f"# {', '.join(threaded)}: several threads interleave differently from boot to boot, so",
-                  "# its counts vary: 6 rounds, the fewest a paired test decides at p < 0.05",
-                  "iterations = 6", 'order = "alternate"']
-    elif timing == "instructions":
-        lines += ['iterations = 3          # instructions timing: each value exact, 3 rounds show it',
-                  'order = "alternate"']
-    else:
-        lines += ['iterations = "auto"     # wall timing: rounds added while a comparison is open',
-                  "min_iterations = 8", "max_iterations = 16"]
-    lines += ["", "[vm]"]
-    if timing == "instructions":
-        lines.append('timing = "instructions"')
-    null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
-    disk = ('disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
-            'disk = "ram"            # the image in the guest\'s memory')
-    lines += ["cpus = 1", 'memory = "2GiB"', disk,
-              "cells_per_boot = 8", 'timeout = "10m"', ""]
+    lines += mail_claims + phases + _run_and_vm(timing, unrepeated, mail)
     return Choice("\n".join(lines), reverse, skipped)

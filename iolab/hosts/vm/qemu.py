@@ -276,6 +276,12 @@ def qemu_argv(
     for index, disk in enumerate(disks):
         argv += ["-drive", f"file={disk.path},if=none,id=disk{index},format=raw,cache={DISK_CACHE},aio=native",
                  "-device", f"{device('blk')},drive=disk{index},serial={disk.serial}"]
+    return argv + ["-append", _command_line(kernel, mmio, accel, tsc_khz, timing, kernel_args)]
+
+
+def _command_line(kernel: Kernel, mmio: bool, accel: str, tsc_khz: int | None, timing: str,
+                  kernel_args: Sequence[str]) -> str:
+    """The guest kernel's command line."""
     append = ["console=ttyS0", "panic=-1", "reboot=t", "quiet", "loglevel=4", "rdinit=/init",
               "8250.nr_uarts=1", f"iolab.bus={'mmio' if mmio else 'pci'}"]
     if accel != "kvm":
@@ -289,6 +295,4 @@ def qemu_argv(
         append += DETERMINISTIC_GUEST
     if kernel.moddir is not None:
         append.append(f"iolab.moddir={kernel.moddir}")
-    append += kernel_args
-    argv += ["-append", " ".join(append)]
-    return argv
+    return " ".join([*append, *kernel_args])
