@@ -31,6 +31,17 @@ def test_two_variants(tmp_path, monkeypatch, fmt, suffix):
     check_golden(f"two-variants.{suffix}", output)
 
 
+def test_a_row_is_whole_when_made(tmp_path, monkeypatch):
+    """A Row is frozen, and its mappings too: its verdicts are decided before
+    it is made (a refusal makes a new one), so a change afterwards is refused."""
+    row = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 120.0}).rows[0]
+    assert row.comparisons["patched"].verdict == "worse" or row.comparisons["patched"].verdict == "better"
+    with pytest.raises(TypeError):
+        row.comparisons["patched"] = row.comparisons["patched"]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        row.figures["base"] = row.figures["base"]  # type: ignore[index]
+
+
 def test_text_fits_a_mail(tmp_path, monkeypatch):
     result = run_scripted(tmp_path, monkeypatch, {"base": 100.0, "patched": 120.0, "other": 100.0})
     text = renderer("text")(result)

@@ -8,7 +8,9 @@ imports another back. A claim's Agreement is here too: an Analysis holds them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from iolab import stats
@@ -69,15 +71,22 @@ class Figure:
 
 @dataclass(frozen=True)
 class Row:
+    """A row of the table, whole when made: its mappings are read-only views
+    (a verdict decided later makes a new Row, dataclasses.replace)."""
+
     workload: str
     metric: Metric
-    figures: dict[str, Figure]  # by variant name
-    comparisons: dict[str, stats.Comparison]  # by candidate name
+    figures: Mapping[str, Figure]  # by variant name
+    comparisons: Mapping[str, stats.Comparison]  # by candidate name
     view: View = "median"  # the view used for this row (hmean falls back per row)
     primary: bool = True  # in the corrected family; False: exploratory
     # what each comparison is against, where not the baseline: a series step
     # against the step measured before it (iolab.analysis.series)
-    against: dict[str, str] = field(default_factory=dict)
+    against: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("figures", "comparisons", "against"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     @property
     def undecided(self) -> list[str]:
