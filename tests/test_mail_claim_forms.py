@@ -313,3 +313,10 @@ def test_minutes_and_rates_of_files():
         (10, 2, "min")]
     assert [(c.unit, c.better) for c in claims("creates: 1200 files/sec -> 1500 files/sec\n")] == [
         ("files/s", "higher")]
+
+
+def test_rows_that_are_the_sides_with_a_column_a_run_and_their_average_or_none():
+    text = "           run1   run2   run3   avg\nbase       100    110    105    105\npatched    120    125    130    125\n"
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [("avg", 105, 125)]
+    text = "           run1   run2\ndisabled   100 MB/s    110 MB/s\nenabled    120 MB/s    130 MB/s\n"
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [("mean of 2 runs", 105, 125, "MB/s")]

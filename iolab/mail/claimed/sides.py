@@ -23,9 +23,9 @@ from iolab.mail.claimed.model import Better, Claim, Unit, convert, figures, make
 Side = Literal["before", "after"]
 
 _BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])", re.I)
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad|disabled)(?![\w/-])", re.I)
 _AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
-                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*with\b", re.I)
+                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed|enabled)(?![\w/-])|^\s*with\b", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")

@@ -36,6 +36,7 @@ _SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|
 _TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
 _FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
 _MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
+_RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
 
@@ -212,8 +213,14 @@ def _down(table: _Table, unit: Unit | None, better: Better | None,
     before, after = pair
     count = min(len(before.values), len(after.values))
     names = _columns(table.header, count)
+    runs = [k for k, n in enumerate(names) if _RUN.match(n)]
+    if len(runs) >= 2 and len(runs) == count:  # a column a run, no average: the claim is each side's mean
+        mean = [sum(v for v, _ in row.values[:count]) / count for row in (before, after)]
+        return [make(f"mean of {count} runs", mean[0], mean[1], unit_of(before.values[0][1]) or unit, better, "",
+                     f"{before.text} / {after.text}")]
+    columns = [k for k, n in enumerate(names) if _SUMMARY.match(n)] or range(count)  # runs and their average
     out = []
-    for k in range(count):
+    for k in columns:
         (a, ua), (b, ub) = before.values[k], after.values[k]
         found = unit_of(ua or ub) if (ua or ub) else unit_of(names[k]) or unit
         stated = after.stated if count == 1 else ""
