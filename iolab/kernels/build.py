@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab.kernels import apt, cache, images, initramfs, kconfig, patches, sources
+from iolab.kernels import apt, cache, carry, images, initramfs, kconfig, patches, sources
 from iolab.kernels.entry import Kernel, listing, load
 from iolab.kernels.kernel_ref import KernelError, Log
 from iolab.kernels.make import (SOURCES_RECORD, BuildError, Made, Reporter, dirs_of, make, own_objects, step,
@@ -175,7 +175,8 @@ def fragments(request: BuildRequest) -> tuple[dict[str, kconfig.Option], list[st
 
 def request_for(build: Build, experiment: Experiment) -> BuildRequest:
     """The build a kernel table of `experiment` asks for, its paths made
-    absolute (patches and fragments: their stored copies, Experiment.file)."""
+    absolute (patches and fragments: their stored copies, Experiment.file),
+    after what iolab carries into it for the experiment (iolab.kernels.carry)."""
     def path(name: str) -> Path:
         return experiment.file(name).resolve()
 
@@ -186,7 +187,8 @@ def request_for(build: Build, experiment: Experiment) -> BuildRequest:
         fragments.append(("kernel.config", build.config))
     return BuildRequest(
         source=sources.parse(build.source, build.commit, experiment.base_dir),
-        patches=(*(Patch(path(p), True) for p in build.reverse), *(Patch(path(p)) for p in build.patches)),
+        patches=(*carry.carried(experiment.vm), *(Patch(path(p), True) for p in build.reverse),
+                 *(Patch(path(p)) for p in build.patches)),
         config=tuple(fragments),
     )
 

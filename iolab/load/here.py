@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from iolab import process
 from iolab.engines.fio_options import did_you_mean
+from iolab.load import device
 from iolab.load.errors import excerpt
 from iolab.load.structure import fio_pairs
 from iolab.spec import Build, CellSettings, Experiment, SpecError
@@ -247,5 +248,12 @@ def _check_kernel_patches(experiment: Experiment) -> None:
             raise SpecError(f"{where}: {error}" if where else str(error)) from None
 
 
+def _check_device(experiment: Experiment) -> None:
+    """A job that no device of this experiment can run (polled I/O on a loop device) is refused now."""
+    why = device.refusal(experiment)
+    if why:
+        raise SpecError(why)
+
+
 HERE: tuple[Callable[[Experiment], None], ...] = (_check_machine, _check_dir_target, _check_fio_parses,
-                                                  _check_local_kernels, _check_kernel_patches)
+                                                  _check_device, _check_local_kernels, _check_kernel_patches)

@@ -14,7 +14,7 @@ from iolab.analysis import iorows
 from iolab.analysis.model import Report
 from iolab.engines import fio, probe
 from iolab.report.figures import table_view_text
-from iolab.spec import Experiment, Variant
+from iolab.spec import CARRIED_PATCH, Experiment, Variant
 from iolab.store import RunInfo
 from iolab.units import counted, format_size
 
@@ -193,9 +193,14 @@ def model_lines(experiment: Experiment) -> list[str]:
     model = experiment.vm.device_model
     if model is None:
         return []
-    return [f"modeled device: null_blk, memory-backed, each request completed by a guest timer "
-            f"{model.completion_nsec} ns after it is issued (irqmode=2, completion_nsec={model.completion_nsec}"
-            "): a workload's durations are "
+    if model.carried:
+        how = (f"with iolab's change ({CARRIED_PATCH}): {model.words()}; a request of B bytes takes "
+               f"{model.completion_nsec} ns + B / ({model.mib_per_s or 'unlimited'} MiB/s) from when the device "
+               "is free, completed by a guest timer at that time")
+    else:
+        how = (f"{model.words()}: each request completed by a guest timer {model.completion_nsec} ns after it is "
+               f"issued (irqmode=2, completion_nsec={model.completion_nsec})")
+    return [f"modeled device: null_blk, memory-backed, {how}: a workload's durations are "
             "modeled time (modeled ns = instructions plus the device's modeled waits), never a time; "
             "the CPU time at work stays instructions"]
 

@@ -137,9 +137,9 @@ def _mode(analysis: Analysis) -> str:
     order = f"{counted(analysis.rounds_done, 'round')}, {experiment.run.order}"
     if experiment.timing == "instructions":
         model = experiment.vm.device_model
-        what = (f"modeled (TCG icount + null_blk {model.completion_nsec} ns completions)" if model is not None
+        what = (f"modeled (TCG icount + null_blk: {model.words()})" if model is not None
                 else "instructions (QEMU TCG icount): counts, not times")
-        return _fit("mode:", f"{what}; {order}")
+        return _fit("mode:", f"{what}; {order}", 2 if model is not None else 1)
     where = f"VM, {vm.get('accel')}" if vm else "this host"
     return _fit("mode:", f"wall clock ({where}); {order}")
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 
 from iolab import load, plan
+from iolab.load import device
 from iolab.analysis import table as analysis
 from iolab.analysis.metrics import lookup
 from iolab.cell.sample import Sample
@@ -153,6 +154,7 @@ def lines(experiment: Experiment, seed: int, store: Store | None) -> Iterator[st
                "bisect": "bisected: the ends first, then midpoints where they differ; the cells below are "
                          "the most it could run"}[series.strategy(experiment)]
         yield f"series of {counted(len(experiment.series.patches), 'patch', 'patches')}: {how}"
+    yield device.describe(experiment)
     yield from test_lines(experiment, store)
     yield "estimate:"
     yield from estimate.estimate(experiment, store).lines()

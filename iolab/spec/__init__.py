@@ -25,11 +25,11 @@ from iolab.spec.kernel import Build, KernelField, Series, step_name, with_defaul
 from iolab.spec.mail import MailPatch, MailRecord
 from iolab.spec.run import CellSetup, Collect, PerfEvent, Phase, ReportSettings, Run
 from iolab.spec.target import FILESYSTEMS, MIN_SIZE, TARGET_OVERRIDES, ErofsFiles, Loop, Target, TargetOverrides
-from iolab.spec.vm import (EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUCTIONS_ITERATIONS, NULL_BLK_DISKS, VM, Clock, DeviceModel,
+from iolab.spec.vm import (CARRIED_PATCH, EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUCTIONS_ITERATIONS, NULL_BLK_DISKS, VM, Clock, DeviceModel,
                            Timing, with_timing_defaults)
 
 __all__ = [
-    "Build", "CellSettings", "ClaimRow", "Claims", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
+    "Build", "CARRIED_PATCH", "CellSettings", "ClaimRow", "Claims", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
     "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE", "MailPatch", "MailRecord", "NULL_BLK_DISKS",
     "PerfEvent", "Phase", "ReportSettings", "Run", "Seconds", "Series", "Size", "SpecError", "Strict",
     "Clock", "DeviceModel", "TARGET_OVERRIDES", "Target", "TargetOverrides", "Timing", "VM", "Variant", "Words", "Workload", "step_name",

@@ -240,6 +240,19 @@ class Experiment(Strict):
         return self
 
     @model_validator(mode="after")
+    def _carried_device(self) -> Experiment:
+        model = self.vm.device_model
+        if model is None or not model.carried:
+            return self
+        named = [v.name for v in self.variant if isinstance(v.kernel, str)]
+        if named:
+            raise ValueError(
+                f"vm.model: a rate, a seek cost or poll queues need iolab's change to null_blk, which it carries "
+                f"into the kernels it builds; variant {named[0]!r} boots a kernel as it came: give it one built "
+                "from source ([kernel] source = \"debian:linux-source-7.2\"), or keep completion_nsec alone")
+        return self
+
+    @model_validator(mode="after")
     def _claimed_rows(self) -> Experiment:
         names = {w.name for w in self.workload}
         for row in self.claims.row if self.claims else []:

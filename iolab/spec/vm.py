@@ -26,12 +26,27 @@ EXACT_TOLERANCE = {"wall": 0.0, "instructions": 0.01}
 
 class DeviceModel(Strict):
     """[vm] model: the device of disk = "model", a memory-backed null_blk in
-    the guest whose completions are guest timers (null_blk irqmode=2): each
-    request completes completion_nsec after it is issued, on the guest's
-    clock. In instructions mode an idle guest's clock jumps to its next timer
-    (-icount sleep=off), so a wait for the device is that modeled time."""
+    the guest whose completions are guest timers (null_blk irqmode=2). In
+    instructions mode an idle guest's clock jumps to its next timer
+    (-icount sleep=off), so a wait for the device is that modeled time
+    (docs/device-model.md).
+
+    With completion_nsec alone (null_blk as it is): each request completes
+    completion_nsec after it is issued, requests overlapping freely. With a
+    rate (mib_per_s), a seek cost (seek_nsec) or poll queues: null_blk with
+    the change iolab carries into the kernels it builds
+    (iolab/kernels/carry/null_blk-model.patch), which serves one request at
+    a time: a request of B bytes takes completion_nsec + B / mib_per_s
+    (+ seek_nsec where it does not start after the previous one's last
+    sector), from when it arrives or the device has served the one before,
+    whichever is later; a polled request completes at the first poll at or
+    after that time."""
 
     completion_nsec: int = Field(default=20_000, ge=1_000, le=100_000_000)  # per request, on the guest's clock
+    mib_per_s: int | None = Field(default=None, ge=1, le=1_000_000)  # bytes' time: B / (mib_per_s MiB/s)
+    seek_nsec: int | None = Field(default=None, ge=1, le=1_000_000_000)  # a request away from the last one's end
+    rotational: bool = False  # null_blk's rotational flag (queue/rotational = 1): what the kernel gives an HDD
+    poll_queues: int | None = Field(default=None, ge=1, le=64)  # polled I/O (fio hipri, t/io_uring -p1)
 
     @model_validator(mode="before")
     @classmethod
@@ -40,14 +55,48 @@ class DeviceModel(Strict):
             # null_blk's mbps refills a budget every 20 ms from the device's creation: where a cell starts
             # in that period moved its values by 1.6-17% from boot to boot (bench/data/device-model-2026-11-26.txt)
             raise ValueError("mbps: a bandwidth cap does not repeat from boot to boot (null_blk refills it every "
-                             "20 ms, from its creation, not from the cell's start); leave it out")
+                             "20 ms, from its creation, not from the cell's start); give mib_per_s, the "
+                             "modeled device's own rate, which does")
         return data
+
+    @property
+    def carried(self) -> bool:
+        """Whether the device needs iolab's change to null_blk (one request at a time)."""
+        return any(value is not None for value in (self.mib_per_s, self.seek_nsec, self.poll_queues))
+
+    @property
+    def served(self) -> str:
+        """How requests share the device, in the reports' words."""
+        return "one at a time" if self.carried else "overlapped"
+
+    def service_nsec(self, nbytes: int, seek: bool = False) -> int:
+        """The modeled time of one request of ``nbytes`` (a read or a write), as
+        the carried null_blk computes it: completion_nsec + nbytes * 10^9 /
+        (mib_per_s * 2^20), rounded down to a whole ns (+ seek_nsec)."""
+        rate = nbytes * 1_000_000_000 // (self.mib_per_s << 20) if self.mib_per_s else 0
+        return self.completion_nsec + rate + ((self.seek_nsec or 0) if seek else 0)
 
     def recorded(self) -> dict[str, Any]:
         """The parameters as samples and reports record them (the completions are timers: irqmode=2)."""
-        return {**self.model_dump(), "irqmode": "timer"}
+        optional = {name: value for name, value in self.model_dump().items()
+                    if name != "completion_nsec" and value not in (None, False)}
+        return {"completion_nsec": self.completion_nsec, **optional, "irqmode": "timer",
+                **({"served": self.served} if self.carried else {})}
+
+    def words(self) -> str:
+        """The device in a line: what the dry run, the header and the reply say."""
+        parts = [f"{self.completion_nsec} ns a request"]
+        if self.mib_per_s:
+            parts.append(f"+ its bytes at {self.mib_per_s} MiB/s")
+        if self.seek_nsec:
+            parts.append(f"+ {self.seek_nsec} ns where it does not follow the last")
+        kind = "rotational" if self.rotational else "non-rotational"
+        polled = f", {self.poll_queues} poll queue{'s' if self.poll_queues != 1 else ''}" if self.poll_queues else ""
+        return f"{kind}, {' '.join(parts)}, served {self.served}{polled}"
 
 
+# null_blk's change iolab carries into the kernels it builds for a DeviceModel that is carried
+CARRIED_PATCH = "iolab/kernels/carry/null_blk-model.patch"
 NULL_BLK_DISKS = ("null_blk", "model")  # the disks that are the guest's null_blk (kernel command line)
 
 

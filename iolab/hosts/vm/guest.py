@@ -90,6 +90,28 @@ def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
     return sample.to_json()
 
 
+def null_blk_problem(expected: dict[str, str], root: Path = Path("/sys")) -> str:
+    """Why the guest's null_blk is not the device asked for, or "": each
+    parameter as /sys/module/null_blk/parameters shows it (a kernel without
+    iolab's change to null_blk has no iolab_model; an older null_blk no
+    rotational), and the rotational flag on the disk itself."""
+    for name, value in expected.items():
+        path = root / "module/null_blk/parameters" / name
+        try:
+            found = path.read_text().strip()
+        except OSError:
+            carried = " (iolab's change to null_blk, carried into the kernels it builds)" if name.startswith(
+                "iolab_") else ""
+            return f"the guest's null_blk has no parameter {name}{carried}: this kernel cannot be the modeled device"
+        if found != value:
+            return f"the guest's null_blk has {name}={found}, not {value}"
+    if expected.get("rotational") == "Y":
+        flag = root / "block" / Path(NULL_BLK).name / "queue/rotational"
+        if flag.exists() and flag.read_text().strip() != "1":
+            return f"{NULL_BLK} is not rotational ({flag} is {flag.read_text().strip()})"
+    return ""
+
+
 def main(argv: list[str]) -> int:
     xchg = Path(argv[1] if len(argv) > 1 else "/run/iolab")
     python_started = uptime()
@@ -127,8 +149,12 @@ def main(argv: list[str]) -> int:
     cache = scratch / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     journal = scratch / "knobs.journal"
+    device_problem = null_blk_problem(request.get("null_blk") or {}) if null_blk else ""
     for index, raw in enumerate(request["cells"]):
         env = {"guest": {**guest, "cell_index": index, "cell_uptime": uptime()}}
+        if device_problem:  # no cell runs on a device other than the one asked for
+            append_sample(xchg / SAMPLES, _failed(raw, f"in the guest: {device_problem}", env))
+            continue
         try:
             cell = CellSpec.from_dict(raw)
         except Exception as error:  # a cell the guest cannot take must not lose the others

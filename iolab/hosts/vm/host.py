@@ -49,7 +49,7 @@ from iolab.cell.sample import Sample
 from iolab.hosts.vm import guest as guest_side
 from iolab.hosts.vm.accel import Choice, LinuxBoot, MachineType, Settled, VerdictCache, boot_id, smallest_cached_kernel
 from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, kvm_usable, lean_boot,
-                                 qemu_argv, qemu_version, tcg_threading, timing_env)
+                                 null_blk_params, qemu_argv, qemu_version, tcg_threading, timing_env)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
@@ -311,7 +311,7 @@ class VMHost:
             pending = {cell.seq: cell for cell in cells}
             while True:
                 xchg = Path(tempfile.mkdtemp(prefix="xchg-", dir=workdir))
-                (xchg / "cells.json").write_text(_request(cells, self.settings.disk))
+                (xchg / "cells.json").write_text(_request(cells, self.settings.disk, null_blk_params(self.settings.device_model)))
                 process, boot = self._launch(xchg, [disk] if disk else [], command)
                 for sample in self._follow(process, boot, timeout=self.settings.timeout, ready="guest.json"):
                     if sample.seq in pending:
@@ -434,8 +434,10 @@ def _read_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _request(cells: Sequence[CellSpec], disk: str = "virtio") -> str:
-    return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "cells": [cell.to_dict() for cell in cells]})
+def _request(cells: Sequence[CellSpec], disk: str = "virtio", null_blk: dict[str, str] | None = None) -> str:
+    """cells.json: the cells, the disk, and the null_blk parameters the guest checks before any cell."""
+    return json.dumps({"disk_serial": DISK_SERIAL, "disk": disk, "null_blk": null_blk or {},
+                       "cells": [cell.to_dict() for cell in cells]})
 
 
 class ThisMachine:

@@ -165,16 +165,36 @@ def timing_env(settings: VM) -> dict[str, Any]:
 # -- the command line ------------------------------------------------------------------
 
 
+def null_blk_params(model: DeviceModel | None) -> dict[str, str]:
+    """The null_blk parameters of a device model, as /sys/module/null_blk/parameters
+    shows them once set (the guest checks them: iolab.hosts.vm.guest): timer
+    completions; with a rate, a seek cost or poll queues, iolab's change to
+    null_blk (iolab_model: one request at a time, docs/device-model.md);
+    without it no poll queue, so a polled job is refused by the kernel rather
+    than complete at its first poll with no device time; the rotational flag."""
+    if model is None:
+        return {}
+    params = {"irqmode": "2", "completion_nsec": str(model.completion_nsec)}
+    if model.carried:
+        params["iolab_model"] = "Y"
+        if model.mib_per_s:
+            params["iolab_mib_per_s"] = str(model.mib_per_s)
+        if model.seek_nsec:
+            params["iolab_seek_nsec"] = str(model.seek_nsec)
+    params["poll_queues"] = str(model.poll_queues or 0)
+    if model.rotational:
+        params["rotational"] = "Y"
+    return params
+
+
 def null_blk_args(memory: int, model: DeviceModel | None = None) -> list[str]:
     """The kernel command line of [vm] disk = "null_blk": one memory-backed
     /dev/nullb0 of half the VM's memory, rounded up to whole GiB (its pages
     exist only where written). With a device model (disk = "model"), its
-    completions are guest timers (irqmode=2) completion_nsec after each
-    request."""
+    parameters (null_blk_params)."""
     args = ["null_blk.nr_devices=1", "null_blk.memory_backed=1", f"null_blk.gb={max(1, -(-memory // (2 << 30)))}"]
-    if model is not None:
-        args += ["null_blk.irqmode=2", f"null_blk.completion_nsec={model.completion_nsec}"]
-    return args
+    flags = {"Y": "1"}
+    return args + [f"null_blk.{name}={flags.get(value, value)}" for name, value in null_blk_params(model).items()]
 
 
 def lean_boot(settings: VM, accel: str, kernel: Kernel) -> tuple[bool, list[str]]:
