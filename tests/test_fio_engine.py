@@ -163,13 +163,18 @@ def test_instructions_mode_stops_each_job_after_the_ios_a_count_needs(tmp_path):
     number_ios or io_size keeps it; real fio runs the job and stops there."""
     job = "[global]\nrw=randread\nbs=4k\nsize=1M\n[a]\n[b]\nnumber_ios=10\n"
     cut = fio.for_instructions(job)
-    assert fio.sections(cut)[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}"])
-    assert fio.sections(cut)[3] == ("b", ["number_ios=10"])
-    assert fio.for_instructions("[global]\nnumber_ios=5\n[a]\nrw=read\n") == "[global]\nnumber_ios=5\n[a]\nrw=read\n"
+    assert fio.sections(cut)[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}",
+                                          "write_iolog=iolab-clock.0.log"])
+    assert fio.sections(cut)[3] == ("b", ["number_ios=10", "; iolab: instructions mode",
+                                          "write_iolog=iolab-clock.1.log"])
+    untouched = "[global]\nnumber_ios=5\nnumjobs=2\n[a]\nrw=read\n"  # clones would share a clock log: none
+    assert fio.for_instructions(untouched) == untouched
     timed = fio.sections(fio.for_instructions("[global]\ntime_based\nruntime=3\nnumber_ios=5\n[a]\n"))
-    assert timed[2] == ("a", ["; iolab: instructions mode", "time_based=0", f"io_size={fio.LOOPING_IO_SIZE}"])
+    assert timed[2] == ("a", ["; iolab: instructions mode", "time_based=0", f"io_size={fio.LOOPING_IO_SIZE}",
+                              "write_iolog=iolab-clock.0.log"])
     own = fio.sections(fio.for_instructions("[global]\ntime_based\nruntime=3\nio_size=2M\n[a]\n"))
-    assert own[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}", "time_based=0"])
+    assert own[2] == ("a", ["; iolab: instructions mode", f"number_ios={fio.INSTRUCTIONS_IOS}", "time_based=0",
+                            "write_iolog=iolab-clock.0.log"])
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
     small = cut.replace(f"number_ios={fio.INSTRUCTIONS_IOS}", "number_ios=7").replace("[b]\nnumber_ios=10\n", "")
@@ -214,3 +219,34 @@ def test_the_report_says_which_rows_were_not_measured_and_why():
     assert len(notes) == 1
     assert notes[0].startswith("sqpoll: rd p50 us, rd p99 us, rd p99.9 us not measured in 2 of 3 cells: fio's")
     assert _unmeasured_note(experiment(), [cell(1, {})]) == []
+
+
+def test_instructions_mode_rates_come_from_each_job_s_io_span_in_us(tmp_path):
+    """fio's bandwidth and IOPS are over its runtime in whole milliseconds, rounded up (a 10 ms job's rates
+    fall on levels 10% apart); in instructions mode each one-process job writes fio's I/O log (version 3,
+    us), and its rates are its bytes and I/Os over the span from its first I/O's issue to its files' close.
+    Real fio writes the log; the rates differ from fio's by the rounding alone."""
+    log = ("fio version 3 iolog\n19 /t/f add\n119 /t/f open\n123 /t/f read 249856 4096\n"
+           "5660 /t/my file read 3104768 4096\n10123 /t/f close\n")
+    assert fio.io_span_us(log) == 10000  # the first read at 123 us, the close at 10123 us
+    assert fio.io_span_us("fio version 2 iolog\n/t/f add\n") is None
+    assert fio.io_span_us("fio version 3 iolog\n19 /t/f add\n20 /t/f close\n") is None  # no I/O
+    report = fixture("randread-4k-psync-ext4.json")
+    read = report["jobs"][0]["read"]
+    name = report["jobs"][0]["jobname"]
+    span = read["runtime"] * 1000 - 600  # fio rounds the span up to its runtime's whole milliseconds
+    fine = parse_report(report, {name: span}).metrics
+    assert fine["read_bw"] == pytest.approx(read["io_bytes"] * 1e6 / span / 2**20, rel=1e-12)
+    assert fine["read_iops"] == pytest.approx(read["total_ios"] * 1e6 / span, rel=1e-12)
+    assert fine["read_bw"] > parse_report(report).metrics["read_bw"]
+    assert parse_report(report, {"another job": span}).metrics["read_bw"] == pytest.approx(read["bw_bytes"] / 2**20)
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    job = fio.for_instructions(f"[r]\nrw=randread\nbs=4k\nsize=1M\nfilename={tmp_path / 'data'}\n")
+    (tmp_path / "job.fio").write_text(job)
+    subprocess.run(["fio", "--output-format=json", "--output=out.json", "job.fio"], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=60)
+    report = fio.load_report((tmp_path / "out.json").read_text())
+    spans = fio.spans(job, tmp_path)
+    assert set(spans) == {"r"} and spans["r"] > 0
+    assert abs(spans["r"] - report["jobs"][0]["read"]["runtime"] * 1000) <= 2000  # fio's rounding, and its close

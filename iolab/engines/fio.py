@@ -13,7 +13,8 @@ import functools
 import json
 import re
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 from iolab import histogram, process
@@ -51,7 +52,7 @@ class FioEngine:
         if done.returncode != 0:
             raise EngineError(f"fio exit {done.returncode}: {fio_error(done.stderr, text)}")
         report = load_report(text)
-        result = parse_report(report)
+        result = parse_report(report, spans(placed, work.workdir))
         result.artefacts = {"fio.json": text, "job.fio": job_path.read_text()}
         return result
 
@@ -73,6 +74,13 @@ def sections(job: str) -> list[tuple[str, list[str]]]:
 # median completion latency was one bin in every boot at 2000, 8000 and all 16384 I/Os, and moved a bin in one
 # boot of four at 500; the bandwidth moved by 0.3-3% between boots at any count (not exact at any).
 INSTRUCTIONS_IOS = 2000
+# Instructions mode: each job section that runs as one process writes fio's I/O log (version 3: each I/O's
+# issue and each file's open and close, in us since the job began) to the cell's directory, and its bandwidth
+# and IOPS are its bytes and I/Os over the span from its first I/O's issue to its files' close after the last
+# completion (io_span_us), not over fio's runtime, which is whole milliseconds rounded up: a 10 ms job's rates
+# fell on levels 10% apart (issue 36 item 7).
+CLOCK_LOG = "iolab-clock.{index}.log"
+_IO_ACTIONS = ("read", "write", "trim", "sync", "datasync")
 LOOPING_IO_SIZE = "1P"  # io_size of a time-based job in instructions mode: far beyond any region, so number_ios stops it
 
 
@@ -97,6 +105,7 @@ def for_instructions(job: str) -> str:
 
     general = [line for name, lines in parsed if name.startswith("global") for line in lines]
     out: list[str] = []
+    index = 0
     for name, lines in parsed:
         if name:
             out.append(f"[{name}]")
@@ -110,9 +119,21 @@ def for_instructions(job: str) -> str:
             added.append("time_based=0")
             if not any(value(where, option) for where in (general, lines) for option in ("io_size", "io_limit")):
                 added.append(f"io_size={LOOPING_IO_SIZE}")
+        if _clocked(general, lines, value):
+            added.append(f"write_iolog={CLOCK_LOG.format(index=index)}")
+        index += 1
         if added:
             out += ["; iolab: instructions mode", *added]
     return "\n".join(out) + "\n"
+
+
+def _clocked(general: list[str], lines: list[str], value: Callable[[list[str], str], str | None]) -> bool:
+    """Whether a job section gets the clock log: one process (numjobs 1: clones would share the log)
+    reported alone (no group_reporting), and no I/O log of its own."""
+    def setting(option: str) -> str | None:
+        return value(lines, option) or value(general, option)
+    return ((setting("numjobs") or "1") == "1" and setting("group_reporting") in (None, "0")
+            and not any(setting(option) for option in ("write_iolog", "read_iolog")))
 
 
 def place_job(
@@ -139,6 +160,38 @@ def place_job(
             out.append("; added by iolab")
             out.extend(appended)
     return "\n".join(out) + "\n"
+
+
+def io_span_us(log: str) -> int | None:
+    """From fio's I/O log (version 3), the us from its first I/O's issue to its
+    last event (its files' close, after the last I/O completed); None where
+    the log is not version 3 or holds no I/O."""
+    lines = log.splitlines()
+    if not lines or lines[0].strip() != "fio version 3 iolog":
+        return None
+    first = last = None
+    for line in lines[1:]:
+        parts = line.split()
+        if len(parts) < 3 or not parts[0].isdigit():
+            continue
+        io = len(parts) >= 5 and parts[-3] in _IO_ACTIONS and parts[-1].isdigit() and parts[-2].isdigit()
+        if io and first is None:
+            first = int(parts[0])
+        last = int(parts[0])
+    return last - first if first is not None and last is not None and last > first else None
+
+
+def spans(job: str, workdir: Path) -> dict[str, int]:
+    """Each clocked job section's I/O span in us (io_span_us), by its name."""
+    found = {}
+    for name, lines in sections(job):
+        logs = [m.group(2) for line in lines if (m := _OPTION.match(line)) and m.group(1) == "write_iolog"
+                and (m.group(2) or "").startswith("iolab-clock.")]
+        path = workdir / logs[-1] if logs else None
+        span = io_span_us(path.read_text(errors="replace")) if path is not None and path.exists() else None
+        if span is not None:
+            found[name] = span
+    return found
 
 
 def load_report(text: str) -> dict[str, Any]:
@@ -225,12 +278,22 @@ def clat_contradiction(parts: list[dict[str, Any]]) -> str:
     return ""
 
 
-def parse_report(report: dict[str, Any]) -> EngineResult:
+def _rates(job: dict[str, Any], direction: str, span_us: int | None) -> tuple[float, float]:
+    """A job's bytes and I/Os a second in one direction: over its I/O span in us where it was
+    clocked (instructions mode: CLOCK_LOG), else fio's own (over whole milliseconds)."""
+    part = job[direction]
+    if span_us is None:
+        return part["bw_bytes"], part["iops"]
+    return part["io_bytes"] * 1e6 / span_us, part["total_ios"] * 1e6 / span_us
+
+
+def parse_report(report: dict[str, Any], span_us: dict[str, int] | None = None) -> EngineResult:
     """Metrics summed over all jobs of the report, and merged clat histograms.
 
     Bandwidth and IOPS are summed over jobs, which is the aggregate when the
     jobs run concurrently (fio's default; stonewalled jobs are not summed
-    meaningfully). CPU figures are the mean over jobs.
+    meaningfully). CPU figures are the mean over jobs. ``span_us``: the I/O
+    span of jobs clocked finer than fio's milliseconds, by name (spans).
     """
     jobs = report.get("jobs") or []
     if not jobs:
@@ -243,18 +306,22 @@ def parse_report(report: dict[str, Any]) -> EngineResult:
     histograms: dict[str, dict[int, int]] = {}
     unmeasured: dict[str, str] = {}
     total_ios = 0
+    names = [job.get("jobname") for job in jobs]
+    clock = {name: span for name, span in (span_us or {}).items() if names.count(name) == 1}
     for direction in ("read", "write"):
-        parts = [job[direction] for job in jobs if job[direction]["total_ios"] > 0]
+        doing = [job for job in jobs if job[direction]["total_ios"] > 0]
+        parts = [job[direction] for job in doing]
         if not parts:
             continue
+        rates = [_rates(job, direction, clock.get(job.get("jobname"))) for job in doing]
         ios = sum(part["total_ios"] for part in parts)
         total_ios += ios
         contradiction = clat_contradiction(parts)
         bins = {} if contradiction else histogram.merge(
             histogram.from_fio_bins(part["clat_ns"].get("bins", {})) for part in parts)
         unmeasured.update({f"{direction}_p{q:g}": contradiction for q in PERCENTILES if contradiction})
-        metrics[f"{direction}_bw"] = sum(part["bw_bytes"] for part in parts) / 2**20
-        metrics[f"{direction}_iops"] = sum(part["iops"] for part in parts)
+        metrics[f"{direction}_bw"] = sum(bw for bw, _ in rates) / 2**20
+        metrics[f"{direction}_iops"] = sum(iops for _, iops in rates)
         metrics[f"{direction}_lat_mean"] = (
             sum(part["lat_ns"]["mean"] * part["total_ios"] for part in parts) / ios / 1e3
         )
