@@ -51,6 +51,24 @@ def test_a_request_takes_its_fixed_time_plus_its_bytes_at_the_rate():
     assert seeking.service_nsec(128 << 10) == 100000 + 625_000
 
 
+def test_requests_wait_for_the_device_one_at_a_time_or_k_at_a_time():
+    serial = modeled({"completion_nsec": 20000, "mib_per_s": 500}).vm.device_model
+    # eight 4 KiB reads arriving at once (depth 8) end 27812 ns apart; one arriving after an idle gap
+    # starts when it arrives
+    assert serial.deadlines([(0, 4096, 8 * k, 8) for k in range(8)]) == [27812 * (k + 1) for k in range(8)]
+    assert serial.deadlines([(0, 4096, 0, 8), (100000, 4096, 8, 8)]) == [27812, 127812]
+    two = modeled({"completion_nsec": 20000, "mib_per_s": 500, "parallel": 2}).vm.device_model
+    assert two.deadlines([(0, 4096, 0, 8)] * 4) == [27812, 27812, 55624, 55624]
+    # a small request after a large one on the other server ends first
+    assert two.deadlines([(0, 1 << 20, 0, 2048), (0, 4096, 0, 8)]) == [2020000, 27812]
+    hdd = modeled({"completion_nsec": 50000, "mib_per_s": 160, "seek_nsec": 2_000_000}).vm.device_model
+    window = 128 << 10  # 781250 ns at 160 MiB/s
+    # two readers' 128 KiB windows in turn: every request away from the last one's end pays the seek
+    done = hdd.deadlines([(0, window, 0, 256), (0, window, 1 << 20, 256), (0, window, 256, 256)])
+    assert done == [50000 + 781250, 2 * (50000 + 781250) + 2_000_000, 3 * (50000 + 781250) + 4_000_000]
+    assert hdd.deadlines([(0, window, 0, 256), (0, window, 256, 256)]) == [831250, 1662500]  # in sequence: none
+
+
 def test_the_fields_say_how_requests_share_the_device():
     plain = modeled().vm.device_model
     assert not plain.carried and plain.served == "overlapped"
@@ -61,6 +79,10 @@ def test_the_fields_say_how_requests_share_the_device():
                                "irqmode": "timer", "served": "one at a time"}
     assert full.words() == ("rotational, 20000 ns a request + its bytes at 500 MiB/s, served one at a time, "
                             "2 poll queues")
+    four = modeled({"parallel": 4}).vm.device_model
+    assert four.carried and four.served == "4 at a time" and four.recorded()["parallel"] == 4
+    assert qemu.null_blk_params(four)["iolab_parallel"] == "4"
+    assert "iolab_parallel" not in qemu.null_blk_params(full)
     rotational = modeled({"rotational": True}).vm.device_model
     assert not rotational.carried  # null_blk's own rotational flag needs no change
 
@@ -72,6 +94,8 @@ def test_the_fields_say_how_requests_share_the_device():
     ({"mbps": 100}, None, ["vm.model", "give mib_per_s"]),
     ({"mib_per_s": 500}, PACKAGED, ["vm.model", "variant 'a' boots a kernel as it came", "built from source"]),
     ({"poll_queues": 1}, PACKAGED, ["iolab's change to null_blk"]),
+    ({"parallel": 2}, PACKAGED, ["iolab's change to null_blk"]),
+    ({"parallel": 65}, None, ["vm.model.parallel"]),
 ])
 def test_refusals_name_the_field(model, kernel, words):
     with pytest.raises(SpecError) as error:

@@ -306,8 +306,8 @@ def parse_report(report: dict[str, Any], span_us: dict[str, int] | None = None) 
     histograms: dict[str, dict[int, int]] = {}
     unmeasured: dict[str, str] = {}
     total_ios = 0
-    names = [job.get("jobname") for job in jobs]
-    clock = {name: span for name, span in (span_us or {}).items() if names.count(name) == 1}
+    jobnames = [job.get("jobname") for job in jobs]
+    clock = {name: span for name, span in (span_us or {}).items() if jobnames.count(name) == 1}
     for direction in ("read", "write"):
         doing = [job for job in jobs if job[direction]["total_ios"] > 0]
         parts = [job[direction] for job in doing]

@@ -247,8 +247,8 @@ class Experiment(Strict):
         named = [v.name for v in self.variant if isinstance(v.kernel, str)]
         if named:
             raise ValueError(
-                f"vm.model: a rate, a seek cost or poll queues need iolab's change to null_blk, which it carries "
-                f"into the kernels it builds; variant {named[0]!r} boots a kernel as it came: give it one built "
+                f"vm.model: a rate, a seek cost, poll queues or parallel service need iolab's change to null_blk, "
+                f"which it carries into the kernels it builds; variant {named[0]!r} boots a kernel as it came: give it one built "
                 "from source ([kernel] source = \"debian:linux-source-7.2\"), or keep completion_nsec alone")
         return self
 

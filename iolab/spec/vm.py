@@ -4,6 +4,7 @@ that mode's defaults (with_timing_defaults)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -33,20 +34,22 @@ class DeviceModel(Strict):
 
     With completion_nsec alone (null_blk as it is): each request completes
     completion_nsec after it is issued, requests overlapping freely. With a
-    rate (mib_per_s), a seek cost (seek_nsec) or poll queues: null_blk with
+    rate (mib_per_s), a seek cost (seek_nsec), poll queues or parallel: null_blk with
     the change iolab carries into the kernels it builds
     (iolab/kernels/carry/null_blk-model.patch), which serves one request at
     a time: a request of B bytes takes completion_nsec + B / mib_per_s
     (+ seek_nsec where it does not start after the previous one's last
     sector), from when it arrives or the device has served the one before,
     whichever is later; a polled request completes at the first poll at or
-    after that time."""
+    after that time. With parallel = K, K requests are served at a time
+    (each at mib_per_s; a request takes the server free first)."""
 
     completion_nsec: int = Field(default=20_000, ge=1_000, le=100_000_000)  # per request, on the guest's clock
     mib_per_s: int | None = Field(default=None, ge=1, le=1_000_000)  # bytes' time: B / (mib_per_s MiB/s)
     seek_nsec: int | None = Field(default=None, ge=1, le=1_000_000_000)  # a request away from the last one's end
     rotational: bool = False  # null_blk's rotational flag (queue/rotational = 1): what the kernel gives an HDD
     poll_queues: int | None = Field(default=None, ge=1, le=64)  # polled I/O (fio hipri, t/io_uring -p1)
+    parallel: int = Field(default=1, ge=1, le=64)  # requests served at a time (with the carried change)
 
     @model_validator(mode="before")
     @classmethod
@@ -62,12 +65,15 @@ class DeviceModel(Strict):
     @property
     def carried(self) -> bool:
         """Whether the device needs iolab's change to null_blk (one request at a time)."""
-        return any(value is not None for value in (self.mib_per_s, self.seek_nsec, self.poll_queues))
+        return self.parallel > 1 or any(value is not None for value in (self.mib_per_s, self.seek_nsec,
+                                                                         self.poll_queues))
 
     @property
     def served(self) -> str:
         """How requests share the device, in the reports' words."""
-        return "one at a time" if self.carried else "overlapped"
+        if not self.carried:
+            return "overlapped"
+        return "one at a time" if self.parallel == 1 else f"{self.parallel} at a time"
 
     def service_nsec(self, nbytes: int, seek: bool = False) -> int:
         """The modeled time of one request of ``nbytes`` (a read or a write), as
@@ -76,10 +82,26 @@ class DeviceModel(Strict):
         rate = nbytes * 1_000_000_000 // (self.mib_per_s << 20) if self.mib_per_s else 0
         return self.completion_nsec + rate + ((self.seek_nsec or 0) if seek else 0)
 
+    def deadlines(self, requests: Iterable[tuple[int, int, int, int]]) -> list[int]:
+        """When the carried null_blk completes each request, in the order they
+        reach it: (arrival ns, bytes, first sector, sectors) each; the same
+        arithmetic as its null_iolab_deadline (a reference for the tests and
+        the predictions in docs/device-model.md)."""
+        free = [0] * self.parallel
+        next_sector = 0
+        out = []
+        for arrival, nbytes, sector, sectors in requests:
+            service = self.service_nsec(nbytes, seek=bool(self.seek_nsec) and sector != next_sector)
+            next_sector = sector + sectors
+            server = free.index(min(free))
+            free[server] = max(free[server], arrival) + service
+            out.append(free[server])
+        return out
+
     def recorded(self) -> dict[str, Any]:
         """The parameters as samples and reports record them (the completions are timers: irqmode=2)."""
         optional = {name: value for name, value in self.model_dump().items()
-                    if name != "completion_nsec" and value not in (None, False)}
+                    if name != "completion_nsec" and value not in (None, False) and (name, value) != ("parallel", 1)}
         return {"completion_nsec": self.completion_nsec, **optional, "irqmode": "timer",
                 **({"served": self.served} if self.carried else {})}
 

@@ -181,6 +181,8 @@ def null_blk_params(model: DeviceModel | None) -> dict[str, str]:
             params["iolab_mib_per_s"] = str(model.mib_per_s)
         if model.seek_nsec:
             params["iolab_seek_nsec"] = str(model.seek_nsec)
+        if model.parallel > 1:
+            params["iolab_parallel"] = str(model.parallel)
     params["poll_queues"] = str(model.poll_queues or 0)
     if model.rotational:
         params["rotational"] = "Y"
