@@ -94,8 +94,10 @@ def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store 
     if args.dry_run:
         if not args.write:
             sys.stdout.write(written.text)
+        from iolab.load import device
         from iolab.run import estimate
 
+        _say(device.describe(experiment))
         _say("what the run costs (as iolab run --dry-run estimates it):")
         for line in estimate.estimate(experiment, store()).lines():
             print(line, file=sys.stderr)
