@@ -131,7 +131,8 @@ def test_every_format_names_the_model_and_its_unit(tmp_path):
     bench = renderer("benchstat")(report)
     assert "timing: modeled" in bench and "us-read_p50" not in bench.replace("modeled_us-read_p50", "")
     assert "CDF of modeled time per I/O" in renderer("html")(report)
-    assert "\nmode:      modeled (TCG icount + null_blk 60000 ns completions)" in renderer("reply")(report)
+    assert ("\nmode:      modeled (TCG icount + null_blk: non-rotational, 60000 ns a\n"
+            "           request, served overlapped)") in renderer("reply")(report)
 
 
 def test_modeled_time_is_never_compared_with_an_instruction_count(tmp_path):
