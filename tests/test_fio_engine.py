@@ -183,7 +183,7 @@ def test_instructions_mode_stops_each_job_after_the_ios_a_count_needs(tmp_path):
         placed = place_job(fio.for_instructions(job_ios), {}, str(tmp_path), None)
         (tmp_path / "job.fio").write_text(placed)
         done = subprocess.run(["fio", "--output-format=json", str(tmp_path / "job.fio")], capture_output=True,
-                              text=True, check=True, timeout=60)
+                              text=True, check=True, timeout=60, cwd=tmp_path)  # its clock log goes there
         assert json.loads(done.stdout[done.stdout.index("{"):])["jobs"][0]["read"]["total_ios"] == ios
 
 
