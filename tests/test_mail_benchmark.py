@@ -152,6 +152,35 @@ def test_dd_is_a_sequential_job():
     assert copy.workloads == () and "copy" in copy.not_reproduced[0]
 
 
+@needs_fio
+def test_t_io_uring_modes_explicitly_off_are_its_defaults_and_on_are_not_fio():
+    off = _bench("t/io_uring -d32 -N0 -a0 -S0 /dev/nvme0n1\n", "[PATCH] nvme: x")
+    assert [_options(w.job)["iodepth"] for w in off.workloads] == ["32"] and off.not_reproduced == ()
+    on = _bench("t/io_uring -d32 -N1 /dev/nvme0n1\n", "[PATCH] nvme: x")
+    assert on.workloads == () and on.not_reproduced == (
+        "t/io_uring -N 1: no-op, aio or sync modes are not fio's io_uring",)
+
+
+@needs_fio
+@pytest.mark.parametrize("flags, synced", [
+    ("conv=notrunc oflag=dsync", {"sync": "dsync"}),  # O_DSYNC: each write waits for its data
+    ("oflag=sync", {"sync": "1"}),  # O_SYNC
+    ("conv=fsync,notrunc", {"end_fsync": "1"}),  # one fsync before dd ends
+    ("conv=fdatasync", {"end_fsync": "1"}),
+    ("conv=notrunc", {}),
+])
+def test_dd_syncs_as_dd_does(flags, synced):
+    (job,) = _bench(f"dd if=/dev/zero of=/mnt/f bs=4k count=16 {flags}\n", "[PATCH] ext4: x").workloads
+    options = _options(job.job)
+    assert {k: v for k, v in options.items() if k in ("sync", "end_fsync", "fsync", "fdatasync")} == synced
+
+
+def test_buffered_prose_is_a_buffered_probe_as_it_is_a_buffered_fio_job():
+    text = "4KiB buffered reads of a 64MiB file, 50,000 ops; O_DIRECT shows no change.\n"
+    (probe,) = _bench(text, "[PATCH] ext4: x").workloads
+    assert probe.probe is not None and probe.probe["direct"] is False
+
+
 def test_the_environment_the_mail_names():
     text = """mkfs.btrfs -f -O no-holes /dev/sdb; mount -o compress-force=zstd:3 /dev/sdb /mnt
 with vm.dirty_bytes=64MB and vm.dirty_background_bytes = 32MB, inside a 244MB memcg,

@@ -181,6 +181,7 @@ def parse_refusal(job: str) -> str | None:
 # t/io_uring's options (its usage): the fio option each becomes; values 0/1 for the booleans
 _IO_URING = {"d": "iodepth", "s": "iodepth_batch_submit", "c": "iodepth_batch_complete_min", "b": "bs",
              "p": "hipri", "B": "fixedbufs", "F": "registerfiles", "n": "numjobs", "O": "direct", "R": "rw"}
+_IO_URING_MODES = ("N", "a", "S")  # no-op requests, libaio, sync I/O: each a bool, off by default
 _IO_URING_DEFAULTS = {"d": "128", "s": "32", "c": "32", "b": "4096", "p": "1", "B": "1", "F": "1", "n": "1",
                       "O": "1", "R": "1"}
 
@@ -192,6 +193,7 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
         found.missing.append(f"{command[:60]}: not a command line")
         return
     given = dict(_IO_URING_DEFAULTS)
+    modes = []  # no-op, aio and sync modes the command turns on (-N1, -a1, -S1: not fio's io_uring)
     unknown = []
     i = 0
     while i < len(words):
@@ -217,10 +219,12 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
             continue
         if flag in _IO_URING:
             given[flag] = value
+        elif flag in _IO_URING_MODES:
+            modes += [f"-{flag} {value}"] if value != "0" else []  # -N0: explicitly off, as by default
         elif flag not in ("t", "T", "r", "X", "P"):  # latency tracking, TSC rate, runtime, ring fd, NUMA home
             unknown.append(f"-{flag} {value}")
-    if given.get("N", "0") != "0" or any(u.startswith(("-N", "-a", "-S")) for u in unknown):
-        found.missing.append(f"t/io_uring {' '.join(unknown)}: no-op, aio or sync modes are not fio's io_uring")
+    if modes:
+        found.missing.append(f"t/io_uring {' '.join(modes)}: no-op, aio or sync modes are not fio's io_uring")
         return
     if unknown:
         found.missing.append(f"t/io_uring: {', '.join(unknown)}: not mapped onto fio")
@@ -242,6 +246,8 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
     args = dict(word.split("=", 1) for word in command.split()[1:] if "=" in word)
     source, target = args.get("if", ""), args.get("of", "")
     flags = set(args.get("iflag", "").split(",")) | set(args.get("oflag", "").split(","))
+    written = set(args.get("oflag", "").split(","))
+    conv = set(args.get("conv", "").split(","))
     if source.startswith(("/dev/zero", "/dev/urandom")) or (not source and target):
         rw, place = "write", target
     elif target in ("/dev/null", "") and source:
@@ -257,8 +263,10 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
     options = {"rw": rw, "bs": bs, "ioengine": "psync"}
     if "direct" in flags:
         options["direct"] = "1"
-    if args.get("conv", "") in ("fsync", "fdatasync") or "sync" in flags or "dsync" in flags:
-        options["end_fsync" if "conv" in args else "sync"] = "1"
+    if rw == "write" and written & {"sync", "dsync"}:  # each write synchronous: O_SYNC, or O_DSYNC
+        options["sync"] = "dsync" if "dsync" in written and "sync" not in written else "1"
+    if rw == "write" and conv & {"fsync", "fdatasync"}:  # the data synced once, before dd ends
+        options["end_fsync"] = "1"
     block = _size(bs.replace("K", "k"))
     if count and count.isdigit() and block:
         options["size"] = format_size(int(count) * block)
@@ -405,7 +413,7 @@ def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
         found.workloads.append(MailWorkload(slug(row), "prose", source, probe={
             "mode": "lat", "op": op, "bs": format_size(block).replace("KiB", "k").replace("MiB", "M"),
             "file_size": format_size(file_size).replace("MiB", "M").replace("KiB", "k"),
-            "direct": bool(direct), "ops": count}))
+            "direct": bool(direct) and not buffered, "ops": count}))
 
 
 _OTHER_BENCHMARKS = ("will-it-scale", "fsmark", "fs_mark", "dbench", "filebench", "sysbench", "postmark",
