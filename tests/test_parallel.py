@@ -46,3 +46,15 @@ def test_an_error_in_one_batch_is_raised_here_and_stops_the_others():
     with pytest.raises(RuntimeError, match="QEMU failed"):
         list(parallel.run([["slow"], ["bad"], ["never"]], run_batch, 2, stop))
     assert stop.is_set() and stopped == [["slow"]]  # the running batch ended; the third never started
+
+
+def test_every_host_says_how_many_batches_it_runs_at_once_and_how_to_stop_them():
+    """The runner asks the Host protocol for `parallel` and `stopping` (it read
+    them with getattr, beside the protocol): a host that runs one cell at a
+    time says 1, with an event of its own."""
+    from iolab.hosts.base import Host
+    from iolab.hosts.local import LocalHost
+
+    assert {"parallel", "stopping"} <= set(dir(Host))
+    one, two = LocalHost(), LocalHost()
+    assert one.parallel == 1 and isinstance(one.stopping, threading.Event) and one.stopping is not two.stopping

@@ -10,6 +10,7 @@ Regenerate the golden argument lists after an intended change with:
 import json
 import os
 import shlex
+import threading
 from pathlib import Path
 
 import pytest
@@ -328,7 +329,10 @@ class ScriptedVMHosts:
 
     KVER = {"old": "6.1.0-47-amd64", "new": "6.1.0-56-amd64"}
 
+    parallel = 1  # the runner's Host: one batch at a time
+
     def __init__(self, cpus=2, guest_cpu=None):
+        self.stopping = threading.Event()
         self.batches_seen = []
         self.cpus = cpus
         self.guest_cpu = guest_cpu  # the CPU model the guest recorded (None: a sample without one)

@@ -3,6 +3,8 @@ host that runs one cell per batch (this machine, test doubles)."""
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,10 +39,27 @@ class Host(Protocol):
         """Run one batch; yield each cell's sample the moment it exists."""
         ...
 
+    @property
+    def parallel(self) -> int:
+        """How many batches it runs at once: 1, or more where a cell's counts
+        do not depend on the host's load (VMs in instructions mode; iolab.run.parallel)."""
+        ...
+
+    @property
+    def stopping(self) -> threading.Event:
+        """Set by the runner when it leaves batches running side by side: each ends its work under way."""
+        ...
+
 
 class CellByCell:
     """A host that runs one cell at a time (this machine, test doubles):
     every batch is one cell. Subclasses define run_cell."""
+
+    parallel = 1  # one batch at a time
+
+    @functools.cached_property
+    def stopping(self) -> threading.Event:
+        return threading.Event()
 
     def describe(self) -> dict[str, Any]:
         return environment.host()

@@ -294,9 +294,8 @@ def _run_cells(store: Store, run_id: int, cells: list[CellSpec], host: Host, pro
     whose counts do not depend on its load (``parallel`` > 1: VMs in
     instructions mode) runs that many batches at once (iolab.run.parallel)."""
     batches = host.batches(cells)
-    workers = getattr(host, "parallel", 1)
-    if workers > 1 and len(batches) > 1:
-        for _, sample in parallel.run(batches, host.run_batch, workers, getattr(host, "stopping")):
+    if host.parallel > 1 and len(batches) > 1:
+        for _, sample in parallel.run(batches, host.run_batch, host.parallel, host.stopping):
             if sample is None:
                 if watch is not None:
                     watch.check()
