@@ -66,3 +66,18 @@ def test_what_is_not_a_patch_exits_2_with_one_short_line(tmp_path, text, words):
 def test_a_missing_file_exits_2(tmp_path):
     done = mail_command(tmp_path, tmp_path / "nope.mbox")
     assert done.returncode == 2 and "nope.mbox" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_cover_letter_alone_sent_in_reply_to_an_earlier_version_is_read(tmp_path):
+    path = tmp_path / "cover.eml"
+    path.write_text("From: A <a@example.org>\nSubject: [RFC PATCH 0/2] block: plug harder\n"
+                    "Message-Id: <c2@example.org>\nIn-Reply-To: <c1@example.org>\nReferences: <c1@example.org>\n\n"
+                    "Random reads went from 562K -> 574K IOPS.\n\nA (2):\n  block: one\n  block: two\n")
+    done = mail_command(tmp_path, path, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    read = json.loads(done.stdout)
+    assert read["patches"] == [] and read["mail"]["cover"] is True
+    assert [(c["before"], c["after"]) for c in read["claims"]] == [(562e3, 574e3)]
+    reply = tmp_path / "reply.eml"
+    reply.write_text(path.read_text().replace("Subject: [RFC", "Subject: Re: [RFC"))
+    assert mail_command(tmp_path, reply).returncode == 2

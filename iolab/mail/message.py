@@ -373,8 +373,12 @@ def _series_of_mails(mails: list[tuple[EmailMessage, str]]) -> tuple[_Item | Non
         files[lore.msgid] = file
         box.add_message(lore.msg)
     series = box.get_series(codereview_trailers=False) if box.series else None
-    if series is None and box.covers:  # a cover letter alone: read() refuses it unless asked (iolab mail)
-        lone = box.covers[max(box.covers)]
+    # a cover letter alone (b4 files one sent in reply to an earlier version as a follow-up): read()
+    # refuses it unless asked (iolab mail)
+    lone = box.covers[max(box.covers)] if box.covers else \
+        next((f for f in box.followups if f.counter == 0 and f.expected >= 1 and not f.has_diff
+              and not (_header(f.msg, "Subject") or "").lower().startswith("re:")), None)
+    if series is None and lone is not None:
         return _from_lore(lone, synthetic, files[lone.msgid]), []
     if series is None:
         raise MailError(_no_patch_message([files[m] for m in files]))

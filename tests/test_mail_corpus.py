@@ -1,0 +1,49 @@
+"""The claim reader measured on the labelled corpus of real list mails
+(tests/corpus/): on each split, at least 90% of the labelled before/after
+rows are read with their values and direction, and at least 90% of the rows
+it returns are labelled ones (issue 36). bench/mail_corpus.py prints the
+figures per split and per form."""
+
+import pytest
+
+from iolab.mail.claimed import Claim
+from tests import mail_corpus_score as corpus
+from tests.corpus import loader
+
+GOAL = 0.90
+
+
+HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
+    "held_out measured once, after tuning on tune, on 2026-11-28: recall 66/247 26.7%, precision 66/120 55.0% "
+    "(bench/data/mail-corpus-2026-11-28.txt): below the goal; remove this mark when it holds"))
+
+
+@pytest.mark.parametrize("split", ["tune", pytest.param("held_out", marks=HELD_OUT_SHORT)])
+def test_recall_and_precision_on_each_split(split):
+    found = corpus.scores(split)
+    tally = corpus.total(found)
+    assert tally.labelled >= 20, f"{split}: only {tally.labelled} labelled rows"
+    missed = [f"{item.slug}: {row.label} {row.before} -> {row.after}" for item in found for row in item.missed]
+    wrong = [f"{item.slug}: {c.label} {c.before:g} -> {c.after:g}" for item in found for c in item.wrong]
+    assert tally.recall >= GOAL, f"{split}: recall {tally.found}/{tally.labelled}; missed: {missed}"
+    assert tally.precision >= GOAL, f"{split}: precision {tally.real}/{tally.returned}; wrong: {wrong}"
+
+
+def _row(before, after, unit, before_unit=None):
+    return loader.Claim("x", before, after, unit, "higher", "line", before_unit=before_unit)
+
+
+def _claim(before, after, unit):
+    return Claim("x", before, after, unit, "rate", "higher")
+
+
+@pytest.mark.parametrize("row, claim, same", [
+    (_row(562, 574, "K IOPS"), _claim(562e3, 574e3, "IOPS"), True),  # the label keeps the multiplier in its unit
+    (_row(9840.65, 11.03, "usec", "nsec"), _claim(9840.65, 11030, "ns"), True),  # fio's units differ per side
+    (_row(4994, 5762, "MiB/s"), _claim(5762, 4994, "MiB/s"), False),  # the other direction
+    (_row(4994, 5762, "MiB/s"), _claim(5236, 6042, "MB/s"), True),  # the same figures in fio's other unit
+    (_row(4994, 5762, "MiB/s"), _claim(4994, 5800, "MiB/s"), False),  # another after
+    (_row(750, 750, "MB/s"), _claim(750, 750, "MB/s"), True),
+])
+def test_a_row_matches_by_its_values_in_their_order(row, claim, same):
+    assert corpus.matches(row, claim) is same
