@@ -320,3 +320,22 @@ def test_rows_that_are_the_sides_with_a_column_a_run_and_their_average_or_none()
     assert [(c.label, c.before, c.after) for c in claims(text)] == [("avg", 105, 125)]
     text = "           run1   run2\ndisabled   100 MB/s    110 MB/s\nenabled    120 MB/s    130 MB/s\n"
     assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [("mean of 2 runs", 105, 125, "MB/s")]
+
+
+def test_header_rows_that_name_the_sides_over_the_columns_of_a_pipe_table():
+    text = """|CPU: Kunpeng 920   |          P80           |            P1           |
+|Memory: 512GB      |------------------------|-------------------------|
+|960GB SSD (0.5GB/s)| base  |    patched     | base   |    patched     |
+|-------------------|-------|----------------|--------|----------------|
+|mb_optimize_scan=0 | 2667  | 20049 (+651%)  | 314065 | 316724 (+0.8%) |
+
+-------------------------------------------------------------|
+                         |       base      |      patched    |
+-------------------------|--------|--------|--------|--------|
+mb_optimize_scan         | linear |opt_scan| linear |opt_scan|
+-------------------------|--------|--------|--------|--------|
+bw(MiB/s)                | 217    | 217    | 5718   | 5626   |
+"""
+    assert [(c.label, c.before, c.after, c.stated) for c in claims(text)] == [
+        ("mb_optimize_scan=0 P80", 2667, 20049, "+651%"), ("mb_optimize_scan=0 P1", 314065, 316724, "+0.8%"),
+        ("bw(MiB/s) linear", 217, 5718, ""), ("bw(MiB/s) opt_scan", 217, 5626, "")]

@@ -121,7 +121,7 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
 
 _HIGHER = re.compile(r"\b(bw|bandwidth|throughput|iops|ops|rate|speed|score|transactions?)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
-                    r"instructions|context[- ]switch(?:es)?|p\d{2,3}(?:\.\d+)?)\b", re.I)
+                    r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+))\b", re.I)
 
 
 def better_of(label: str) -> Better | None:

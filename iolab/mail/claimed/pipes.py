@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from iolab.mail.claimed.grids import sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
 from iolab.mail.claimed.sides import row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
@@ -62,7 +63,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
         if text.count("|") >= 3 or (text.count("|") >= 2 and (current or near)):
             start = start if current else k
             current += _pipe_rows(text)
-        elif current and set(text) <= set("+-=| "):
+        elif current and text and set(text) <= set("+-=| "):
             continue  # an ASCII box's border
         else:
             if current:
@@ -134,7 +135,7 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
     """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across."""
     claims = []
     for k, table in _tables(lines):
-        variants = grouped(lines, k)
+        variants = grouped(lines, k) or sided_grid(lines, k)
         if variants is not None:
             claims += variants[0]
             continue

@@ -1,0 +1,124 @@
+"""Pipe tables whose columns are the sides, named in header rows above them.
+
+``| base | patched | base | patched |`` under ``| P80 | P1 |``, or a group
+row ``| base | patched |`` over ``| linear | opt_scan | linear | opt_scan |``:
+each figure column takes the side its header rows name above it (a header
+cell that spans several columns names them all, found by where it stands
+on the line) and a key from the rest of its header (``P80``, ``linear``).
+A before column pairs with the after column of its key, else with the next
+after column to its right; each row then gives a claim per pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
+from iolab.mail.claimed.sides import Side, side_of
+
+_BORDER = re.compile(r"^[\s+=|:-]*$")
+_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    spans: tuple[tuple[int, int], ...]  # each cell's [start, end) on the line
+
+    def cell(self, k: int) -> str:
+        start, end = self.spans[k]
+        return self.text[start:end].strip()
+
+    def over(self, start: int, end: int) -> str:
+        """The cell standing over the span (the one holding its middle)."""
+        middle = (start + end) // 2
+        return next((self.text[a:b].strip() for a, b in self.spans if a <= middle < b), "")
+
+
+def _line(text: str) -> _Line:
+    cuts = [m.start() for m in re.finditer(r"\|", text)]
+    edges = ([-1] if not text.lstrip().startswith("|") else []) + cuts + [len(text)]
+    spans = tuple((a + 1, b) for a, b in zip(edges, edges[1:]) if b > a + 1 or text[a + 1:b].strip())
+    return _Line(text, spans)
+
+
+def _figure(cell: str) -> tuple[float, str] | None:
+    found = _LEADING.match(cell)
+    value = number(found.group(1)) if found else None
+    return (value, found.group(2)) if value is not None and found else None
+
+
+def _block(lines: list[str], k: int) -> tuple[list[_Line], list[_Line], int]:
+    """The header lines and the data lines of the pipe table from line k, and the line after it."""
+    heads: list[_Line] = []
+    data: list[_Line] = []
+    j = k
+    while j < len(lines) and (lines[j].count("|") >= 2 or (_BORDER.match(lines[j]) and lines[j].strip())):
+        if not _BORDER.match(lines[j]):
+            line = _line(lines[j])
+            has_figures = any(_figure(line.cell(c)) for c in range(1, len(line.spans)))
+            (data if has_figures else (heads if not data else [])).append(line)
+        j += 1
+    return heads, data, j
+
+
+def _name(head: _Line, first: _Line, c: int) -> str:
+    """The header cell over figure column c: by index when the header has the data row's cells
+    (markdown need not line them up), else by where it stands (a cell that spans several)."""
+    return head.cell(c) if len(head.spans) == len(first.spans) else head.over(*first.spans[c])
+
+
+def _columns(heads: list[_Line], first: _Line) -> list[tuple[int, Side, str]]:
+    """Each figure column's side and key from the header lines above it (the sides' names removed)."""
+    out = []
+    for c in range(1, len(first.spans)):
+        names = [n for n in (_name(h, first, c) for h in heads) if n.strip("-=+: ")]
+        sides = {side_of(n) for n in names} - {None}
+        if len(sides) == 1:
+            side = sides.pop()
+            assert side is not None
+            out.append((c, side, " ".join(n for n in names if n and side_of(n) is None)))
+    return out
+
+
+def _pairs(columns: list[tuple[int, Side, str]]) -> list[tuple[int, int, str]]:
+    """Before and after columns paired: by their key, else each before with the next after."""
+    pairs = []
+    for c, side, key in columns:
+        if side != "before":
+            continue
+        same = [a for a, s, k in columns if s == "after" and k == key and a != c]
+        later = [a for a, s, _ in columns if s == "after" and a > c]
+        partner = same[0] if key and same else later[0] if later else None
+        if partner is not None:
+            pairs.append((c, partner, key))
+    return pairs
+
+
+def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
+    """The claims of the pipe table at line k when header rows name sides over its columns."""
+    heads, data, end = _block(lines, k)
+    if not heads or not data:
+        return None
+    columns = _columns(heads, data[0])
+    pairs = _pairs(columns)
+    if not pairs or len(columns) < 2:
+        return None
+    said: Unit | None = said_unit(lines, k)
+    out = []
+    for row in data:
+        label = row.cell(0)
+        for b, a, key in pairs:
+            if max(a, b) >= len(row.spans):
+                continue
+            before, after = _figure(row.cell(b)), _figure(row.cell(a))
+            if before is None or after is None:
+                continue
+            unit = unit_of(before[1]) or unit_of(after[1]) or unit_of(label) or said
+            cells = [after[1], *(row.cell(c) for c in range(1, len(row.spans)))]
+            stated = next((w for cell in cells for w in re.findall(r"[+-]?\d+(?:\.\d+)?%", cell)
+                           if PERCENT.match(w)), "")
+            out.append(make(" ".join(x for x in (label, key) if x), before[0], after[0], unit, None, stated,
+                            row.text))
+    return out, end
