@@ -74,13 +74,19 @@ class Patch:
 
 
 def read(patch: Patch) -> str:
+    return read_diff(patch)[0]
+
+
+def read_diff(patch: Patch) -> tuple[str, diff.Diff]:
+    """A patch file's text and its diff, read once (PatchError when it has none)."""
     try:
         text = patch.path.read_text(errors="replace")
     except OSError as error:
         raise PatchError(f"patch {patch.path}: {error.strerror}") from None
-    if not diff.parse(text).files:
+    found = diff.parse(text)
+    if not found.files:
         raise PatchError(f"patch {patch.path}: no unified diff in it (expected '--- a/...', '+++ b/...', '@@')")
-    return text
+    return text, found
 
 
 def _malformed(patch: Patch, text: str, output: str) -> MalformedPatch | None:
@@ -350,7 +356,8 @@ class Tree:
         come off and the remaining ones go on (see the module's doc). On a
         failure the tree is pristine again and PatchError says why. When
         the tree already carries exactly these patches, nothing changes."""
-        texts = [read(patch) for patch in patches]
+        read_in = [read_diff(patch) for patch in patches]
+        texts = [text for text, _ in read_in]
         wanted = [_entry(patch, text) for patch, text in zip(patches, texts)]
         ids = [_identity(patch, text) for patch, text in zip(patches, texts)]
         state = self._state()
@@ -364,12 +371,12 @@ class Tree:
             state = self._state()
             state["applied"][:keep] = wanted[:keep]  # the same change under this build's names
             self._write(state)
-            for patch, text, entry, identity in list(zip(patches, texts, wanted, ids))[keep:]:
+            for patch, (text, found), entry, identity in list(zip(patches, read_in, wanted, ids))[keep:]:
                 done = _patch(self.root, patch, dry_run=True)
                 if done.returncode != 0:
                     raise self._refusal(patch, text, done.stdout + done.stderr)
                 state = self._state()
-                self._save(state, diff.paths(text))
+                self._save(state, found.paths())
                 self.kept.mkdir(exist_ok=True)
                 shutil.copyfile(patch.path, self.kept / identity.split()[1])
                 done = _patch(self.root, patch, dry_run=False)
@@ -426,8 +433,7 @@ def check(root: Path, patches: list[Patch]) -> None:
     ones as given), tried as a build applies them (a dry run of each, then
     the patch) on a scratch copy of the files they touch: the shared tree is
     not changed. PatchError names the patch, the file and the hunk."""
-    texts = [read(patch) for patch in patches]
-    names = list(dict.fromkeys(name for text in texts for name in diff.paths(text)))
+    names = list(dict.fromkeys(name for patch in patches for name in read_diff(patch)[1].paths()))
     with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
         top = Path(scratch) / "linux"
         _pristine(root, names, top)
@@ -440,10 +446,10 @@ def state_in(root: Path, patch: Patch) -> str:
     forward) or "applied" (in it: it applies reversed); PatchError with
     GNU patch's own diagnosis when neither (MalformedPatch when it cannot
     read the patch)."""
-    text = read(patch)
+    text, found = read_diff(patch)
     with tempfile.TemporaryDirectory(prefix="iolab-patch-check-") as scratch:
         top = Path(scratch) / "linux"
-        _pristine(root, diff.paths(text), top)
+        _pristine(root, found.paths(), top)
         forward = _patch(top, patch, dry_run=True)
         if forward.returncode == 0:
             return "applies"

@@ -27,7 +27,7 @@ SIZE = 512 << 20  # the target image: room for every area's files, in the VM's m
 
 
 @dataclass(frozen=True)
-class Choice:
+class Composed:
     """What `iolab patch` decided, beside the experiment's text."""
 
     text: str
@@ -187,7 +187,7 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
             base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
-            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Choice:
+            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Composed:
     """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
     ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
     in another form, the file of that form, which the base takes out in its stead."""
@@ -224,4 +224,4 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
         lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),
                   *(f"{k} = {_toml(v)}" for k, v in table.items())]
     lines += mail_claims + phases + _run_and_vm(timing, unrepeated, mail)
-    return Choice("\n".join(lines), reverse, skipped)
+    return Composed("\n".join(lines), reverse, skipped)
