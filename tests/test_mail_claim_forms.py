@@ -339,3 +339,32 @@ bw(MiB/s)                | 217    | 217    | 5718   | 5626   |
     assert [(c.label, c.before, c.after, c.stated) for c in claims(text)] == [
         ("mb_optimize_scan=0 P80", 2667, 20049, "+651%"), ("mb_optimize_scan=0 P1", 314065, 316724, "+0.8%"),
         ("bw(MiB/s) linear", 217, 5718, ""), ("bw(MiB/s) opt_scan", 217, 5626, "")]
+
+
+def test_pipe_tables_a_side_each_pair_by_their_corner_cell_and_row_key():
+    text = """Before(PAGE_SIZE=4096):
+
+      BIO     | bs=4k    | bs=8k
+--------------|----------|----------
+ 4k           | 1.5 GB/s | 2.1 GB/s
+ 8k (bigalloc)| 1.4 GB/s | 2.0 GB/s
+
+      DIO     | bs=4k    | bs=8k
+--------------|----------|----------
+ 4k           | 194 MB/s | 366 MB/s
+
+Patched(PAGE_SIZE=4096):
+
+   BIO   | bs=4k    | bs=8k
+---------|----------|----------
+ 4k      | 1.5 GB/s | 2.1 GB/s
+ 8k (LBS)| 1.7 GB/s | 2.3 GB/s
+
+   DIO   | bs=4k    | bs=8k
+---------|----------|----------
+ 4k      | 204 MB/s | 0.4 GB/s
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("BIO 4k bs=4k", 1.5, 1.5, "GB/s"), ("BIO 4k bs=8k", 2.1, 2.1, "GB/s"), ("BIO 8k bs=4k", 1.4, 1.7, "GB/s"),
+        ("BIO 8k bs=8k", 2.0, 2.3, "GB/s"), ("DIO 4k bs=4k", 194, 204, "MB/s"),
+        ("DIO 4k bs=8k", 366, pytest.approx(400), "MB/s")]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
 from iolab.mail.claimed.sides import Side, side_of
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
@@ -122,3 +122,79 @@ def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
             out.append(make(" ".join(x for x in (label, key) if x), before[0], after[0], unit, None, stated,
                             row.text))
     return out, end
+
+
+# -- a table a side, several per side ---------------------------------------------------------
+
+_ROW_KEY = re.compile(r"^\s*([^\s(|]+)")
+
+
+@dataclass(frozen=True)
+class _Sided:
+    start: int
+    side: Side
+    key: str  # the table's corner cell ("BIO", "DIO"), what it is of
+    heads: list[_Line]
+    data: list[_Line]
+
+
+def _sided_tables(lines: list[str]) -> list[_Sided]:
+    """The pipe tables under a line that names a side (``Before(PAGE_SIZE=4096):``, ``Patched(...):``)."""
+    from iolab.mail.claimed.sides import marker
+
+    out: list[_Sided] = []
+    side: Side | None = None
+    k = 0
+    while k < len(lines):
+        found = marker(lines[k])
+        if found is not None and found[0] is not None and not found[2].strip():
+            side = found[0]
+        if lines[k].count("|") >= 2 and side is not None:
+            heads, data, end = _block(lines, k)
+            if heads and data:
+                out.append(_Sided(k, side, heads[-1].cell(0), heads, data))
+            k = max(end, k + 1)
+            continue
+        k += 1
+    return out
+
+
+def side_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
+    """Tables a side each, paired by their corner cell (``BIO`` before with ``BIO`` after), their
+    rows by the key that opens them (``8k (bigalloc)`` with ``8k (LBS)``), their cells by column;
+    and the lines the paired tables start at."""
+    tables = _sided_tables(lines)
+    claims: list[Claim] = []
+    used: set[int] = set()
+    for before in (t for t in tables if t.side == "before"):
+        after = next((t for t in tables if t.side == "after" and t.key == before.key and t.start not in used
+                      and len(t.data[0].spans) == len(before.data[0].spans)), None)
+        if after is None:
+            continue
+        used |= {before.start, after.start}
+        theirs = {_key(row): row for row in after.data}
+        for row in before.data:
+            other = theirs.get(_key(row))
+            claims += _cells(before, row, other) if other is not None else []
+    return claims, used
+
+
+def _key(row: _Line) -> str:
+    found = _ROW_KEY.match(row.cell(0))
+    return found.group(1) if found else row.cell(0)
+
+
+def _cells(table: _Sided, row: _Line, other: _Line) -> list[Claim]:
+    out = []
+    for c in range(1, min(len(row.spans), len(other.spans))):
+        a, b = _figure(row.cell(c)), _figure(other.cell(c))
+        if a is None or b is None:
+            continue
+        unit_a, unit_b = unit_of(a[1]), unit_of(b[1])
+        value = convert(b[0], unit_b[0], unit_a[0]) if unit_a and unit_b else b[0]
+        if value is None:
+            continue
+        name = _name(table.heads[-1], row, c)
+        out.append(make(" ".join(x for x in (table.key, _key(row), name) if x), a[0], value, unit_a or unit_b,
+                        None, "", f"{row.text.strip()} / {other.text.strip()}"))
+    return out

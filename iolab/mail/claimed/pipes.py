@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from iolab.mail.claimed.grids import sided_grid
+from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
 from iolab.mail.claimed.sides import row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
@@ -133,8 +133,10 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
 
 def pipe_tables(lines: list[str]) -> list[Claim]:
     """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across."""
-    claims = []
+    claims, used = side_tables(lines)
     for k, table in _tables(lines):
+        if k in used:
+            continue
         variants = grouped(lines, k) or sided_grid(lines, k)
         if variants is not None:
             claims += variants[0]

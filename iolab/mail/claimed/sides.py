@@ -151,7 +151,7 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
 # -- the sides of a text -----------------------------------------------------------------
 
 
-def _marker(line: str) -> tuple[Side | None, str, str] | None:
+def marker(line: str) -> tuple[Side | None, str, str] | None:
     """(side, name, the rest of the line) when the line opens a side; a banner may name none."""
     banner = _BANNER.match(line)
     if banner:
@@ -197,7 +197,7 @@ def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
 def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
-    markers = [_marker(line) or (_marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
+    markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
                or _bare(lines, k) for k, line in enumerate(lines)]
     known = any(m is not None and m[0] is not None for m in markers)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
@@ -208,13 +208,13 @@ def segments(lines: list[str]) -> list[Segment]:
     out: list[Segment] = []
     current: Segment | None = None
     for k, line in enumerate(lines):
-        marker = markers[k]
-        if marker is not None and (marker[0] is not None or not known):
-            side, name, rest = marker
+        opened = markers[k]
+        if opened is not None and (opened[0] is not None or not known):
+            side, name, rest = opened
             current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [])
             out.append(current)
             continue
-        if current is None or marker is not None or current.lines > 80 or _GOOD.match(line):
+        if current is None or opened is not None or current.lines > 80 or _GOOD.match(line):
             current = None
             continue
         following = next((text for text in lines[k + 1:] if text.strip()), "")
