@@ -38,7 +38,7 @@ _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|
 _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
-_FIO_JOB = re.compile(r"^\s*(\w+)\s*:\s*IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_JOB = re.compile(r"^\s*(?:(\w+)\s*:\s*)?IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
 _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
                       r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
@@ -100,8 +100,9 @@ def _fio(line: str) -> list[Figure] | None:
              for f in _figure(f"{m.group(1)} bw", float(m.group(2)), unit_of(m.group(3)), line)]
     job = _FIO_JOB.match(line)
     if job:
-        found += _figure(f"{job.group(1)} IOPS", number(job.group(2)), _IOPS, line)
-        found += _figure(f"{job.group(1)} BW", float(job.group(3)), unit_of(job.group(4)), line)
+        op = f"{job.group(1)} " if job.group(1) else ""  # "before : IOPS=37.9k, ...": the side's name, not the op
+        found += _figure(f"{op}IOPS", number(job.group(2)), _IOPS, line)
+        found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line)
     lat = _FIO_LAT.match(line)
     if lat:
         found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)

@@ -36,6 +36,7 @@ _SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|
 _TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
 _FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
 _MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
+_KEYED = re.compile(r"[A-Za-z]=\s*\d")
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
@@ -363,7 +364,8 @@ def side_rows(lines: list[str]) -> list[Claim]:
     claims: list[Claim] = []
     texts = [(k, line.strip()) for k, line in enumerate(lines) if line.strip() and not _rule(line.strip())]
     for (k, first), (_, second) in zip(texts, texts[1:]):
-        a, b = (_row(t) if t and "|" not in t and not NOT_TABLE.match(t) else None for t in (first, second))
+        a, b = (_row(t) if t and "|" not in t and not NOT_TABLE.match(t) and not _KEYED.search(t) else None
+                for t in (first, second))  # fio's "min=4, max=241, avg=99.81" lines are the sides reader's
         if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
             continue
         order = row_sides(a.label, b.label) or _one_side(a, b)
