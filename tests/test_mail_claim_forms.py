@@ -368,3 +368,20 @@ Patched(PAGE_SIZE=4096):
         ("BIO 4k bs=4k", 1.5, 1.5, "GB/s"), ("BIO 4k bs=8k", 2.1, 2.1, "GB/s"), ("BIO 8k bs=4k", 1.4, 1.7, "GB/s"),
         ("BIO 8k bs=8k", 2.0, 2.3, "GB/s"), ("DIO 4k bs=4k", 194, 204, "MB/s"),
         ("DIO 4k bs=8k", 366, pytest.approx(400), "MB/s")]
+
+
+def test_averages_under_a_side_whose_name_gives_the_unit_and_fio_lines_of_iops_alone_or_bw_averages():
+    text = """I'm getting the following latencies (in usecs) as a baseline:
+- seq write: avg 186 stddev 331
+- rand read: avg 150 stddev 68
+
+Enabling the 'latency' iopolicy:
+- seq write: avg 178 stddev 113
+- rand read: avg 141 stddev 58
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("seq write avg", 186, 178, "us"), ("rand read avg", 150, 141, "us")]
+    text = ("Before:\nseq read: IOPS=96.6k\n  bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.40\n"
+            "After:\nseq read: IOPS=96.3k\n  bw (  MiB/s): min= 2000, max= 2300, per=100.00%, avg=2186.20\n")
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [("seq read IOPS", 96.6e3, 96.3e3),
+                                                                    ("bw avg", 2186.4, 2186.2)]

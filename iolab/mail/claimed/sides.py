@@ -25,11 +25,11 @@ Side = Literal["before", "after"]
 _BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
                      r"nofix|native|mainline|upstream|unmodified|reference|default|bad|disabled)(?![\w/-])", re.I)
 _AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
-                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed|enabled)(?![\w/-])|^\s*with\b", re.I)
+                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed|enabled|enabling)(?![\w/-])|^\s*with\b", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
-_LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,50}?)\s*:\s*(?P<rest>.*)$")
+_LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,80}?)\s*:\s*(?P<rest>.*)$")
 _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^:]{0,150}?)"
                       r"\s*(?::|\s-)\s*$", re.I)
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
@@ -38,7 +38,10 @@ _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|
 _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
-_FIO_JOB = re.compile(r"^\s*(?:(\w+)\s*:\s*)?IOPS=(\d+(?:\.\d+)?[kKMG]?)\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_JOB = re.compile(r"^\s*(?:([\w ]*\w)\s*:\s*)?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
+                      r"(?![\w.])")
+# fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
+_FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")
 _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
                       r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
@@ -50,6 +53,7 @@ _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
+_AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 _PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
@@ -85,6 +89,7 @@ class Segment:
     figures: list[Figure]
     lines: int = 0
     runs: int = 0
+    unit: Unit | None = None  # the unit the side's name says its figures are in ("latencies (in usecs)")
 
 
 _IOPS: Unit = ("IOPS", "rate", "higher")
@@ -102,7 +107,10 @@ def _fio(line: str) -> list[Figure] | None:
     if job:
         op = f"{job.group(1)} " if job.group(1) else ""  # "before : IOPS=37.9k, ...": the side's name, not the op
         found += _figure(f"{op}IOPS", number(job.group(2)), _IOPS, line)
-        found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line)
+        found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line) if job.group(3) else []
+    bw = _FIO_BW.match(line)
+    if bw:
+        found += _figure("bw avg", float(bw.group(2)), unit_of(bw.group(1)), line)
     lat = _FIO_LAT.match(line)
     if lat:
         found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
@@ -112,7 +120,7 @@ def _fio(line: str) -> list[Figure] | None:
         found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
     elif old:
         found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
-    return found if (found or job or lat or old or _FIO_GROUP.search(line)) else None
+    return found if (found or job or lat or old or bw or _FIO_GROUP.search(line)) else None
 
 
 def line_figures(line: str, label: str = "") -> list[Figure]:
@@ -142,11 +150,24 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     out = []
     for value, unit, match in figures(line):
         if unit[0] == "%" or line[match.end():].lstrip().startswith(":"):
-            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")  # a share or a delta, not a measure (a profile's share is read above)
-        words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", line[:match.start()].split(":")[-1])
-        words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
-        out.append(Figure(" ".join([*label.split(), *words[-3:], unit[0]]).strip(), value, unit, None, line))
+            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")
+        out.append(Figure(_key_words(line[:match.start()], label, unit[0]), value, unit, None, line))
+    if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
+        average = _AVERAGE.search(line)
+        if average and number(average.group(2)) is not None:
+            out.append(Figure(_key_words(line[:average.start()], label, "avg"), number(average.group(2)) or 0.0,
+                              ("", "", None), None, line))
     return out
+
+
+def _key_words(before: str, label: str, unit: str) -> str:
+    """What a figure measures: the words before it on its line (those before a colon when the line
+    is "name: figure"), without the sides' names, and its unit."""
+    head = before.rstrip()
+    text = head[:-1] if head.endswith(":") else before.split(":")[-1]
+    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text.split(":")[-1] if not head.endswith(":") else text)
+    words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
+    return " ".join([*label.split(), *words[-3:], unit]).strip()
 
 
 # -- the sides of a text -----------------------------------------------------------------
@@ -166,7 +187,7 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
         return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
     label = _LABEL.match(line)
-    if label and len(label.group("name").split()) <= 8 and not _NOISE.match(line):
+    if label and len(label.group("name").split()) <= 10 and not _NOISE.match(line):
         side = side_of(label.group("name"))
         return (side, label.group("name"), label.group("rest")) if side else None
     return None
@@ -212,7 +233,8 @@ def segments(lines: list[str]) -> list[Segment]:
         opened = markers[k]
         if opened is not None and (opened[0] is not None or not known):
             side, name, rest = opened
-            current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [])
+            current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [],
+                              unit=unit_of(name) or (unit_of(lines[k - 1]) if k else None))
             out.append(current)
             continue
         if current is None or opened is not None or current.lines > 80 or _GOOD.match(line):
@@ -224,7 +246,8 @@ def segments(lines: list[str]) -> list[Segment]:
             continue
         found = line_figures(line)
         current.runs += not found  # a line without figures ends a run of samples
-        current.figures += [replace(f, run=current.runs, at=k) for f in found]
+        current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
+                                    else current.unit) for f in found]
         current.lines += 1
     return out
 
@@ -250,11 +273,12 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
             if len(a) > 1 or len(b) > 1:
                 out += _series(key, a, b)
                 continue
-            value = convert(b[0].value, b[0].unit[0], a[0].unit[0])
+            units = a[0].unit[0], b[0].unit[0]
+            value = convert(b[0].value, units[1], units[0]) if all(units) else b[0].value  # one unit for both
             if value is None:
                 continue
             label = key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
-            out.append(make(label, a[0].value, value, a[0].unit, a[0].better, "",
+            out.append(make(label, a[0].value, value, a[0].unit if units[0] else b[0].unit, a[0].better, "",
                             f"{a[0].line.strip()} / {b[0].line.strip()}"))
     return out
 
