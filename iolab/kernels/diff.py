@@ -131,11 +131,20 @@ def parse(text: str) -> Diff:
     files = []
     for changed in patch:
         hunks = tuple(Hunk(int(h.source_start), int(h.source_length), int(h.target_start), int(h.target_length),
-                           h.section_header, tuple(str(line).rstrip("\n") for line in h))
+                           h.section_header, _within(h.source_length + h.target_length,
+                                                     [str(line).rstrip("\n") for line in h]))
                       for h in changed)
         files.append(FileDiff(strip(changed.source_file), strip(changed.target_file), hunks,
                               tuple(line.rstrip("\n") for line in (changed.patch_info or ())), changed.is_binary_file))
     return Diff(tuple(files))
+
+
+def _within(counted: int, lines: list[str]) -> tuple[str, ...]:
+    """A hunk's lines without the empty lines unidiff reads after it (the blank line
+    above git's ``base-commit:`` trailer) beyond its header's counts."""
+    while lines and not lines[-1].strip() and shown(lines) > counted:
+        lines.pop()
+    return tuple(lines)
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
@@ -157,6 +166,26 @@ def hunk_header(line: str) -> re.Match[str] | None:
 def shown(lines: Sequence[str]) -> int:
     """Lines a hunk shows on both sides together, as its header counts them (context twice)."""
     return sum(1 if line[:1] in ("+", "-") else 2 for line in lines)
+
+
+def unfinished(lines: Sequence[str]) -> int:
+    """How many lines the last hunk of a diff's lines still expects by its
+    header's counts (0: every hunk whole; a context line may be empty, as
+    a mail client leaves a blank one): a diff cut short, as a truncated
+    mbox leaves it, or one whose last blank context line was trimmed."""
+    old = new = 0
+    for line in lines:
+        header = hunk_header(line)
+        if old <= 0 and new <= 0:
+            if header:
+                old, new = count(header.group(2)), count(header.group(4))
+            continue
+        if line.startswith("\\"):
+            continue
+        kind = line[:1]
+        old -= kind in (" ", "-", "")
+        new -= kind in (" ", "+", "")
+    return max(old, new, 0)
 
 
 class _Reading:

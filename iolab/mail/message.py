@@ -141,9 +141,16 @@ def split_body(text: str) -> tuple[str, str]:
                 and not any(x.startswith(("diff ", "@@", "+++ ")) for x in diff[i + 1:]):
             diff = diff[:i]
             break
-    while diff and not diff[-1].strip():
+    while diff and not diff[-1].strip() and not _completes(diff):
         diff.pop()
     return _description(lines[:start]), "\n".join(diff) + "\n"
+
+
+def _completes(diff: list[str]) -> bool:
+    """The diff's last line, a blank one, is the blank context line that ends its last hunk (kept)."""
+    from iolab.kernels.diff import unfinished
+
+    return unfinished(diff) == 0 and unfinished(diff[:-1]) > 0
 
 
 def _description(lines: list[str]) -> str:
