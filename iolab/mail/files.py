@@ -39,7 +39,8 @@ def slug(patch: Patch) -> str:
     return f"{patch.counter:04d}-{words}.patch"
 
 
-def _text(patch: Patch, diff: str, note: str) -> str:
+def mail_text(patch: Patch, diff: str, note: str) -> str:
+    """The patch as a git format-patch style file: its headers, description and ``diff`` (``note`` above it)."""
     headers = [f"From: {patch.author}" if patch.author else "", f"Date: {patch.date}" if patch.date else "",
                f"Subject: {patch.subject or '[PATCH] ' + patch.title}",
                f"Message-Id: <{patch.message_id}>" if patch.message_id else ""]
@@ -77,7 +78,7 @@ def write(mail: Mail, repaired: Sequence[Repaired | None], base_dir: Path, sourc
             name = name.removesuffix(".patch") + "-1.patch"
         names.add(name)
         path = folder / name
-        text = _text(patch, fixed.diff if fixed is not None else patch.diff, note)
+        text = mail_text(patch, fixed.diff if fixed is not None else patch.diff, note)
         _put(path, text)
         part = None
         if fixed is not None and fixed.other_form is not None:
@@ -128,4 +129,6 @@ def toml(mail: MailRecord) -> str:
             lines.append(f"message_id = {value(patch.message_id)}")
         if patch.repaired:
             lines.append("repaired = true")
+        for moved in patch.port:  # a port: each hunk placed away from the mail's lines
+            lines += ["", "[[mail.patches.port]]", *(f"{key} = {value(v)}" for key, v in moved.model_dump().items())]
     return "\n".join(lines) + "\n"

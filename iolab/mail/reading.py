@@ -55,12 +55,16 @@ def base_commit(text: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def _patch(patch: Patch, cover_base: str | None) -> PatchRead:
+def patch_base(patch: Patch, cover: str | None) -> str | None:
+    """The commit a patch was written on: its own ``base-commit:`` trailer, else its cover letter's."""
+    return base_commit(patch.diff) or base_commit(patch.body) or base_commit(cover)
+
+
+def _patch(patch: Patch, cover: str | None) -> PatchRead:
     from iolab.kernels.diff import paths
 
     return PatchRead(patch.subject or patch.title, patch.counter, patch.total, patch.message_id,
-                     tuple(paths(patch.diff)),
-                     base_commit(patch.diff) or base_commit(patch.body) or cover_base)
+                     tuple(paths(patch.diff)), patch_base(patch, cover))
 
 
 def claims_of(mail: Mail) -> tuple[Claim, ...]:
@@ -72,8 +76,7 @@ def reading(mail: Mail, allow: tuple[str, ...] = ()) -> Reading:
     """The mail's patches, benchmark and claims (``allow``: the fio options or engines
     the user allows by name, as ``iolab patch --allow``)."""
     found = claims_of(mail)
-    cover_base = base_commit(mail.cover)
-    return Reading(mail, tuple(_patch(p, cover_base) for p in mail.patches),
+    return Reading(mail, tuple(_patch(p, mail.cover) for p in mail.patches),
                    benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from iolab.kernels.diff import read_lines
 from iolab.mail import copies
 from iolab.mail.copies import CopiedFile, CopiedHunk, Line, Side
 from iolab.mail.indentation import indented
@@ -261,6 +262,17 @@ def _as_given(files: Sequence[CopiedFile], sources: SourceFiles) -> bool:
     return False
 
 
+def _body(diff: str) -> list[tuple[str, ...]]:
+    """A diff's hunk lines as their marker and words (an empty line: a blank context line)."""
+    return [(line[:1] or " ", *line[1:].split()) for file in read_lines(diff).files for hunk in file.hunks
+            for line in hunk.lines]
+
+
+def _whitespace_only(given: str, repaired: str) -> bool:
+    """The repair changed only whitespace: the same lines, each with the same marker and words."""
+    return _body(given) == _body(repaired)
+
+
 def repair(patches: Sequence[Patch], read: Source) -> list[Repaired | None]:
     """Each patch's repaired diff, in series order; None for a well-formed
     diff GNU patch takes as given (its lines byte for byte in the source).
@@ -278,8 +290,8 @@ def repair(patches: Sequence[Patch], read: Source) -> list[Repaired | None]:
             fixed: Repaired | None = repair_one(patch, sources)
         except MailError:
             fixed = None  # GNU patch judges it, and says why it does not apply
-        if exact or fixed is None:
-            out.append(None)
+        if exact or fixed is None or not _whitespace_only(patch.diff, fixed.diff):
+            out.append(None)  # a well-formed diff is never rewritten beyond its whitespace: GNU patch judges it
         else:
             out.append(replace(fixed, cause="whitespace that differs from the source's (as a mail client "
                                             "may turn tabs into spaces)"))

@@ -22,7 +22,7 @@ from iolab.spec.base import FioValue, Seconds, Size, SpecError, Strict, Words
 from iolab.spec.claims import ClaimRow, Claims
 from iolab.spec.experiment import CellSettings, Experiment, KnobValue, Variant, Workload
 from iolab.spec.kernel import Build, KernelField, Series, step_name, with_default_kernel, with_series_steps
-from iolab.spec.mail import MailPatch, MailRecord
+from iolab.spec.mail import MailPatch, MailRecord, MovedHunk
 from iolab.spec.run import CellSetup, Collect, PerfEvent, Phase, ReportSettings, Run
 from iolab.spec.target import FILESYSTEMS, MIN_SIZE, TARGET_OVERRIDES, ErofsFiles, Loop, Target, TargetOverrides
 from iolab.spec.vm import (CARRIED_PATCH, EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUCTIONS_ITERATIONS, NULL_BLK_DISKS, VM, Clock, DeviceModel,
@@ -30,7 +30,7 @@ from iolab.spec.vm import (CARRIED_PATCH, EXACT_TOLERANCE, ICOUNT_SHIFT, INSTRUC
 
 __all__ = [
     "Build", "CARRIED_PATCH", "CellSettings", "ClaimRow", "Claims", "CellSetup", "Collect", "EXACT_TOLERANCE", "ErofsFiles", "Experiment", "FILESYSTEMS",
-    "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE", "MailPatch", "MailRecord", "NULL_BLK_DISKS",
+    "FioValue", "ICOUNT_SHIFT", "INSTRUCTIONS_ITERATIONS", "KernelField", "KnobValue", "Loop", "MIN_SIZE", "MailPatch", "MailRecord", "MovedHunk", "NULL_BLK_DISKS",
     "PerfEvent", "Phase", "ReportSettings", "Run", "Seconds", "Series", "Size", "SpecError", "Strict",
     "Clock", "DeviceModel", "TARGET_OVERRIDES", "Target", "TargetOverrides", "Timing", "VM", "Variant", "Words", "Workload", "step_name",
     "with_default_kernel", "with_series_steps", "with_timing_defaults",

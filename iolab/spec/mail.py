@@ -5,9 +5,22 @@ named in every report's header. Only words, never read as a command."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from iolab.spec.base import Strict
+
+
+class MovedHunk(Strict):
+    """A hunk of a patch placed on a tree it was not written for (iolab.kernels.port)."""
+
+    file: str = Field(min_length=1)  # the file it changes (-p1)
+    hunk: int = Field(ge=1)  # its number in that file
+    header: str = ""  # the mail's @@ line
+    offset: int = 0  # lines from where the mail's diff puts it (positive: lower)
+    how: Literal["offset", "fuzz", "wiggle"] = "offset"  # GNU patch as given, GNU patch's fuzz, wiggle
+    context: list[str] = []  # each context line that differs: the mail's and the tree's
 
 
 class MailPatch(Strict):
@@ -18,6 +31,7 @@ class MailPatch(Strict):
     subject: str = ""
     message_id: str | None = None
     repaired: bool = False  # its diff was repaired against the source (a web archive's copy, damaged whitespace)
+    port: list[MovedHunk] = []  # placed on another base than the mail's: the hunks that moved or met other context
 
 
 class MailRecord(Strict):
@@ -36,4 +50,10 @@ class MailRecord(Strict):
         if repaired:
             line += "; diff repaired against the source: " + ", ".join(f"{p.file} (sha256 {p.sha256[:12]})"
                                                                     for p in repaired)
+        ported = [p for p in self.patches if p.port]
+        if ported:
+            line += "; applied as a port (written on another base): " + "; ".join(
+                f"{p.file}: " + ", ".join(f"{h.file} hunk #{h.hunk} {h.offset:+d} lines"
+                                          + (f" ({len(h.context)} context line(s) differ)" if h.context else "")
+                                          for h in p.port) for p in ported)
         return line

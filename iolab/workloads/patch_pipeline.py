@@ -2,10 +2,14 @@
 
     mail files -> the mail, read once (iolab.mail), and its benchmark and claims
                -> the kernel source (fetched and unpacked on first use)
+               -> the series whole (a patch missing, a truncated mbox: refused)
                -> the series' patch files: repaired against the source where a
                   web archive mangled them, a series' mails split, written beside
-                  the experiment (iolab-mail/), with the [mail] table
-               -> whether each patch is in the source already (GNU patch judges)
+                  the experiment (iolab-mail/; a dry run's in iolab's cache), with
+                  the [mail] table
+               -> each patch judged on the source as the patches before it left
+                  it: applies, is in it already, or placed as a port
+                  (iolab.mail.series; GNU patch, its fuzz, wiggle)
                -> the library's workloads for the files and functions they change
                -> the experiment's text (iolab.workloads.compose), checked as
                   ``iolab run`` takes it
@@ -107,43 +111,26 @@ def source_tree(request: PatchRequest, say: Say) -> tuple[Path, str]:
     return sources.unpack(resolved, say), resolved.label
 
 
-def in_source(paths: list[Path], root: Path, label: str) -> list[bool]:
-    """Whether each patch (or its other form, which the base takes out) is
-    in the source already (it applies reversed); one that neither applies
-    nor is in it is refused with GNU patch's own diagnosis."""
-    from iolab.kernels import patches
-
-    found = []
-    for path in paths:
-        try:
-            state = patches.state_in(root, patches.Patch(path))
-        except patches.MalformedPatch as error:
-            raise spec.SpecError(str(error)) from None
-        except patches.PatchError as error:
-            first, _, rest = str(error).partition("\n")
-            raise spec.SpecError(f"{first}\n  (the source: {label}; give the one it was written for with "
-                                 f"--source)\n{rest}") from None
-        found.append(state == "applied")
-    return found
-
-
 def _shown(path: Path) -> str:
     relative = os.path.relpath(path)
     return str(path) if relative.startswith("..") else relative
 
 
 def series(mail: Mail, root: Path, label: str, base_dir: Path, say: Say) -> Series:
-    """The patch files the mail's series applies (repaired ones and a
+    """The patch files the mail's series applies (repaired ones, ports and a
     series' mails written beside the experiment), its [mail] table, the
-    other forms, and which patches the source has already."""
+    other forms, and which patches the source has already: each patch judged
+    on the source as the patches before it left it (iolab.mail.series)."""
     from iolab.kernels import patches
     from iolab.mail import MailError, copies, files, repair
+    from iolab.mail import series as steps
 
     try:
         texts = patches.pristine_files(root, copies.files_named(mail.patches))
         lines = {name: (text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"))
                  for name, text in texts.items() if text is not None}
         written = files.write(mail, repair.repair(mail.patches, lambda name: lines.get(name)), base_dir, label)
+        placed = steps.place(mail, written, root, label, base_dir)
     except MailError as error:
         source = f"\n  (the source: {label}; give the one it was written for with --source)"
         raise spec.SpecError(str(error) + (source if isinstance(error, repair.RepairError) else "")) from None
@@ -155,10 +142,13 @@ def series(mail: Mail, root: Path, label: str, base_dir: Path, say: Say) -> Seri
             say(note)
         if item.other_form is not None:
             say(f"wrote {_shown(item.other_form)}: the source's form of that, which the base takes out")
-    paths = [item.path for item in written]
+    for step in placed:
+        for line in step.said:
+            say(line)
+    written = [step.written for step in placed]
     other_forms = {item.path: item.other_form for item in written if item.other_form is not None}
-    placed = in_source([other_forms.get(path, path) for path in paths], root, label)  # GNU patch judges them first
-    return Series(paths, files.toml(files.record(mail, written, base_dir)), other_forms, placed)
+    return Series([item.path for item in written], files.toml(files.record(mail, written, base_dir)), other_forms,
+                  [step.in_source for step in placed])
 
 
 def once_each(paths: list[Path]) -> None:
@@ -199,9 +189,19 @@ def written_dir(request: PatchRequest) -> Path:
 
 
 def _base_dir(request: PatchRequest) -> Path:
+    """Beside the experiment the user writes, else iolab's cache: a dry run writes nothing where it runs."""
     if request.write is not None:
         return request.write.resolve().parent
-    return Path.cwd() if request.dry_run else written_dir(request)
+    return written_dir(request)
+
+
+def _source_named(request: PatchRequest, base_dir: Path) -> str:
+    """The source as the experiment names it: a path relative to the file
+    the user writes (--write), else absolute (the experiment is in iolab's cache)."""
+    if request.source.startswith("debian:"):
+        return request.source
+    path = Path(request.source).resolve()
+    return os.path.relpath(path, base_dir) if request.write is not None else str(path)
 
 
 def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
@@ -210,10 +210,14 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     once_each(given)
     base_dir = _base_dir(request)
     received = read_mail(given)
-    if received.missing:
-        total = received.patches[0].total
-        say(f"patch {', '.join(map(str, received.missing))} of the {total} of this series not given: "
-            f"{'it is' if len(received.missing) == 1 else 'they are'} not applied")
+    from iolab.mail import MailError
+    from iolab.mail import series as steps
+
+    try:  # a series cut short is refused, unless allowed by name (--allow partial-series)
+        for line in steps.whole(received, request.allow):
+            say(line)
+    except MailError as error:
+        raise spec.SpecError(str(error)) from None
     mail = from_mail(received, request.allow)
     root, label = source_tree(request, say)
     found = series(received, root, label, base_dir, say)
@@ -226,7 +230,7 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     title = received.title if received.cover is not None or not more else \
         f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
     command = request.command()
-    choice = compose.compose(infos, selection, source=request.source, in_source=found.in_source,
+    choice = compose.compose(infos, selection, source=_source_named(request, base_dir), in_source=found.in_source,
                              other_forms=found.other_forms, base_dir=base_dir, timing=request.timing,
                              command=command, mail=mail, title=title)
     for item in choice.skipped:
