@@ -43,3 +43,22 @@ def test_a_hunk_unidiff_refuses_is_read_by_its_lines_as_gnu_patch_reads_it():
     web = "--- a/b.c\n+++ b/b.c\n@@ -1,2 +1,3 @@\nint x;\n+int y;\n\nint z;\n"  # markers lost
     assert diff.parse(web).files[0].hunks[0].lines == ("int x;", "+int y;", "", "int z;")
     assert diff.strip("/dev/null") is None and diff.strip("a/fs/x.c\t2026") == "fs/x.c"
+
+
+def test_a_mails_last_hunk_keeps_its_blank_context_line_and_stops_at_its_counts():
+    """git writes a blank context line as ' '; the mail reader kept the diff up
+    to git's signature but dropped that line, one short of the hunk's count, so
+    GNU patch found the diff malformed and iolab 'repaired' it. And unidiff reads
+    the blank line above git's base-commit: trailer as one more line of the hunk."""
+    from iolab.mail.message import split_body
+
+    body = ("desc\n---\n a | 1 +\n\ndiff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,3 +1,4 @@\n x\n+y\n z\n \n\n"
+            "base-commit: 0123456789abcdef0123456789abcdef01234567\n-- \n2.39.5\n")
+    _, found = split_body(body)
+    assert found.endswith("@@ -1,3 +1,4 @@\n x\n+y\n z\n \n\nbase-commit: 0123456789abcdef0123456789abcdef01234567\n")
+    [file] = diff.parse(found).files
+    assert file.hunks[0].lines == (" x", "+y", " z", " ")
+    assert diff.unfinished(found.split("\n")[:7]) == 1  # cut one line short: a truncated mail
+    assert diff.unfinished(found.split("\n")) == 0
+    _, plain = split_body(body.replace("z\n \n\nbase-commit: 0123456789abcdef0123456789abcdef01234567\n", "z\n \n\n"))
+    assert plain.endswith("+y\n z\n \n")  # the blank lines past the hunk's count go

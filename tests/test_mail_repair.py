@@ -295,3 +295,17 @@ def test_a_hunk_in_the_source_as_written_beside_one_in_other_words_both_come_out
     assert fixed is not None and fixed.other_form is not None and len(fixed.notes) == 1  # f's hunk, in other words
     assert "+\ty += 2;" in fixed.other_form and "+\tif (!ready(x))" in fixed.other_form
     assert "+\ty += 2;" in fixed.diff and "+\tif (!ready_now(x))" in fixed.diff
+
+
+def test_a_well_formed_diff_is_never_rewritten_beyond_its_whitespace():
+    """A well-formed diff whose added lines the source says in other words is
+    left as the mail wrote it (GNU patch, its fuzz and wiggle judge it: iolab.mail.series);
+    the same words in a web archive's copy are placed with the source's form taken out."""
+    source = ["int f(void)", "{", "\tint x = 0;", "", "\tif (!ready(x))", "\t\treturn -EAGAIN;", "",
+              "\treturn x;", "}"]
+    diff = ("--- a/fs/x.c\n+++ b/fs/x.c\n@@ -2,5 +2,8 @@ int f(void)\n {\n \tint x = 0;\n \n"
+            "+\tif (!ready_now(x))\n+\t\treturn -EAGAIN;\n+\n \treturn x;\n }\n")
+    assert well_formed(diff)
+    assert repair([web(diff, form="mail")], lambda name: source if name == "fs/x.c" else None) == [None]
+    [copy] = repair([web(diff, form="web")], lambda name: source if name == "fs/x.c" else None)
+    assert copy is not None and copy.other_form is not None

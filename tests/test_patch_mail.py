@@ -38,7 +38,8 @@ def _old_side(mail: str) -> dict[str, str]:
 
 
 def test_the_libmicro_seed_runs_its_four_cases_with_the_table_beside(tmp_path, monkeypatch):
-    experiment, text = _experiment(tmp_path, monkeypatch, SEEDS / "ext4-write-begin-large-folio.txt")
+    experiment, text = _experiment(tmp_path, monkeypatch, SEEDS / "ext4-write-begin-large-folio.txt",
+                                   allow=["partial-series"])  # its [PATCH 2/2] alone
     cases = ["write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k"]
     assert [w.name for w in experiment.workload if not w.exploratory] == cases
     assert all(w.primary == ["per_call"] and w.fs == "ext4" for w in experiment.workload[:4])
