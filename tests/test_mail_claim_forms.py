@@ -385,3 +385,12 @@ Enabling the 'latency' iopolicy:
             "After:\nseq read: IOPS=96.3k\n  bw (  MiB/s): min= 2000, max= 2300, per=100.00%, avg=2186.20\n")
     assert [(c.label, c.before, c.after) for c in claims(text)] == [("seq read IOPS", 96.6e3, 96.3e3),
                                                                     ("bw avg", 2186.4, 2186.2)]
+
+
+def test_fio_run_twice_a_side_is_claimed_by_the_mean_of_its_runs_and_c6_enabled_is_no_side():
+    run = "    slat (nsec): min=1769, max=73247, avg={}, stdev=2115.90\n     lat (usec): min=12, max=250, avg={}\n"
+    text = ("Before:\n" + run.format(6960.96, 30.73) + run.format(6970.61, 30.52) +
+            "After:\n" + run.format(7194.01, 29.43) + run.format(7239.68, 29.73))
+    assert [(c.label.split(" (")[0], round(c.before, 3), round(c.after, 3)) for c in claims(text)] == [
+        ("slat avg", 6965.785, 7216.845), ("lat avg", 30.625, 29.58)]
+    assert claims("C6 enabled:\n" + run.format(1, 2) + "C6 disabled:\n" + run.format(3, 4)) == []

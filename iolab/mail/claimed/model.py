@@ -46,7 +46,7 @@ NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|closes|reviewed-by
                        r"reported-by|suggested-by|co-developed-by|message-id|in-reply-to|base-commit)\s*:", re.I)
 # a figure with its unit after it: "562K IOPS", "4994MiB/s", "6.4 Million IOPS", "1.47%"
 FIGURE = re.compile(r"(?<![\w.])(?P<n>[+-]?\d[\d,]*(?:\.\d+)?)(?:\s?(?P<s>[kKmMgG](?![a-zA-Z])|[kKMG](?=IOPS)|"
-                    r"(?i:thousand|million|billion)\b))?\s*(?P<u>%|[A-Za-zµμ]+(?:/[A-Za-z]+)?)")
+                    r"(?i:thousand|million|billion)\b))?\s*\(?(?P<u>%|[A-Za-zµμ]+(?:/[A-Za-z]+)?)\)?")
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from iolab.mail.claimed.model import Better, Claim, Unit, convert, figures, make
 Side = Literal["before", "after"]
 
 _BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad|disabled)(?![\w/-])", re.I)
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])|^\s*disabled\b", re.I)
 _AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
-                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed|enabled|enabling)(?![\w/-])|^\s*with\b", re.I)
+                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
@@ -38,7 +38,7 @@ _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|
 _NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
-_FIO_JOB = re.compile(r"^\s*(?:([\w ]*\w)\s*:\s*)?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
+_FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
                       r"(?![\w.])")
 # fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
 _FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")
@@ -54,6 +54,7 @@ _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
+_FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 _PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
@@ -80,6 +81,7 @@ class Figure:
     run: int = 0  # lines of figures one after the other share a run: a key's figures in one run are samples
     alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
     at: int = -1  # the line's number in the text
+    fio: bool = False  # read from fio's own output: repeated a side, its runs (their mean)
 
 
 @dataclass
@@ -90,6 +92,7 @@ class Segment:
     lines: int = 0
     runs: int = 0
     unit: Unit | None = None  # the unit the side's name says its figures are in ("latencies (in usecs)")
+    job: str = ""  # the fio job whose output the lines are ("job1: (groupid=0, jobs=1): err= 0: ...")
 
 
 _IOPS: Unit = ("IOPS", "rate", "higher")
@@ -129,7 +132,7 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
         return []
     fio = _fio(line)
     if fio is not None:
-        return fio
+        return [replace(f, fio=True) for f in fio]
     timed = _TIME_REAL.search(line)
     if timed:  # time(1)'s wall time; its user and sys are not the claim
         minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"
@@ -244,7 +247,9 @@ def segments(lines: list[str]) -> list[Segment]:
         if not line.strip() and current.figures and _prose(following):
             current = None
             continue
-        found = line_figures(line)
+        job = _FIO_JOB_HEAD.match(line)
+        current.job = job.group(1) if job else current.job
+        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f for f in line_figures(line)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
@@ -269,6 +274,9 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     out = []
     for key in dict.fromkeys(f.key for f in before.figures):
         mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
+        if len(mine) > 1 and len(theirs) > 1 and all(f.fio for row in mine + theirs for f in row):
+            out += _series(key, [f for row in mine for f in row], [f for row in theirs for f in row])
+            continue  # fio run more than once a side: the mean of each side's runs
         for n, (a, b) in enumerate(zip(mine, theirs)):
             if len(a) > 1 or len(b) > 1:
                 out += _series(key, a, b)

@@ -36,7 +36,7 @@ _SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|
 _TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
 _FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
 _MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
-_KEYED = re.compile(r"[A-Za-z]=\s*\d")
+_KEYED = re.compile(r"\b[a-z]{2,}=\s*\d[^,\s]*,\s")  # fio's "min=4, max=241, avg=99.81"
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
@@ -152,7 +152,7 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
 
 def table_row(text: str) -> _Row | None:
     """A line of a table: a label and two or more figures."""
-    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) else None
+    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) and not _KEYED.search(text) else None
     return row if row and len(row.values) >= 2 else None
 
 
