@@ -394,3 +394,24 @@ def test_fio_run_twice_a_side_is_claimed_by_the_mean_of_its_runs_and_c6_enabled_
     assert [(c.label.split(" (")[0], round(c.before, 3), round(c.after, 3)) for c in claims(text)] == [
         ("slat avg", 6965.785, 7216.845), ("lat avg", 30.625, 29.58)]
     assert claims("C6 enabled:\n" + run.format(1, 2) + "C6 disabled:\n" + run.format(3, 4)) == []
+
+
+def test_a_row_of_two_measures_each_followed_by_its_delta():
+    text = """case                               iopsB iopsBL   iops%  p99Bms p99BLms    p99%
+meta_create_unlink_fsync2          11.0k  10.9k  -1.27%   1.876   0.963 -48.67%
+fio_randread                      5.529M 5.549M  +0.36%   0.210   0.218  +3.81%
+"""
+    assert [(c.label, c.before, c.after, c.stated) for c in claims(text)] == [
+        ("meta_create_unlink_fsync2", 11.0e3, 10.9e3, "-1.27%"), ("meta_create_unlink_fsync2 (2)", 1.876, 0.963, "-48.67%"),
+        ("fio_randread", 5.529e6, 5.549e6, "+0.36%"), ("fio_randread (2)", 0.210, 0.218, "+3.81%")]
+
+
+def test_perf_diff_rows_the_prose_restates_are_context():
+    text = """0.25%     +9.33%  [kernel.kallsyms]     [k] _copy_from_user
+4.47%     -3.32%  [kernel.kallsyms]     [k] __io_msg_copy_hdr.constprop.0
+
+where we drop more than 9% of _copy_from_user() time, and consequently
+add time to __io_msg_copy_hdr() where the copies are now attributed to,
+but with a net win of 6%.
+"""
+    assert claims(text) == []

@@ -48,6 +48,7 @@ class _Row:
     stated: str
     text: str
     tags: tuple[str, ...] = ()  # each figure's name in a cell of named figures ("r=12.3GiB/s,w=3125MiB/s")
+    deltas: tuple[tuple[int, str], ...] = ()  # each delta as written, after how many figures
 
 
 _GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
@@ -96,6 +97,7 @@ def _row(line: str) -> _Row | None:
     label: list[str] = []
     values: list[tuple[float, str]] = []
     tags: list[str] = []
+    deltas: list[tuple[int, str]] = []
     stated = re.sub(r"^~", "", re.findall(r"[+-]?~?\d+(?:\.\d+)?(?:%|x\b)", remark.group(1))[0]) if remark else ""
     tag = ""
     i = 0
@@ -107,7 +109,8 @@ def _row(line: str) -> _Row | None:
         if token.endswith("=") and (values or label):
             tag = token[:-1]
         elif (PERCENT.match(token) or _FACTOR.match(token)) and values:
-            stated = token  # the mail's delta: "-14.79%", "3.2x"
+            stated = stated or token  # the mail's delta: "-14.79%", "3.2x"
+            deltas.append((len(values), token))
         elif _MARK.match(token) and values:
             pass  # fsperf's mark of a significant row
         elif value is not None and (values or label or _rate_after(tokens, i)):
@@ -132,7 +135,8 @@ def _row(line: str) -> _Row | None:
         tags.pop(0)
     if not label and not (len(values) >= 2 and all(unit for _, unit in values)):
         return None  # a row without a label only of figures with units: "774 MB/s  858 MB/s (+11%)"
-    return _Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else ())
+    return _Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else (),
+                tuple(deltas))
 
 
 def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
@@ -273,6 +277,9 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
             unit_of(" ".join(table.header.split()[1:]))
         out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
+        if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
+            (c, uc), (d, ud) = row.values[2], row.values[3]
+            out.append(make(f"{row.label} (2)", c, d, unit_of(uc or ud) or unit, better, row.deltas[1][1], row.text))
     return out
 
 
