@@ -168,7 +168,8 @@ def _key_words(before: str, label: str, unit: str) -> str:
     is "name: figure"), without the sides' names, and its unit."""
     head = before.rstrip()
     text = head[:-1] if head.endswith(":") else before.split(":")[-1]
-    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text.split(":")[-1] if not head.endswith(":") else text)
+    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:=[^\s,]+)?",  # "bs=400K" names a row too
+                       text.split(":")[-1] if not head.endswith(":") else text)
     words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
     return " ".join([*label.split(), *words[-3:], unit]).strip()
 
@@ -274,7 +275,9 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     out = []
     for key in dict.fromkeys(f.key for f in before.figures):
         mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
-        if len(mine) > 1 and len(theirs) > 1 and all(f.fio for row in mine + theirs for f in row):
+        runs = {f.run for row in mine for f in row}, {f.run for row in theirs for f in row}
+        if len(mine) > 1 and len(theirs) > 1 and all(f.fio for row in mine + theirs for f in row) \
+                and len(runs[0]) == len(runs[1]) == 1:  # fio's output twice in a row, not two labelled results
             out += _series(key, [f for row in mine for f in row], [f for row in theirs for f in row])
             continue  # fio run more than once a side: the mean of each side's runs
         for n, (a, b) in enumerate(zip(mine, theirs)):
