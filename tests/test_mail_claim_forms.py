@@ -415,3 +415,15 @@ add time to __io_msg_copy_hdr() where the copies are now attributed to,
 but with a net win of 6%.
 """
     assert claims(text) == []
+
+
+def test_sides_pair_with_the_neighbour_that_measures_the_same_and_side_rows_under_a_row_of_columns():
+    text = """Original frequency scaling takes about 30ms to react:
+  Test case 1:
+     enabled: \tclat (usec): min=141, max=872, avg=550
+     disabled:\tclat (usec): min=210, max=899, avg=635
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(635, 550)]
+    text = ("rtextsize       8k      16k      32k\nbefore:       9.601s  10.229s  11.153s\n"
+            "after:        9.710s   9.642s   9.958s\n")
+    assert [(c.before, c.after) for c in claims(text)] == [(9.601, 9.710), (10.229, 9.642), (11.153, 9.958)]

@@ -317,7 +317,8 @@ def side_pairs(lines: list[str]) -> list[Claim]:
     out: list[Claim] = []
     paired: set[int] = set()
     for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
-        if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"}:
+        if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"} and \
+                {f.key for f in found[k].figures} & {f.key for f in found[k + 1].figures}:
             before, after = (found[k], found[k + 1]) if found[k].side == "before" else (found[k + 1], found[k])
             out += _pair(before, after, named)
             paired |= {k, k + 1}

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, make, number, unit_of
-from iolab.mail.claimed.sides import row_sides, side_of
+from iolab.mail.claimed.sides import row_sides, side_groups, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
@@ -350,8 +350,13 @@ def column_tables(lines: list[str]) -> list[Claim]:
             claims += _twin_claims(pair[twins[0]], pair[twins[1]], unit, better)
             k += 2
             continue
-        read = _down if _sides([row for _, row in table.rows]) else _across
-        claims += read(table, unit, better)
+        rows = [row for _, row in table.rows]
+        groups = side_groups([row.label for row in rows]) if len(rows) > 2 else []
+        if groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
+            for _, b, a in groups:
+                claims += _down(table, unit, better, (rows[b], rows[a]))
+        else:
+            claims += (_down if _sides(rows) else _across)(table, unit, better)
         k += 1
     return claims
 
