@@ -144,7 +144,7 @@ def test_a_series_whose_second_patch_edits_the_firsts_lines_dry_runs_as_two_step
     box.write_text(cover.read_text() + "\n" + first.read_text() + "\n" + second.read_text())
     done = iolab_patch(tmp_path, box, "--source", tarball(tmp_path, {"block/blk-core.c": CORE}))
     assert done.returncode == 0, done.stderr
-    assert "repaired" not in done.stderr and "port" not in done.stderr  # both apply as written, one on the other
+    assert "repaired" not in done.stderr and "as a port" not in done.stderr  # both apply as written, one on the other
     assert "  kernel 1 block-count-the-reques: to build from linux.tar.gz" in done.stderr
     assert "  kernel 2 block-start-a-plug-s-c: to build from linux.tar.gz" in done.stderr
     assert 'patches = ["iolab-mail/0001-block-count-the-requests-in-a-plug.patch", ' \
@@ -343,3 +343,27 @@ def test_a_real_72_file_takes_a_hunk_written_70_lines_higher_as_a_port(tmp_path)
     assert (moved.file, moved.hunk, moved.offset) == ("block/blk-mq.c", 1, 70)
     assert moved.context == (f"'{old[k + 2].strip()}' is '{context.strip()}' here",)
     assert "\tmight_sleep();\n" in (top / "block" / "blk-mq.c").read_text()
+
+
+def test_a_git_tree_as_source_builds_on_the_mails_base_commit(tmp_path):
+    """--source a git tree, no --commit: the mail's base-commit, where the tree has it (the tree
+    moved on since, so at its head the mail would need a port); one it has not is refused."""
+    kernel = {"block/blk-mq.c": MQ_OLD, "Makefile": "VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 99\n",
+              "Kconfig": "# stand-in\n"}
+    repo = repo_with(tmp_path, kernel)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    commit(repo, "block/blk-mq.c", *RESCHED, "block: yield while issuing a long plug")
+    [mail] = format_patch(repo, 1, tmp_path / "out")
+    git(repo, "reset", "-q", "--hard", base)
+    (repo / "block" / "blk-mq.c").write_text(MQ_NEW)
+    git(repo, "commit", "-qam", "block: helpers, and the plug's count written once")
+    done = iolab_patch(tmp_path, mail, "--source", repo)
+    assert done.returncode == 0, done.stderr
+    assert f"iolab: --source {repo} is a git tree: building on the mail's base-commit {base[:12]}\n" in done.stderr
+    assert "as a port" not in done.stderr
+    assert f'source = "{repo}"\ncommit = "{base}"\n' in done.stdout
+    (tmp_path / "out" / "gone.patch").write_text(mail.read_text().replace(base, "1" * 40))
+    done = iolab_patch(tmp_path, tmp_path / "out" / "gone.patch", "--source", repo)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"iolab: --source {repo}: the mail's base-commit {'1' * 40} is not in this git tree: "
+                           "fetch it (git fetch), or give --commit\n")

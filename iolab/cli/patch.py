@@ -40,6 +40,16 @@ iolab cannot map runs only with --allow script. A patch whose change the
 source has in other words (the hunk's context there, its added lines said
 otherwise) is run against the source with that form taken out.
 
+Each patch is checked on the source as the patches before it left it. One
+written on another base (it does not apply as given) is placed hunk by hunk
+with GNU patch's fuzz, then word by word with wiggle, and runs as a port
+(iolab-mail/*.port.patch; the report says which hunks moved, by how many
+lines, and which context differed); a hunk none of them places is refused,
+with the commit the mail was written on. A git tree as --source, without
+--commit, is built at the mail's base-commit. A series missing a patch, or a
+truncated mbox, is refused unless --allow partial-series. A dry run writes
+nothing in the working directory.
+
   iolab patch fix.patch --dry-run                  what it would run
   iolab patch series.mbox --dry-run                a series with its cover letter
   iolab patch archived-mail.txt --dry-run          a web archive's copy, repaired
@@ -53,14 +63,15 @@ def add_parser(commands: Any) -> None:
                        help="patch mails or diffs (-p1): files in series order, or mboxes ([PATCH n/m] order)")
     patch.add_argument("--source", default=DEFAULT_SOURCE,
                        help=f"the kernel source (default: {DEFAULT_SOURCE}; a tarball or a git tree too)")
-    patch.add_argument("--commit", help="with a git tree as --source: the commit")
+    patch.add_argument("--commit", help="with a git tree as --source: the commit (default: the mail's base-commit)")
     patch.add_argument("--write", metavar="EXP.toml", help="write the experiment here (paths relative to it)")
     patch.add_argument("--timing", choices=("instructions", "wall"), default="instructions",
                        help="instructions (default): each step's values exact instruction counts, every step "
                        "runs; wall: real time, bisected with rounds added while undecided")
     patch.add_argument("--allow", action="append", default=[], metavar="NAME",
                        help="let the mail's benchmark use this refused fio option or engine (exec_prerun, "
-                       "ioengine=exec, ...), or 'script': run a shell recipe iolab cannot map as written; by "
+                       "ioengine=exec, ...), 'script': run a shell recipe iolab cannot map as written, or "
+                       "'partial-series': run a series with patches missing; by "
                        "default what a mail names is checked as an experiment file's options are, and refused "
                        "ones are listed, not run")
     patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")

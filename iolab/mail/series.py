@@ -27,10 +27,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from iolab import process
 from iolab.kernels import diff as diffs
 from iolab.kernels import patches, port
 from iolab.mail.files import FOLDER, Written, mail_text, slug
@@ -75,6 +76,23 @@ def whole(mail: Mail, allow: Sequence[str]) -> list[str]:
                         f"a series not whole): give the whole series (b4 am MESSAGE-ID), or --allow {PARTIAL} "
                         "to run the patches given without it")
     return [f"patch {which} of this series not given: run without it (--allow {PARTIAL})"]
+
+
+def base_in_tree(source: str, mail: Mail, say: Callable[[str], None]) -> str | None:
+    """The commit to build when --source is a git tree and no --commit is given: the mail's
+    base-commit, where the tree has it (MailError where it has not); None otherwise."""
+    path = Path(source)
+    if source.startswith("debian:") or not path.is_dir() or not ((path / ".git").exists() or (path / "HEAD").exists()):
+        return None
+    base = next((b for b in (patch_base(patch, mail.cover) for patch in mail.patches) if b), None)
+    if base is None:
+        return None  # the source asks for --commit itself
+    found = process.run(["git", "-C", str(path), "rev-parse", "--verify", "-q", f"{base}^{{commit}}"], timeout=60)
+    if found.returncode != 0:
+        raise MailError(f"--source {source}: the mail's base-commit {base} is not in this git tree: fetch it "
+                        "(git fetch), or give --commit")
+    say(f"--source {source} is a git tree: building on the mail's base-commit {base[:12]}")
+    return base
 
 
 def _advice(mail: Mail, patch: Patch, label: str) -> str:

@@ -187,10 +187,12 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
             base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
-            title: str | None = None, other_forms: dict[Path, Path] | None = None) -> Composed:
+            title: str | None = None, other_forms: dict[Path, Path] | None = None,
+            commit: str | None = None) -> Composed:
     """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
     ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
-    in another form, the file of that form, which the base takes out in its stead."""
+    in another form, the file of that form, which the base takes out in its stead;
+    ``commit``: with a git tree as the source, the commit."""
     fs, chosen, skipped = _chosen(selection, mail, timing)
     unrepeated = [c for c in chosen if repeat_note(c.workload, "instructions")] if timing == "instructions" else []
     reverse = [(other_forms or {}).get(info.path, info.path) for info, inside in zip(infos, in_source) if inside][::-1]
@@ -200,6 +202,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     name = first if len(infos) == 1 else f"{first} (and {counted(len(infos) - 1, 'more patch', 'more patches')})"
     name = title[:200] if title else name[:180] + ": patch by patch"
     lines += ["", f"name = {_toml(name)}", "", "[kernel]", f"source = {_toml(source)}"]
+    lines += [f"commit = {_toml(commit)}"] if commit else []
     if reverse:
         lines.append("# already in the source (or in another form: *.in-source.patch): the base is the source "
                      "with them taken out")

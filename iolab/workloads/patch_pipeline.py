@@ -28,7 +28,7 @@ import os
 import shlex
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -219,6 +219,11 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     except MailError as error:
         raise spec.SpecError(str(error)) from None
     mail = from_mail(received, request.allow)
+    if request.commit is None:  # a git tree as --source: the commit the mail says it was written on
+        try:
+            request = replace(request, commit=steps.base_in_tree(request.source, received, say))
+        except MailError as error:
+            raise spec.SpecError(str(error)) from None
     root, label = source_tree(request, say)
     found = series(received, root, label, base_dir, say)
     infos = [library.with_source(library.read_patch(path, patch.title), root)  # diff -u names no function: the
@@ -232,7 +237,7 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     command = request.command()
     choice = compose.compose(infos, selection, source=_source_named(request, base_dir), in_source=found.in_source,
                              other_forms=found.other_forms, base_dir=base_dir, timing=request.timing,
-                             command=command, mail=mail, title=title)
+                             command=command, mail=mail, title=title, commit=request.commit)
     for item in choice.skipped:
         say(f"left out {item}")
     for item in mail.benchmark.refused:
