@@ -427,3 +427,18 @@ def test_sides_pair_with_the_neighbour_that_measures_the_same_and_side_rows_unde
     text = ("rtextsize       8k      16k      32k\nbefore:       9.601s  10.229s  11.153s\n"
             "after:        9.710s   9.642s   9.958s\n")
     assert [(c.before, c.after) for c in claims(text)] == [(9.601, 9.710), (10.229, 9.642), (11.153, 9.958)]
+
+
+def test_rows_of_two_variants_paired_by_key_the_one_the_patch_introduces_after():
+    text = """This patch introduces the use of the Intel QAT to decompress data.
+
+|           | Cluster size | sequential read | randread  |
+|-----------|--------------|-----------------|-----------|
+| Intel QAT |    4096      |    538  MiB/s   | 112 MiB/s |
+| Intel QAT |    16384     |    699  MiB/s   | 158 MiB/s |
+| deflate   |    4096      |    499  MiB/s   | 108 MiB/s |
+| deflate   |    16384     |    422  MiB/s   | 125 MiB/s |
+"""
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [
+        ("sequential read, Cluster size 4096", 499, 538), ("randread, Cluster size 4096", 108, 112),
+        ("sequential read, Cluster size 16384", 422, 699), ("randread, Cluster size 16384", 125, 158)]

@@ -131,6 +131,42 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
     return out
 
 
+_INTRODUCED = r"(?:this (?:patch|series)|introduc\w*|adds?|support\w*|use of|offload\w*|enabl\w*)"
+
+
+def _introduced(names: list[str], lines: list[str]) -> tuple[str, str] | None:
+    """(before, after) of two variants when the text says the change brings one of them
+    ("This patch introduces the use of the Intel QAT"), or when their names are the sides."""
+    text = " ".join(lines)
+    said = [n for n in names if re.search(rf"{_INTRODUCED}[^.]{{0,60}}\b{re.escape(n)}\b", text, re.I)]
+    if len(said) == 1:
+        return (names[1], names[0]) if said[0] == names[0] else (names[0], names[1])
+    order = row_sides(*names)
+    return (names[order[0]], names[order[1]]) if order else None
+
+
+def _variant_rows(header: list[str], body: list[list[str]], lines: list[str]) -> list[Claim] | None:
+    """Rows that name a variant and a key (``| Intel QAT | 4096 | 538 MiB/s |`` ... ``| deflate | 4096 |
+    499 MiB/s |``): the rows of one key paired across the two variants, a claim per figure column."""
+    names = list(dict.fromkeys(row[0].strip() for row in body))
+    if len(names) != 2 or len(body) < 4 or any(len(row) < 3 for row in body):
+        return None
+    rows = {n: {row[1].strip(): row for row in body if row[0].strip() == n} for n in names}
+    common = [key for key in rows[names[0]] if key in rows[names[1]]]
+    order = _introduced(names, lines) if len(common) >= 2 else None
+    if order is None:
+        return None
+    out = []
+    for key in common:
+        before, after = rows[order[0]][key], rows[order[1]][key]
+        for c in range(2, min(len(header), len(before), len(after))):
+            a, b = _first(before[c]), _first(after[c])
+            if a is not None and b is not None:
+                out.append(make(f"{header[c].strip()}, {header[1].strip()} {key}", a, b,
+                                _unit(before[c]) or unit_of(header[c]), None, "", "|".join(after).strip()))
+    return out
+
+
 def pipe_tables(lines: list[str]) -> list[Claim]:
     """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across."""
     claims, used = side_tables(lines)
@@ -146,6 +182,10 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
         header, body = table[0], table[1:]
         if len(header) == len(body[0]) - 1:
             header = ["", *header]  # "|  Nodatasum | Device speed |" above "Read (Vanilla) | ... |": no label cell
+        variants_of = _variant_rows(header, body, lines)
+        if variants_of is not None:
+            claims += variants_of
+            continue
         sides, said = _sides(body), said_unit(lines, k)
         groups = side_groups([row[0] for row in body]) if not sides and len(body) > 2 else []
         if groups:  # "Read (Vanilla)", "Read (Patched)", "Write (Vanilla)", ...: each pair read down
