@@ -316,13 +316,10 @@ def _real_72() -> Path:
     pytest.skip("no unpacked linux-source-7.2 in iolab's cache (iolab kernel build unpacks it)")
 
 
-def test_a_real_72_file_takes_a_hunk_written_70_lines_higher_as_a_port(tmp_path):
-    """A mail written on an older base of block/blk-mq.c: the tree it was written on is 7.2's
-    file with 70 lines above the hunk not there yet and one line of its context said otherwise."""
-    from iolab.kernels.patches import pristine_files
-
-    real = pristine_files(_real_72(), ["block/blk-mq.c"])["block/blk-mq.c"]
-    assert real is not None
+def _older_base(real: str) -> tuple[list[str], int, str]:
+    """7.2's block/blk-mq.c as a mail written on an older base saw it: 70 lines above
+    blk_mq_end_request not there yet, and a line of its body said otherwise; the line the
+    mail adds a line after, and the line as 7.2 says it."""
     lines = real.splitlines(keepends=True)
     at = next(k for k, line in enumerate(lines) if line.startswith("void blk_mq_end_request(struct request *rq"))
     body = next(k for k in range(at, at + 20) if lines[k].strip().startswith("if ("))
@@ -330,11 +327,25 @@ def test_a_real_72_file_takes_a_hunk_written_70_lines_higher_as_a_port(tmp_path)
     k = body - 70
     context = old[k + 2]
     old[k + 2] = context.replace(";", "; /* old */", 1) if ";" in context else context.rstrip("\n") + " /* old */\n"
-    mail_base = "".join(old)
-    repo = repo_with(tmp_path, {"block/blk-mq.c": mail_base})
+    return old, k, context
+
+
+def _real_mail(tmp_path: Path, real: str) -> tuple[Path, list[str], int, str]:
+    old, k, context = _older_base(real)
+    repo = repo_with(tmp_path, {"block/blk-mq.c": "".join(old)})
     (repo / "block" / "blk-mq.c").write_text("".join(old[:k + 1] + ["\tmight_sleep();\n"] + old[k + 1:]))
-    git(repo, "commit", "-qam", "block: may sleep in end_request")
+    git(repo, "commit", "-qam", "block: may sleep in blk_mq_end_request\n\nfio randread: IOPS 562K -> 574K.")
     [mail] = format_patch(repo, 1, tmp_path / "out")
+    return mail, old, k, context
+
+
+def test_a_real_72_file_takes_a_hunk_written_70_lines_higher_as_a_port(tmp_path):
+    """A mail written on an older base of block/blk-mq.c (_older_base), placed on 7.2's file."""
+    from iolab.kernels.patches import pristine_files
+
+    real = pristine_files(_real_72(), ["block/blk-mq.c"])["block/blk-mq.c"]
+    assert real is not None
+    mail, old, k, context = _real_mail(tmp_path, real)
     top = tmp_path / "scratch" / "linux"
     (top / "block").mkdir(parents=True)
     (top / "block" / "blk-mq.c").write_text(real)
@@ -367,3 +378,44 @@ def test_a_git_tree_as_source_builds_on_the_mails_base_commit(tmp_path):
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"iolab: --source {repo}: the mail's base-commit {'1' * 40} is not in this git tree: "
                            "fetch it (git fetch), or give --commit\n")
+
+
+def test_iolab_patch_on_the_real_72_source_runs_that_mail_as_a_port(tmp_path):
+    """The same mail through `iolab patch` on the cached 7.2 source itself (its version named,
+    so no package index is read); the experiment is written in tmp_path, the source only read."""
+    import json
+
+    from iolab.kernels.patches import pristine_files
+
+    root = _real_72()
+    version = json.loads((root.parent / "source.json").read_text())["identity"].removeprefix("debian:")
+    real = pristine_files(root, ["block/blk-mq.c"])["block/blk-mq.c"]
+    assert real is not None
+    mail, _, _, _ = _real_mail(tmp_path, real)
+    out = tmp_path / "exp" / "exp.toml"
+    out.parent.mkdir()
+    done = subprocess.run([sys.executable, "-m", "iolab.cli", "patch", str(mail), "--source", f"debian:{version}",
+                           "--write", str(out), "--dry-run"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "does not apply to linux-source-7.2 " in done.stderr and "placed as a port" in done.stderr
+    assert "block/blk-mq.c: hunk #1 (@@ " in done.stderr and ") moved +70 lines, placed by GNU patch's fuzz" in done.stderr
+    experiment = load.load(out)
+    [record] = experiment.mail.patches
+    assert [(m.file, m.offset, m.how, len(m.context)) for m in record.port] == [("block/blk-mq.c", 70, "fuzz", 1)]
+
+
+def test_hunks_are_placed_one_by_one_and_only_those_that_moved_are_said(tmp_path):
+    """Two hunks in one file: the first at its lines, the second 70 lines lower (the tree
+    has new functions between them); numbers count per file."""
+    mail = CORE + "\n" * 4 + ISSUE
+    changed = mail.replace("\tplug->nr_ios = 1;\n", "\tplug->nr_ios = 1;\n\tplug->rq_count = 0;\n").replace(
+        *RESCHED)
+    top = tmp_path / "scratch" / "linux"
+    (top / "block").mkdir(parents=True)
+    (top / "block" / "blk-mq.c").write_text(CORE + "\n" * 4 + HELPERS + ISSUE)
+    placed = port.place(top, "".join(_unified(mail, changed)))
+    assert [(m.hunk, m.offset, m.how) for m in placed.moved] == [(2, 70, "offset")]
+    assert (top / "block" / "blk-mq.c").read_text() == CORE.replace(
+        "\tplug->nr_ios = 1;\n", "\tplug->nr_ios = 1;\n\tplug->rq_count = 0;\n") + "\n" * 4 + HELPERS + \
+        ISSUE.replace(*RESCHED)
