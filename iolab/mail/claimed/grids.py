@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
-from iolab.mail.claimed.sides import Side, side_of
+from iolab.mail.claimed.sides import Side, marker, side_of
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
 _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
@@ -140,8 +140,6 @@ class _Sided:
 
 def _sided_tables(lines: list[str]) -> list[_Sided]:
     """The pipe tables under a line that names a side (``Before(PAGE_SIZE=4096):``, ``Patched(...):``)."""
-    from iolab.mail.claimed.sides import marker
-
     out: list[_Sided] = []
     side: Side | None = None
     k = 0
