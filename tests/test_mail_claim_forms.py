@@ -442,3 +442,9 @@ def test_rows_of_two_variants_paired_by_key_the_one_the_patch_introduces_after()
     assert [(c.label, c.before, c.after) for c in claims(text)] == [
         ("sequential read, Cluster size 4096", 499, 538), ("randread, Cluster size 4096", 108, 112),
         ("sequential read, Cluster size 16384", 422, 699), ("randread, Cluster size 16384", 125, 158)]
+
+
+def test_a_baseline_row_and_the_row_that_names_it_with_the_change():
+    text = "        Base XFS                : 166593\n        Parallel Writeback XFS  : 161554\n"
+    assert [(c.before, c.after) for c in claims(text)] == [(166593, 161554)]
+    assert claims("        Base XFS                : 166593\n        Parallel btrfs  : 161554\n") == []

@@ -365,9 +365,16 @@ def _one_side(a: _Row, b: _Row) -> tuple[int, int] | None:
     """Two rows of which one names the baseline (``Base XFS : 308 MiB/s``) and the other, with
     the mail's delta, what changed (``Parallel Writeback XFS : 1534 MiB/s (+398%)``)."""
     sides = [side_of(a.label), side_of(b.label)]
-    if sides == ["before", None] and b.stated:
+    if sides == ["before", None] and (b.stated or _within(a.label, b.label)):
         return 0, 1
-    return (1, 0) if sides == [None, "before"] and a.stated else None
+    return (1, 0) if sides == [None, "before"] and (a.stated or _within(b.label, a.label)) else None
+
+
+def _within(base: str, other: str) -> bool:
+    """Whether what a baseline row names, its side's word taken out, the other row names too
+    (``Base XFS :`` and ``Parallel Writeback XFS :``): the other is the base with the change."""
+    words = {w.lower() for w in re.findall(r"\w+", base) if side_of(w) is None}
+    return bool(words) and words <= {w.lower() for w in re.findall(r"\w+", other)}
 
 
 def side_rows(lines: list[str]) -> list[Claim]:
