@@ -118,7 +118,8 @@ def _scratch(root: Path, written: Sequence[Written], top: Path) -> None:
             (top / name).write_text(text, errors="surrogateescape")
 
 
-def _malformed(item: Written, patch: Patch, output: str) -> None:
+def _malformed(patch: Patch, output: str) -> None:
+    """A diff GNU patch cannot read (malformed, or no hunk it finds), named by the mail."""
     if "malformed patch" in output or "Only garbage was found" in output:
         said = next((line for line in output.splitlines() if "malformed" in line or "garbage" in line), "")
         raise MailError(f"{named(patch)}: GNU patch cannot read its diff ({said.removeprefix('patch: **** ')})")
@@ -163,7 +164,7 @@ def _step(mail: Mail, patch: Patch, item: Written, top: Path, label: str, base_d
     if forward.returncode == 0:
         port.gnu_patch(top, item.path, dry_run=False)
         return Step(item, False)
-    _malformed(item, patch, forward.stdout + forward.stderr)
+    _malformed(patch, forward.stdout + forward.stderr)
     if port.gnu_patch(top, item.path, reverse=True).returncode == 0:
         return Step(item, True)  # the scratch tree, like the source, has it
     return _ported(mail, patch, item, top, label, base_dir)
