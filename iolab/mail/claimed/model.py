@@ -136,8 +136,9 @@ def make(label: str, before: float, after: float, unit: Unit | None, better: Bet
          source: str) -> Claim:
     """A claim row; a unit's own direction unless the mail says which way is better, else its name's."""
     shown, kind, unit_better = unit if unit else ("", "count", None)
-    return Claim(" ".join(label.split())[:120], before, after, shown, kind,
-                 better or unit_better or better_of(label), stated, source.strip())
+    named = " ".join(label.split())[:120] or shown or "figure"  # an experiment's [[claims.row]] needs a label
+    return Claim(named, before, after, shown, kind, better or unit_better or better_of(label), stated[:20],
+                 source.strip())
 
 
 _SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
