@@ -20,15 +20,21 @@ Read the patch mail: a plain diff, a git format-patch file, an mbox of one mail
 or a series (put in [PATCH n/m] order; a 0/m cover letter is read, never
 applied), b4 am output, or a web archive's copy of a mail (its diff repaired
 against the source: each hunk placed by its words, the source's exact lines
-taken; repaired patches are written to iolab-mail/ beside the experiment).
+taken; repaired patches are written to iolab-mail/ beside the experiment
+--write names, else in iolab's cache, never in the working directory).
 The mail's title names the experiment; its Message-Id, author and date go
 into the run and every report. Then read the files and functions the
 patches change, choose workloads for them from iolab's library
 (iolab/workloads/areas/: a file per area, e.g. fs/ext4, mm/filemap.c,
 io_uring/), and write the experiment that measures them: the source
 (--source) as the base, with any patch it already carries taken out, and the
-patches in order as a series (one step each). Without --dry-run the
-experiment runs and its report ends in a reply block for the mailing list.
+patches in order as a series (one step each). With --dry-run it prints the
+plan: the claims read, each with the workload and metric that check it (or
+why none can), the benchmark and what iolab runs for it, the device, the
+rounds and the estimate. The claims go into the experiment as
+[[claims.row]], where a misread row can be corrected: the run reads them
+there. Without --dry-run the experiment runs and its report ends in a reply
+block for the mailing list.
 
 A mail's own benchmark (a fio command line or job, t/io_uring, dd, libMicro
 cases, a create/sync/delete recipe, parameters in prose) becomes the primary
@@ -50,7 +56,8 @@ with the commit the mail was written on. A git tree as --source, without
 truncated mbox, is refused unless --allow partial-series. A dry run writes
 nothing in the working directory.
 
-  iolab patch fix.patch --dry-run                  what it would run
+  iolab patch fix.patch --dry-run                  the plan: claims, rows, device, rounds
+  iolab patch fix.patch --dry-run --verbose        and the experiment's text
   iolab patch series.mbox --dry-run                a series with its cover letter
   iolab patch archived-mail.txt --dry-run          a web archive's copy, repaired
   iolab patch 000*.patch --write series.toml --dry-run   write it, to edit
@@ -64,7 +71,8 @@ def add_parser(commands: Any) -> None:
     patch.add_argument("--source", default=DEFAULT_SOURCE,
                        help=f"the kernel source (default: {DEFAULT_SOURCE}; a tarball or a git tree too)")
     patch.add_argument("--commit", help="with a git tree as --source: the commit (default: the mail's base-commit)")
-    patch.add_argument("--write", metavar="EXP.toml", help="write the experiment here (paths relative to it)")
+    patch.add_argument("--write", metavar="EXP.toml",
+                       help="write the experiment here (its folder made; its paths relative to that folder)")
     patch.add_argument("--timing", choices=("instructions", "wall"), default="instructions",
                        help="instructions (default): each step's values exact instruction counts, every step "
                        "runs; wall: real time, bisected with rounds added while undecided")
@@ -74,7 +82,12 @@ def add_parser(commands: Any) -> None:
                        "'partial-series': run a series with patches missing; by "
                        "default what a mail names is checked as an experiment file's options are, and refused "
                        "ones are listed, not run")
-    patch.add_argument("--dry-run", action="store_true", help="print the choice and the experiment; run nothing")
+    patch.add_argument("--dry-run", action="store_true",
+                       help="print the plan (the claims read and the rows that check them, the benchmark, the "
+                       "device, the rounds, the estimate); run nothing, write nothing but --write's file")
+    patch.add_argument("--verbose", action="store_true",
+                       help="with --dry-run: each claim's line of the mail, the estimate per workload, and the "
+                       "experiment's text (its paths absolute without --write)")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -103,15 +116,14 @@ def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store 
         Path(args.write).write_text(written.text)
         _say(f"wrote {args.write}; edit it, then: iolab run {args.write}")
     if args.dry_run:
-        if not args.write:
-            sys.stdout.write(written.text)
-        from iolab.load import device
-        from iolab.run import estimate
+        from iolab.run import patch_plan
 
-        _say(device.describe(experiment))
-        _say("what the run costs (as iolab run --dry-run estimates it):")
-        for line in estimate.estimate(experiment, store()).lines():
-            print(line, file=sys.stderr)
+        print("\n".join(patch_plan.lines(experiment, written, store(), args.verbose)))
+        if args.verbose:
+            sys.stdout.write(f"\n# the experiment{' written to ' + args.write if args.write else ''}:\n"
+                             + written.text)
+        elif not args.write:
+            print("experiment: not written (--write FILE keeps it to edit and run; --verbose prints it)")
         return 0
     path = args.write or str(patch_pipeline.kept(written))
     return execute(load.load(path), path, written.command)

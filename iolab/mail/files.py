@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,11 +103,19 @@ def _put(path: Path, text: str) -> None:
         raise MailError(f"{path}: cannot write the patch: {error.strerror}") from None
 
 
-def record(mail: Mail, written: Sequence[Written], base_dir: Path) -> MailRecord:
-    import os
+def named(path: Path, base_dir: Path | None) -> str:
+    """A file as the experiment names it: relative to the experiment's folder
+    (``base_dir``; the loader reads it from there, wherever the file is), or
+    absolute where the experiment has no folder yet (None: it is printed, to
+    be saved anywhere)."""
+    if base_dir is None:
+        return str(path.resolve())
+    return os.path.relpath(path.resolve(), base_dir.resolve())
 
-    patches = [w.record.model_copy(update={"file": os.path.relpath(w.path.resolve(), base_dir.resolve())})
-               for w in written]
+
+def record(mail: Mail, written: Sequence[Written], base_dir: Path | None) -> MailRecord:
+    """The [mail] table's record: the patches' files as ``named`` says."""
+    patches = [w.record.model_copy(update={"file": named(w.path, base_dir)}) for w in written]
     return MailRecord(title=mail.title, message_id=mail.message_id, author=mail.author, date=mail.date,
                       patches=patches)
 

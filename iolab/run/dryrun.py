@@ -18,7 +18,7 @@ from iolab.analysis import table as analysis
 from iolab.analysis.metrics import lookup
 from iolab.cell.sample import Sample
 from iolab.engines import fio_jobs
-from iolab.run import calibrate, estimate
+from iolab.run import calibrate, claimed, estimate
 from iolab.spec import Experiment
 from iolab.stats.choice import Choice, fewest_rounds
 from iolab.stats.exact import MIN_ROUNDS
@@ -156,6 +156,8 @@ def lines(experiment: Experiment, seed: int, store: Store | None) -> Iterator[st
         yield f"series of {counted(len(experiment.series.patches), 'patch', 'patches')}: {how}"
     yield device.describe(experiment)
     yield from test_lines(experiment, store)
+    if experiment.claims is not None and experiment.claims.row:  # the rows the run sets its deltas beside
+        yield from claimed.claim_lines(experiment)
     yield "estimate:"
     yield from estimate.estimate(experiment, store).lines()
     yield "cells:"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,9 @@ from typing import Any
 from iolab.engines import fio_jobs
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim
+from iolab.mail.files import named
 from iolab.spec import MIN_SIZE
+from iolab.spec.claims import SOURCE_LINE
 from iolab.workloads import mail as from_mail
 from iolab.workloads.library import REPEAT_ROUNDS, Chosen, PatchInfo, Selection, repeat_note, wild
 from iolab.units import counted
@@ -53,8 +54,10 @@ def _key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
 
 
-def _relative(path: Path, base_dir: Path) -> str:
-    return os.path.relpath(path.resolve(), base_dir.resolve())
+def _cut(text: str, width: int) -> str:
+    """A line of the mail in one line of at most ``width`` characters, saying where it was cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,8 @@ def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[s
     for workload in bench.workloads:
         claimed = [m.metric for m in matched if m.workload == workload.name]
         table = from_mail.workload_table(workload, fs, claimed, bench.environment)
-        shown = " ".join(workload.source.split())
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."  # cut, and saying so
-        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): {shown}",
+        workloads += ["", f"[[workload]]         # the mail's benchmark ({workload.origin}): "
+                      f"{_cut(workload.source, 60)}",
                       *(f"{k} = {_toml(v)}" for k, v in table.items())]
     phases: list[str] = []
     if bench.environment.checkpoint:
@@ -98,7 +100,8 @@ def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[s
     for m in matched:
         c = m.claim
         row = {"label": c.label[:120], "before": c.before, "after": c.after, "unit": c.unit[:20],
-               **({"better": c.better} if c.better else {}), "stated": c.stated[:20], "workload": m.workload,
+               **({"better": c.better} if c.better else {}), "stated": c.stated[:20],
+               **({"source": _cut(c.source, SOURCE_LINE)} if c.source.strip() else {}), "workload": m.workload,
                "metric": m.metric, **({"reason": m.reason[:300]} if m.reason else {})}
         claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in row.items())]
     return workloads, claims, phases
@@ -186,11 +189,12 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
 
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
-            base_dir: Path, timing: str, command: str, mail: FromMail | None = None,
+            base_dir: Path | None, timing: str, command: str, mail: FromMail | None = None,
             title: str | None = None, other_forms: dict[Path, Path] | None = None,
             commit: str | None = None) -> Composed:
-    """The experiment's TOML text (paths relative to ``base_dir``, where it is written), named
-    ``title`` (the mail's) when given. ``other_forms``: for a patch the source has
+    """The experiment's TOML text, named ``title`` (the mail's) when given;
+    its paths relative to ``base_dir``, where it is written, or absolute for
+    None (iolab.mail.files.named). ``other_forms``: for a patch the source has
     in another form, the file of that form, which the base takes out in its stead;
     ``commit``: with a git tree as the source, the commit."""
     fs, chosen, skipped = _chosen(selection, mail, timing)
@@ -206,8 +210,8 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
     if reverse:
         lines.append("# already in the source (or in another form: *.in-source.patch): the base is the source "
                      "with them taken out")
-        lines.append(f"reverse = {_toml([_relative(p, base_dir) for p in reverse])}")
-    lines += ["", "[series]", f"patches = {_toml([_relative(i.path, base_dir) for i in infos])}"]
+        lines.append(f"reverse = {_toml([named(p, base_dir) for p in reverse])}")
+    lines += ["", "[series]", f"patches = {_toml([named(i.path, base_dir) for i in infos])}"]
     size = max([SIZE, MIN_SIZE[fs]] + [MIN_SIZE[c.area.fs] for c in chosen])
     lines += ["", "[target]", 'kind = "loop"', f"fs = {_toml(fs)}", f'size = "{size >> 20}MiB"']
     for erofs_file in chosen[0].area.files if fs == "erofs" else []:

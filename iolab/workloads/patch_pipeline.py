@@ -34,6 +34,7 @@ from typing import Literal
 
 from iolab import load, spec
 from iolab.mail import Mail
+from iolab.mail.reading import Reading, reading
 from iolab.workloads import compose, library
 
 DEFAULT_SOURCE = "debian:linux-source-7.2"
@@ -69,6 +70,9 @@ class PatchExperiment:
     text: str  # its TOML, with the [mail] table
     base_dir: Path  # the directory its paths are relative to
     command: str
+    reading: Reading | None = None  # the mail as read once (its benchmark, claims): what the dry run shows
+    source: str = ""  # the kernel source's label ("linux-source-7.2 7.2.13-1")
+    in_source: tuple[bool, ...] = ()  # per patch: the source has it already (the base takes it out)
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,8 @@ def read_mail(paths: list[Path]) -> Mail:
         raise spec.SpecError(str(error)) from None
 
 
-def from_mail(mail: Mail, allow: tuple[str, ...]) -> compose.FromMail:
-    """The mail's benchmark and claim, from its text (the cover letter and each patch's description)."""
-    from iolab.mail import reading
-
-    read = reading.reading(mail, allow)  # the one reading, as `iolab mail` prints it
+def from_mail(mail: Mail, read: Reading) -> compose.FromMail:
+    """The mail's benchmark and claim, from its reading (the cover letter and each patch's description)."""
     return compose.FromMail(read.benchmark, list(read.claims), read.source,
                             "\n".join([*(patch.title for patch in mail.patches), mail.text()]))
 
@@ -116,10 +117,10 @@ def _shown(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
-def series(mail: Mail, root: Path, label: str, base_dir: Path, say: Say) -> Series:
+def series(mail: Mail, root: Path, label: str, base_dir: Path, paths_from: Path | None, say: Say) -> Series:
     """The patch files the mail's series applies (repaired ones, ports and a
-    series' mails written beside the experiment), its [mail] table, the
-    other forms, and which patches the source has already: each patch judged
+    series' mails written into ``base_dir``), its [mail] table (paths
+    relative to ``paths_from``, absolute for None), the other forms, and which patches the source has already: each patch judged
     on the source as the patches before it left it (iolab.mail.series)."""
     from iolab.kernels import patches
     from iolab.mail import MailError, copies, files, repair
@@ -147,7 +148,7 @@ def series(mail: Mail, root: Path, label: str, base_dir: Path, say: Say) -> Seri
             say(line)
     written = [step.written for step in placed]
     other_forms = {item.path: item.other_form for item in written if item.other_form is not None}
-    return Series([item.path for item in written], files.toml(files.record(mail, written, base_dir)), other_forms,
+    return Series([item.path for item in written], files.toml(files.record(mail, written, paths_from)), other_forms,
                   [step.in_source for step in placed])
 
 
@@ -189,10 +190,23 @@ def written_dir(request: PatchRequest) -> Path:
 
 
 def _base_dir(request: PatchRequest) -> Path:
-    """Beside the experiment the user writes, else iolab's cache: a dry run writes nothing where it runs."""
-    if request.write is not None:
-        return request.write.resolve().parent
-    return written_dir(request)
+    """Beside the experiment the user writes (its folder made), else iolab's
+    cache: a dry run writes nothing where it runs."""
+    if request.write is None:
+        return written_dir(request)
+    folder = request.write.resolve().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise spec.SpecError(f"--write {request.write}: cannot make its folder: {error.strerror}") from None
+    return folder
+
+
+def _paths_from(request: PatchRequest, base_dir: Path) -> Path | None:
+    """The folder the experiment's paths are relative to: its own (--write,
+    or the cache's copy a run keeps); None for a dry run's printed text,
+    whose paths are absolute, so that it runs wherever it is saved."""
+    return None if request.dry_run and request.write is None else base_dir
 
 
 def _source_named(request: PatchRequest, base_dir: Path) -> str:
@@ -218,14 +232,15 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
             say(line)
     except MailError as error:
         raise spec.SpecError(str(error)) from None
-    mail = from_mail(received, request.allow)
+    read = reading(received, request.allow)  # the one reading, as `iolab mail` prints it
+    mail = from_mail(received, read)
     if request.commit is None:  # a git tree as --source: the commit the mail says it was written on
         try:
             request = replace(request, commit=steps.base_in_tree(request.source, received, say))
         except MailError as error:
             raise spec.SpecError(str(error)) from None
     root, label = source_tree(request, say)
-    found = series(received, root, label, base_dir, say)
+    found = series(received, root, label, base_dir, _paths_from(request, base_dir), say)
     infos = [library.with_source(library.read_patch(path, patch.title), root)  # diff -u names no function: the
              for path, patch in zip(found.paths, received.patches)]  # source does
     selection = library.select(infos, library.load_areas(), mail.text)
@@ -236,15 +251,16 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
         f"{received.title} (and {more} more patch{'es' if more > 1 else ''})"
     command = request.command()
     choice = compose.compose(infos, selection, source=_source_named(request, base_dir), in_source=found.in_source,
-                             other_forms=found.other_forms, base_dir=base_dir, timing=request.timing,
-                             command=command, mail=mail, title=title, commit=request.commit)
+                             other_forms=found.other_forms, base_dir=_paths_from(request, base_dir),
+                             timing=request.timing, command=command, mail=mail, title=title, commit=request.commit)
     for item in choice.skipped:
         say(f"left out {item}")
     for item in mail.benchmark.refused:
         say(f"refused from the mail: {item}")
     for item in mail.benchmark.not_reproduced:
         say(f"not reproduced here: {item}")
-    return PatchExperiment(choice.text + "\n" + found.table, base_dir, command)
+    return PatchExperiment(choice.text + "\n" + found.table, base_dir, command, read, label,
+                           tuple(found.in_source))
 
 
 def checked(written: PatchExperiment) -> spec.Experiment:
