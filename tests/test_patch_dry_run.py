@@ -48,7 +48,7 @@ def test_the_dry_run_prints_the_claims_each_with_its_row_and_writes_nothing_here
     assert out[out.index("claims: 4 read, 4 checkable here") + 1:][:4] == ROWS
     assert "  write_u1k (libMicro)" in out and "    runs iolab-probe mode=batch case=write_u1k batches=50" in out
     assert "  patch 1 of 2: not given, not applied" in out
-    assert "device: a loop device on an image in the VM's memory; ext4, 512MiB; a VM of 1 CPU" in out
+    assert "device: a loop device on an image in the VM's memory (no poll queues); ext4, 512MiB; a VM of 1 CPU" in out
     assert "rounds: 3 (base and patched alternating; instructions timing)" in out
     assert "estimate: 24 cells, time unknown until a workload without a time of its own ran once" in out
     assert out[-1] == "experiment: not written (--write FILE keeps it to edit and run; --verbose prints it)"
