@@ -145,11 +145,10 @@ def test_a_series_whose_second_patch_edits_the_firsts_lines_dry_runs_as_two_step
     done = iolab_patch(tmp_path, box, "--source", tarball(tmp_path, {"block/blk-core.c": CORE}))
     assert done.returncode == 0, done.stderr
     assert "repaired" not in done.stderr and "as a port" not in done.stderr  # both apply as written, one on the other
-    assert "  kernel 1 block-count-the-reques: to build from linux.tar.gz" in done.stderr
-    assert "  kernel 2 block-start-a-plug-s-c: to build from linux.tar.gz" in done.stderr
-    assert 'patches = ["iolab-mail/0001-block-count-the-requests-in-a-plug.patch", ' \
-           '"iolab-mail/0002-block-start-a-plug-s-count-at-one.patch"]' in done.stdout
-    assert "reverse =" not in done.stdout
+    assert ("patches: 2 patches\n  1/2 block: count the requests in a plug\n"
+            "  2/2 block: start a plug's count at one\n") in done.stdout and "already" not in done.stdout
+    assert "  kernels base, 1 block-count-the-reques, 2 block-start-a-plug-s-c: to build from linux.tar.gz" \
+        in done.stdout
     assert list((tmp_path / "work").iterdir()) == []  # a dry run writes nothing where it runs
     written = next((tmp_path / "xdg").glob("iolab/experiments/mail-*/iolab-mail"))
     assert sorted(p.name for p in written.iterdir()) == ["0001-block-count-the-requests-in-a-plug.patch",
