@@ -367,7 +367,7 @@ def test_a_git_tree_as_source_builds_on_the_mails_base_commit(tmp_path):
     git(repo, "reset", "-q", "--hard", base)
     (repo / "block" / "blk-mq.c").write_text(MQ_NEW)
     git(repo, "commit", "-qam", "block: helpers, and the plug's count written once")
-    done = iolab_patch(tmp_path, mail, "--source", repo)
+    done = iolab_patch(tmp_path, mail, "--source", repo, "--verbose")  # the experiment's text after the plan
     assert done.returncode == 0, done.stderr
     assert f"iolab: --source {repo} is a git tree: building on the mail's base-commit {base[:12]}\n" in done.stderr
     assert "as a port" not in done.stderr
