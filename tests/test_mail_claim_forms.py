@@ -448,3 +448,9 @@ def test_a_baseline_row_and_the_row_that_names_it_with_the_change():
     text = "        Base XFS                : 166593\n        Parallel Writeback XFS  : 161554\n"
     assert [(c.before, c.after) for c in claims(text)] == [(166593, 161554)]
     assert claims("        Base XFS                : 166593\n        Parallel btrfs  : 161554\n") == []
+
+
+@pytest.mark.parametrize("name, unit", [("write_clat_ns_mean", "ns"), ("max_commit_ms", "ms"), ("write_bw_bytes", None)])
+def test_a_metric_name_of_words_joined_by_underscores_names_its_unit(name, unit):
+    found = unit_of(name)
+    assert (found[0] if found else None) == unit

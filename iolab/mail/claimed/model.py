@@ -86,7 +86,8 @@ def unit_of(text: str) -> Unit | None:
         return _UNITS[word]
     inner = re.findall(r"\(([^()]+)\)", text)
     words = text.replace(",", " ").split()
-    for candidate in [*inner, *words, *(w.rsplit("_", 1)[-1] for w in words if "_" in w)]:
+    parts = [p for w in words if "_" in w for p in w.split("_")[1:]]  # "write_clat_ns_mean": ns
+    for candidate in [*inner, *words, *(p for p in parts if p != "bytes")]:
         key = candidate.strip().strip("(),:;.[]").lower()
         if key in _UNITS and key != "%":
             return _UNITS[key]
