@@ -17,6 +17,7 @@ from iolab.spec import SpecError
 from tests.helpers import FIXTURES, REPO, experiment, source_tarball
 
 SEED = FIXTURES / "seeds" / "ext4-write-begin-large-folio.txt"
+SEED_ALONE = (SEED, "--allow", "partial-series")  # the seed is 2/2 of a series, given alone
 ROWS = ["  write_u1k    1.418 -> 0.3405 us (-76.0%)  checked by write_u1k per_call",
         "  write_u10k   1.887 -> 0.4175 us (-77.9%)  checked by write_u10k per_call",
         "  pwrite_u1k   1.6775 -> 0.339 us (-79.8%)  checked by pwrite_u1k per_call",
@@ -40,7 +41,7 @@ def test_the_dry_run_prints_the_claims_each_with_its_row_and_writes_nothing_here
     work.mkdir()
     (work / "notes.txt").write_text("the user's own file\n")
     before = tree(work)
-    done = iolab(tmp_path, work, "patch", SEED, "--allow", "partial-series", "--source", tarball, "--dry-run")
+    done = iolab(tmp_path, work, "patch", *SEED_ALONE, "--source", tarball, "--dry-run")
     assert done.returncode == 0, done.stderr
     assert tree(work) == before  # the repaired patch went to iolab's cache, the experiment nowhere
     out = done.stdout.splitlines()
@@ -58,7 +59,7 @@ def test_the_dry_run_prints_the_claims_each_with_its_row_and_writes_nothing_here
 def test_the_experiment_carries_the_claims_with_their_lines_and_a_correction_is_what_the_run_uses(tmp_path):
     tarball = source_tarball(tmp_path)
     work = tmp_path / "work"
-    done = iolab(tmp_path, work, "patch", SEED, "--allow", "partial-series", "--source", tarball, "--dry-run", "--write", "exp.toml")
+    done = iolab(tmp_path, work, "patch", *SEED_ALONE, "--source", tarball, "--dry-run", "--write", "exp.toml")
     assert done.returncode == 0, done.stderr
     rows = load.load(work / "exp.toml").claims.row
     assert [(r.label, r.before, r.after, r.unit, r.better, r.workload, r.metric) for r in rows][0] == \
@@ -82,14 +83,15 @@ def test_a_written_experiment_runs_from_another_folder(tmp_path):
     saved anywhere, it runs too."""
     source_tarball(tmp_path)
     work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
-    done = iolab(tmp_path, work, "patch", SEED, "--allow", "partial-series", "--source", "../linux.tar.gz", "--dry-run", "--write", "a/b/exp.toml")
+    done = iolab(tmp_path, work, "patch", *SEED_ALONE, "--source", "../linux.tar.gz", "--dry-run", "--write",
+                 "a/b/exp.toml")
     assert done.returncode == 0, done.stderr
     assert 'source = "../../../linux.tar.gz"\n' in (work / "a" / "b" / "exp.toml").read_text()
     done = iolab(tmp_path, elsewhere, "run", "--dry-run", work / "a" / "b" / "exp.toml")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ext4: avoid tail write_begin walk for uptodate folios: 24 cells")
 
-    done = iolab(tmp_path, work, "patch", SEED, "--allow", "partial-series", "--source", "../linux.tar.gz", "--dry-run", "--verbose")
+    done = iolab(tmp_path, work, "patch", *SEED_ALONE, "--source", "../linux.tar.gz", "--dry-run", "--verbose")
     assert done.returncode == 0, done.stderr
     plan, text = done.stdout.split("\n# the experiment:\n")
     assert "    | write_u1k 1.418 0.3405 76.0%" in plan.splitlines()  # each claim's line of the mail

@@ -31,6 +31,7 @@ from iolab.store import Store
 from iolab.units import counted, format_duration, format_size
 from iolab.workloads.patch_pipeline import PatchExperiment
 
+
 def _patch_lines(written: PatchExperiment, reading: Reading) -> Iterator[str]:
     mail = reading.mail
     total = reading.patches[0].total if reading.patches else 0

@@ -120,8 +120,9 @@ def _shown(path: Path) -> str:
 def series(mail: Mail, root: Path, label: str, base_dir: Path, paths_from: Path | None, say: Say) -> Series:
     """The patch files the mail's series applies (repaired ones, ports and a
     series' mails written into ``base_dir``), its [mail] table (paths
-    relative to ``paths_from``, absolute for None), the other forms, and which patches the source has already: each patch judged
-    on the source as the patches before it left it (iolab.mail.series)."""
+    relative to ``paths_from``, absolute for None), the other forms, and
+    which patches the source has already: each patch judged on the source
+    as the patches before it left it (iolab.mail.series)."""
     from iolab.kernels import patches
     from iolab.mail import MailError, copies, files, repair
     from iolab.mail import series as steps
