@@ -6,7 +6,7 @@ share, a table whose rows are the sides, a per-second series, a revert."""
 import pytest
 
 from iolab.mail.claimed import claims, unit_of
-from iolab.mail.claimed.sides import side_of
+from iolab.mail.claimed.naming import side_of
 
 
 def _rows(text: str) -> list[tuple[str, float, float, str, str | None]]:

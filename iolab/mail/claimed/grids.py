@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
-from iolab.mail.claimed.sides import Side, marker, side_of
+from iolab.mail.claimed.naming import Side, side_of
+from iolab.mail.claimed.sides import marker
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
 _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.sides import row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")

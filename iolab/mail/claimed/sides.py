@@ -16,17 +16,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Literal
 
-from iolab.mail.claimed.model import Better, Claim, Unit, convert, figures, make, number, unit_of
+from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
+from iolab.mail.claimed.naming import AFTER, BEFORE, Side, side_of
+from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, line_figures
 
-Side = Literal["before", "after"]
-
-_BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])|^\s*disabled\b", re.I)
-_AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
-                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)
-_NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
 _LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:=]{0,80}?)\s*:\s*(?P<rest>.*)$")
@@ -35,53 +29,8 @@ _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patch
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
 _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^.:;!?=]{0,80})$",
                    re.I)
-_NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
-                    r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
-_FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
-_FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
-                      r"(?![\w.])")
-# fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
-_FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")
-_FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
-                      r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
-_FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
-                      r"avg=\s*(\d+(?:\.\d+)?)")
-_DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
-_TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
-                        r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
-                        r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
-# t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
-_IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
-                       r"IOS/call=")
-_AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
-_FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
-_PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
-
-def side_of(name: str) -> Side | None:
-    """Which side a label names: ``Baseline``, ``w/o patch``, ``native kernel`` (before);
-    ``With this patch``, ``modified``, ``6.15.1+revert`` (after); None for neither."""
-    text = name.strip().strip("[]():")
-    before, after = _BEFORE.search(text), _AFTER.search(text)
-    if re.search(r"\+\s*\w", text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch"
-        return "after"
-    if before and after:
-        return "before" if _NEGATED.search(text) else "after"
-    return "before" if before else "after" if after else None
-
-
-@dataclass(frozen=True)
-class Figure:
-    key: str  # what it measures: "READ bw", "read IOPS", "lat avg", "dd", "__blk_mq_alloc_requests()", "IOPS"
-    value: float
-    unit: Unit
-    better: Better | None
-    line: str
-    run: int = 0  # lines of figures one after the other share a run: a key's figures in one run are samples
-    alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
-    at: int = -1  # the line's number in the text
-    fio: bool = False  # read from fio's own output: repeated a side, its runs (their mean)
 
 
 @dataclass
@@ -93,88 +42,6 @@ class Segment:
     runs: int = 0
     unit: Unit | None = None  # the unit the side's name says its figures are in ("latencies (in usecs)")
     job: str = ""  # the fio job whose output the lines are ("job1: (groupid=0, jobs=1): err= 0: ...")
-
-
-_IOPS: Unit = ("IOPS", "rate", "higher")
-
-
-def _figure(key: str, value: float | None, unit: Unit | None, line: str) -> list[Figure]:
-    return [Figure(key, value, unit, None, line)] if value is not None and unit is not None else []
-
-
-def _fio(line: str) -> list[Figure] | None:
-    """fio's own lines: a group's ``READ: bw=``, a job's ``read: IOPS=.., BW=..``, ``lat (usec): .. avg=``."""
-    found = [f for m in _FIO_GROUP.finditer(line)
-             for f in _figure(f"{m.group(1)} bw", float(m.group(2)), unit_of(m.group(3)), line)]
-    job = _FIO_JOB.match(line)
-    if job:
-        op = f"{job.group(1)} " if job.group(1) else ""  # "before : IOPS=37.9k, ...": the side's name, not the op
-        found += _figure(f"{op}IOPS", number(job.group(2)), _IOPS, line)
-        found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line) if job.group(3) else []
-    bw = _FIO_BW.match(line)
-    if bw:
-        found += _figure("bw avg", float(bw.group(2)), unit_of(bw.group(1)), line)
-    lat = _FIO_LAT.match(line)
-    if lat:
-        found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
-    old = _FIO_OLD.search(line)
-    if old and old.group(1):
-        found += _figure(f"{old.group(1)} IOPS", number(old.group(4)), _IOPS, line)
-        found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
-    elif old:
-        found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
-    return found if (found or job or lat or old or bw or _FIO_GROUP.search(line)) else None
-
-
-def line_figures(line: str, label: str = "") -> list[Figure]:
-    """The figures of one line under a side, keyed by what they measure."""
-    if _NOISE.match(line):
-        return []
-    fio = _fio(line)
-    if fio is not None:
-        return [replace(f, fio=True) for f in fio]
-    timed = _TIME_REAL.search(line)
-    if timed:  # time(1)'s wall time; its user and sys are not the claim
-        minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"
-        seconds = timed.group("s") or timed.group("s2") or timed.group("s3")
-        return _figure("real", float(minutes) * 60 + float(seconds), unit_of("s"), line)
-    uring = _IO_URING.match(line)
-    if uring:
-        found = _figure("IOPS", number(uring.group("iops")), _IOPS, line)
-        return found + (_figure("BW", float(uring.group("bw")), unit_of(uring.group("unit")), line)
-                        if uring.group("bw") else [])
-    dd = _DD.search(line)
-    if dd:
-        return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
-    shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
-              for m in _PROFILE.finditer(line)]
-    if shares:
-        return shares
-    out = []
-    for value, unit, match in figures(line):
-        if unit[0] == "%" or line[match.end():].lstrip().startswith(":"):
-            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")
-        out.append(Figure(_key_words(line[:match.start()], label, unit[0]), value, unit, None, line))
-    if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
-        average = _AVERAGE.search(line)
-        if average and number(average.group(2)) is not None:
-            out.append(Figure(_key_words(line[:average.start()], label, "avg"), number(average.group(2)) or 0.0,
-                              ("", "", None), None, line))
-    return out
-
-
-def _key_words(before: str, label: str, unit: str) -> str:
-    """What a figure measures: the words before it on its line (those before a colon when the line
-    is "name: figure"), without the sides' names, and its unit."""
-    head = before.rstrip()
-    text = head[:-1] if head.endswith(":") else before.split(":")[-1]
-    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:=[^\s,]+)?",  # "bs=400K" names a row too
-                       text.split(":")[-1] if not head.endswith(":") else text)
-    words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
-    return " ".join([*label.split(), *words[-3:], unit]).strip()
-
-
-# -- the sides of a text -----------------------------------------------------------------
 
 
 def marker(line: str) -> tuple[Side | None, str, str] | None:
@@ -191,7 +58,7 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
         return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
     label = _LABEL.match(line)
-    if label and len(label.group("name").split()) <= 10 and not _NOISE.match(line):
+    if label and len(label.group("name").split()) <= 10 and not NOISE.match(line):
         side = side_of(label.group("name"))
         return (side, label.group("name"), label.group("rest")) if side else None
     return None
@@ -248,7 +115,7 @@ def segments(lines: list[str]) -> list[Segment]:
         if not line.strip() and current.figures and _prose(following):
             current = None
             continue
-        job = _FIO_JOB_HEAD.match(line)
+        job = FIO_JOB_HEAD.match(line)
         current.job = job.group(1) if job else current.job
         found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f for f in line_figures(line)]
         current.runs += not found  # a line without figures ends a run of samples
@@ -341,7 +208,7 @@ def _clause(text: str) -> tuple[Side, str, float, Unit | None] | None:
     """A clause that opens with a side and holds one figure: ``base IOPS is 562K``."""
     text = re.sub(r"^\s*(?:(?:and|but|the|on)\s+)+", "", text, flags=re.I)
     head = " ".join(text.split()[:3])  # "base IOPS is 562K", "IOPS base: 570K"
-    opened = _BEFORE.search(head) or _AFTER.search(head)
+    opened = BEFORE.search(head) or AFTER.search(head)
     side = side_of(" ".join(head[opened.start():].split()[:4])) if opened else None
     if side is None:
         return None
@@ -373,30 +240,3 @@ def clause_pairs(line: str) -> list[Claim]:
     return [make(words or unit[0], a, value, unit, None, "", line)]
 
 
-def row_sides(first: str, second: str) -> tuple[int, int] | None:
-    """Which of two row labels is before and which after (0 or 1 each), when they are the
-    two sides: ``native kernel`` / ``modified``, ``6.15.1`` / ``6.15.1+revert``; else None."""
-    a, b = first.strip(), second.strip()
-    for k, (short, long) in enumerate(((a, b), (b, a))):
-        if long.startswith(short) and long != short and side_of(long[len(short):]) is not None:
-            longer = 1 - k
-            return (1 - longer, longer) if side_of(long[len(short):]) == "after" else (longer, 1 - longer)
-    sides = [side_of(a), side_of(b)]
-    if set(sides) == {"before", "after"}:
-        return (0, 1) if sides[0] == "before" else (1, 0)
-    return None
-
-
-def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
-    """Rows that are the two sides of one measure, paired by what is left of their labels
-    without the side's words (``Read (Vanilla)`` / ``Read (Patched)``: ``("Read", 0, 1)``)."""
-    keyed: dict[str, dict[Side, int]] = {}
-    for k, label in enumerate(labels):
-        side = side_of(label)
-        if side is None:
-            continue
-        key = " ".join(_AFTER.sub(" ", _BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
-        if side in keyed.setdefault(key, {}):
-            return []  # two rows of one side: not a pair of sides
-        keyed[key][side] = k
-    return [(key, d["before"], d["after"]) for key, d in keyed.items() if len(d) == 2]

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, make, number, unit_of
-from iolab.mail.claimed.sides import row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import row_sides, side_groups, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)

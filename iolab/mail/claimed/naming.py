@@ -1,0 +1,61 @@
+"""Which side of a measurement a name says: before the change or after it.
+
+``Baseline``, ``w/o patch``, ``native kernel``, ``6.15.1``, ``Bad:`` are
+before; ``With this patch``, ``modified``, ``6.15.1+revert``, ``Fixed:``
+are after; ``for-next`` or ``C6 enabled`` name neither. Rows and tables
+use it to find their two sides (``Read (Vanilla)`` / ``Read (Patched)``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Side = Literal["before", "after"]
+
+BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatched|original|orig|stock|old|w/o|without|"
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])|^\s*disabled\b", re.I)
+AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
+                    r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)
+_NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
+
+
+def side_of(name: str) -> Side | None:
+    """Which side a label names: ``Baseline``, ``w/o patch``, ``native kernel`` (before);
+    ``With this patch``, ``modified``, ``6.15.1+revert`` (after); None for neither."""
+    text = name.strip().strip("[]():")
+    before, after = BEFORE.search(text), AFTER.search(text)
+    if re.search(r"\+\s*\w", text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch"
+        return "after"
+    if before and after:
+        return "before" if _NEGATED.search(text) else "after"
+    return "before" if before else "after" if after else None
+
+
+def row_sides(first: str, second: str) -> tuple[int, int] | None:
+    """Which of two row labels is before and which after (0 or 1 each), when they are the
+    two sides: ``native kernel`` / ``modified``, ``6.15.1`` / ``6.15.1+revert``; else None."""
+    a, b = first.strip(), second.strip()
+    for k, (short, long) in enumerate(((a, b), (b, a))):
+        if long.startswith(short) and long != short and side_of(long[len(short):]) is not None:
+            longer = 1 - k
+            return (1 - longer, longer) if side_of(long[len(short):]) == "after" else (longer, 1 - longer)
+    sides = [side_of(a), side_of(b)]
+    if set(sides) == {"before", "after"}:
+        return (0, 1) if sides[0] == "before" else (1, 0)
+    return None
+
+
+def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
+    """Rows that are the two sides of one measure, paired by what is left of their labels
+    without the side's words (``Read (Vanilla)`` / ``Read (Patched)``: ``("Read", 0, 1)``)."""
+    keyed: dict[str, dict[Side, int]] = {}
+    for k, label in enumerate(labels):
+        side = side_of(label)
+        if side is None:
+            continue
+        key = " ".join(AFTER.sub(" ", BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
+        if side in keyed.setdefault(key, {}):
+            return []  # two rows of one side: not a pair of sides
+        keyed[key][side] = k
+    return [(key, d["before"], d["after"]) for key, d in keyed.items() if len(d) == 2]

@@ -1,0 +1,131 @@
+"""What the tools print, read line by line into figures keyed by what they measure.
+
+fio's own lines (``READ: bw=``, ``read: IOPS=, BW=``, ``lat (usec): ... avg=``,
+``bw (MiB/s): ... avg=``, fio before 3.0), dd's summary line (its rate),
+time(1)'s real time (zsh's total), t/io_uring's line a second, a profile's
+share of a function (``__blk_mq_alloc_requests() 1.47%``), an average said
+in words (``avg 186``), and any figure with its unit after it, keyed by the
+words before it (``seq write: 178 MB/s``: ``seq write MB/s``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from iolab.mail.claimed.model import Better, Unit, figures, number, unit_of
+from iolab.mail.claimed.naming import side_of
+
+NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
+                    r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
+_FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
+_FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
+                      r"(?![\w.])")
+# fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
+_FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")
+_FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
+                      r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
+_FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
+                      r"avg=\s*(\d+(?:\.\d+)?)")
+_DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
+_TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
+                        r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
+                        r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
+# t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
+_IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
+                       r"IOS/call=")
+_AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
+FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
+_PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str  # what it measures: "READ bw", "read IOPS", "lat avg", "dd", "__blk_mq_alloc_requests()", "IOPS"
+    value: float
+    unit: Unit
+    better: Better | None
+    line: str
+    run: int = 0  # lines of figures one after the other share a run: a key's figures in one run are samples
+    alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
+    at: int = -1  # the line's number in the text
+    fio: bool = False  # read from fio's own output: repeated a side, its runs (their mean)
+
+
+_IOPS: Unit = ("IOPS", "rate", "higher")
+
+
+def _figure(key: str, value: float | None, unit: Unit | None, line: str) -> list[Figure]:
+    return [Figure(key, value, unit, None, line)] if value is not None and unit is not None else []
+
+
+def _fio(line: str) -> list[Figure] | None:
+    """fio's own lines: a group's ``READ: bw=``, a job's ``read: IOPS=.., BW=..``, ``lat (usec): .. avg=``."""
+    found = [f for m in _FIO_GROUP.finditer(line)
+             for f in _figure(f"{m.group(1)} bw", float(m.group(2)), unit_of(m.group(3)), line)]
+    job = _FIO_JOB.match(line)
+    if job:
+        op = f"{job.group(1)} " if job.group(1) else ""  # "before : IOPS=37.9k, ...": the side's name, not the op
+        found += _figure(f"{op}IOPS", number(job.group(2)), _IOPS, line)
+        found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line) if job.group(3) else []
+    bw = _FIO_BW.match(line)
+    if bw:
+        found += _figure("bw avg", float(bw.group(2)), unit_of(bw.group(1)), line)
+    lat = _FIO_LAT.match(line)
+    if lat:
+        found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
+    old = _FIO_OLD.search(line)
+    if old and old.group(1):
+        found += _figure(f"{old.group(1)} IOPS", number(old.group(4)), _IOPS, line)
+        found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
+    elif old:
+        found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
+    return found if (found or job or lat or old or bw or _FIO_GROUP.search(line)) else None
+
+
+def line_figures(line: str, label: str = "") -> list[Figure]:
+    """The figures of one line under a side, keyed by what they measure."""
+    if NOISE.match(line):
+        return []
+    fio = _fio(line)
+    if fio is not None:
+        return [replace(f, fio=True) for f in fio]
+    timed = _TIME_REAL.search(line)
+    if timed:  # time(1)'s wall time; its user and sys are not the claim
+        minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"
+        seconds = timed.group("s") or timed.group("s2") or timed.group("s3")
+        return _figure("real", float(minutes) * 60 + float(seconds), unit_of("s"), line)
+    uring = _IO_URING.match(line)
+    if uring:
+        found = _figure("IOPS", number(uring.group("iops")), _IOPS, line)
+        return found + (_figure("BW", float(uring.group("bw")), unit_of(uring.group("unit")), line)
+                        if uring.group("bw") else [])
+    dd = _DD.search(line)
+    if dd:
+        return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
+    shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
+              for m in _PROFILE.finditer(line)]
+    if shares:
+        return shares
+    out = []
+    for value, unit, match in figures(line):
+        if unit[0] == "%" or line[match.end():].lstrip().startswith(":"):
+            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")
+        out.append(Figure(_key_words(line[:match.start()], label, unit[0]), value, unit, None, line))
+    if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
+        average = _AVERAGE.search(line)
+        if average and number(average.group(2)) is not None:
+            out.append(Figure(_key_words(line[:average.start()], label, "avg"), number(average.group(2)) or 0.0,
+                              ("", "", None), None, line))
+    return out
+
+
+def _key_words(before: str, label: str, unit: str) -> str:
+    """What a figure measures: the words before it on its line (those before a colon when the line
+    is "name: figure"), without the sides' names, and its unit."""
+    head = before.rstrip()
+    text = head[:-1] if head.endswith(":") else before.split(":")[-1]
+    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:=[^\s,]+)?",  # "bs=400K" names a row too
+                       text.split(":")[-1] if not head.endswith(":") else text)
+    words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
+    return " ".join([*label.split(), *words[-3:], unit]).strip()
