@@ -9,6 +9,7 @@ import pytest
 
 from iolab.engines import fio_jobs
 from iolab.mail.benchmark import MAX_FILES, MAX_JOB_SIZE, MAX_JOBS, benchmark
+from iolab.mail.fio_text import fio_command
 from iolab.mail.environment import environment
 from iolab.mail.claimed import claims
 
@@ -257,3 +258,23 @@ def test_a_numbered_list_of_prose_is_no_recipe():
     text = "Changes since v2:\n\n1. rename the helper\n2. fix the comment\n3. rebase on 7.2\n"
     assert _bench(text, "[PATCH v3] ext4: x").not_reproduced == ()
     assert _bench(text, "[PATCH v3] ext4: x", allow=("script",)).workloads == ()
+
+
+@needs_fio
+def test_a_fio_command_line_with_one_dash_options_is_read_as_fio_reads_it():
+    # fio takes its long options with one dash too (getopt_long_only): the xfs i_rwsem mail's command,
+    # tests/corpus/mails/linux-xfs-buffered-read-no-rwsem.eml, line 79
+    text = 'Use the following command to test:\nfio -ioengine=libaio -filename=testfile -bs=4k -rw=randrw ' \
+           '-numjobs=16 -name="randrw"\n'
+    bench = _bench(text, "[PATCH] xfs: Remove i_rwsem lock in buffered read")
+    (job,) = bench.workloads
+    assert job.origin == "fio command line" and "[randrw]" in job.job.splitlines()  # options before it: global
+    options = _options(job.job)
+    assert options["rw"] == "randrw" and options["ioengine"] == "libaio" and options["bs"] == "4k"
+    assert options["numjobs"] == str(MAX_JOBS)
+    assert bench.not_reproduced == ()
+    # a flag without a value (-group_reporting) and a word that is no option (a job file) stay apart
+    sections, ignored = fio_command("fio -direct=1 -group_reporting jobs.fio", "x")
+    assert sections == [("x", {"direct": "1", "group_reporting": ""})]
+    assert ignored == ["jobs.fio: a job file the mail does not quote"]
+

@@ -60,10 +60,12 @@ def fio_command(command: str, name: str) -> tuple[list[tuple[str, dict[str, str]
     sections: list[tuple[str, dict[str, str]]] = [("global", {})]
     ignored = []
     for word in words[1:]:
-        if not word.startswith("--"):
+        # fio reads its long options with one dash too (getopt_long_only): -bs=4k, -group_reporting
+        option = re.fullmatch(r"--?([A-Za-z][\w-]+)(=.*)?", word, re.S)
+        if option is None:
             ignored.append(f"{word}: a job file the mail does not quote")
             continue
-        key, has, value = word[2:].partition("=")
+        key, has, value = option.group(1), option.group(2) is not None, (option.group(2) or "=")[1:]
         if key in _FIO_CLI_ONLY:
             continue
         if key == "name":
