@@ -278,3 +278,23 @@ def test_a_fio_command_line_with_one_dash_options_is_read_as_fio_reads_it():
     assert sections == [("x", {"direct": "1", "group_reporting": ""})]
     assert ignored == ["jobs.fio: a job file the mail does not quote"]
 
+
+@needs_fio
+def test_one_file_that_the_mails_jobs_share_stays_shared_on_the_target():
+    # the xfs i_rwsem mail's 16 jobs all read and write -filename=testfile: the lock it removes is that
+    # one inode's, so jobs with a file each would measure something else
+    text = "fio -ioengine=libaio -filename=testfile -bs=4k -rw=randrw -numjobs=16 -name=randrw\n"
+    (job,) = _bench(text, "[PATCH] xfs: Remove i_rwsem lock in buffered read").workloads
+    assert _options(job.job)["filename"] == "testfile"
+    # the jbd2 mail's 10 jobs on /mnt/foo: the same file, on the target
+    bench = _bench("fio -filename=/mnt/foo -direct=1 -rw=write -bs=4k -size=10G -numjobs=10 -name=test\n",
+                   "[PATCH] jbd2: speed up jbd2_transaction_committed()")
+    (job,) = bench.workloads
+    assert _options(job.job)["filename"] == "foo" and not job.raw
+    assert "[global] filename=/mnt/foo -> foo (on the target: its jobs share it, as the mail's do)" in bench.scaled
+    assert fio_jobs.jobs(job.job)[0].filename == "foo"
+    # one job's own file is iolab's to place; a device stays the VM's
+    (alone,) = _bench("fio --name=w --rw=write --bs=4k --filename=/mnt/f\n", "[PATCH] ext4: x").workloads
+    assert "filename" not in _options(alone.job)
+    (device,) = _bench("fio --name=w --rw=write --numjobs=2 --filename=/dev/nvme0n1\n", "[PATCH] nvme: x").workloads
+    assert "filename" not in _options(device.job) and device.raw

@@ -108,6 +108,12 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> lis
                 device = device_of(value)
                 if device:
                     found.devices.append((device, value))
+                shared = _shared_file(key, value, options, sections) if device is None else None
+                if shared:
+                    kept[key] = shared
+                    if shared != value:
+                        found.scaled.append(f"[{name}] {key}={value} -> {shared} (on the target: its jobs share "
+                                            "it, as the mail's do)")
                 continue
             if key in _TIME_BOUND:
                 if key == "runtime":
@@ -129,6 +135,18 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> lis
                 found.scaled.append(f"[{name}] size={format_size(MAX_JOB_SIZE)} (the mail gives none: the VM's room)")
         out.append((name, kept))
     return out
+
+
+def _shared_file(key: str, value: str, options: dict[str, str],
+                 sections: list[tuple[str, dict[str, str]]]) -> str | None:
+    """The file name, under the target, of a filename= that several jobs share (numjobs > 1,
+    or [global]'s): its last component where the mail gives a path; None where iolab places the files."""
+    jobs = options.get("numjobs") or next((o.get("numjobs", "") for n, o in sections if n == "global"), "")
+    if key != "filename" or not (options is sections[0][1] and sections[0][0] == "global"
+                                 or jobs.isdigit() and int(jobs) > 1):
+        return None
+    names = [part.rstrip("/").rsplit("/", 1)[-1] for part in re.split(r"(?<!\\):", value)]
+    return ":".join(names) if all(re.fullmatch(r"[\w.+-]+", n) and n not in (".", "..") for n in names) else None
 
 
 def _size(text: str) -> int | None:
