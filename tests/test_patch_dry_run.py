@@ -1,9 +1,10 @@
 """`iolab patch MAIL --dry-run` shows the plan (issue 37 item 1), run as a
-user runs it (a subprocess) on a seed mail and a stand-in source tarball:
+user runs it (a subprocess) on seed mails and a stand-in source tarball:
 the claims it read, each with the row that checks it; the benchmark, the
 device, the rounds and the estimate; nothing written in the working
 directory unless --write names a file there; and a written experiment
-whose paths resolve from its own folder, run from another one."""
+whose paths resolve from its own folder, run from another one. The plans
+of two seeds are golden files (UPDATE_GOLDEN=1 regenerates them)."""
 
 import os
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 
 from iolab import load
 from iolab.spec import SpecError
-from tests.helpers import FIXTURES, REPO, experiment, source_tarball
+from tests.helpers import FIXTURES, REPO, check_golden, experiment, source_tarball
 
 SEED = FIXTURES / "seeds" / "ext4-write-begin-large-folio.txt"
 SEED_ALONE = (SEED, "--allow", "partial-series")  # the seed is 2/2 of a series, given alone
@@ -25,7 +26,8 @@ ROWS = ["  write_u1k    1.418 -> 0.3405 us (-76.0%)  checked by write_u1k per_ca
 
 
 def iolab(tmp_path: Path, cwd: Path, *argv: object) -> subprocess.CompletedProcess:
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    env = {**{k: v for k, v in os.environ.items() if k != "IOLAB_STORE"}, "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "PYTHONPATH": str(REPO)}  # no store: no estimate from it
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.run([sys.executable, "-m", "iolab.cli", *map(str, argv)], cwd=cwd, capture_output=True,
                           text=True, env=env)
@@ -106,3 +108,15 @@ def test_a_claim_rows_source_line_is_bounded():
     with pytest.raises(SpecError, match=r"claims\.row\[0\]\.source"):
         experiment(claims={"row": [row]})
     assert experiment(claims={"row": [{**row, "source": "y" * 200}]}).claims.row[0].source == "y" * 200
+
+
+@pytest.mark.parametrize("seed, allow", [("ext4-write-begin-large-folio.txt", ["--allow", "partial-series"]),
+                                         ("f2fs-nat-readahead.txt", [])])
+def test_the_plan_of_a_seed_as_printed(tmp_path, seed, allow):
+    """Every line as a developer reads it: the libMicro seed's four rows each
+    checked by its case; the NAT seed's flush time checked by the churn's
+    phase and its two counts under the one reason none checks them."""
+    done = iolab(tmp_path, tmp_path / "work", "patch", FIXTURES / "seeds" / seed, *allow, "--source",
+                 source_tarball(tmp_path), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    check_golden(f"patch-dry-run-{seed.removesuffix('.txt')}.txt", done.stdout)
