@@ -12,7 +12,10 @@
                   (iolab.mail.series; GNU patch, its fuzz, wiggle)
                -> the library's workloads for the files and functions they change
                -> the experiment's text (iolab.workloads.compose), checked as
-                  ``iolab run`` takes it
+                  ``iolab run`` takes it; its paths relative to the file --write
+                  names, absolute in the text a dry run prints (it runs wherever
+                  it is saved); with the reading and which patches the source
+                  has, for the dry run's plan (iolab.run.patch_plan)
 
 Names of "already in the source", one each: a patch the source carries
 whole is ``in_source`` (it applies reversed: the base takes it out); the
@@ -68,7 +71,7 @@ class PatchExperiment:
     """The experiment written for a mail."""
 
     text: str  # its TOML, with the [mail] table
-    base_dir: Path  # the directory its paths are relative to
+    base_dir: Path  # where its patch copies are; its relative paths resolve from here (a dry run's are absolute)
     command: str
     reading: Reading | None = None  # the mail as read once (its benchmark, claims): what the dry run shows
     source: str = ""  # the kernel source's label ("linux-source-7.2 7.2.13-1")
