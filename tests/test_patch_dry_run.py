@@ -120,3 +120,14 @@ def test_the_plan_of_a_seed_as_printed(tmp_path, seed, allow):
                  source_tarball(tmp_path), "--dry-run")
     assert done.returncode == 0, done.stderr
     check_golden(f"patch-dry-run-{seed.removesuffix('.txt')}.txt", done.stdout)
+
+
+def test_what_the_pipeline_wrote_is_named_under_home_as_a_user_reads_it(tmp_path, monkeypatch):
+    from iolab.workloads.patch_pipeline import _shown
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert _shown(tmp_path / "home" / ".cache" / "iolab" / "x.patch") == "~/.cache/iolab/x.patch"
+    assert _shown(tmp_path / "work" / "iolab-mail" / "x.patch") == "iolab-mail/x.patch"
+    assert _shown(tmp_path / "elsewhere" / "x.patch") == str(tmp_path / "elsewhere" / "x.patch")

@@ -116,8 +116,12 @@ def source_tree(request: PatchRequest, say: Say) -> tuple[Path, str]:
 
 
 def _shown(path: Path) -> str:
+    """A file as the user reads it: relative to the working directory, else under ~ (iolab's cache), else whole."""
     relative = os.path.relpath(path)
-    return str(path) if relative.startswith("..") else relative
+    if not relative.startswith(".."):
+        return relative
+    home = os.path.relpath(path, Path.home())
+    return str(path) if home.startswith("..") else os.path.join("~", home)
 
 
 def series(mail: Mail, root: Path, label: str, base_dir: Path, paths_from: Path | None, say: Say) -> Series:
