@@ -133,3 +133,23 @@ def test_a_diff_without_a_description_is_the_library_alone(tmp_path, monkeypatch
     experiment, text = _experiment(tmp_path, monkeypatch, path, files=_old_side(MAIL))
     assert experiment.claims is None and not any(w.exploratory for w in experiment.workload)
     assert "The workloads iolab's library" in text
+
+
+POLLED = MAIL.replace("""  fio --ioengine=io_uring --direct=1 --iodepth=128 --bs=4k \\
+      --rw=randread --sqthread_poll --filename=/dev/nullb0 --exec_prerun=/bin/true
+""", """  sudo taskset -c 0 ./t/io_uring -b512 -d128 -c32 -s32 -p1 -F1 -B1 -n1 /dev/nvme0n1
+""")
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("timing, disk, poll_queues", [("instructions", "model", 1), ("wall", "null_blk", None)])
+def test_a_polled_job_on_the_mails_nvme_gets_a_device_that_polls(tmp_path, monkeypatch, timing, disk, poll_queues):
+    # the plug-batch-tags mail (tests/corpus/mails/linux-block-plug-batch-tags.eml): t/io_uring -p1 on NVMe;
+    # a loop device does not poll, and iolab patch refused the experiment it had written itself
+    path = tmp_path / "polled.patch"
+    path.write_text(POLLED)
+    experiment, text = _experiment(tmp_path, monkeypatch, path, timing=timing, files=_old_side(POLLED))
+    assert "hipri" in experiment.workload[0].job
+    assert experiment.vm.disk == disk
+    model = experiment.vm.device_model
+    assert (model.poll_queues if model is not None else None) == poll_queues

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.engines import fio_jobs
+from iolab.load import device
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim
 from iolab.mail.files import named
@@ -183,9 +184,15 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
     if timing == "instructions":
         lines.append('timing = "instructions"')
     null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
-    disk = ('disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
-            'disk = "ram"            # the image in the guest\'s memory')
-    return lines + ["cpus = 1", 'memory = "2GiB"', disk, "cells_per_boot = 8", 'timeout = "10m"', ""]
+    disk = ['disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
+            'disk = "ram"            # the image in the guest\'s memory']
+    polled = mail is not None and any(device.polls(w.job) for w in mail.benchmark.workloads if w.job)
+    if polled:  # a loop device does not poll (fio: "Operation not supported" in every cell)
+        table = device.vm_table(device.DeviceNeed(polled=True), timing)
+        disk = [f"disk = {_toml(table['disk'])}" + " " * max(1, 17 - len(table["disk"]))
+                + "# the mail's polled I/O (fio hipri): a device with a poll queue"]
+        disk += [f"model = {_toml(table['model'])}"] if "model" in table else []
+    return lines + ["cpus = 1", 'memory = "2GiB"', *disk, "cells_per_boot = 8", 'timeout = "10m"', ""]
 
 
 def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_source: list[bool],
