@@ -28,6 +28,7 @@ _RATE: dict[str, tuple[str, ...]] = {
     "ops/s": ("ops/s", "ops/sec", "op/s"),
     "files/s": ("files/s", "files/sec"),
     "req/s": ("req/s", "reqs/s", "requests/s", "req/sec"),
+    "tps": ("tps", "trans/s", "transactions/s"),  # sysbench's and mariadb's transactions a second
 }
 _BANDWIDTH = {"KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
               "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps")}
@@ -86,7 +87,8 @@ def unit_of(text: str) -> Unit | None:
         return _UNITS[word]
     inner = re.findall(r"\(([^()]+)\)", text)
     words = text.replace(",", " ").split()
-    parts = [p for w in words if "_" in w for p in w.split("_")[1:]]  # "write_clat_ns_mean": ns
+    parts = [p for w in words if "_" in w for k, p in enumerate(w.split("_"))  # "write_clat_ns_mean": ns
+             if k or _UNITS.get(p.lower(), ("", "", None))[1] == "rate"]  # "tps_med": tps ("min_lat": not minutes)
     for candidate in [*inner, *words, *(p for p in parts if p != "bytes")]:
         key = candidate.strip().strip("(),:;.[]").lower()
         if key in _UNITS and key != "%":
@@ -120,14 +122,27 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
     return out
 
 
-_HIGHER = re.compile(r"\b(bw|bandwidth|throughput|iops|ops|rate|speed|score|transactions?)\b", re.I)
+_HIGHER = re.compile(r"\b(bw|bandwidth|throughput|iops|k?ops|tps|qps|rate|speed|score|transactions?|"
+                     r"operations\s+per|per\s+sec(?:ond)?)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+))\b", re.I)
 
 
+_FRAGMENTED = re.compile(r"\bfragment\w*|\bextents\s+per\b|\b(?:num(?:ber)?\.?|count)\s+(?:of\s+)?(?:free\s+)?extents?\b",
+                         re.I)
+
+_CONTIGUOUS = re.compile(r"\bextent\s+size|\bsize\s+(?:per|of)\s+(?:an?\s+)?extent\b", re.I)
+
+
 def better_of(label: str) -> Better | None:
-    """Which way is better by what a row names, when its unit does not say (``BW(M/s)``, ``latency``)."""
-    higher, lower = _HIGHER.search(label), _LOWER.search(label)
+    """Which way is better by what a row names, when its unit does not say (``BW(M/s)``, ``latency``,
+    ``write_bw_bytes``, ``p99Bms``: words joined by underscores or a capital are words)."""
+    words = re.sub(r"_|(?<=[a-z0-9])(?=[A-Z])", " ", label)
+    if _FRAGMENTED.search(words):
+        return "lower"  # fragmentation, however it is scored: fewer extents a file, fewer free pieces
+    if _CONTIGUOUS.search(words):
+        return "higher"  # its other face: larger extents
+    higher, lower = _HIGHER.search(words), _LOWER.search(words)
     if higher and not lower:
         return "higher"
     return "lower" if lower and not higher else None

@@ -105,7 +105,7 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
         if a is not None and b is not None and header[k].strip():
             unit = _unit(before[k]) or unit_of(header[k]) or said
             out.append(make(header[k].strip(), a, b, unit, None, "",
-                            f"{header[k].strip()}: {before[0].strip()} {a:g}, {after[0].strip()} {b:g}"))
+                            f"{header[k].strip()}: {'|'.join(before).strip()} / {'|'.join(after).strip()}"))
     return out
 
 

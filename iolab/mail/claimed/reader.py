@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
@@ -37,4 +38,4 @@ def claims(text: str) -> list[Claim]:
         if (pair.before, pair.after) not in seen:
             found.append(pair)
             seen.add((pair.before, pair.after))
-    return found
+    return infer(lines, found)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, make, number, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, better_of, make, number, unit_of
 from iolab.mail.claimed.naming import row_sides, side_groups, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
@@ -276,10 +276,24 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             a, b, ua, ub = b, a, ub, ua
         found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
             unit_of(" ".join(table.header.split()[1:]))
-        out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
         if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
-            (c, uc), (d, ud) = row.values[2], row.values[3]
-            out.append(make(f"{row.label} (2)", c, d, unit_of(uc or ud) or unit, better, row.deltas[1][1], row.text))
+            out += _two_measures(table.header, row, found, better)
+            continue
+        out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
+    return out
+
+
+def _two_measures(header: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A row of two measures, each its before, after and delta (``iopsB iopsBL iops%  p99Bms p99BLms
+    p99%``): each named by its column, whose name says which way it is better."""
+    words = header.split()
+    names = (words[1], words[4]) if len(words) == 7 else ("", "")
+    out = []
+    for k, name in enumerate(names):
+        (a, ua), (b, ub) = row.values[2 * k], row.values[2 * k + 1]
+        found = unit_of(ua or ub) or unit_of(name) or (unit if better_of(name) is None else None)
+        label = row.label if k == 0 else f"{row.label} ({name or 2})"
+        out.append(make(label, a, b, found, better or better_of(name), row.deltas[k][1], row.text))
     return out
 
 

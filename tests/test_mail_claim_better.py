@@ -1,0 +1,68 @@
+"""Which way a claim row is better when its unit does not say: by the words of its name
+(joined by underscores or a capital too), by the mail's own delta against the figures, and by
+what the lines above the row say is measured (iolab.mail.claimed.better)."""
+
+import pytest
+
+from iolab.mail.claimed import claims
+from iolab.mail.claimed.model import better_of
+
+
+@pytest.mark.parametrize("name, better", [
+    ("write_bw_bytes", "higher"), ("sys_cpu", "lower"), ("p99Bms", "lower"), ("iopsBL", "higher"),
+    ("tps_med", "higher"), ("Fragmentation score", "lower"), ("Avg. extents per file", "lower"),
+    ("Num. free extent", "lower"), ("Number of extents per file", "lower"), ("Avg. size per extent(KB)", "higher"),
+    ("Avg. free extent size(KB)", "higher"), ("commits", None), ("post mount", None),
+])
+def test_the_words_of_a_name_say_which_way_is_better(name, better):
+    assert better_of(name) == better
+
+
+def _better(text: str) -> list[tuple[str, float, float, str | None]]:
+    return [(c.label, c.before, c.after, c.better) for c in claims(text)]
+
+
+def test_a_delta_against_the_figures_move_is_a_gain():
+    text = """metric        baseline     patched    gain%
+foo_total          1.876       0.963  +48.69%
+bar_total          4.0         5.0    +25.00%
+"""
+    assert _better(text) == [("foo_total", 1.876, 0.963, "lower"), ("bar_total", 4.0, 5.0, None)]
+
+
+def test_the_line_above_a_table_says_what_it_measures():
+    text = """Test result: iops
+
+|                 | deadline | bfq      |
+| --------------- | -------- | -------- |
+| before this set | 263k     | 124k     |
+| after this set  | 475k     | 292k     |
+"""
+    assert [(c.label, c.better) for c in claims(text)] == [("deadline", "higher"), ("bfq", "higher")]
+
+
+def test_a_table_header_of_rates_says_an_average_row_is_better_higher():
+    text = """Results:
+
+ sec   normal MB/s  dontcache MB/s
+----  ------------  --------------
+   1         993.9          1799.6
+   2         992.8          1693.8
+   3         923.4          2565.9
+----  ------------  --------------
+ avg         970.0          2019.7  (+108%)
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(970.0, 2019.7, "higher")]
+
+
+def test_a_sentence_above_the_header_rows_says_it_not_the_header_cells():
+    text = """Observation: Average fallocate operations per container per second.
+
+|CPU: Kunpeng 920   |          P80            |
+|Memory: 512GB      |-------------------------|
+|960GB SSD (0.5GB/s)| base  |    patched      |
+|-------------------|-------|-----------------|
+|mb_optimize_scan=0 | 2667  | 4821  (+80.7%)  |
+|mb_optimize_scan=1 | 2643  | 4784  (+81.0%)  |
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(2667, 4821, "higher"), (2643, 4784, "higher")]
