@@ -6,8 +6,8 @@ a labelled row by its values and their order (direction).
 A returned row matches a labelled one when its before and after are the
 label's, both by one factor: 1 (the same unit), a unit's conversion (fio's
 usec against the label's nsec), or a multiplier the label keeps in its unit
-and the reader applied (562 "K IOPS" is 562000 IOPS). Each row matches
-once. Recall: labelled rows matched / labelled rows; precision: returned
+and the reader applied (562 "K IOPS" is 562000 IOPS); a mean the label
+computes (``aggregate``) as it is written, rounded. Each row matches once. Recall: labelled rows matched / labelled rows; precision: returned
 rows matched / returned rows (a negative mail's rows count against it).
 """
 
@@ -74,12 +74,22 @@ def _label_values(row: loader.Claim, unit: str) -> tuple[float, float] | None:
     return b, a
 
 
+def _written(label: float, value: float, aggregate: bool) -> bool:
+    """A mean the labeller computed is written rounded: the reader's value rounds to it
+    (0.3636 is a label's 0.36), half a unit of its last digit either side."""
+    if not aggregate or "e" in repr(label):
+        return False
+    digits = len(repr(label).partition(".")[2].rstrip("0")) if "." in repr(label) else 0
+    return abs(value - label) <= 0.5 * 10.0 ** -digits + 1e-12
+
+
 def matches(row: loader.Claim, claim: Claim) -> bool:
     """The claim has the labelled row's figures, in its order (a factor allowed, see above)."""
     values = _label_values(row, claim.unit) or (row.before, row.after)
     before, after = values
     for factor in _FACTORS:
-        if _close(claim.before, before * factor) and _close(claim.after, after * factor):
+        if all(_close(got, want * factor) or _written(want * factor, got, bool(row.aggregate))
+               for got, want in ((claim.before, before), (claim.after, after))):
             return True
     return False
 

@@ -455,3 +455,13 @@ def test_a_baseline_row_and_the_row_that_names_it_with_the_change():
 def test_a_metric_name_of_words_joined_by_underscores_names_its_unit(name, unit):
     found = unit_of(name)
     assert (found[0] if found else None) == unit
+
+
+def test_pidstat_lines_a_side_are_claimed_by_the_mean_of_their_cpu_share():
+    run = "08:36:{:02d}        0        93    0.00   {}    0.00    0.00   {}     3  kswapd0\n"
+    header = "08:36:26      UID       PID    %usr %system  %guest   %wait    %CPU   CPU  Command\n"
+    text = ("Read test data without the patch:\n" + header + run.format(27, "50.00", "50.00") +
+            run.format(28, "60.00", "60.00") + "\nRead test data with the patch:\n" + header +
+            run.format(30, " 0.50", " 0.50") + run.format(31, " 0.00", " 0.00"))
+    assert [(c.label, c.before, c.after, c.unit, c.better) for c in claims(text)] == [
+        ("kswapd0 %CPU (mean of 2 and 2 samples)", 55.0, 0.25, "%", "lower")]

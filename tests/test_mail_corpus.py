@@ -45,6 +45,10 @@ def _claim(before, after, unit):
     (_row(4994, 5762, "MiB/s"), _claim(5236, 6042, "MB/s"), True),  # the same figures in fio's other unit
     (_row(4994, 5762, "MiB/s"), _claim(4994, 5800, "MiB/s"), False),  # another after
     (_row(750, 750, "MB/s"), _claim(750, 750, "MB/s"), True),
+    # a mean the labeller computed is written rounded; a figure the mail prints is not
+    (loader.Claim("x", 55.83, 0.36, "%", "lower", "l", aggregate="mean"), _claim(55.8289, 0.363636, "%"), True),
+    (loader.Claim("x", 55.83, 0.36, "%", "lower", "l", aggregate="mean"), _claim(55.8289, 0.366, "%"), False),
+    (_row(55.83, 0.36, "%"), _claim(55.8289, 0.363636, "%"), False),
 ])
 def test_a_row_matches_by_its_values_in_their_order(row, claim, same):
     assert corpus.matches(row, claim) is same

@@ -2,7 +2,8 @@
 
 fio's own lines (``READ: bw=``, ``read: IOPS=, BW=``, ``lat (usec): ... avg=``,
 ``bw (MiB/s): ... avg=``, fio before 3.0), dd's summary line (its rate),
-time(1)'s real time (zsh's total), t/io_uring's line a second, a profile's
+time(1)'s real time (zsh's total), t/io_uring's line a second, pidstat's
+line a second (its %CPU), a profile's
 share of a function (``__blk_mq_alloc_requests() 1.47%``), an average said
 in words (``avg 186``), and any figure with its unit after it, keyed by the
 words before it (``seq write: 178 MB/s``: ``seq write MB/s``).
@@ -36,6 +37,9 @@ _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>
                        r"IOS/call=")
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
+# pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
+_PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
+                      r"(?P<command>\S+)\s*$")
 _PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
 
 
@@ -103,6 +107,10 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     dd = _DD.search(line)
     if dd:
         return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
+    pidstat = _PIDSTAT.match(line)
+    if pidstat:  # a process's CPU share: a run of them, a side's samples
+        return [Figure(f"{pidstat.group('command')} %CPU", float(pidstat.group("cpu")), ("%", "ratio", "lower"), "lower",
+                       line)]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]
     if shares:
