@@ -465,3 +465,25 @@ def test_pidstat_lines_a_side_are_claimed_by_the_mean_of_their_cpu_share():
             run.format(30, " 0.50", " 0.50") + run.format(31, " 0.00", " 0.00"))
     assert [(c.label, c.before, c.after, c.unit, c.better) for c in claims(text)] == [
         ("kswapd0 %CPU (mean of 2 and 2 samples)", 55.0, 0.25, "%", "lower")]
+
+
+def test_list_items_that_name_a_side_and_dd_summary_tails_under_them():
+    text = """- Fallback to buffered IO (unpatched)
+  Mount option: default (with data checksum)
+
+  20.7763 s, 207 MB/s
+
+- True zero-copy (unpatch)
+  Mount option: nodatasum
+
+  1.95422 s, 2.2 GB/s
+
+- Bounce then zero-copy (patched)
+  Mount option: nodatasum
+
+  2.5453 s, 1.7 GB/s
+"""
+    assert [(c.before, c.after, c.unit, c.better) for c in claims(text)] == [(2.2, 1.7, "GB/s", "higher")]
+    items = "* Without the cache\n\n  read: 100 MB/s\n\n* With the cache\n\n  read: 150 MB/s\n"
+    assert [(c.before, c.after) for c in claims(items)] == [(100, 150)]
+    assert claims("- use a new cache (faster)\n  read: 100 MB/s\n- the old path\n  read: 150 MB/s\n") == []

@@ -28,7 +28,7 @@ _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]
                       r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
-_DD = re.compile(r"\bcopied,\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)")
+_DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)\s*$")  # its tail alone too
 _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
                         r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
                         r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"

@@ -29,6 +29,8 @@ _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patch
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
 _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^.:;!?=]{0,80})$",
                    re.I)
+# a list item naming a side: "* Without directory shrinking", "- Bounce then zero-copy (patched)"
+_ITEM = re.compile(r"^\s*[-*•]\s+(?P<name>[^:=]{1,80}?)\s*$")
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 
 
@@ -57,6 +59,12 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     opening = _OPENING.match(line)
     if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
         return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
+    item = _ITEM.match(line)
+    if item and len(item.group("name").split()) <= 10:
+        name = item.group("name")
+        said = re.search(r"\(([^()]+)\)$", name)  # the side in parentheses after the item's name, or opening it
+        side = side_of(said.group(1)) if said else side_of(name) if _BARE.match(name) else None
+        return (side, name, "") if side else None
     label = _LABEL.match(line)
     if label and len(label.group("name").split()) <= 10 and not NOISE.match(line):
         side = side_of(label.group("name"))
