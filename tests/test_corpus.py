@@ -1,13 +1,14 @@
 """The labelled corpus stays whole: every mail has a label that parses, every
 labelled line is a line of its mail, and the split follows its fixed rule."""
 import email
+import hashlib
 import math
 import re
 import tomllib
 
 import pytest
 
-from tests.corpus import load, split_of, splits
+from tests.corpus import load, part_of, splits, tuned_on
 from tests.corpus.loader import LABELS, MAILS
 
 REQUIRED = {"message_id": str, "archive": str, "commit": str, "list": str, "subject": str,
@@ -77,10 +78,21 @@ def test_claim_values_are_on_their_lines(mail):
         assert _on(claim.before, claim.before_line or claim.line), f"{mail.slug}: {claim.label} before"
 
 
+# The 82 mails tuned on (split.toml's tuned_on): the old held-out part was
+# measured once on 2026-11-28 (26.7% recall, 55.0% precision), then tuned on.
+# The digest of the sorted slugs keeps a later mail out of the list.
+TUNED_ON = 82
+TUNED_ON_DIGEST = "f04dea2101bdf4b04e120b92569ea749c3e104d358c2dffb6514cef0d387fefb"
+
+
 def test_split_follows_its_rule_and_covers_every_mail():
     assigned = splits()
     mails = load()
     assert set(assigned) == {m.slug for m in mails}
+    first = tuned_on()
+    assert len(first) == len(set(first)) == TUNED_ON
+    assert hashlib.sha256("\n".join(sorted(first)).encode()).hexdigest() == TUNED_ON_DIGEST
+    assert set(first) <= set(assigned), sorted(set(first) - set(assigned))
     for mail in mails:
-        assert assigned[mail.slug] == split_of(mail.message_id), mail.slug
+        assert assigned[mail.slug] == part_of(mail.slug, mail.message_id), mail.slug
     assert {m.slug for m in load("tune")} | {m.slug for m in load("held_out")} == set(assigned)
