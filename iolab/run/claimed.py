@@ -34,7 +34,8 @@ def wrapped(text: str, indent: int) -> list[str]:
 
 
 def _figure(value: float) -> str:
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    """A figure as the mail wrote it, less trailing zeros (65264.50: 65264.5)."""
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.10g}"
 
 
 def claim_lines(experiment: Experiment, verbose: bool = False) -> Iterator[str]:

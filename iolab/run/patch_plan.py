@@ -36,11 +36,14 @@ def _patch_lines(written: PatchExperiment, reading: Reading) -> Iterator[str]:
     mail = reading.mail
     total = reading.patches[0].total if reading.patches else 0
     yield f"patches: {counted(len(reading.patches), 'patch', 'patches')}" + (f" of {total}" if mail.missing else "")
-    for patch, inside in zip(mail.patches, written.in_source):
+    for n, (patch, inside) in enumerate(zip(mail.patches, written.in_source)):
         yield cut(f"  {patch.counter}/{patch.total} {one(patch.title)}")
-        if inside:
+        if inside and n < len(written.other_form) and written.other_form[n]:
+            yield cut(f"      in {written.source or 'the source'} already in another form: the base is the "
+                      "source with that taken out")
+        elif inside:
             yield cut(f"      in {written.source or 'the source'} already: the base is the source with it "
-                       "taken out")
+                      "taken out")
     if mail.missing:
         yield f"  {'patch' if len(mail.missing) == 1 else 'patches'} {', '.join(map(str, mail.missing))} of " \
               f"{total}: not given, not applied"

@@ -76,6 +76,7 @@ class PatchExperiment:
     reading: Reading | None = None  # the mail as read once (its benchmark, claims): what the dry run shows
     source: str = ""  # the kernel source's label ("linux-source-7.2 7.2.13-1")
     in_source: tuple[bool, ...] = ()  # per patch: the source has it already (the base takes it out)
+    other_form: tuple[bool, ...] = ()  # per patch: what the source has is its other form (the base takes that out)
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,7 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     for item in mail.benchmark.not_reproduced:
         say(f"not reproduced here: {item}")
     return PatchExperiment(choice.text + "\n" + found.table, base_dir, command, read, label,
-                           tuple(found.in_source))
+                           tuple(found.in_source), tuple(path in found.other_forms for path in found.paths))
 
 
 def checked(written: PatchExperiment) -> spec.Experiment:
