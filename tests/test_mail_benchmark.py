@@ -273,6 +273,8 @@ def test_a_fio_command_line_with_one_dash_options_is_read_as_fio_reads_it():
     assert options["rw"] == "randrw" and options["ioengine"] == "libaio" and options["bs"] == "4k"
     assert options["numjobs"] == str(MAX_JOBS)
     assert bench.not_reproduced == ()
+    # the VM iolab patch writes has 1 vCPU: the 4 jobs share it, they are not "the VM's vCPUs"
+    assert "[global] numjobs=16 -> 4 (taking turns on the VM's 1 vCPU)" in bench.scaled
     # a flag without a value (-group_reporting) and a word that is no option (a job file) stay apart
     sections, ignored = fio_command("fio -direct=1 -group_reporting jobs.fio", "x")
     assert sections == [("x", {"direct": "1", "group_reporting": ""})]
