@@ -132,3 +132,29 @@ def test_what_the_pipeline_wrote_is_named_under_home_as_a_user_reads_it(tmp_path
     assert _shown(tmp_path / "home" / ".cache" / "iolab" / "x.patch") == "~/.cache/iolab/x.patch"
     assert _shown(tmp_path / "work" / "iolab-mail" / "x.patch") == "iolab-mail/x.patch"
     assert _shown(tmp_path / "elsewhere" / "x.patch") == str(tmp_path / "elsewhere" / "x.patch")
+
+
+def test_the_run_sets_its_delta_beside_the_row_as_corrected_in_the_file(tmp_path, monkeypatch):
+    """The report's claim table reads the experiment's rows, not the mail again:
+    the fio mail claims BW 2874 -> 3305 MiB/s; corrected in the file to 2500,
+    the same scripted run (patched reads 20% faster) says opposite, not agrees."""
+    from iolab.analysis import reports
+    from iolab.run import runner
+    from iolab.store import Store
+    from iolab.workloads import patch_pipeline
+    from tests.fakes import ScriptedHost
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    request = patch_pipeline.PatchRequest((str(FIXTURES / "mail" / "sqpoll-tw-batch.mbox"),), dry_run=True,
+                                          source=str(source_tarball(tmp_path)), write=tmp_path / "exp.toml")
+    text = patch_pipeline.experiment(request, lambda _: None).text
+    words = []
+    for after in ("3305.0", "2500.0"):
+        (tmp_path / "exp.toml").write_text(text.replace("after = 3305.0\n", f"after = {after}\n"))
+        written = load.load(tmp_path / "exp.toml")
+        store = Store(tmp_path / f"runs-{after}.db")
+        levels = {variant.name: 100.0 if n == 0 else 120.0 for n, variant in enumerate(written.variant)}
+        run = runner.run(written, store, host=ScriptedHost(levels))
+        (claim,) = reports.run_report(store, run).analysis.claims
+        words.append((claim.label, round(claim.mail_delta, 3), claim.word))
+    assert words == [("BW", 0.15, "agrees"), ("BW", -0.13, "opposite")]
