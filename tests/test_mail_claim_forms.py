@@ -487,3 +487,14 @@ def test_list_items_that_name_a_side_and_dd_summary_tails_under_them():
     items = "* Without the cache\n\n  read: 100 MB/s\n\n* With the cache\n\n  read: 150 MB/s\n"
     assert [(c.before, c.after) for c in claims(items)] == [(100, 150)]
     assert claims("- use a new cache (faster)\n  read: 100 MB/s\n- the old path\n  read: 150 MB/s\n") == []
+
+
+def test_variants_named_in_parentheses_the_one_the_change_brings_after():
+    runs = """(passthru) read: IOPS=17.2k, BW=67.4MiB/s (70.6MB/s)
+lat (usec): min=44, max=288, avg=57.45, stdev= 8.28
+(block) read: IOPS=15.3k, BW=59.8MiB/s (62.7MB/s)
+lat (usec): min=43, max=349, avg=64.73, stdev=10.21
+"""
+    said = "This patchset implements io_uring passthrough in the driver.\n\n"
+    assert [(c.before, c.after) for c in claims(said + runs)] == [(15300, 17200), (59.8, 67.4), (64.73, 57.45)]
+    assert [(c.before, c.after) for c in claims(runs)] == [(17200, 15300), (67.4, 59.8), (57.45, 64.73)]

@@ -3,7 +3,8 @@
 ``Baseline``, ``w/o patch``, ``native kernel``, ``6.15.1``, ``Bad:`` are
 before; ``With this patch``, ``modified``, ``6.15.1+revert``, ``Fixed:``
 are after; ``for-next`` or ``C6 enabled`` name neither. Rows and tables
-use it to find their two sides (``Read (Vanilla)`` / ``Read (Patched)``).
+use it to find their two sides (``Read (Vanilla)`` / ``Read (Patched)``),
+and of two variants the one the text says the change brings is after.
 """
 
 from __future__ import annotations
@@ -59,3 +60,20 @@ def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
             return []  # two rows of one side: not a pair of sides
         keyed[key][side] = k
     return [(key, d["before"], d["after"]) for key, d in keyed.items() if len(d) == 2]
+
+
+_INTRODUCED = r"(?:this (?:patch|series)|introduc\w*|adds?|implement\w*|support\w*|use of|offload\w*|enabl\w*)"
+
+
+def introduced(names: list[str], lines: list[str]) -> int | None:
+    """Which of a few variants the text says the change brings (``This patch introduces the use of
+    the Intel QAT``, ``This patchset implements io_uring passthrough`` for ``passthru``): its
+    index, when exactly one is said. A name of more than five letters is said by a word it
+    begins like (``passthru``, ``passthrough``)."""
+    text = " ".join(lines)
+    said = []
+    for k, name in enumerate(names):
+        stem = re.escape(name) + r"\b" if len(name) <= 5 else re.escape(name[:5]) + r"[\w-]*"
+        if re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", text, re.I):
+            said.append(k)
+    return said[0] if len(said) == 1 else None

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import introduced, row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
@@ -131,16 +131,12 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
     return out
 
 
-_INTRODUCED = r"(?:this (?:patch|series)|introduc\w*|adds?|support\w*|use of|offload\w*|enabl\w*)"
-
-
 def _introduced(names: list[str], lines: list[str]) -> tuple[str, str] | None:
     """(before, after) of two variants when the text says the change brings one of them
     ("This patch introduces the use of the Intel QAT"), or when their names are the sides."""
-    text = " ".join(lines)
-    said = [n for n in names if re.search(rf"{_INTRODUCED}[^.]{{0,60}}\b{re.escape(n)}\b", text, re.I)]
-    if len(said) == 1:
-        return (names[1], names[0]) if said[0] == names[0] else (names[0], names[1])
+    said = introduced(names, lines)
+    if said is not None:
+        return names[1 - said], names[said]
     order = row_sides(*names)
     return (names[order[0]], names[order[1]]) if order else None
 

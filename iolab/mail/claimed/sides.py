@@ -8,7 +8,8 @@ figures under each (fio's own lines, dd's summary line, a profile's share
 of a function, any figure with its unit) keyed by what they measure, and
 pairs the same key's figures before and after, in order. A banner that
 names no side (a branch's name) is a side by its order: the first name is
-the baseline. One line with two clauses (``base IOPS is 562K, patch IOPS is
+the baseline, unless the text says the change brings the other (``(block)``
+/ ``(passthru)`` where "this patchset implements io_uring passthrough"). One line with two clauses (``base IOPS is 562K, patch IOPS is
 574K``) is read the same way.
 """
 
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
-from iolab.mail.claimed.naming import AFTER, BEFORE, Side, side_of
+from iolab.mail.claimed.naming import AFTER, BEFORE, Side, introduced, side_of
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, line_figures
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
@@ -29,6 +30,8 @@ _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patch
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
 _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^.:;!?=]{0,80})$",
                    re.I)
+# a variant's name in parentheses opening the line of its output or command: "(passthru) read: IOPS=17.2k, ..."
+_VARIANT = re.compile(r"^\s*\((?P<name>[A-Za-z][\w/+ -]{0,20})\)\s+(?P<rest>\S.*)$")
 # a list item naming a side: "* Without directory shrinking", "- Bounce then zero-copy (patched)"
 _ITEM = re.compile(r"^\s*[-*•]\s+(?P<name>[^:=]{1,80}?)\s*$")
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
@@ -59,6 +62,9 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     opening = _OPENING.match(line)
     if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
         return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
+    variant = _VARIANT.match(line)
+    if variant:  # a side by its name, else by which variant the text says the change brings
+        return side_of(variant.group("name")), variant.group("name"), variant.group("rest")
     item = _ITEM.match(line)
     if item and len(item.group("name").split()) <= 10:
         name = item.group("name")
@@ -100,12 +106,18 @@ def segments(lines: list[str]) -> list[Segment]:
     a paragraph of prose, or a banner that names no side where others do."""
     markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
                or _bare(lines, k) for k, line in enumerate(lines)]
-    known = any(m is not None and m[0] is not None for m in markers)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
-        if m is not None and m[0] is None and known and any(c.startswith(m[1].strip() + " ") or
-                                                            c.startswith(m[1].strip() + "+") for c in changed):
+        if m is not None and m[0] is None and changed and any(c.startswith(m[1].strip() + " ") or
+                                                              c.startswith(m[1].strip() + "+") for c in changed):
             markers[k] = ("before", m[1], m[2])
+    out = _cut(lines, markers, False)
+    # names that are no sides count only where no side named has figures under it
+    return _cut(lines, markers, True) if any(s.side is not None and s.figures for s in out) else out
+
+
+def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], known: bool) -> list[Segment]:
+    """The lines cut at the markers (those naming no side too, unless known) into sides."""
     out: list[Segment] = []
     current: Segment | None = None
     for k, line in enumerate(lines):
@@ -185,9 +197,11 @@ def side_pairs(lines: list[str]) -> list[Claim]:
     """Every after side's figures paired with those of the before side nearest it."""
     found = [s for s in segments(lines) if s.figures]
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
+    said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
     for segment in found:
         if segment.side is None:
-            segment.side = "before" if segment.name == neutral[0] else "after"
+            first = neutral[0] if said is None else neutral[1 - said]
+            segment.side = "before" if segment.name == first else "after"
     named = len({s.name.lower() for s in found if s.side == "after"}) > 1
     out: list[Claim] = []
     paired: set[int] = set()
