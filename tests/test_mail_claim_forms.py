@@ -498,3 +498,11 @@ lat (usec): min=43, max=349, avg=64.73, stdev=10.21
     said = "This patchset implements io_uring passthrough in the driver.\n\n"
     assert [(c.before, c.after) for c in claims(said + runs)] == [(15300, 17200), (59.8, 67.4), (64.73, 57.45)]
     assert [(c.before, c.after) for c in claims(runs)] == [(17200, 15300), (67.4, 59.8), (57.45, 64.73)]
+
+
+def test_two_lines_of_a_tool_and_a_flag_the_change_brings_after():
+    runs = "    #1G\n    dd:                     0.5s\n    FALLOC_FL_WRITE_ZEROES: 0.17s\n"
+    said = "- Switch to add a new write zeroes operation, FALLOC_FL_WRITE_ZEROES, in fallocate.\n\n"
+    assert [(c.before, c.after, c.unit) for c in claims(said + runs)] == [(0.5, 0.17, "s")]
+    assert claims(runs) == []  # which one the change brings, the text does not say
+    assert claims("Add IOVA support.\n\n  Streaming DMA total:    16.0 us\n  IOVA DMA total:         15.8 us\n") == []

@@ -3,15 +3,18 @@
 ``562K -> 574K IOPS``, ``from 4994 MiB/s to 5762 MiB/s``, also across a
 line break (``increases from 122 MB/s`` / ``to 167 MB/s (+36%)``), a delta
 in parentheses after it read as the mail's own; and one line that names
-both sides (``base IOPS is 562K, patch IOPS is 574K``). A pair is two
-figures with a unit: ``1 to 4 threads`` is none.
+both sides (``base IOPS is 562K, patch IOPS is 574K``); two lines of a
+variant and its figure each (``dd: 0.5s`` / ``FALLOC_FL_WRITE_ZEROES: 0.17s``)
+where the text says the change brings one. A pair is two figures with a
+unit: ``1 to 4 threads`` is none.
 """
 
 from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, number, said_unit, unit_of
+from iolab.mail.claimed.naming import introduced, side_of
 from iolab.mail.claimed.sides import clause_pairs
 
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
@@ -91,7 +94,33 @@ def pairs(lines: list[str]) -> list[Claim]:
                     found = _pair(lines, k, joined, match)
                     claims += [found] if found else []
         claims += clause_pairs(line)
-    return claims
+    return claims + variant_pairs(lines)
+
+
+_NAMED_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][\w.+-]*)\s*:\s+(?P<rest>\S.*)$")
+
+
+def variant_pairs(lines: list[str]) -> list[Claim]:
+    """Two lines one under the other, each a variant's one-word name (a tool, a flag) and one
+    figure (``dd:  0.5s`` / ``FALLOC_FL_WRITE_ZEROES: 0.17s``), of which the text says the change
+    brings one: that one after."""
+    out = []
+    for k in range(len(lines) - 1):
+        found = [_NAMED_LINE.match(line) for line in lines[k:k + 2]]
+        if found[0] is None or found[1] is None:
+            continue
+        names = [m.group("name") for m in found]
+        values = [[f for f in figures(m.group("rest")) if f[1][0] != "%"] for m in found]
+        if any(side_of(n) for n in names) or any(len(v) != 1 for v in values) or values[0][0][1][1] != values[1][0][1][1]:
+            continue
+        said = introduced(names, lines)
+        if said is None:
+            continue
+        (a, unit, _), (b, other, _) = values[1 - said][0], values[said][0]
+        value = convert(b, other[0], unit[0])
+        if value is not None:
+            out.append(make(f"{names[1 - said]} vs {names[said]}", a, value, unit, None, "", lines[k + said]))
+    return out
 
 
 def _restated(prose: str, symbol: str) -> bool:
