@@ -83,6 +83,9 @@ def test_the_fields_say_how_requests_share_the_device():
     assert four.carried and four.served == "4 at a time" and four.recorded()["parallel"] == 4
     assert qemu.null_blk_params(four)["iolab_parallel"] == "4"
     assert "iolab_parallel" not in qemu.null_blk_params(full)
+    largest = modeled({"max_kb": 1024}).vm.device_model
+    assert not largest.carried and qemu.null_blk_params(largest)["max_sectors"] == "2048"  # null_blk's own
+    assert largest.words() == "non-rotational, 20000 ns a request, served overlapped, requests of 1024 KiB at most"
     rotational = modeled({"rotational": True}).vm.device_model
     assert not rotational.carried  # null_blk's own rotational flag needs no change
 

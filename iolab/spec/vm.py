@@ -50,6 +50,9 @@ class DeviceModel(Strict):
     rotational: bool = False  # null_blk's rotational flag (queue/rotational = 1): what the kernel gives an HDD
     poll_queues: int | None = Field(default=None, ge=1, le=64)  # polled I/O (fio hipri, t/io_uring -p1)
     parallel: int = Field(default=1, ge=1, le=64)  # requests served at a time (with the carried change)
+    # The largest request the device takes, in KiB (null_blk's max_sectors); None: null_blk's own,
+    # the block layer's 255 sectors (a 1 MiB read is then 9 requests)
+    max_kb: int | None = Field(default=None, ge=4, le=16384)
 
     @model_validator(mode="before")
     @classmethod
@@ -114,7 +117,8 @@ class DeviceModel(Strict):
             parts.append(f"+ {self.seek_nsec} ns where it does not follow the last")
         kind = "rotational" if self.rotational else "non-rotational"
         polled = f", {self.poll_queues} poll queue{'s' if self.poll_queues != 1 else ''}" if self.poll_queues else ""
-        return f"{kind}, {' '.join(parts)}, served {self.served}{polled}"
+        largest = f", requests of {self.max_kb} KiB at most" if self.max_kb else ""
+        return f"{kind}, {' '.join(parts)}, served {self.served}{polled}{largest}"
 
 
 # null_blk's change iolab carries into the kernels it builds for a DeviceModel that is carried

@@ -184,6 +184,8 @@ def null_blk_params(model: DeviceModel | None) -> dict[str, str]:
         if model.parallel > 1:
             params["iolab_parallel"] = str(model.parallel)
     params["poll_queues"] = str(model.poll_queues or 0)
+    if model.max_kb:
+        params["max_sectors"] = str(model.max_kb * 2)
     if model.rotational:
         params["rotational"] = "Y"
     return params
