@@ -106,8 +106,8 @@ def variant_pairs(lines: list[str]) -> list[Claim]:
     brings one: that one after."""
     out = []
     for k in range(len(lines) - 1):
-        found = [_NAMED_LINE.match(line) for line in lines[k:k + 2]]
-        if found[0] is None or found[1] is None:
+        found = [m for m in (_NAMED_LINE.match(line) for line in lines[k:k + 2]) if m is not None]
+        if len(found) != 2:
             continue
         names = [m.group("name") for m in found]
         values = [[f for f in figures(m.group("rest")) if f[1][0] != "%"] for m in found]
