@@ -81,3 +81,12 @@ def test_a_cover_letter_alone_sent_in_reply_to_an_earlier_version_is_read(tmp_pa
     reply = tmp_path / "reply.eml"
     reply.write_text(path.read_text().replace("Subject: [RFC", "Subject: Re: [RFC"))
     assert mail_command(tmp_path, reply).returncode == 2
+
+
+def test_a_cover_letter_alone_without_a_counter_is_read(tmp_path):
+    path = tmp_path / "cover.eml"
+    path.write_text("From: A <a@example.org>\nSubject: [PATCHSET v3] mq-deadline scalability\n"
+                    "Message-Id: <c3@example.org>\n\nRandom reads went from 562K -> 574K IOPS.\n")
+    done = mail_command(tmp_path, path, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert [(c["before"], c["after"]) for c in json.loads(done.stdout)["claims"]] == [(562e3, 574e3)]

@@ -384,7 +384,8 @@ def _series_of_mails(mails: list[tuple[EmailMessage, str]]) -> tuple[_Item | Non
     # refuses it unless asked (iolab mail)
     lone = box.covers[max(box.covers)] if box.covers else \
         next((f for f in box.followups if f.counter == 0 and f.expected >= 1 and not f.has_diff
-              and not (_header(f.msg, "Subject") or "").lower().startswith("re:")), None)
+              and not (_header(f.msg, "Subject") or "").lower().startswith("re:")), None) or \
+        next((u for u in box.unknowns if len(mails) == 1 and not u.has_diff and not u.reply), None)  # [PATCHSET v3]
     if series is None and lone is not None:
         return _from_lore(lone, synthetic, files[lone.msgid]), []
     if series is None:
