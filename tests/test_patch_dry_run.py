@@ -158,3 +158,21 @@ def test_the_run_sets_its_delta_beside_the_row_as_corrected_in_the_file(tmp_path
         (claim,) = reports.run_report(store, run).analysis.claims
         words.append((claim.label, round(claim.mail_delta, 3), claim.word))
     assert words == [("BW", 0.15, "agrees"), ("BW", -0.13, "opposite")]
+
+
+def test_the_plan_says_which_hunks_of_a_port_moved(tmp_path):
+    """A mail written on another base (its hunk 70 lines higher, one context line other):
+    the plan names the port under its patch, as the report's header does."""
+    from tests.test_mail_series import MQ_NEW, MQ_OLD, commit, format_patch, repo_with, tarball
+
+    repo = repo_with(tmp_path, {"block/blk-mq.c": MQ_OLD})
+    commit(repo, "block/blk-mq.c", "\t\tdepth++;\n", "\t\tdepth++;\n\t\tif (depth > 32)\n\t\t\tcond_resched();\n",
+           "block: yield while issuing a long plug\n\nIOPS 562K -> 574K.")
+    [mail] = format_patch(repo, 1, tmp_path / "out")
+    done = iolab(tmp_path, tmp_path / "work", "patch", mail, "--source",
+                 tarball(tmp_path, {"block/blk-mq.c": MQ_NEW}), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    patches = done.stdout[done.stdout.index("patches:"):done.stdout.index("\nbenchmark:")]
+    assert " ".join(patches.split()) == ("patches: 1 patch 1/1 block: yield while issuing a long plug placed on "
+                                         "linux.tar.gz as a port (written on another base): block/blk-mq.c #1 +70 "
+                                         "(fuzz; 1 context line differs)")

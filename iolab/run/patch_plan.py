@@ -26,24 +26,43 @@ from iolab.load import device
 from iolab.mail.reading import Reading, maps_to
 from iolab.run import dryrun, estimate
 from iolab.run.claimed import WIDTH, claim_lines, cut, one, wrapped
-from iolab.spec import Experiment
+from iolab.spec import Experiment, MailPatch
 from iolab.store import Store
 from iolab.units import counted, format_duration, format_size
 from iolab.workloads.patch_pipeline import PatchExperiment
 
 
-def _patch_lines(written: PatchExperiment, reading: Reading) -> Iterator[str]:
+def _ported(record: MailPatch) -> str:
+    """Where a patch placed as a port moved: each hunk by file, lines and how ("" when none moved)."""
+    files: dict[str, list[str]] = {}
+    for hunk in record.port:
+        notes: list[str] = [hunk.how] if hunk.how != "offset" else []
+        if hunk.context:
+            differ = "differs" if len(hunk.context) == 1 else "differ"
+            notes.append(f"{counted(len(hunk.context), 'context line')} {differ}")
+        files.setdefault(hunk.file, []).append(f"#{hunk.hunk} {hunk.offset:+d}" + (f" ({'; '.join(notes)})"
+                                                                                   if notes else ""))
+    return "; ".join(f"{name} {', '.join(hunks)}" for name, hunks in files.items())
+
+
+def _patch_lines(written: PatchExperiment, reading: Reading, experiment: Experiment) -> Iterator[str]:
     mail = reading.mail
     total = reading.patches[0].total if reading.patches else 0
+    records = experiment.mail.patches if experiment.mail is not None else []
+    source = written.source or "the source"
     yield f"patches: {counted(len(reading.patches), 'patch', 'patches')}" + (f" of {total}" if mail.missing else "")
-    for n, (patch, inside) in enumerate(zip(mail.patches, written.in_source)):
+    for n, patch in enumerate(mail.patches):
         yield cut(f"  {patch.counter}/{patch.total} {one(patch.title)}")
+        record = records[n] if n < len(records) else None
+        if record is not None and record.repaired:
+            yield cut(f"      its diff repaired against {source} (the mail's copy was mangled)")
+        if record is not None and record.port:
+            yield from wrapped(f"placed on {source} as a port (written on another base): {_ported(record)}", 6)
+        inside = n < len(written.in_source) and written.in_source[n]
         if inside and n < len(written.other_form) and written.other_form[n]:
-            yield cut(f"      in {written.source or 'the source'} already in another form: the base is the "
-                      "source with that taken out")
+            yield cut(f"      in {source} already in another form: the base is the source with that taken out")
         elif inside:
-            yield cut(f"      in {written.source or 'the source'} already: the base is the source with it "
-                      "taken out")
+            yield cut(f"      in {source} already: the base is the source with it taken out")
     if mail.missing:
         yield f"  {'patch' if len(mail.missing) == 1 else 'patches'} {', '.join(map(str, mail.missing))} of " \
               f"{total}: not given, not applied"
@@ -126,7 +145,7 @@ def lines(experiment: Experiment, written: PatchExperiment | None, store: Store 
         mail = written.reading.mail
         title, at = one(mail.title), f"<{mail.message_id}>" if mail.message_id else ""
         out += [f"{title}  {at}".rstrip()] if len(title) + 2 + len(at) <= WIDTH else [cut(title), cut(f"  {at}")]
-        out += [*_patch_lines(written, written.reading), *_benchmark_lines(written.reading, experiment)]
+        out += [*_patch_lines(written, written.reading, experiment), *_benchmark_lines(written.reading, experiment)]
     out += [*claim_lines(experiment, verbose), *wrapped(device_line(experiment), 0),
             *_rounds_lines(experiment, store, verbose), *_estimate_lines(experiment, store, verbose)]
     return out
