@@ -506,3 +506,13 @@ def test_two_lines_of_a_tool_and_a_flag_the_change_brings_after():
     assert [(c.before, c.after, c.unit) for c in claims(said + runs)] == [(0.5, 0.17, "s")]
     assert claims(runs) == []  # which one the change brings, the text does not say
     assert claims("Add IOVA support.\n\n  Streaming DMA total:    16.0 us\n  IOVA DMA total:         15.8 us\n") == []
+
+
+def test_a_changelog_item_is_no_side():
+    table = """|         | Real  | devid1 | devid2 |
+|---------|-------|--------|--------|
+| pid     | {}| 3810   | 0      |
+"""
+    text = ("Changes in v5:\n - Introduce a framework to track read counts. (New patch)\n\n" + table.format("18.00s") +
+            "\n--------- original v1 ------------\n\n" + table.format("21.61s"))
+    assert claims(text) == []

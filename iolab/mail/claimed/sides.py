@@ -65,12 +65,6 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     variant = _VARIANT.match(line)
     if variant:  # a side by its name, else by which variant the text says the change brings
         return side_of(variant.group("name")), variant.group("name"), variant.group("rest")
-    item = _ITEM.match(line)
-    if item and len(item.group("name").split()) <= 10:
-        name = item.group("name")
-        said = re.search(r"\(([^()]+)\)$", name)  # the side in parentheses after the item's name, or opening it
-        side = side_of(said.group(1)) if said else side_of(name) if _BARE.match(name) else None
-        return (side, name, "") if side else None
     label = _LABEL.match(line)
     if label and len(label.group("name").split()) <= 10 and not NOISE.match(line):
         side = side_of(label.group("name"))
@@ -101,11 +95,24 @@ def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
     return (side, bare.group("name"), "") if side and line_figures(lines[k + 1]) else None
 
 
+def _item(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
+    """A list item that names a side (in parentheses after its name, or opening it), not a
+    sentence, when figures come within the three lines under it."""
+    item = _ITEM.match(lines[k])
+    name = item.group("name") if item else ""
+    if not item or len(name.split()) > 10 or "." in name.split("(")[0]:
+        return None  # "- Introduce a framework to track read counts. (New patch)": a changelog's item
+    said = re.search(r"\(([^()]+)\)$", name)
+    side = side_of(said.group(1)) if said else side_of(name) if _BARE.match(name) else None
+    under = [line for line in lines[k + 1:k + 8] if line.strip()][:3]
+    return (side, name, "") if side and any(line_figures(line) for line in under) else None
+
+
 def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
     markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
-               or _bare(lines, k) for k, line in enumerate(lines)]
+               or _bare(lines, k) or _item(lines, k) for k, line in enumerate(lines)]
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
         if m is not None and m[0] is None and changed and any(c.startswith(m[1].strip() + " ") or
