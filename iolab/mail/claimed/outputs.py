@@ -40,7 +40,7 @@ FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
-_PROFILE = re.compile(r"([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")
+_PROFILE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")  # from a name's start: linear
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,12 @@ def description(text: str) -> str:
     return text[:cut]
 
 
+MAX_LINES, MAX_WIDTH = 10_000, 16 << 10  # read no further: a hostile mail's time stays bounded (iolab watch)
+
+
 def claims(text: str) -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its sides, then its pairs."""
-    lines = [line.rstrip() for line in description(text).splitlines()]
+    lines = [line.rstrip()[:MAX_WIDTH] for line in description(text).splitlines()[:MAX_LINES]]
     lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
     found = pipe_tables(lines) + column_tables(lines)
     seen = {(c.before, c.after) for c in found}

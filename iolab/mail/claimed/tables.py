@@ -24,6 +24,7 @@ sentence above the table (``median usecs/call``).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -182,8 +183,8 @@ def _table_at(lines: list[str], i: int) -> _Table:
         if row:
             rows.append((group, row))
         elif text and not _rule(text):
-            following = next((line.strip() for line in lines[j + 1:] if line.strip() and not _rule(line.strip())),
-                             "")
+            following = next((line.strip() for line in itertools.islice(lines, j + 1, None)  # no copy: linear
+                              if line.strip() and not _rule(line.strip())), "")
             opening = not rows and not header
             if len(text) > 60 or text[-1] in ".:;," or (not opening and not table_row(following)):
                 break  # a sentence, or text not above rows: the table ends
