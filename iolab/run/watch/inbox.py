@@ -21,7 +21,7 @@ from pathlib import Path
 
 from iolab import process
 
-MAX_MESSAGE = 4 << 20  # a larger message is read as too large, not parsed
+MAX_MESSAGE = 1 << 20  # a larger message is skipped as too large, unparsed (a list's patch mail: some KiB)
 _EPOCH = re.compile(r"^(\d+)\.git$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 

@@ -97,6 +97,11 @@ def parse(message: Message) -> tuple[Any, Skip | None]:
     where = f"{message.epoch}:{message.commit[:12]}"
     if message.size > MAX_MESSAGE:
         return None, Skip(where, "", f"too large ({message.size} bytes; at most {MAX_MESSAGE})")
+    from iolab.mail.message import MAX_HEADERS
+
+    headers = len(re.split(rb"\r?\n\r?\n", message.data, maxsplit=1)[0])
+    if headers > MAX_HEADERS:  # Python's email takes minutes over a huge header
+        return None, Skip(where, "", f"headers of {headers} bytes (at most {MAX_HEADERS})")
     try:
         msg = email.message_from_bytes(message.data, _class=EmailMessage, policy=email.policy.default)
         msgid = b4.LoreMessage.get_clean_msgid(msg)
@@ -194,19 +199,29 @@ def _member(lore: Any, message: Message) -> Member:
     return Member(lore.msgid, lore.full_subject, lore.counter, body, diff, message)
 
 
+def _address(name: str, address: str) -> str | None:
+    """An address to reply to, or None (none, or not one a reply can be sent to: not ASCII)."""
+    if "@" not in address:
+        return None
+    try:
+        return email.utils.formataddr((name, address))
+    except (UnicodeError, ValueError):
+        return None
+
+
 def _addresses(msg: EmailMessage, name: str) -> list[str]:
     try:
         values = [str(v) for v in msg.get_all(name, [])]
     except Exception:  # noqa: BLE001 -- a header email's policy cannot parse: no addresses from it
         return []
-    return [email.utils.formataddr(pair) for pair in email.utils.getaddresses(values) if pair[1] and "@" in pair[1]]
+    return [found for pair in email.utils.getaddresses(values) if (found := _address(*pair))]
 
 
 def _series(lser: Any, source: dict[str, Message]) -> Series:
     cover = lser.patches[0] if lser.has_cover else None
     patches = tuple(_member(m, source[m.msgid]) for m in lser.patches[1:] if m is not None and m.msgid in source)
     first = cover if cover is not None else lser.patches[1]
-    author = email.utils.formataddr((first.fromname, first.fromemail)) if first.fromemail else ""
+    author = _address(first.fromname, first.fromemail) or ""
     headers = {"from": author, "to": _addresses(first.msg, "To"), "cc": _addresses(first.msg, "Cc"),
                "references": [*first.references[-8:]], "subject": first.full_subject, "message_id": first.msgid}
     title = first.subject
