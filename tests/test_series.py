@@ -506,3 +506,21 @@ def test_a_boot_thread_waiting_for_its_steps_build_ends_when_the_run_stops():
     stop.start()
     with pytest.raises(Stopped, match="step 1"):
         steps.get("step 1", stopping)
+
+
+def test_a_recheck_of_a_series_shows_its_recheck_lines(tmp_path, monkeypatch):
+    """`iolab run --recheck` of a series (what iolab patch runs): the header says its figures are the
+    "recheck" lines, and the series table shows them under each row of the rechecked run."""
+    from iolab.analysis import reports
+    from iolab.report import renderer
+
+    experiment = load.parse(series_raw(tmp_path, series={"patches": PATCHES, "strategy": "every"},
+                                       run={"iterations": 3, "seed": 7}), base_dir=str(tmp_path))
+    store = Store(tmp_path / "series.db")
+    first = runner.run(experiment, store, host=StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}))
+    second = runner.run(experiment, store, host=StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}), recheck_of=first)
+    text = renderer("text")(reports.run_report(store, second))
+    assert "its figures are the \"recheck\"" in text
+    table = [line.split()[-5:] for line in text.splitlines() if "10.00" in line]
+    assert table == [["us/call", "10.00", "5.00", "5.00", "5.00"], ["recheck", "10.00", "5.00", "5.00", "5.00"],
+                     ["us/call", "10.00", "10.00", "12.50", "12.50"], ["recheck", "10.00", "10.00", "12.50", "12.50"]]

@@ -39,20 +39,32 @@ def _columns(analysis: Analysis, steps: list[int]) -> list[str]:
 
 
 def rows(analysis: Analysis, steps: list[int], spread: bool, total: bool) -> list[list[str]]:
-    """The table's lines for these steps (indices into the variants)."""
+    """The table's lines for these steps (indices into the variants); for a recheck, the rechecked
+    run's rows, each with its "recheck" line and delta under it (the recheck's figures)."""
     names = [analysis.variants[k] for k in steps]
     lines = [_columns(analysis, steps)[: len(steps) + 2 + total]]
     previous = None
-    for row in analysis.rows:
+    recheck = {(r.workload, r.metric.name): r for r in analysis.rows} if analysis.original else {}
+    for row in (analysis.original or analysis).rows:
         first = row.workload if row.workload != previous else ""
         previous = row.workload
-        lines.append([first, row.metric.label, *(_value(row, name, spread) for name in names)] + [""] * total)
-        deltas = ["" if name not in row.comparisons else figures.delta_cell(row.comparisons[name]) for name in names]
-        if total:
-            whole = row.comparisons.get(TOTAL) or _only_step(row, analysis)
-            deltas.append(figures.delta_cell(whole) if whole else "")
-        lines.append(["", "  delta", *deltas])
+        lines += _row_lines(analysis, row, names, spread, total, [first, row.metric.label])
+        again = recheck.get((row.workload, row.metric.name))
+        if analysis.original is not None:
+            lines += _row_lines(analysis, again, names, spread, total, ["", "  recheck"]) if again else \
+                [["", "  recheck", *("-" for _ in names)]]
     return lines
+
+
+def _row_lines(analysis: Analysis, row: Row, names: list[str], spread: bool, total: bool,
+               label: list[str]) -> list[list[str]]:
+    """A row's values and, under them, each step's delta (and the total's)."""
+    values = [*label, *(_value(row, name, spread) for name in names)] + [""] * total
+    deltas = ["" if name not in row.comparisons else figures.delta_cell(row.comparisons[name]) for name in names]
+    if total:
+        whole = row.comparisons.get(TOTAL) or _only_step(row, analysis)
+        deltas.append(figures.delta_cell(whole) if whole else "")
+    return [values, ["", "  delta", *deltas]]
 
 
 def _only_step(row: Row, analysis: Analysis) -> Comparison | None:
