@@ -1,6 +1,7 @@
 """The patch mail an experiment was written from ([mail], set by iolab patch)
 is stored with the run and named in the header of every report format."""
 
+from dataclasses import replace
 import json
 
 from iolab.analysis import reports
@@ -28,9 +29,11 @@ def test_every_report_names_the_mail(tmp_path):
     report = reports.run_report(store, run_id)  # the experiment as the store kept it
     assert report.analysis.experiment.mail is not None
     assert report.analysis.experiment.mail.message_id == MAIL["message_id"]
-    flat = {fmt: " ".join(renderer(fmt)(report).split()) for fmt in ("text", "markdown")}
+    flat = {fmt: " ".join(renderer(fmt)(report).split()) for fmt in ("markdown", "json")}
+    flat["text"] = " ".join(renderer("text")(replace(report, verbose=True)).split())  # the header in full
     assert all(" ".join(LINE.split()) in text for text in flat.values())
-    assert renderer("text")(report).startswith(f"iolab: {MAIL['title']}\nmail: from Jia Zhu")
+    assert renderer("text")(replace(report, verbose=True)).startswith(f"iolab: {MAIL['title']}\nmail: from Jia Zhu")
+    assert renderer("text")(report).startswith(f"iolab: {MAIL['title']}\nmail: <{MAIL['message_id']}>\n")
     html = renderer("html")(report)
     assert "Message-Id &lt;20260609035241.1-2-jia@example.org&gt;" in html
     document = json.loads(renderer("json")(report))

@@ -188,7 +188,7 @@ def test_header_says_a_candidate_booting_the_baselines_kernel_is_an_a_a():
 
     kernel = "debian:6.1.0-56-amd64"
     same = experiment([{"name": "base", "kernel": kernel}, {"name": "series", "kernel": kernel}])
-    assert _same_variants(same) == ["A/A: series is base (same kernel, patches and settings): every delta is noise"]
+    assert _same_variants(same) == ["A/A: series is base (same kernel, patches, settings): its deltas are noise"]
     other = experiment([{"name": "base", "kernel": kernel}, {"name": "direct", "kernel": kernel, "fio": {"direct": 1}}])
     assert _same_variants(other) == []
 

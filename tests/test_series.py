@@ -520,7 +520,7 @@ def test_a_recheck_of_a_series_shows_its_recheck_lines(tmp_path, monkeypatch):
     first = runner.run(experiment, store, host=StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}))
     second = runner.run(experiment, store, host=StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}), recheck_of=first)
     text = renderer("text")(reports.run_report(store, second))
-    assert "its figures are the \"recheck\"" in text
+    assert "its figures: the \"recheck\" lines" in text
     table = [line.split()[-5:] for line in text.splitlines() if "10.00" in line]
     assert table == [["us/call", "10.00", "5.00", "5.00", "5.00"], ["recheck", "10.00", "5.00", "5.00", "5.00"],
                      ["us/call", "10.00", "10.00", "12.50", "12.50"], ["recheck", "10.00", "10.00", "12.50", "12.50"]]

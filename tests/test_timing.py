@@ -4,6 +4,7 @@ units every format prints, exact comparisons of values that do not vary.
 The real boot under -icount is in tests/test_vm_boot.py.
 """
 
+from dataclasses import replace
 import csv
 import io
 import json
@@ -297,7 +298,7 @@ def test_no_format_gives_a_wait_or_a_host_time_an_instruction_unit(tmp_path, mon
     document = json.loads(renderer("json")(report))
     assert {(c["metric"], c["unit"]) for c in document["comparisons"]} >= {
         ("host.settle_s", "guest s"), ("disk.read_ms", "guest ms"), ("sys_cpu.user_s", "Ginsn")}
-    text = renderer("text")(report)
+    text = renderer("text")(replace(report, verbose=True))  # the header in full says the units
     assert "host.settle guest s" in text and "settle Ginsn" not in text and "read Minsn" not in text
     assert "a wait's unit is the guest clock's" in " ".join(text.split())
     bench = renderer("benchstat")(report)
@@ -409,6 +410,7 @@ def test_compare_history_and_baseline_refuse_to_mix_modes(tmp_path, monkeypatch)
     _, again = scripted_run(tmp_path, monkeypatch, {"a": 100.0, "b": 110.0}, store=store)
     both = compare_report(store, exact, again)
     assert "instructions mode" in renderer("text")(both)
+    assert "a wait's unit is the guest clock's" in " ".join(renderer("text")(replace(both, verbose=True)).split())
     assert both.analysis.experiment.timing == "instructions"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, load, plan, spec
+from iolab.analysis.model import Report
 from iolab.hosts.vm import guest
 from iolab.run import runner
 from iolab.hosts.vm import host as vm
@@ -376,7 +377,9 @@ def test_runner_stores_batches_and_the_report_says_tcg(tmp_path, monkeypatch):
     result = analysis.analyse(store.run(run_id), samples)
     text = renderer("text")(result)
     check_golden("vm-tcg.txt", text)
-    assert "emulated (TCG): numbers comparable only with each other" in text
+    assert "VM: microvm, 2 vCPUs, 1024 MiB, TCG\n" in text  # the header in short; in full, what TCG means:
+    full = renderer("text")(Report(result, verbose=True))
+    assert "emulated (TCG): numbers comparable only with each other" in full
     assert json.loads(renderer("json")(result))["run"]["host"]["vm"]["machine"] == "microvm"
 
 
@@ -413,8 +416,9 @@ def test_the_reply_says_what_was_measured_and_each_variants_kernel(tmp_path):
     run_id = runner.run(exp, store, host=host)
     reply = renderer("reply")(reports.run_report(store, run_id))
     assert max(len(line) for line in reply.splitlines()) <= 72
-    assert ("f2fs on a virtio disk (256MiB), kernels 7.2.13 -R fix.patch | 7.2.13; VM: microvm, 1 vCPU, "
-            "1024 MiB, QEMU 7.2.22") in " ".join(reply.split())
+    assert "\nkernels:   7.2.13 -R fix.patch | 7.2.13\n" in reply
+    assert "\ndevice:    f2fs on a virtio disk (256MiB); VM: microvm, 1 vCPU, 1024 MiB\n" in reply
+    assert "\nmode:      wall clock (VM, tcg, QEMU 7.2.22); 2 rounds, alternate\n" in reply
     assert "6.18.0-test" not in reply  # the host's kernel is not the cells'
 
 

@@ -24,6 +24,7 @@ class Report:
     compared: tuple[RunInfo, RunInfo] | None = None  # iolab compare: runs A and B (the variants)
     notes: tuple[str, ...] = ()  # about the comparison of runs (what is left out, and why)
     hosts: Hosts | None = None  # a queued run: which agent ran which round, and the superseded tries
+    verbose: bool = False  # the text report's header in full (iolab report --verbose); JSON always has it
 
     @property
     def kind(self) -> str:

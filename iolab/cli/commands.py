@@ -15,6 +15,7 @@ import random
 import sqlite3
 import sys
 import textwrap
+from dataclasses import replace
 from typing import Any
 
 from iolab import spec
@@ -273,8 +274,10 @@ def _report(store: Store, run_id: int, args: argparse.Namespace) -> Report:
     --baseline NAME the run against the saved baseline run."""
     options = dict(view=getattr(args, "view", None), min_max=getattr(args, "min_max", None))
     if getattr(args, "baseline", None):
-        return reports.baseline_report(store, args.baseline, run_id, **options)
-    return reports.run_report(store, run_id, **options)
+        report = reports.baseline_report(store, args.baseline, run_id, **options)
+    else:
+        report = reports.run_report(store, run_id, **options)
+    return replace(report, verbose=bool(getattr(args, "verbose", False)))
 
 
 def _print_report(store: Store, run_id: int, args: argparse.Namespace) -> int:
@@ -339,6 +342,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     store = open_store(args, exists=True)
     report = reports.compare_report(store, args.run_a, args.run_b, view=args.view, min_max=args.min_max)
+    report = replace(report, verbose=bool(getattr(args, "verbose", False)))
     sys.stdout.write(renderer(args.format)(report))
     return _gated(report, args, EXIT_OK)
 

@@ -61,6 +61,9 @@ def view_options(command: argparse.ArgumentParser) -> None:
                          "(for rates) (default: [report].view)")
     command.add_argument("--min-max", action="store_true", default=None,
                          help="show min..max under each row (JSON always has them)")
+    command.add_argument("--verbose", "-v", action="store_true", default=False,
+                         help="the text report's header in full: the VM, the timing mode's units, the hosts "
+                         "(default: at most 6 lines; the JSON report always has it, as \"header\")")
 
 
 def checked_experiment(path: str, timing: str | None = None) -> spec.Experiment:

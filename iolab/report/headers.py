@@ -6,6 +6,7 @@ queued run's rounds."""
 from __future__ import annotations
 
 import datetime
+import textwrap
 from typing import Any
 
 from iolab.analysis import Analysis
@@ -13,7 +14,8 @@ from iolab.analysis import hosts as hosts_of
 from iolab.analysis import iorows
 from iolab.analysis.model import Report
 from iolab.engines import fio, probe
-from iolab.report.figures import table_view_text
+from iolab.report.figures import WIDTH, table_view_text
+from iolab.report.figures import wrapped as wrapped_lines
 from iolab.spec import CARRIED_PATCH, Experiment, Variant
 from iolab.store import RunInfo
 from iolab.units import counted, format_size
@@ -81,8 +83,8 @@ def _same_variants(experiment: Experiment) -> list[str]:
     same = [v.name for v in experiment.variant[1:] if settings(v) == settings(base)]
     if not same:
         return []
-    return [f"A/A: {', '.join(same)} {'is' if len(same) == 1 else 'are'} {base.name} (same kernel, patches "
-            f"and settings): every delta is noise"]
+    return [f"A/A: {', '.join(same)} {'is' if len(same) == 1 else 'are'} {base.name} (same kernel, patches, "
+            f"settings): its deltas are noise"]
 
 
 def target_text(analysis: Analysis) -> str:
@@ -138,8 +140,68 @@ def header(analysis: Analysis) -> list[str]:
         stop = f", stopped: {analysis.run.stop_reason}" if analysis.run.stop_reason else ""
         lines.append(
             f"recheck: run {analysis.run.id}{_status(analysis)}: {_rounds_text(analysis)}, "
-            f"seed {analysis.run.seed}{stop}; its figures are the \"recheck\" lines"
+            f"seed {analysis.run.seed}{stop}; its figures: the \"recheck\" lines"
         )
+    return lines
+
+
+SHORT = 6  # lines of the terminal report's header; the rest with --verbose, and always in the JSON
+
+
+def short_header(report: Report) -> tuple[list[str], bool]:
+    """The terminal report's header, at most SHORT lines of a mail's width: the experiment, the
+    mail, where it ran, the rounds and the mode, then what the run must say first (how it stopped,
+    its recheck, an A/A, a changed I/O count); and whether the full header says more."""
+    full = report_header(report)
+    analysis = report.analysis
+    if report.compared is not None:  # the title, the mail, each run's line, how they are compared
+        skip = 1 + len(mail_lines(analysis.experiment))
+        mode = "; instructions mode" if analysis.experiment.timing == "instructions" else ""
+        lines = [*full[:skip + 2], full[-1] + mode]
+    else:
+        primary = analysis.original or analysis
+        run, experiment = primary.run, primary.experiment
+        mail = experiment.mail
+        vm = run.host.get("vm")
+        machine = (f"{kernels_text(vm, analysis.variants, experiment.series is not None)}; VM: {vm_shape(vm)}"
+                   + (f", {vm['accel'].upper()}" if vm.get("accel") else "") if vm else f"kernel {run.host.get('kernel')}, {run.host.get('cpus')} CPUs")
+        mode = {"instructions": "; instructions mode"}.get(experiment.timing, "")
+        if experiment.timing == "instructions" and experiment.vm.device_model is not None:
+            mode = "; modeled time (instructions + null_blk's timer waits)"
+        lines = [f"iolab: {experiment.name}",
+                 *([f"mail: <{mail.message_id}>" if mail.message_id else f"mail: {mail.title}"] if mail else []),
+                 f"{target_text(analysis)}, {machine}",
+                 f"run {run.id}{_status(primary)}: {_rounds_text(primary)}, {experiment.run.order}; "
+                 f"{table_view_text(analysis).split(' (')[0]}{mode}"]  # why no ±: --verbose
+        lines += _firsts(analysis) + host_lines(report)
+    return _within(lines, SHORT), lines != full
+
+
+def _within(lines: list[str], most: int) -> list[str]:
+    """The lines wrapped to a mail's width in at most ``most`` lines: the line that wraps to the
+    most lines shortened by one (at a word, " ..." marking the cut) until they fit; past one line
+    each, the last lines left out."""
+    lines = lines[:most]
+    wrapped = [wrapped_lines([line]) for line in lines]
+    while sum(map(len, wrapped)) > most:
+        # the last line that wraps, shortened first: the experiment, the mail, where and the rounds lead
+        longest = max((i for i in range(len(wrapped)) if len(wrapped[i]) > 1), default=None)
+        if longest is None:
+            del wrapped[-1]
+            continue
+        keep = len(wrapped[longest]) - 1
+        wrapped[longest] = wrapped_lines([textwrap.shorten(lines[longest], keep * (WIDTH - 6), placeholder=" ...")])
+    return [line for group in wrapped for line in group]
+
+
+def _firsts(analysis: Analysis) -> list[str]:
+    """The full header's lines a short one keeps too: a failure or stop, a recheck, an A/A; and
+    in instructions mode a changed I/O count, in short."""
+    keep = ("failed:", "stopped after", "recheck:", "A/A:")
+    lines = [line for line in header(analysis) if line.startswith(keep)]
+    changed = iorows.changes(analysis) if analysis.experiment.timing == "instructions" else []
+    if changed:
+        lines.append(f"I/O count changed {changed[0].text()}")
     return lines
 
 
@@ -284,12 +346,16 @@ def kernels_text(vm: dict[str, Any], variants: list[str], series: bool = False) 
     return f"kernel {names[0]}" if len(set(names)) == 1 else "kernels " + " | ".join(names)
 
 
-def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
-    """The VM line of the header: kernels, shape, QEMU."""
+def vm_shape(vm: dict[str, Any]) -> str:
+    """The VM's machine, vCPUs and memory: "microvm, 1 vCPU, 1024 MiB"."""
     cpus = vm.get("cpus")
     vcpus = counted(cpus, "vCPU") if isinstance(cpus, int) else f"{cpus} vCPUs"
-    return (f"{kernels_text(vm, variants, series)}; VM: {vm.get('machine')}, {vcpus}, "
-            f"{vm.get('memory_mib')} MiB, QEMU {vm.get('qemu')}")
+    return f"{vm.get('machine')}, {vcpus}, {vm.get('memory_mib')} MiB"
+
+
+def _vm_text(vm: dict[str, Any], variants: list[str], series: bool = False) -> str:
+    """The VM line of the header: kernels, shape, QEMU."""
+    return f"{kernels_text(vm, variants, series)}; VM: {vm_shape(vm)}, QEMU {vm.get('qemu')}"
 
 
 def _vm_notes(vm: dict[str, Any] | None) -> list[str]:

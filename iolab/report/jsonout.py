@@ -210,6 +210,7 @@ def report_document(report: Report) -> dict[str, Any]:
     ``compare_notes``."""
     doc = document(report.analysis)
     doc["experiment_sha256"] = reproduce.digest(report.analysis.experiment)  # the reply block's, in full
+    doc["header"] = headers.report_header(report)  # the text report's header in full (--verbose)
     doc["environment"] = [
         {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
         for row in report.environment

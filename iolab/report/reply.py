@@ -140,7 +140,7 @@ def _mode(analysis: Analysis) -> str:
         what = (f"modeled (TCG icount + null_blk: {model.words()})" if model is not None
                 else "instructions (QEMU TCG icount): counts, not times")
         return _fit("mode:", f"{what}; {order}", 2 if model is not None else 1)
-    where = f"VM, {vm.get('accel')}" if vm else "this host"
+    where = f"VM, {vm.get('accel')}, QEMU {vm.get('qemu')}" if vm else "this host"
     return _fit("mode:", f"wall clock ({where}); {order}")
 
 
@@ -155,8 +155,7 @@ def _machine(report: Report) -> list[str]:
 
 def _device(analysis: Analysis) -> str:
     vm = analysis.run.host.get("vm")
-    shape = f"; {counted(vm['cpus'], 'vCPU')}, {vm.get('memory_mib')} MiB" if vm and isinstance(
-        vm.get("cpus"), int) else f"; {analysis.run.host.get('cpus')} CPUs" if not vm else ""
+    shape = f"; VM: {headers.vm_shape(vm)}" if vm else f"; {analysis.run.host.get('cpus')} CPUs"
     where = headers.target_text(replace(analysis, target_place="", original=None))  # the place: in short
     if analysis.target_place.startswith("RAM"):
         where += ", image in RAM"

@@ -1,4 +1,5 @@
-"""Plain text for a mail: a table that fits 72 columns, then footnotes."""
+"""Plain text for a mail: a header of at most 6 lines (in full with --verbose), a table that fits
+72 columns, then footnotes."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def _layout(block: table.Block) -> list[str]:
 
 def render(report: Report) -> str:
     analysis = report.analysis
-    lines = figures.wrapped(headers.report_header(report))
+    head, more = (figures.wrapped(headers.report_header(report)), False) if report.verbose else \
+        headers.short_header(report)  # wrapped to at most 6 lines
+    lines = list(head)
     if analysis.series is not None:
         lines += series.text_lines(analysis)
     else:
@@ -58,4 +61,6 @@ def render(report: Report) -> str:
     notes = footnotes.report_notes(report)
     if notes:
         lines += ["", "notes:"] + figures.wrapped([f"- {note}" for note in notes], "  ")
+    if more:
+        lines += ["", "(the header in full: --verbose, and the JSON report's \"header\")"]
     return "\n".join(lines) + "\n"
