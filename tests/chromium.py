@@ -49,10 +49,12 @@ def _page_requests(netlog: Path) -> list[str]:
     return urls
 
 
-def load(page: Path, timeout: float = 120) -> Loaded:
+def load(page: Path, timeout: float = 120, width: int = 0) -> Loaded:
+    """``width``: the window's width in CSS pixels (Chromium's default when 0)."""
+    size = [f"--window-size={width},2000"] if width else []
     with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
         netlog = Path(profile, "netlog.json")
-        done = subprocess.run([binary(), *FLAGS, f"--user-data-dir={profile}/p", f"--log-net-log={netlog}",
+        done = subprocess.run([binary(), *FLAGS, *size, f"--user-data-dir={profile}/p", f"--log-net-log={netlog}",
                                "--dump-dom", page.resolve().as_uri()],
                               capture_output=True, text=True, timeout=timeout, check=False)
         assert done.returncode == 0, done.stderr[-2000:]

@@ -109,3 +109,88 @@ def test_compare_and_history_pages_render_in_chromium(hostile_store, tmp_path):
     page.write_text(HISTORY["html"](found))
     loaded = chromium.load(page)
     assert Dom(loaded.dom).tags.count("svg") == 1 and loaded.page_requests == []
+
+
+# Run in the page's copy (the report itself has no script, and its CSP forbids one): each plot's titles
+# as Chromium laid them out, whether any two overlap, and whether any lies outside its plot.
+LAYOUT = """<script>
+const found = [];
+document.querySelectorAll("svg.plot").forEach((svg, i) => {
+  const box = svg.getBoundingClientRect();
+  const titles = [...svg.querySelectorAll('g[id*="-title-"]')].map(g => g.getBoundingClientRect());
+  titles.forEach((t, j) => {
+    if (t.left < box.left - 1 || t.right > box.right + 1 || t.top < box.top - 1 || t.bottom > box.bottom + 1)
+      found.push(`plot ${i} title ${j} cut off`);
+    titles.slice(j + 1).forEach((u, k) => {
+      if (t.left < u.right && u.left < t.right && t.top < u.bottom && u.top < t.bottom)
+        found.push(`plot ${i} titles ${j} and ${j + k + 1} overlap`);
+    });
+  });
+  found.push(`plot ${i}: ${titles.length} titles, ${Math.round(box.width)} px`);
+});
+const pre = document.createElement("pre");
+pre.id = "layout";
+pre.textContent = JSON.stringify(found);
+document.body.appendChild(pre);
+</script>"""
+
+
+def layout(html: str, tmp_path, name: str) -> list[str]:
+    """What LAYOUT found when Chromium showed the page in a window 1200 px wide."""
+    import json
+    import re
+
+    probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace("</body>", LAYOUT + "</body>")
+    page = tmp_path / name
+    page.write_text(probe)
+    dom = chromium.load(page, width=1200).dom
+    return json.loads(re.search(r'<pre id="layout">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
+
+
+def test_plot_titles_neither_overlap_nor_get_cut_off_at_1200_px(tmp_path):
+    """A workload with a long name and many rows beside one that failed in every cell, and a series
+    whose step plot titles name long workloads: every title inside its plot, none over another; the
+    failed workload's rows get no plot (no empty axes)."""
+    from iolab import load
+
+    long = "io_uring-sqpoll-raise-the-SQPOLL-task_work-batch"
+    metrics = ["read_bw", "read_p50", "read_p99", "ctx", "ios", "read_iops"]
+    workloads = [{"name": long, "job": "[j]\nrw=randread\n"}, {"name": "broken", "job": "[j]\nrw=randread\n"}]
+    store = Store(tmp_path / "html.db")
+    levels = {"base": 100.0, "patched": 80.0}
+
+    def fail(cell):
+        return "fio: Operation not supported" if cell.workload.name == "broken" else None
+
+    run = runner.run(experiment(list(levels), 6, workload=workloads, report={"metrics": metrics}), store,
+                     host=ScriptedHost(levels, fail={"base": fail, "patched": fail}))
+    html = renderer("html")(reports.run_report(store, run))
+    assert "<h3>broken: samples" not in html and "no successful samples to draw" in html
+    found = layout(html, tmp_path, "run.html")
+    assert [f for f in found if "overlap" in f or "cut off" in f] == [], found
+    assert sum(int(f.split(": ")[1].split()[0]) for f in found if ": " in f) >= 8, found  # the titles were seen
+
+    patches = ["0001-a-long-patch-name-for-the-first-step.patch", "0002-and-the-second-one.patch"]
+    for name in patches:
+        (tmp_path / name).write_text(f"{name}\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -1 +1 @@\n-a\n+{name}\n")
+    (tmp_path / "linux.tar.gz").write_bytes(b"")
+    raw = {"name": "a series", "kernel": {"source": "linux.tar.gz"}, "series": {"patches": patches},
+           "workload": [{"name": f"{long}-{i}", "job": "[j]\nrw=randread\n"} for i in range(2)],
+           "report": {"metrics": metrics[:4]}, "run": {"iterations": 6, "seed": 7}}
+    exp = load.parse(raw, base_dir=str(tmp_path))
+    run = runner.run(exp, store, host=ScriptedHost({v.name: 100.0 + 10 * v.step for v in exp.variant}))
+    html = renderer("html")(reports.run_report(store, run))
+    assert "0001-a-long-patch-name-for-the-first-step.patch" in html and "../" not in html
+    found = layout(html, tmp_path, "series.html")
+    assert [f for f in found if "overlap" in f or "cut off" in f] == [], found
+
+
+def test_the_environment_names_patches_not_their_paths():
+    from iolab.analysis.envdiff import EnvRow
+    from iolab.analysis.model import Report
+    from iolab.report import html
+
+    patches = '["../../../../root/.cache/iolab/experiments/mail-1/iolab-mail/0001-ext4-a.patch", "/tmp/x/0002-b.diff"]'
+    row = EnvRow("variant.kernel.patches", {"base": "-", "patched": patches}, True, False)
+    shown = "".join(html.environment_html(Report(None, environment=(row,))))  # type: ignore[arg-type]
+    assert "0001-ext4-a.patch" in shown and "0002-b.diff" in shown and "../" not in shown and "/tmp/" not in shown

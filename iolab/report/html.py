@@ -15,6 +15,7 @@ or script, so even a mistake cannot reach the network.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 from iolab import histogram
@@ -214,6 +215,15 @@ def samples_html(report: Report) -> list[str]:
             f'<table class="env"><thead>{head}</thead><tbody>{body}</tbody></table>']
 
 
+_PATCH_PATH = re.compile(r'(?:[^\s"\[\],]*/)+([^\s"\[\],/]+\.(?:patch|diff|mbx|mbox|eml))\b')
+
+
+def named(value: str) -> str:
+    """An environment value with each patch named by its file, not its path ("../../../x/0001-a.patch",
+    a path relative to wherever the run began, says nothing to a reader)."""
+    return _PATCH_PATH.sub(r"\1", value)
+
+
 def environment_html(report: Report) -> list[str]:
     if not report.environment:
         return []
@@ -223,7 +233,7 @@ def environment_html(report: Report) -> list[str]:
     for row in report.environment:
         css = ' class="differs"' if row.differs else ""
         key = escape(row.key) + (" (checked)" if row.checked else "")
-        body.append(f"<tr{css}><td>{key}</td>" + "".join(f"<td>{escape(v)}</td>" for v in row.values.values())
+        body.append(f"<tr{css}><td>{key}</td>" + "".join(f"<td>{escape(named(v))}</td>" for v in row.values.values())
                     + "</tr>")
     differ = sum(1 for row in report.environment if row.differs)
     return ["<h2>Environment</h2>",

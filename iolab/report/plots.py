@@ -40,6 +40,10 @@ RC: dict[RcKeyType, Any] = {
     "axes.spines.right": False,
 }
 _figures = itertools.count(1)
+PANEL = 3.4  # inches a panel is wide: three side by side fill a page 1200 px wide at the SVG's 72 per inch
+COLUMNS = 3  # panels side by side at most; more go on the next line
+MARGIN = 0.7  # inches of a panel left of its axes (the y label and ticks): a title centres on the axes
+CHAR = 0.62  # a title character's mean width, in ems of its font (DejaVu Sans, Chromium's fallback too)
 
 
 def new_page() -> None:
@@ -81,11 +85,29 @@ class StepLine:
     high: list[float]
 
 
+def title(ax: Axes, text: str, width: float = PANEL) -> None:
+    """The panel's title, wrapped to the panel's width (a title wider than its panel runs into the
+    next one, or past the figure's edge), and marked (gid "title-N") so a test can find it."""
+    import textwrap
+
+    size = float(ax.title.get_fontsize())
+    chars = max(12, int((width - MARGIN) * 72 / (size * CHAR)))  # centred over the axes, not the panel
+    ax.set_title("\n".join(textwrap.wrap(text, chars, break_long_words=True)) or text)
+    ax.title.set_gid(f"title-{ax.figure.axes.index(ax)}")
+
+
+def _grid(count: int) -> tuple[int, int]:
+    """(rows, columns) of panels: at most COLUMNS side by side."""
+    columns = min(COLUMNS, count) or 1
+    return (count + columns - 1) // columns, columns
+
+
 def steps_figure(lines: Sequence[StepLine]) -> str:
-    """Per metric a line over the series' steps, each center with its 95% CI."""
-    columns = min(3, len(lines)) or 1
-    count = (len(lines) + columns - 1) // columns
-    figure = _figure(3.6 * columns, 2.4 * count)
+    """Per metric a line over the series' steps, each center with its 95% CI (a metric with no
+    value at any step is left out: no empty axes)."""
+    lines = [line for line in lines if any(math.isfinite(c) for c in line.centers)]
+    count, columns = _grid(len(lines))
+    figure = _figure(PANEL * columns, 2.4 * count)
     axes = figure.subplots(count, columns, squeeze=False).ravel()
     for ax, line in zip(axes, lines):
         xs = [i for i, c in enumerate(line.centers) if math.isfinite(c)]
@@ -97,7 +119,7 @@ def steps_figure(lines: Sequence[StepLine]) -> str:
         ax.set_xticks(range(len(line.steps)), line.steps)
         ax.set_xlabel("step")
         ax.set_ylabel(line.unit)
-        ax.set_title(line.title)
+        title(ax, line.title)
     for ax in axes[len(lines):]:
         ax.set_visible(False)
     return to_svg(figure)
@@ -149,7 +171,7 @@ def _strip_panel(ax: Axes, strip: Strip) -> None:
         ax.scatter(i + _jitter(len(values), i), values, s=12, color=COLORS[i % len(COLORS)], alpha=0.8,
                    zorder=3)
     ax.set_xticks(range(len(names)), names, rotation=15)
-    ax.set_title(strip.title)
+    title(ax, strip.title)
     ax.set_ylabel(strip.unit)
 
 
@@ -159,31 +181,38 @@ def _pair_panel(ax: Axes, strip: Strip, names: tuple[str, str]) -> None:
         ax.plot([0, 1], [base, cand], color=color, alpha=0.6, marker="o", markersize=3, linewidth=1)
     ax.set_xticks([0, 1], list(names))
     ax.set_xlim(-0.3, 1.3)
-    ax.set_title(f"by round ({len(strip.pairs)} pairs)")
+    title(ax, f"by round ({len(strip.pairs)} pairs)")
     ax.set_ylabel(strip.unit)
 
 
 def samples_figure(strips: Sequence[Strip], pair_names: tuple[str, str] | None) -> str:
     """Per metric: values of each variant (box and points); with pair_names,
-    below each the baseline's and the candidate's value of each round joined."""
-    rows = 2 if pair_names else 1
-    cols = max(1, len(strips))
-    figure = _figure(min(2.6 * cols, 11), 2.6 * rows)
-    axes = np.atleast_2d(figure.subplots(rows, cols, squeeze=False))
+    below each the baseline's and the candidate's value of each round joined.
+    At most COLUMNS metrics side by side; a metric with no value is left out."""
+    strips = [strip for strip in strips if any(strip.values.values())]
+    lines, columns = _grid(len(strips))
+    per = 2 if pair_names else 1
+    figure = _figure(PANEL * columns, 2.6 * lines * per)
+    axes = np.atleast_2d(figure.subplots(lines * per, columns, squeeze=False))
     for i, strip in enumerate(strips):
-        _strip_panel(axes[0][i], strip)
+        top, column = (i // columns) * per, i % columns
+        _strip_panel(axes[top][column], strip)
         if pair_names:
+            below = axes[top + 1][column]
             if strip.pairs:
-                _pair_panel(axes[1][i], strip, pair_names)
+                _pair_panel(below, strip, pair_names)
             else:
-                axes[1][i].set_axis_off()
-                axes[1][i].text(0.5, 0.5, "no rounds with both values", ha="center", transform=axes[1][i].transAxes)
+                below.set_axis_off()
+                below.text(0.5, 0.5, "no rounds with both values", ha="center", transform=below.transAxes)
+    for i in range(len(strips), lines * columns):  # the last line's empty places
+        for k in range(per):
+            axes[(i // columns) * per + k][i % columns].set_visible(False)
     return to_svg(figure)
 
 
-def forest_figure(intervals: Sequence[Interval], title: str) -> str:
+def forest_figure(intervals: Sequence[Interval], heading: str) -> str:
     """Delta and its 95% CI per metric row, in %; 0 marked."""
-    figure = _figure(7, 0.35 * len(intervals) + 1.0)
+    figure = _figure(8, 0.5 * len(intervals) + 1.0)
     ax = figure.subplots()
     for y, item in enumerate(reversed(intervals)):
         color = VERDICT_COLORS.get(item.verdict, "#757575")
@@ -193,17 +222,23 @@ def forest_figure(intervals: Sequence[Interval], title: str) -> str:
             ax.plot([item.delta * 100], [y], marker="o", color=color,
                     fillstyle="full" if item.verdict in ("better", "worse") else "none")
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(intervals)), [i.label for i in reversed(intervals)])
-    ax.set_xlabel("delta against the baseline, % (95% CI)")
-    ax.set_title(title)
+    import textwrap
+
+    labels = ["\n".join(textwrap.wrap(i.label, 36)) or i.label for i in reversed(intervals)]  # a row's name, wrapped
+    ax.set_yticks(range(len(intervals)), labels)
+    ax.set_xlabel("delta, % (95% CI)")
+    title(ax, heading, 7)
     return to_svg(figure)
 
 
 def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]], xlabel: str = "latency, us") -> str:
     """Per histogram (read_clat, ...): each variant's merged latency CDF, log x
     (histograms in ns, drawn in thousands: us, or kinsn in instructions mode)."""
-    figure = _figure(min(3.6 * len(panels), 11), 2.8)
-    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    count, columns = _grid(len(panels))
+    figure = _figure(PANEL * columns, 2.8 * count)
+    axes = figure.subplots(count, columns, squeeze=False).ravel()
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
     for ax, (name, by_variant) in zip(axes, panels.items()):
         for i, (variant, hist) in enumerate(by_variant.items()):
             items = sorted(hist.items())
@@ -218,12 +253,12 @@ def cdf_figure(panels: dict[str, dict[str, histogram.Histogram]], xlabel: str = 
         ax.set_ylim(0, 1.01)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of I/Os")
-        ax.set_title(f"{name}: merged over all rounds")
+        title(ax, f"{name}: merged over all rounds")
         ax.legend(loc="lower right")
     return to_svg(figure)
 
 
-def history_figure(series: dict[str, list[tuple[int, float, float, float]]], title: str, unit: str,
+def history_figure(series: dict[str, list[tuple[int, float, float, float]]], heading: str, unit: str,
                    changed: frozenset[int] = frozenset()) -> str:
     """Per series (a variant of a workload): (run id, center, low, high) across
     runs; a dashed line before each run in `changed` (its setup differs from
@@ -244,6 +279,6 @@ def history_figure(series: dict[str, list[tuple[int, float, float, float]]], tit
     ax.set_xticks(range(len(runs)), [str(p[0]) for p in runs])
     ax.set_xlabel("run")
     ax.set_ylabel(unit)
-    ax.set_title(title)
+    title(ax, heading, 7)
     ax.legend(loc="best")
     return to_svg(figure)
