@@ -66,3 +66,25 @@ def test_a_sentence_above_the_header_rows_says_it_not_the_header_cells():
 |mb_optimize_scan=1 | 2643  | 4784  (+81.0%)  |
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(2667, 4821, "higher"), (2643, 4784, "higher")]
+
+
+def test_a_column_of_after_over_before_makes_the_two_before_it_a_pair_and_a_gain_says_higher():
+    text = """paged reads
+-----------
+            128K IO size                      1024K IO size
+jobs   /dev/fuse     uring    gain     /dev/fuse    uring   gain
+ 1        1117        1921    1.72        1902       1942   1.02
+ 2        2502        3527    1.41        3066       3260   1.06
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [
+        (1117, 1921, "higher"), (1902, 1942, "higher"), (2502, 3527, "higher"), (3066, 3260, "higher")]
+    no_ratio = text.replace("1.72", "1.99").replace("1.41", "1.99").replace("1.02", "1.99").replace("1.06", "1.99")
+    assert claims(no_ratio) == []  # no ratio and no side named: columns that are settings
+
+
+def test_a_factor_under_a_gain_column_below_one_says_the_other_way():
+    text = """jobs   base   patched   gain
+1      2023   3998      2.42
+2      3375   1950      0.58
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(2023, 3998, "higher"), (3375, 1950, "higher")]

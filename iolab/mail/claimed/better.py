@@ -5,6 +5,8 @@ A kernel developer reads it from the mail around the row, in this order:
 - the mail's own delta against the figures: a delta whose sign is the
   opposite of the figures' move is a gain (``p99 1.876 -> 0.963 +48.69%``:
   lower is better);
+- a factor under a column named gain or speedup (``1117  1921  1.72``):
+  above 1 the figures moved the better way;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
   ``fio (iops higher better, p99 lower better)``): throughput, IOPS and
@@ -65,13 +67,29 @@ def _said_above(lines: list[str], k: int) -> Better | None:
     return None
 
 
+_GAIN = re.compile(r"\b(gain|speed-?up|improvement)s?\b", re.I)
+
+
+def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
+    """Under a column named gain or speedup, the row's factor (``2023  3998  2.42``): above 1, the
+    way the figures moved is the better one; below 1, the other."""
+    if claim.direction == "none" or not any(_GAIN.search(line) for line in lines[max(0, k - _SAID * 2):k]):
+        return None
+    written = [float(w) for w in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.%])", lines[k])]
+    factors = [r for r in written if r not in (claim.before, claim.after) and r > 0 and r != 1]
+    if len(factors) != 1:
+        return None
+    up = (claim.direction == "up") == (factors[0] > 1)
+    return "higher" if up else "lower"
+
+
 def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
     """Each claim with its better way, where the unit and the name left it open and the mail says it."""
     out = []
     for claim in found:
         if claim.better is None:
             k = _where(lines, claim)
-            better = _gain(claim) or (_said_above(lines, k) if k is not None else None)
+            better = _gain(claim) or (_gain_column(lines, k, claim) or _said_above(lines, k) if k is not None else None)
             claim = replace(claim, better=better) if better else claim
         out.append(claim)
     return out

@@ -263,6 +263,8 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         and any(_SUMMARY.match(r.label) for _, r in rows)
     if series:  # a series by the second (its columns the two ways compared): its average is the claim
         rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]
+    elif all(_gains(row.values) for _, row in rows) and not _compared(table):
+        return [claim for group, row in rows for claim in _gain_claims(group, row, unit, better)]
     elif not _compared(table):
         return []
     swap = bool(AFTER_FIRST.search(table.header))
@@ -281,6 +283,30 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             out += _two_measures(table.header, row, found, better)
             continue
         out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
+    return out
+
+
+def _gains(values: tuple[tuple[float, str], ...]) -> list[int]:
+    """Where a row's figures run a, b, b / a (the mail's gain, as a ratio): the index of each a.
+    A column of ratios of the two before it says those two are a before and an after."""
+    out, k = [], 0
+    while k + 2 < len(values):
+        (a, _), (b, _), (r, unit) = values[k], values[k + 1], values[k + 2]
+        if a > 0 and r > 0 and not unit and abs(b / a - r) <= max(0.006, 0.005 * r):
+            out.append(k)
+            k += 3
+        else:
+            k += 1
+    return out
+
+
+def _gain_claims(group: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A claim per a, b, b / a run of a row (``1  1117  1921  1.72  1902  1942  1.02``)."""
+    out = []
+    for n, k in enumerate(_gains(row.values)):
+        (a, ua), (b, ub), (r, _) = row.values[k:k + 3]
+        label = " ".join(x for x in (group, row.label, f"#{n + 1}" if n else "") if x)
+        out.append(make(label, a, b, unit_of(ua or ub) or unit, better, f"{r:g}x", row.text))
     return out
 
 
