@@ -154,6 +154,29 @@ def test_series_reports(tmp_path, monkeypatch):
     assert "<svg" in renderer("html")(result)
 
 
+def test_a_step_without_a_change_says_how_its_rows_ended_never_no_change_for_a_test_or_no_verdict(tmp_path,
+                                                                                                 monkeypatch):
+    # an iolab patch run of the corpus's SQPOLL mail: both claimed rows undecided, the attribution said
+    # "no change"; "no significant change is not no change" (iolab.report.figures.delta_cell)
+    from dataclasses import replace
+
+    from iolab.report import series as series_report
+
+    host = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}}, noise=0.01)
+    result = run_series(tmp_path, monkeypatch, host, run={"iterations": 8, "seed": 7})
+    assert series_report.attribution(result)[3] == "  3 three.patch: no significant change (2 rows)"
+    step = "3 three"
+    undecided = [replace(row, comparisons={**row.comparisons, step: replace(row.comparisons[step],
+                                                                             verdict="insufficient")})
+                 for row in result.rows]
+    assert series_report.attribution(replace(result, rows=undecided))[3] == \
+        "  3 three.patch: none decided (2 of 2 rows undecided)"
+    exact = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}})
+    (tmp_path / "exact").mkdir()
+    same = run_series(tmp_path / "exact", monkeypatch, exact, series={"patches": PATCHES, "strategy": "every"})
+    assert series_report.attribution(same)[3] == "  3 three.patch: no change"
+
+
 def test_wall_bisection_places_changes_and_builds_only_what_it_tests(tmp_path, monkeypatch):
     patches = [f"p{i}.patch" for i in range(1, 8)]  # 7 patches, 8 steps
     host = StepHost({"w_a": {3: 0.6}, "w_b": {6: 1.5}}, noise=0.01)

@@ -155,6 +155,20 @@ def _change(change: Change) -> str:
     return f"{change.workload} {change.label}: {percent(change.delta)}{ci} {mark}"
 
 
+def _unchanged(analysis: Analysis, name: str) -> str:
+    """A step that placed no change, in words its rows support: "no change" only where each row's
+    values say so exactly; "no significant change" where a test found none (not no change); "none
+    decided" where a row has no verdict."""
+    compared = [row.comparisons[name] for row in analysis.rows if name in row.comparisons]
+    undecided = [c for c in compared if c.verdict == "insufficient" and c.refusal != "equal"]
+    if undecided:
+        return f"none decided ({len(undecided)} of {len(compared)} rows undecided)"
+    tested = [c for c in compared if c.exact is None and c.refusal != "equal"]
+    if tested:
+        return f"no significant change ({len(tested)} row{'s' if len(tested) != 1 else ''})"
+    return "no change"
+
+
 def attribution(analysis: Analysis) -> list[str]:
     """The attribution lines: per step its patch and the changes it made."""
     series: SeriesResult | None = analysis.series
@@ -178,7 +192,7 @@ def attribution(analysis: Analysis) -> list[str]:
         elif made:
             text = "; ".join(_change(c) for c in made)
         else:
-            text = "no change"
+            text = _unchanged(analysis, step.name)
         if left_out and len(left_out) < len(experiment.workload):
             text += f"; not run on {', '.join(left_out)} (its patch cannot reach them)"
         lines.append(f"  {step.step} {_patch(step.patch)}: {text}")
