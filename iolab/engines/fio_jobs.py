@@ -77,33 +77,31 @@ def _sections(text: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def option_values(text: str, name: str, extra: dict[str, object] | None = None) -> list[str]:
-    """Each job section's value of one option, [global] applied before it and
-    ``extra`` after ("1" for a bare flag); a section without it has none."""
-    found = []
-    common: dict[str, str] = {}
-    added = {k.lower(): str(int(v) if isinstance(v, bool) else v) for k, v in (extra or {}).items()}
-    for section, options in _sections(text):
-        if section == "global":
-            common.update(options)
-            continue
-        merged = {**common, **options, **added}
-        if name in merged:
-            found.append(merged[name] or "1")
-    return found
-
-
-def jobs(text: str, extra: dict[str, object] | None = None) -> list[Job]:
-    """The job sections of a fio job file, each with [global] applied before
-    it and ``extra`` (a variant's fio options) after."""
+def _merged(text: str, extra: dict[str, object] | None) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+    """Each job section: its name, its options with [global] applied before them and
+    ``extra`` (a variant's fio options) after, and its own options alone."""
     found = []
     common: dict[str, str] = {}
     added = {k.lower(): str(int(v) if isinstance(v, bool) else v) for k, v in (extra or {}).items()}
     for name, options in _sections(text):
         if name == "global":
             common.update(options)
-            continue
-        o = {**common, **options, **added}
+        else:
+            found.append((name, {**common, **options, **added}, options))
+    return found
+
+
+def option_values(text: str, name: str, extra: dict[str, object] | None = None) -> list[str]:
+    """Each job section's value of one option, [global] applied before it and
+    ``extra`` after ("1" for a bare flag); a section without it has none."""
+    return [merged[name] or "1" for _, merged, _ in _merged(text, extra) if name in merged]
+
+
+def jobs(text: str, extra: dict[str, object] | None = None) -> list[Job]:
+    """The job sections of a fio job file, each with [global] applied before
+    it and ``extra`` (a variant's fio options) after."""
+    found = []
+    for name, o, options in _merged(text, extra):
         total = size(o["size"]) if "size" in o else None
         filesize = size(o["filesize"]) if "filesize" in o else None
         if filesize is not None:
