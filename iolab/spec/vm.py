@@ -42,7 +42,8 @@ class DeviceModel(Strict):
     sector), from when it arrives or the device has served the one before,
     whichever is later; a polled request completes at the first poll at or
     after that time. With parallel = K, K requests are served at a time
-    (each at mib_per_s; a request takes the server free first)."""
+    (each at mib_per_s; a request takes the server free first). max_kb is
+    the largest request the device takes (null_blk's own max_sectors)."""
 
     completion_nsec: int = Field(default=20_000, ge=1_000, le=100_000_000)  # per request, on the guest's clock
     mib_per_s: int | None = Field(default=None, ge=1, le=1_000_000)  # bytes' time: B / (mib_per_s MiB/s)
