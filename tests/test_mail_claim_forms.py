@@ -516,3 +516,26 @@ def test_a_changelog_item_is_no_side():
     text = ("Changes in v5:\n - Introduce a framework to track read counts. (New patch)\n\n" + table.format("18.00s") +
             "\n--------- original v1 ------------\n\n" + table.format("21.61s"))
     assert claims(text) == []
+
+
+def test_box_rows_of_two_lines_against_the_row_the_text_calls_the_baseline():
+    text = """For ZWP, the result show the performance percentage increase (or
+decrease) against ZWL (baseline) case.
+
+             +--------+--------+
+             |seqw4K1 |rndw4K16|
+             |(MB/s)  | (KIOPS)|
+ +-----------+--------+--------+
+ |    ZWL    | 940    | 424    |
+ |mq-deadline|        |        |
+ +-----------+--------+--------+
+ |    ZWP    | 943    | 461    |
+ |mq-deadline| (+0%)  | (+8%)  |
+ +-----------+--------+--------+
+ |    ZWP    | 2639   | 344    |
+ |   none    | (+180%)| (-18%) |
+ +-----------+--------+--------+
+"""
+    assert [(c.before, c.after, c.unit, c.stated) for c in claims(text)] == [
+        (940, 943, "MB/s", "+0%"), (424, 461, "IOPS", "+8%"), (940, 2639, "MB/s", "+180%"), (424, 344, "IOPS", "-18%")]
+    assert all(c.label.startswith("ZWP") for c in claims(text))

@@ -4,7 +4,9 @@ Also a table whose line breaks were lost (a web archive's copy: its
 ``|---|`` line gives the column count). Read across (the first figure is
 before, the second after, unless the header names the after side first),
 or down when its two rows are the sides (``Before change`` / ``After
-change``, ``6.15.1`` / ``6.15.1+revert``): then each column is a claim.
+change``, ``6.15.1`` / ``6.15.1+revert``): then each column is a claim;
+rows that state their change in each cell against a baseline row
+(``ZWP mq-deadline  943 (+0%)`` against ``ZWL (baseline)``) each against it.
 """
 
 from __future__ import annotations
@@ -175,6 +177,10 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
             continue
         if len(table) < 2:
             continue
+        against = _against_baseline(table, lines)
+        if against is not None:
+            claims += against
+            continue
         header, body = table[0], table[1:]
         if len(header) == len(body[0]) - 1:
             header = ["", *header]  # "|  Nodatasum | Device speed |" above "Read (Vanilla) | ... |": no label cell
@@ -190,6 +196,49 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
             continue
         claims += _down(header, *sides, said) if sides else _across(header, body, said)
     return claims
+
+
+# -- rows against a baseline row ------------------------------------------------------------
+
+
+def _merged(rows: list[list[str]]) -> list[list[str]]:
+    """Rows with a row's second line joined to it (a box table's ``|mq-deadline| (+0%) |`` under
+    ``|    ZWP    | 943 |``): a line of no figures under one of as many cells."""
+    out: list[list[str]] = []
+    for row in rows:
+        if out and len(row) == len(out[-1]) and not any(_first(c) is not None for c in row[1:]):
+            out[-1] = [f"{a.strip()} {b.strip()}".strip() for a, b in zip(out[-1], row)]
+        else:
+            out.append(list(row))
+    return out
+
+
+def _against_baseline(table: list[list[str]], lines: list[str]) -> list[Claim] | None:
+    """A table of a baseline row (its label named so: ``against ZWL (baseline)``, or a before side)
+    and rows that state their change against it in each cell (``943 (+0%)``): a claim per row and column."""
+    rows = _merged(table)
+    if len(rows) < 3:
+        return None
+    header, body = rows[0], rows[1:]
+    header = ["", *header] if len(header) == len(body[0]) - 1 else header
+    text = " ".join(lines)
+    named = [k for k, row in enumerate(body) if row[0].split() and (side_of(row[0]) == "before" or re.search(
+        rf"(?<![\w-]){re.escape(row[0].split()[0])}\s*\((?:the\s+)?baseline\)", text, re.I))]
+    if len(named) != 1 or len(header) != len(body[0]):
+        return None
+    base = body[named[0]]
+    others = [row for row in body if row is not base and len(row) == len(base)]
+    if not others or not all(any(_STATED.search(c) for c in row[1:]) for row in others):
+        return None
+    out = []
+    for row in others:
+        for k in range(1, len(row)):
+            a, b = _first(base[k]), _first(row[k])
+            stated = _STATED.search(row[k])
+            if a is not None and b is not None:
+                out.append(make(f"{row[0]} {header[k]}", a, b, _unit(row[k]) or unit_of(header[k]), None,
+                                stated.group(1) if stated else "", "|".join(row).strip()))
+    return out
 
 
 # -- a cell per variant, each of several figures -------------------------------------------
