@@ -50,3 +50,17 @@ def test_what_the_fuzz_found_in_the_reader_stays_bounded(tmp_path):
         began = time.monotonic()
         claims(text)
         assert time.monotonic() - began < 30  # before: 65 s and minutes (a loaded CI host: a wide bound)
+
+
+def test_a_diff_name_outside_the_tree_is_neither_read_nor_copied(tmp_path):
+    """kernels.patches' scratch copies (iolab patch and the robot's check) skip
+    ../ and absolute names: before, ../secret was read from beside the tree and
+    written beside the scratch copy, out of it."""
+    from iolab.kernels import patches
+
+    root = tmp_path / "src" / "linux"
+    root.mkdir(parents=True)
+    (root / "Makefile").write_text("all:\n")
+    (tmp_path / "src" / "secret").write_text("not the tree's\n")
+    found = patches.pristine_files(root, ["../secret", str(tmp_path / "src" / "secret"), "Makefile"])
+    assert found == {"../secret": None, str(tmp_path / "src" / "secret"): None, "Makefile": "all:\n"}

@@ -390,6 +390,11 @@ class Tree:
             raise
 
 
+def _inside(name: str) -> bool:
+    """Whether a diff's -p1 name stays inside a tree (no absolute path, no ..)."""
+    return not Path(name).is_absolute() and ".." not in Path(name).parts
+
+
 def _pristine(root: Path, names: list[str], scratch: Path) -> None:
     """Copies of these files as the source tree came into ``scratch``: a
     build's saved original where the tree's journal lists one, the tree's
@@ -403,8 +408,8 @@ def _pristine(root: Path, names: list[str], scratch: Path) -> None:
         scratch.mkdir(parents=True)
         try:
             for name in names:
-                if name in before["created"]:
-                    continue
+                if name in before["created"] or not _inside(name):
+                    continue  # a mail's name outside the tree: neither read there nor written outside scratch
                 saved = tree.saved / name  # gone while a reset ends: the tree has it back by then
                 original = saved if name in before["saved"] and saved.is_file() else root / name
                 if original.is_file():
@@ -424,7 +429,8 @@ def pristine_files(root: Path, names: list[str]) -> dict[str, str | None]:
     with tempfile.TemporaryDirectory(prefix="iolab-pristine-") as scratch:
         top = Path(scratch) / "linux"
         _pristine(root, names, top)
-        return {name: (top / name).read_text(errors="surrogateescape") if (top / name).is_file() else None
+        return {name: (top / name).read_text(errors="surrogateescape") if _inside(name) and (top / name).is_file()
+                else None
                 for name in names}
 
 
