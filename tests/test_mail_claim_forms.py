@@ -539,3 +539,20 @@ decrease) against ZWL (baseline) case.
     assert [(c.before, c.after, c.unit, c.stated) for c in claims(text)] == [
         (940, 943, "MB/s", "+0%"), (424, 461, "IOPS", "+8%"), (940, 2639, "MB/s", "+180%"), (424, 344, "IOPS", "-18%")]
     assert all(c.label.startswith("ZWP") for c in claims(text))
+
+
+def test_a_table_a_side_whose_headers_name_the_side_and_an_average_column():
+    text = """1.androidbench test result(ufs RAM:6GB kernel6.6):
+
+before:\t\t\t\t\t\t\t\t avg
+seq read\t1812\t1735\t1879\t1887\t1817\t1849\t1829
+seq write\t1271\t1294\t1287\t1305\t1296\t1296\t1291
+
+after:\t\t\t\t\t\t\t\t avg
+seq read\t1923\t1919\t1946\t1921\t1953\t1937\t1933\t+5.65%
+seq write\t1277\t1301\t1301\t1296\t1291\t1299\t1294\t+0.21%
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(1829, 1933), (1291, 1294)]
+    jobs = "Before:\n  read            IOPS=95.7k, BW=374MiB/s\n  randread        IOPS=102k, BW=397MiB/s\n\n" \
+           "After:\n  read            IOPS=112k, BW=436MiB/s\n  randread        IOPS=111k, BW=432MiB/s\n"
+    assert [(c.before, c.after, c.unit) for c in claims(jobs)][:2] == [(95.7e3, 112e3, "IOPS"), (374, 436, "MiB/s")]

@@ -188,6 +188,8 @@ def _table_at(lines: list[str], i: int) -> _Table:
             opening = not rows and not header
             if len(text) > 60 or text[-1] in ".:;," or (not opening and not table_row(following)):
                 break  # a sentence, or text not above rows: the table ends
+            if rows and side_of(header.split(":")[0]) and side_of(text.split(":")[0]):
+                break  # "after:  avg" under the rows of "before:  avg": the other side's table
             if opening:
                 header = text  # the columns' names
             else:
@@ -354,23 +356,32 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     """Two tables of one shape one after the other, a side each (``buffer_head:`` then ``iomap:``):
     which is before (0 or 1) and which after; None when they are not."""
     (i, a), (j, b) = first, second
-    if a.header.split() != b.header.split() or _TWO_SIDES.search(a.header) or j - a.end > 4:
-        return None
+    if _unsided(a.header) != _unsided(b.header) or _TWO_SIDES.search(a.header) or j - a.end > 4:
+        return None  # "before:  avg" and "after:  avg" are one header, a side each
     if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
                                          for (_, r), (_, t) in zip(a.rows, b.rows)):
         return None
-    if any(len(r.values) != len(t.values) for (_, r), (_, t) in zip(a.rows, b.rows)):
-        return None
-    order = row_sides(_name_above(lines, a, i).rstrip(":"), _name_above(lines, b, j).rstrip(":"))
+    if any(len(r.values) != len(t.values) or r.tags for (_, r), (_, t) in zip(a.rows, b.rows)):
+        return None  # cells of named figures (IOPS=88.2k, BW=344MiB/s) are what tools print: the sides' reader's
+    order = row_sides(a.header, b.header) if a.header.split() != b.header.split() else None
+    order = order or row_sides(_name_above(lines, a, i).rstrip(":"), _name_above(lines, b, j).rstrip(":"))
     return order or (0, 1)  # names that are no sides: the first is the baseline
 
 
+def _unsided(header: str) -> list[str]:
+    return [w for w in header.split() if side_of(w.rstrip(":")) is None]
+
+
 def _twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
-    """A claim per row and column: the same cell of the two tables."""
+    """A claim per row and column: the same cell of the two tables (only the last, when the header
+    ends in an average's name over runs: ``before:  avg``)."""
     out = []
+    averaged = bool(before.header.split()) and _SUMMARY.match(before.header.split()[-1]) is not None
     for (group, mine), (_, theirs) in zip(before.rows, after.rows):
         names = _columns(before.header, len(mine.values))
         for k, ((a, ua), (b, ub)) in enumerate(zip(mine.values, theirs.values)):
+            if averaged and k != len(mine.values) - 1:
+                continue
             label = " ".join(x for x in (group, mine.label, names[k]) if x)
             out.append(make(label, a, b, unit_of(ua or ub) or unit_of(names[k]) or unit, better, "",
                             f"{mine.text} / {theirs.text}"))
