@@ -171,6 +171,14 @@ def test_a_step_without_a_change_says_how_its_rows_ended_never_no_change_for_a_t
                  for row in result.rows]
     assert series_report.attribution(replace(result, rows=undecided))[3] == \
         "  3 three.patch: none decided (2 of 2 rows undecided)"
+    # the reply block keeps only the decided rows in its table, but its attribution is of them all
+    # (the corpus's plug-batch-tags mail: "1 ...: no change" over an "undecided:" line)
+    from iolab.analysis.model import Report
+    from iolab.report import reply
+
+    store = Store(tmp_path / "series.db")
+    pasted = reply.render(Report(replace(result, rows=undecided), tuple(store.samples(result.run.id))), "x")
+    assert "3 three.patch: none decided (2 of 2 rows undecided)" in " ".join(pasted.split())
     exact = StepHost({"w_a": {1: 0.5}, "w_b": {2: 1.25}})
     (tmp_path / "exact").mkdir()
     same = run_series(tmp_path / "exact", monkeypatch, exact, series={"patches": PATCHES, "strategy": "every"})

@@ -202,10 +202,11 @@ def _claimed(analysis: Analysis) -> list[str]:
 
 
 def _decided(report: Report, kept: Analysis) -> list[str]:
-    """iolab's decided rows: a series' steps table and attribution, else the table's blocks."""
+    """iolab's decided rows: a series' steps table and attribution (of every row: a step whose rows are
+    undecided is not "no change"), else the table's blocks."""
     if kept.series is not None:
         said = [line.split(": FAILED: did not build")[0] + ": did not build (above)" if ": FAILED: did not build"
-                in line else line for line in series.attribution(kept)]  # its error is the first line's
+                in line else line for line in series.attribution(report.analysis)]  # its error: the first line's
         return [*series.text_table(kept), "", *figures.wrapped(said, "      ")]
     if not kept.rows:
         return []
