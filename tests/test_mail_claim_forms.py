@@ -556,3 +556,23 @@ seq write\t1277\t1301\t1301\t1296\t1291\t1299\t1294\t+0.21%
     jobs = "Before:\n  read            IOPS=95.7k, BW=374MiB/s\n  randread        IOPS=102k, BW=397MiB/s\n\n" \
            "After:\n  read            IOPS=112k, BW=436MiB/s\n  randread        IOPS=111k, BW=432MiB/s\n"
     assert [(c.before, c.after, c.unit) for c in claims(jobs)][:2] == [(95.7e3, 112e3, "IOPS"), (374, 436, "MiB/s")]
+
+
+def test_gnu_time_lines_each_followed_by_its_side():
+    text = """When cache is cold, it's
+4.29user 28.48system 0:43.39elapsed 75%CPU without the patch, and
+4.52user 22.53system 0:38.16elapsed 70%CPU with the patch.
+"""
+    assert [(c.before, c.after, c.unit, c.better) for c in claims(text)] == [(43.39, 38.16, "s", "lower")]
+
+
+def test_a_row_of_settings_heads_columns_and_the_prose_defines_the_rows_sides():
+    table = """Figures are p50 in ms.
+
+    K       4      8     16     32
+    A    81.6  242.0  432.9  826.6
+    B    60.9   64.5   65.4   64.4
+"""
+    said = "A is stock nfsd-testing; B is the same plus this series.\n\n"
+    assert [(c.label, c.before, c.after) for c in claims(said + table)][:2] == [("K=4", 81.6, 60.9), ("K=8", 242, 64.5)]
+    assert claims(table) == []  # the columns are settings, the rows' sides unsaid

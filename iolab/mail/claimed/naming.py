@@ -77,3 +77,17 @@ def introduced(names: list[str], lines: list[str]) -> int | None:
         if re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", text, re.I):
             said.append(k)
     return said[0] if len(said) == 1 else None
+
+
+def defined_sides(labels: list[str], lines: list[str]) -> dict[str, Side]:
+    """Labels the prose defines as a side (``A is stock nfsd-testing; B is the same plus this
+    series``): each label's side, for those the text says."""
+    text = " ".join(lines)
+    out: dict[str, Side] = {}
+    for label in labels:
+        said = re.search(rf"(?<![\w-]){re.escape(label)}\s+(?:is|are|was|means)\s+([^.;:]{{1,60}})", text) \
+            if label.strip() else None
+        side = side_of(said.group(1)) if said else None
+        if side is not None:
+            out[label] = side
+    return out

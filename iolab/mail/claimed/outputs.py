@@ -2,7 +2,8 @@
 
 fio's own lines (``READ: bw=``, ``read: IOPS=, BW=``, ``lat (usec): ... avg=``,
 ``bw (MiB/s): ... avg=``, fio before 3.0), dd's summary line (its rate),
-time(1)'s real time (zsh's total), t/io_uring's line a second, pidstat's
+time(1)'s real time (zsh's total, GNU time's elapsed), t/io_uring's line a
+second, pidstat's
 line a second (its %CPU), a profile's
 share of a function (``__blk_mq_alloc_requests() 1.47%``), an average said
 in words (``avg 186``), and any figure with its unit after it, keyed by the
@@ -32,6 +33,8 @@ _DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?
 _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
                         r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
                         r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
+# GNU time's default line: "4.52user 22.53system 0:38.16elapsed 70%CPU" (its elapsed the wall time)
+_GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)elapsed\b")
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
@@ -94,6 +97,10 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     fio = _fio(line)
     if fio is not None:
         return [replace(f, fio=True) for f in fio]
+    gnu = _GNU_TIME.search(line)
+    if gnu:
+        wall = float(gnu.group("h") or 0) * 3600 + float(gnu.group("m")) * 60 + float(gnu.group("s"))
+        return _figure("real", wall, unit_of("s"), line)
     timed = _TIME_REAL.search(line)
     if timed:  # time(1)'s wall time; its user and sys are not the claim
         minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"

@@ -14,7 +14,7 @@ from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
-from iolab.mail.claimed.sides import side_pairs
+from iolab.mail.claimed.sides import side_pairs, trailing_pairs
 from iolab.mail.claimed.tables import column_tables, side_rows
 
 
@@ -37,7 +37,7 @@ def claims(text: str) -> list[Claim]:
     lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
     found = pipe_tables(lines) + column_tables(lines)
     seen = {(c.before, c.after) for c in found}
-    for pair in side_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
+    for pair in side_pairs(lines) + trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
         if (pair.before, pair.after) not in seen:
             found.append(pair)
             seen.add((pair.before, pair.after))

@@ -269,3 +269,24 @@ def clause_pairs(line: str) -> list[Claim]:
     return [make(words or unit[0], a, value, unit, None, "", line)]
 
 
+
+
+# figures, then the side they were measured on: "4.29user ... 0:43.39elapsed 75%CPU without the patch, and"
+_TRAILING = re.compile(r"^(?P<body>.*\d.*?)\s+(?P<side>(?:with(?:out)?|before|after)\b[^,.;:]{0,30}?)\s*[,.;]?"
+                       r"(?:\s*(?:and|but|while|whereas))?\s*$", re.I)
+
+
+def trailing_pairs(lines: list[str]) -> list[Claim]:
+    """Two lines one under the other, each figures followed by the side they are of
+    (``... 0:43.39elapsed 75%CPU without the patch, and`` / ``... with the patch.``)."""
+    out: list[Claim] = []
+    for k in range(len(lines) - 1):
+        found = [_TRAILING.match(line) for line in lines[k:k + 2]]
+        sides = [side_of(m.group("side")) if m else None for m in found]
+        if set(sides) != {"before", "after"} or found[0] is None or found[1] is None:
+            continue
+        first, second = (Segment(side, m.group("side"), line_figures(m.group("body")))
+                         for side, m in zip(sides, found))
+        before, after = (first, second) if sides[0] == "before" else (second, first)
+        out += _pair(before, after, False)
+    return out

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, better_of, make, number, unit_of
-from iolab.mail.claimed.naming import row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import defined_sides, row_sides, side_groups, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
@@ -404,13 +404,34 @@ def column_tables(lines: list[str]) -> list[Claim]:
             continue
         rows = [row for _, row in table.rows]
         groups = side_groups([row.label for row in rows]) if len(rows) > 2 else []
-        if groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
+        if _axis(rows[0]) and not _TWO_SIDES.search(table.header):  # "K  4  8  16  32": columns are settings
+            claims += _defined(rows, lines, unit, better)
+        elif groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
             for _, b, a in groups:
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
             claims += (_down if _sides(rows) else _across)(table, unit, better)
         k += 1
     return claims
+
+
+def _axis(row: _Row) -> bool:
+    """A row of three or more whole numbers rising (``K  4  8  16  32``): the columns' settings."""
+    found = [v for v, unit in row.values]
+    return len(found) >= 3 and not any(u for _, u in row.values) and all(v == int(v) for v in found) \
+        and all(a < b for a, b in zip(found, found[1:]))
+
+
+def _defined(rows: list[_Row], lines: list[str], unit: Unit | None, better: Better | None) -> list[Claim]:
+    """Under a row of settings, the two rows the prose defines as the sides (``A is stock``, ``B is the
+    same plus this series``) read down: a claim per setting."""
+    said = defined_sides([row.label for row in rows[1:]], lines)
+    before = [row for row in rows[1:] if said.get(row.label) == "before"]
+    after = [row for row in rows[1:] if said.get(row.label) == "after"]
+    if len(before) != 1 or len(after) != 1:
+        return []
+    header = "  ".join([rows[0].label, *(f"{rows[0].label}={v:g}" for v, _ in rows[0].values)])
+    return _down(_Table(header, (), 0), unit, better, (before[0], after[0]))
 
 
 def _one_side(a: _Row, b: _Row) -> tuple[int, int] | None:
