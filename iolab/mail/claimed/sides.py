@@ -281,9 +281,9 @@ def trailing_pairs(lines: list[str]) -> list[Claim]:
     (``... 0:43.39elapsed 75%CPU without the patch, and`` / ``... with the patch.``)."""
     out: list[Claim] = []
     for k in range(len(lines) - 1):
-        found = [_TRAILING.match(line) for line in lines[k:k + 2]]
-        sides = [side_of(m.group("side")) if m else None for m in found]
-        if set(sides) != {"before", "after"} or found[0] is None or found[1] is None:
+        found = [m for m in (_TRAILING.match(line) for line in lines[k:k + 2]) if m is not None]
+        sides = [side_of(m.group("side")) for m in found]
+        if len(found) != 2 or set(sides) != {"before", "after"}:
             continue
         first, second = (Segment(side, m.group("side"), line_figures(m.group("body")))
                          for side, m in zip(sides, found))
