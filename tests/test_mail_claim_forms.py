@@ -576,3 +576,11 @@ def test_a_row_of_settings_heads_columns_and_the_prose_defines_the_rows_sides():
     said = "A is stock nfsd-testing; B is the same plus this series.\n\n"
     assert [(c.label, c.before, c.after) for c in claims(said + table)][:2] == [("K=4", 81.6, 60.9), ("K=8", 242, 64.5)]
     assert claims(table) == []  # the columns are settings, the rows' sides unsaid
+
+
+def test_rounds_of_time_under_each_side_are_claimed_by_their_mean():
+    side = "******* {}:\n\n*** Executing round 1 ***\n\nreal\t{}\nuser\t81m29.401s\n\n" \
+           "*** Executing round 2 ***\n\nreal\t{}\nuser\t81m20.558s\n\n"
+    text = side.format("Without the patchset", "8m0.000s", "8m2.000s") + \
+        side.format("With the patchset", "7m40.000s", "7m42.000s")
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(481.0, 461.0, "s")]

@@ -34,6 +34,7 @@ _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|
 _VARIANT = re.compile(r"^\s*\((?P<name>[A-Za-z][\w/+ -]{0,20})\)\s+(?P<rest>\S.*)$")
 # a list item naming a side: "* Without directory shrinking", "- Bounce then zero-copy (patched)"
 _ITEM = re.compile(r"^\s*[-*•]\s+(?P<name>[^:=]{1,80}?)\s*$")
+_ROUND = re.compile(r"\b(?:round|run|iteration|iter|try|pass|loop)\s*#?\d+\b", re.I)  # a banner naming a run
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 
 
@@ -54,6 +55,7 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     banner = _BANNER.match(line)
     if banner:
         return side_of(banner.group("name")), banner.group("name"), ""
+    line = re.sub(r"^\s*[*#=~]{3,}\s*(?=[A-Za-z])", "", line)  # "******* Without the patchset:"
     bracket = _BRACKET.match(line)
     if bracket:
         name = bracket.group("name")
@@ -118,9 +120,9 @@ def segments(lines: list[str]) -> list[Segment]:
         if m is not None and m[0] is None and changed and any(c.startswith(m[1].strip() + " ") or
                                                               c.startswith(m[1].strip() + "+") for c in changed):
             markers[k] = ("before", m[1], m[2])
-    out = _cut(lines, markers, False)
+    out = _cut(lines, markers, True)
     # names that are no sides count only where no side named has figures under it
-    return _cut(lines, markers, True) if any(s.side is not None and s.figures for s in out) else out
+    return out if any(s.side is not None and s.figures for s in out) else _cut(lines, markers, False)
 
 
 def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], known: bool) -> list[Segment]:
@@ -134,6 +136,9 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
             current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [],
                               unit=unit_of(name) or (unit_of(lines[k - 1]) if k else None))
             out.append(current)
+            continue
+        if current is not None and opened is not None and opened[0] is None and _ROUND.search(opened[1]):
+            current.runs += 1  # "*** Executing round 2 ***" within a side: its next run
             continue
         if current is None or opened is not None or current.lines > 80 or _GOOD.match(line):
             current = None
@@ -170,8 +175,9 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     for key in dict.fromkeys(f.key for f in before.figures):
         mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
         runs = {f.run for row in mine for f in row}, {f.run for row in theirs for f in row}
+        rounds = key == "real" and len(mine) == len(theirs) > 1  # time(1) a round, several rounds a side
         if len(mine) > 1 and len(theirs) > 1 and all(f.fio for row in mine + theirs for f in row) \
-                and len(runs[0]) == len(runs[1]) == 1:  # fio's output twice in a row, not two labelled results
+                and len(runs[0]) == len(runs[1]) == 1 or rounds:  # fio's output twice in a row, not two results
             out += _series(key, [f for row in mine for f in row], [f for row in theirs for f in row])
             continue  # fio run more than once a side: the mean of each side's runs
         for n, (a, b) in enumerate(zip(mine, theirs)):
