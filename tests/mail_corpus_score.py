@@ -7,7 +7,8 @@ A returned row matches a labelled one when its before and after are the
 label's, both by one factor: 1 (the same unit), a unit's conversion (fio's
 usec against the label's nsec), or a multiplier the label keeps in its unit
 and the reader applied (562 "K IOPS" is 562000 IOPS); a mean the label
-computes (``aggregate``) as it is written, rounded. Each row matches once. Recall: labelled rows matched / labelled rows; precision: returned
+computes (``aggregate``) as it is written, rounded. Each row matches
+once. Recall: labelled rows matched / labelled rows; precision: returned
 rows matched / returned rows (a negative mail's rows count against it).
 """
 

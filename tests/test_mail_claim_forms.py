@@ -584,3 +584,10 @@ def test_rounds_of_time_under_each_side_are_claimed_by_their_mean():
     text = side.format("Without the patchset", "8m0.000s", "8m2.000s") + \
         side.format("With the patchset", "7m40.000s", "7m42.000s")
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(481.0, 461.0, "s")]
+
+
+def test_a_hex_dump_and_xfs_io_confirmations_measure_nothing():
+    side = "{}:\n\nwrote 4096/4096 bytes at offset 32768\n4 KiB, 1 ops; 0.0000 sec ({} MiB/sec and 58823.5294 ops/sec)\n" \
+           "00000c00:  {} {} {} {} {} {} {} {}\n\n"
+    text = side.format("Before", "229.779", *["58"] * 8) + side.format("After", "150.240", *["00"] * 8)
+    assert claims(text) == []

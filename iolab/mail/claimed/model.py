@@ -45,6 +45,10 @@ _NUMBER = re.compile(r"^~?[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+(?:e[+-]?\d+)?|e[+-
 PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
 NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|closes|reviewed-by|signed-off-by|acked-by|tested-by|"
                        r"reported-by|suggested-by|co-developed-by|message-id|in-reply-to|base-commit)\s*:", re.I)
+# what a test prints that measures nothing: a hex dump's line ("00000c00:  58 58 58 ..."), xfs_io's
+# confirmation of one I/O ("wrote 4096/4096 bytes at offset 32768") and its rate over no time ("1 ops; 0.0000 sec")
+NOT_MEASURED = re.compile(r"^\s*(?:[0-9a-f]{6,}:?(?:\s+[0-9a-f]{2,4}){4,}|(?:wrote|read) \d+/\d+ bytes at offset|"
+                          r".*\bops; 0\.0+ sec\b)", re.I)
 # a figure with its unit after it: "562K IOPS", "4994MiB/s", "6.4 Million IOPS", "1.47%"
 FIGURE = re.compile(r"(?<![\w.])(?P<n>[+-]?\d[\d,]*(?:\.\d+)?)(?:\s?(?P<s>[kKmMgG](?![a-zA-Z])|[kKMG](?=IOPS)|"
                     r"(?i:thousand|million|billion)\b))?\s*\(?(?P<u>%|[A-Za-zµμ]+(?:/[A-Za-z]+)?)\)?")
@@ -128,7 +132,8 @@ _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wal
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+))\b", re.I)
 
 
-_FRAGMENTED = re.compile(r"\bfragment\w*|\bextents\s+per\b|\b(?:num(?:ber)?\.?|count)\s+(?:of\s+)?(?:free\s+)?extents?\b",
+_FRAGMENTED = re.compile(r"\bfragment\w*|\bextents\s+per\b|"
+                         r"\b(?:num(?:ber)?\.?|count)\s+(?:of\s+)?(?:free\s+)?extents?\b",
                          re.I)
 
 _CONTIGUOUS = re.compile(r"\bextent\s+size|\bsize\s+(?:per|of)\s+(?:an?\s+)?extent\b", re.I)

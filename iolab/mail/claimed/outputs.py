@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.model import Better, Unit, figures, number, unit_of
+from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, figures, number, unit_of
 from iolab.mail.claimed.naming import side_of
 
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
@@ -92,7 +92,7 @@ def _fio(line: str) -> list[Figure] | None:
 
 def line_figures(line: str, label: str = "") -> list[Figure]:
     """The figures of one line under a side, keyed by what they measure."""
-    if NOISE.match(line):
+    if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
     fio = _fio(line)
     if fio is not None:
@@ -116,7 +116,8 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
         return [replace(f, alone=True) for f in _figure("dd", float(dd.group(1)), unit_of(dd.group(2)), line)]
     pidstat = _PIDSTAT.match(line)
     if pidstat:  # a process's CPU share: a run of them, a side's samples
-        return [Figure(f"{pidstat.group('command')} %CPU", float(pidstat.group("cpu")), ("%", "ratio", "lower"), "lower",
+        return [Figure(f"{pidstat.group('command')} %CPU", float(pidstat.group("cpu")), ("%", "ratio", "lower"),
+                       "lower",
                        line)]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]

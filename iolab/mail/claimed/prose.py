@@ -111,7 +111,8 @@ def variant_pairs(lines: list[str]) -> list[Claim]:
             continue
         names = [m.group("name") for m in found]
         values = [[f for f in figures(m.group("rest")) if f[1][0] != "%"] for m in found]
-        if any(side_of(n) for n in names) or any(len(v) != 1 for v in values) or values[0][0][1][1] != values[1][0][1][1]:
+        if any(side_of(n) for n in names) or any(len(v) != 1 for v in values) or \
+                values[0][0][1][1] != values[1][0][1][1]:
             continue
         said = introduced(names, lines)
         if said is None:

@@ -28,7 +28,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.model import NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, better_of, make, number, unit_of
+from iolab.mail.claimed.model import (NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, better_of, make,
+                                      number, unit_of)
 from iolab.mail.claimed.naming import defined_sides, row_sides, side_groups, side_of
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
@@ -157,7 +158,8 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
 
 def table_row(text: str) -> _Row | None:
     """A line of a table: a label and two or more figures."""
-    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) and not _KEYED.search(text) else None
+    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) and not _KEYED.search(text) \
+        and not NOT_MEASURED.match(text) else None
     return row if row and len(row.values) >= 2 else None
 
 
