@@ -591,3 +591,10 @@ def test_a_hex_dump_and_xfs_io_confirmations_measure_nothing():
            "00000c00:  {} {} {} {} {} {} {} {}\n\n"
     text = side.format("Before", "229.779", *["58"] * 8) + side.format("After", "150.240", *["00"] * 8)
     assert claims(text) == []
+
+
+def test_a_row_of_figures_under_a_side_is_keyed_by_column():
+    text = "Before this change:\n\n  Latency   411ms   11914us   119ms\n\n" \
+           "After this change:\n\n  Latency   320ms   11237us   77779us\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(411, 320, "ms"), (11914, 11237, "us"),
+                                                                   (119, 77.779, "ms")]

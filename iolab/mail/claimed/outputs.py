@@ -123,11 +123,15 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
               for m in _PROFILE.finditer(line)]
     if shares:
         return shares
-    out = []
-    for value, unit, match in figures(line):
-        if unit[0] == "%" or line[match.end():].lstrip().startswith(":"):
-            continue  # a share or a delta; a figure that names its line ("1s: 1856MB/sec")
-        out.append(Figure(_key_words(line[:match.start()], label, unit[0]), value, unit, None, line))
+    out: list[Figure] = []
+    found = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")]
+    row = len(found) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
+                                      for a, b in zip(found, found[1:]))
+    for n, (value, unit, match) in enumerate(found):  # not a share, a delta, a figure naming its line ("1s: ..")
+        key = _key_words(line[:match.start()], label, unit[0])
+        # a row of figures (bonnie++'s "Latency  35068us  24976us  2944ms"): each keyed by its column
+        out.append(Figure(f"{_key_words(line[:found[0][2].start()], label, '')} #{n + 1}" if row else key, value,
+                          unit, None, line))
     if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
         average = _AVERAGE.search(line)
         if average and number(average.group(2)) is not None:
