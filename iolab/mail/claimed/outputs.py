@@ -124,13 +124,13 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     if shares:
         return shares
     out: list[Figure] = []
-    found = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")]
-    row = len(found) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
-                                      for a, b in zip(found, found[1:]))
-    for n, (value, unit, match) in enumerate(found):  # not a share, a delta, a figure naming its line ("1s: ..")
+    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")]
+    row = len(measured) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
+                                      for a, b in zip(measured, measured[1:]))
+    for n, (value, unit, match) in enumerate(measured):  # not a share, a delta, a figure naming its line ("1s: ..")
         key = _key_words(line[:match.start()], label, unit[0])
         # a row of figures (bonnie++'s "Latency  35068us  24976us  2944ms"): each keyed by its column
-        out.append(Figure(f"{_key_words(line[:found[0][2].start()], label, '')} #{n + 1}" if row else key, value,
+        out.append(Figure(f"{_key_words(line[:measured[0][2].start()], label, '')} #{n + 1}" if row else key, value,
                           unit, None, line))
     if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
         average = _AVERAGE.search(line)
