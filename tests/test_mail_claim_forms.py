@@ -598,3 +598,10 @@ def test_a_row_of_figures_under_a_side_is_keyed_by_column():
            "After this change:\n\n  Latency   320ms   11237us   77779us\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(411, 320, "ms"), (11914, 11237, "us"),
                                                                    (119, 77.779, "ms")]
+
+
+def test_a_commit_against_mainline_by_the_mean_it_states_not_again_by_its_runs():
+    run = "READ: bw={0}MiB/s (1MB/s), {0}MiB/s-{0}MiB/s (1MB/s-1MB/s), io=15.6GiB (16.8GB), run=30137-30137msec\n"
+    text = "mainline: 513MiB/s\n" + run.format(531) + run.format(495) + "\ncommit: 633MiB/s\n" + run.format(640) + \
+        run.format(626)
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(513, 633, "MiB/s")]

@@ -25,6 +25,8 @@ def side_of(name: str) -> Side | None:
     """Which side a label names: ``Baseline``, ``w/o patch``, ``native kernel`` (before);
     ``With this patch``, ``modified``, ``6.15.1+revert`` (after); None for neither."""
     text = name.strip().strip("[]():")
+    if re.fullmatch(r"(?:with\s+)?(?:this|the)?\s*commit", text, re.I):
+        return "after"  # "mainline: 513MiB/s" / "commit: 633MiB/s": the commit the mail is
     before, after = BEFORE.search(text), AFTER.search(text)
     if re.search(r"\+\s*\w", text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch"
         return "after"
