@@ -605,3 +605,9 @@ def test_a_commit_against_mainline_by_the_mean_it_states_not_again_by_its_runs()
     text = "mainline: 513MiB/s\n" + run.format(531) + run.format(495) + "\ncommit: 633MiB/s\n" + run.format(640) + \
         run.format(626)
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(513, 633, "MiB/s")]
+
+
+def test_a_test_suites_totals_before_and_after_are_no_claim():
+    text = "Before:\nbtrfs/default: 1061 tests, 3 failures, 290 skipped, 13152 seconds\n\n" \
+           "After:\nbtrfs/default: 1061 tests, 2 failures, 290 skipped, 13446 seconds\n"
+    assert claims(text) == []
