@@ -611,3 +611,9 @@ def test_a_test_suites_totals_before_and_after_are_no_claim():
     text = "Before:\nbtrfs/default: 1061 tests, 3 failures, 290 skipped, 13152 seconds\n\n" \
            "After:\nbtrfs/default: 1061 tests, 2 failures, 290 skipped, 13446 seconds\n"
     assert claims(text) == []
+
+
+def test_a_row_of_a_time_and_a_rate_is_two_measures_not_a_before_and_an_after():
+    text = "Runtime for the test:\n\nSend ring:\t\t3462 msec\t\t1183Mbit\nSend ring, again:\t 844 msec\t\t4853Mbit\n"
+    assert claims(text) == []
+    assert unit_of("4853Mbit") is None and unit_of("Mbit")[0] == "Mbit/s"

@@ -31,7 +31,8 @@ _RATE: dict[str, tuple[str, ...]] = {
     "tps": ("tps", "trans/s", "transactions/s"),  # sysbench's and mariadb's transactions a second
 }
 _BANDWIDTH = {"KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
-              "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps")}
+              "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps"),
+              "Mbit/s": ("mbit", "mbit/s", "mbits/s", "mbit/sec"), "Gbit/s": ("gbit", "gbit/s", "gbits/s", "gbit/sec")}
 # unit as written (lower case) -> the unit shown, its kind, which way is better
 _UNITS: dict[str, Unit] = {
     **{w: (shown, "time", "lower") for shown, words in _TIME.items() for w in words},
@@ -165,7 +166,7 @@ def make(label: str, before: float, after: float, unit: Unit | None, better: Bet
 
 
 _SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
-          "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
+          "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8}
 
 
 def convert(value: float, unit: str, to: str) -> float | None:

@@ -279,6 +279,8 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             out += _named(group, row, unit, better) if sided else []
             continue
         (a, ua), (b, ub) = row.values[0], row.values[1]
+        if ua and ub and (unit_of(ua) or ("", ""))[1] != (unit_of(ub) or ("", ""))[1]:
+            continue  # "3462 msec  1183Mbit": two measures of a row, not a before and an after
         if swap:
             a, b, ua, ub = b, a, ub, ua
         found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
