@@ -417,7 +417,7 @@ def test_the_reply_says_what_was_measured_and_each_variants_kernel(tmp_path):
     reply = renderer("reply")(reports.run_report(store, run_id))
     assert max(len(line) for line in reply.splitlines()) <= 72
     assert "\nkernels:   7.2.13 -R fix.patch | 7.2.13\n" in reply
-    assert "\ndevice:    f2fs on a virtio disk (256MiB); VM: microvm, 1 vCPU, 1024 MiB\n" in reply
+    assert "\ndevice:    f2fs on a virtio disk (256MiB); VM: 1 vCPU, 1GiB\n" in reply
     assert "\nmode:      wall clock (VM, tcg, QEMU 7.2.22); 2 rounds, alternate\n" in reply
     assert "6.18.0-test" not in reply  # the host's kernel is not the cells'
 

@@ -80,7 +80,7 @@ def _footnotes(analysis: Analysis, prefix: str) -> list[str]:
     return notes
 
 
-_NUMBER = re.compile(r"(\d+(?:\.\d+)?(?:e-?\d+)?)")
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
 
 
 def by_cause(found: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -98,7 +98,7 @@ def by_cause(found: dict[str, list[str]]) -> dict[str, list[str]]:
             continue
         parts = [_NUMBER.split(note) for note in notes]
         merged = [part if i % 2 == 0 else _range([p[i] for p in parts]) for i, part in enumerate(parts[0])]
-        out["".join(merged)] = where
+        out["".join(merged) + ("" if where else f" [{len(notes)} notes alike, their numbers as ranges]")] = where
     return out
 
 

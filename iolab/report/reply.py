@@ -17,6 +17,7 @@ pastes into a reply unchanged.
 from __future__ import annotations
 
 import email.utils
+import shlex
 import textwrap
 from collections import defaultdict
 from dataclasses import replace
@@ -25,7 +26,7 @@ from iolab.analysis import Analysis, Row, iorows
 from iolab.analysis.model import Report
 from iolab.report import claims, figures, headers, reproduce, series, table
 from iolab.report.figures import WIDTH
-from iolab.units import counted
+from iolab.units import counted, format_size
 
 RULE = "-- the reply block, to paste into the list --"  # iolab patch prints it above the block
 LINES = 40  # about what a reply's reader takes in; decided rows past it are counted, not shown
@@ -120,13 +121,19 @@ def _kernels(analysis: Analysis) -> str:
     booted = headers.vm_kernels(vm, analysis.variants) if vm else ["?"]
     version = booted[0].split()[0] if booted[0] != "?" else ""
     origin = sorted(set((vm or {}).get("kernel_from", {}).values())) or ([reproduce.name(base.source)] if base else [])
-    text = f"{version} ({', '.join(origin)})" if version and origin else version or ", ".join(origin)
+    if len(origin) == 1 and len(origin[0].split()) == 2:  # "linux-source-7.2 7.2.13-1": the package's version
+        package, built = origin[0].split()
+        text = f"{built} ({package})" if not version or built.startswith(version) else f"{version} ({origin[0]})"
+    else:
+        text = f"{version} ({', '.join(origin)})" if version and origin else version or ", ".join(origin)
     if base is not None and base.commit:
         text += f" at {base.commit[:12]}"
     if base is not None and base.reverse:
         text += "; base -R " + ", ".join(reproduce.name(p) for p in base.reverse)
     added = [p for p in (last.patches if last else []) if base is None or p not in base.patches]
-    if added:
+    if len(added) == 1:
+        text += f"; + {reproduce.name(added[0])}"
+    elif added:
         text += f"; + {counted(len(added), 'patch', 'patches')}: " + ", ".join(reproduce.name(p) for p in added)
     return _fit("kernels:", text)
 
@@ -138,7 +145,7 @@ def _mode(analysis: Analysis) -> str:
     if experiment.timing == "instructions":
         model = experiment.vm.device_model
         what = (f"modeled (TCG icount + null_blk: {model.words()})" if model is not None
-                else "instructions (QEMU TCG icount): counts, not times")
+                else "instructions (TCG icount): counts, not times")
         return _fit("mode:", f"{what}; {order}", 2 if model is not None else 1)
     where = f"VM, {vm.get('accel')}, QEMU {vm.get('qemu')}" if vm else "this host"
     return _fit("mode:", f"wall clock ({where}); {order}")
@@ -155,7 +162,8 @@ def _machine(report: Report) -> list[str]:
 
 def _device(analysis: Analysis) -> str:
     vm = analysis.run.host.get("vm")
-    shape = f"; VM: {headers.vm_shape(vm)}" if vm else f"; {analysis.run.host.get('cpus')} CPUs"
+    shape = f"; VM: {counted(vm['cpus'], 'vCPU') if isinstance(vm.get('cpus'), int) else vm.get('cpus')}, " \
+        f"{format_size(int(vm.get('memory_mib') or 0) << 20)}" if vm else f"; {analysis.run.host.get('cpus')} CPUs"
     where = headers.target_text(replace(analysis, target_place="", original=None))  # the place: in short
     if analysis.target_place.startswith("RAM"):
         where += ", image in RAM"
@@ -278,6 +286,11 @@ def _command(report: Report, command: str | None) -> str:
     if command:
         return command
     run, experiment = report.analysis.run, report.analysis.experiment
+    if experiment.mail is not None and experiment.mail.message_id:  # iolab patch wrote it: the mail again
+        source = experiment.kernel.source if experiment.kernel is not None else reproduce.DEFAULT_SOURCE
+        return shlex.join(["iolab", "patch", reproduce.MBOX, *(["--source", source] if source !=
+                                                              reproduce.DEFAULT_SOURCE else []),
+                           *(["--timing", "wall"] if experiment.timing == "wall" else [])])
     if not run.experiment_path:
         return f"iolab run --recheck {run.id}"
     if report.compared is not None or experiment.report.kind == "calibration":  # two runs' table; an A/A

@@ -3,7 +3,8 @@ its Message-Id (``b4 am``), the command with no path of this machine in it,
 and the experiment's content digest to check that theirs is the same.
 
 The digest is the sha256 of the experiment as it ran (its stored JSON,
-keys sorted), each path in it reduced to the file's name: a path differs
+keys sorted, fields at their defaults left out), each path in it reduced
+to the file's name: a path differs
 from machine to machine, a patch's content does not, and the [mail]
 table carries each patch's own sha256. The JSON report gives it as
 ``experiment_sha256``, so a rerun is checked by comparing two lines.
@@ -21,6 +22,7 @@ from typing import Any
 from iolab.spec import Experiment
 
 KERNEL_PATHS = ("/sys/", "/proc/", "/dev/")  # the same on every machine: a knob's or a device's path
+DEFAULT_SOURCE = "debian:linux-source-7.2"  # iolab patch's --source when none is given (iolab.cli.patch)
 MBOX = "mail.mbx"  # the file `b4 am -o - ID >` writes, as the reproduce lines name it
 
 
@@ -39,7 +41,8 @@ def _named(value: Any) -> Any:
 
 def digest(experiment: Experiment) -> str:
     """The experiment's content digest (sha256, hex), the same on every machine that writes it alike."""
-    data = _named(json.loads(experiment.model_dump_json(exclude={"base_dir"})))  # where its file was
+    # where its file was is no content; a field a later iolab adds with its default changes nothing
+    data = _named(json.loads(experiment.model_dump_json(exclude={"base_dir"}, exclude_defaults=True)))
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
