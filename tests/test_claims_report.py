@@ -115,3 +115,21 @@ def test_no_change_found_only_where_the_ci_leaves_the_claimed_size_out(tmp_path)
         words[noise] = (claim.word, claim.needed)
     assert words[0.01] == ("no change found", 0)
     assert words[0.1][0] == "undecided" and words[0.1][1] > 8
+
+
+@pytest.mark.parametrize("levels, rounds, reason", [
+    ({"base": 100.0, "patched": 120.0}, 4, "claimed rows decided after 4 rounds"),
+    ({"base": 100.0, "patched": 100.0}, 8, "claimed rows undecided at the limit of 8 rounds ([run] "
+                                           "claims_rounds): randread BW (MiB/s)")])
+def test_rounds_are_added_while_a_claimed_row_is_undecided_up_to_the_limit(tmp_path, levels, rounds, reason):
+    """3 rounds planned, as iolab patch plans an instructions-mode run, and claims_rounds = 8: a 20%
+    faster read is decided as soon as the planned test can (4 rounds: Mann-Whitney U's smallest p is
+    2/70); values 30% apart from round to round around no change leave the claimed +20% undecided up
+    to the limit, which the stop reason names."""
+    store = Store(tmp_path / "runs.db")
+    exp = experiment(["base", "patched"], run={"iterations": 3, "claims_rounds": 8, "order": "alternate", "seed": 5},
+                     claims={"row": ROWS[:1]})
+    run = runner.run(exp, store, host=ScriptedHost(levels, noise=0.3 if levels["patched"] == 100.0 else 0.01))
+    report = reports.run_report(store, run)
+    assert report.analysis.rounds_done == rounds and report.analysis.run.stop_reason == reason
+    assert report.analysis.claims[0].word == ("agrees" if rounds == 4 else "undecided")

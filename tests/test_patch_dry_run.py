@@ -52,8 +52,9 @@ def test_the_dry_run_prints_the_claims_each_with_its_row_and_writes_nothing_here
     assert "  write_u1k (libMicro)" in out and "    runs iolab-probe mode=batch case=write_u1k batches=50" in out
     assert "  patch 1 of 2: not given, not applied" in out
     assert "device: a loop device on an image in the VM's memory (no poll queues); ext4, 512MiB; a VM of 1 CPU" in out
-    assert "rounds: 3 (base and patched alternating; instructions timing)" in out
-    assert "estimate: 24 cells, time unknown until a workload without a time of its own ran once" in out
+    assert "rounds: 3, then one at a time while a claimed row is undecided, up to 12 (base and patched" in out
+    assert "  alternating; instructions timing)" in out
+    assert "estimate: at most 96 cells, time unknown until a workload without a time of its own ran once" in out
     assert out[-1] == "experiment: not written (--write FILE keeps it to edit and run; --verbose prints it)"
     assert max(map(len, out)) <= 100 and "[[claims.row]]" not in done.stdout  # the text only with --verbose
 
@@ -91,7 +92,8 @@ def test_a_written_experiment_runs_from_another_folder(tmp_path):
     assert 'source = "../../../linux.tar.gz"\n' in (work / "a" / "b" / "exp.toml").read_text()
     done = iolab(tmp_path, elsewhere, "run", "--dry-run", work / "a" / "b" / "exp.toml")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("ext4: avoid tail write_begin walk for uptodate folios: 24 cells")
+    assert done.stdout.startswith("ext4: avoid tail write_begin walk for uptodate folios: 96 cells at most (3 "
+                                  "rounds, then one at a time while a claimed row is undecided, up to 12)")
 
     done = iolab(tmp_path, work, "patch", *SEED_ALONE, "--source", "../linux.tar.gz", "--dry-run", "--verbose")
     assert done.returncode == 0, done.stderr

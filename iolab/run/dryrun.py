@@ -144,7 +144,8 @@ def lines(experiment: Experiment, seed: int, store: Store | None) -> Iterator[st
     cells = plan.plan(experiment, seed)
     run = experiment.run
     auto = (f" at most (auto: {run.min_iterations} to {run.max_iterations} rounds, until every delta is decided)"
-            if run.auto else "")
+            if run.auto else f" at most ({run.iterations} rounds, then one at a time while a claimed row is "
+            f"undecided, up to {run.claims_rounds})" if run.claims_rounds else "")
     yield f"{experiment.name}: {len(cells)} cells{auto}, seed {seed}"
     if experiment.series is not None:
         left_out = sum(len(names) for names in experiment.unreached.values())

@@ -107,10 +107,11 @@ def device_line(experiment: Experiment) -> str:
 def _rounds_lines(experiment: Experiment, store: Store | None, verbose: bool) -> Iterator[str]:
     run = experiment.run
     rounds = (f"{run.min_iterations} to {run.max_iterations}, added while a comparison is open" if run.auto
-              else str(run.max_rounds))
+              else f"{run.iterations}, then one at a time while a claimed row is undecided, up to {run.claims_rounds}"
+              if run.claims_rounds else str(run.max_rounds))
     order = {"alternate": "base and patched alternating", "interleaved": "cells shuffled in each round",
              "sequential": "each variant's cells together"}[run.order]
-    yield f"rounds: {rounds} ({order}; {experiment.timing} timing)"
+    yield from wrapped(f"rounds: {rounds} ({order}; {experiment.timing} timing)", 0)
     test = list(dryrun.test_lines(experiment, store if verbose else None))
     yield from wrapped(test[0], 0)
     if verbose:  # each workload's primary rows, and what a calibration says it can detect
@@ -127,7 +128,8 @@ def _estimate_lines(experiment: Experiment, store: Store | None, verbose: bool) 
         time = f"{'at least' if found.at_least else 'about'} {format_duration(found.total_s)}"
     else:
         time = "time unknown until a workload without a time of its own ran once"
-    yield f"estimate: {found.cells} cells, {time}"
+    most = "at most " if experiment.run.claims_rounds or experiment.run.auto else ""
+    yield f"estimate: {most}{found.cells} cells, {time}"
     kernels: dict[str, list[str]] = {}
     for line in found.kernels:  # "base: to build from ... (no build timed yet)": one line per what
         name, _, what = line.partition(": ")

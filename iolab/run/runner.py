@@ -233,11 +233,16 @@ def _execute(
             elif experiment.run.auto:
                 stop_reason = _run_adaptive(experiment, store, run_id, seed, host, progress, clock, done, watch)
             else:
-                cells = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
+                every = [c for c in cell_specs(experiment, plan.plan(experiment, seed)) if c.seq not in done]
+                last = experiment.run.warmup + int(experiment.run.iterations)  # claims_rounds: more after it
+                cells = [c for c in every if c.round < last]
                 if experiment.run.exact_stop:
                     stop_reason = _run_until_exact(experiment, store, run_id, cells, host, progress, watch)
                 else:
                     _run_cells(store, run_id, cells, host, progress, watch)
+                more = [c for c in every if c.round >= last]
+                if more:
+                    stop_reason = _while_claims_undecided(store, run_id, more, host, progress, watch) or stop_reason
             _vm_as_ended(store, run_id, host)
         status, stop_reason = _outcome(store, run_id, stop_reason)
     except early.CannotRun as cannot:  # the variant that cannot run, or that every cell failed
@@ -341,6 +346,23 @@ def _run_until_exact(experiment: Experiment, store: Store, run_id: int, cells: l
     if not adaptive.not_exact(result):
         return adaptive.ALL_EXACT if rest else None
     _run_cells(store, run_id, rest, host, progress, watch)
+    return None
+
+
+def _while_claims_undecided(store: Store, run_id: int, cells: list[CellSpec], host: Host, progress: Progress,
+                            watch: early.FirstRound | None) -> str | None:
+    """[run] claims_rounds: the rounds after the planned ones, one at a time while a claimed row
+    is undecided (iolab.analysis.claims); the stop reason (None when none was undecided)."""
+    rounds = sorted({c.round for c in cells})
+    for index, round_ in enumerate([*rounds, None]):
+        result = analysis.analyse(store.run(run_id), store.samples(run_id))
+        still = [a.label for a in result.claims if a.word == "undecided" and a.needed]  # rounds would tell
+        if not still:
+            return None if index == 0 else f"claimed rows decided after {result.rounds_done} rounds"
+        if round_ is None:
+            return (f"claimed rows undecided at the limit of {result.rounds_done} rounds ([run] claims_rounds): "
+                    f"{', '.join(still)}")
+        _run_cells(store, run_id, [c for c in cells if c.round == round_], host, progress, watch)
     return None
 
 

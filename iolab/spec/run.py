@@ -31,6 +31,10 @@ class Run(Strict):
     # spread), else run on to `iterations`: instructions mode's default when
     # the file sets no iterations (iolab.spec.vm.with_timing_defaults)
     exact_stop: bool = False
+    # After `iterations` measured rounds, rounds added one at a time while a claimed row ([claims]) is
+    # undecided, up to this many measured rounds in all (0: none): `iolab patch` sets it, so a row whose
+    # values vary gets the rounds a test needs (iolab.run.runner, the claim words of iolab.analysis.claims)
+    claims_rounds: int = Field(default=0, ge=0, le=1000)
 
     @field_validator("iterations", mode="before")
     @classmethod
@@ -46,6 +50,10 @@ class Run(Strict):
         adaptive = ("min_iterations", "max_iterations", "time_budget", "target_ci")
         if self.exact_stop and (self.iterations == "auto" or self.iterations < 3):
             raise ValueError("exact_stop stops a run of 3 or more rounds after 2: set iterations = 3 or more")
+        if self.claims_rounds and (self.iterations == "auto" or self.claims_rounds <= self.iterations
+                                   or self.order == "sequential"):
+            raise ValueError("claims_rounds adds rounds after a fixed number of paired rounds: set iterations "
+                             "below it, and order = \"alternate\" or \"interleaved\"")
         if self.iterations != "auto":
             given = [name for name in adaptive if getattr(self, name) != Run.model_fields[name].default]
             if given:
@@ -63,8 +71,9 @@ class Run(Strict):
 
     @property
     def max_rounds(self) -> int:
-        """Measured rounds at most: the fixed count, or max_iterations."""
-        return self.max_iterations if self.iterations == "auto" else int(self.iterations)
+        """Measured rounds at most: the fixed count (or claims_rounds, the most it may add to), or
+        max_iterations."""
+        return self.max_iterations if self.iterations == "auto" else max(int(self.iterations), self.claims_rounds)
 
 
 class ReportSettings(Strict):

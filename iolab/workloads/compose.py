@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab.stats.choice import fewest_rounds
+from iolab.stats.kinds import PAIRED
 from iolab.engines import fio_jobs
 from iolab.load import device
 from iolab.mail.benchmark import Benchmark, MailWorkload
@@ -162,6 +164,11 @@ def _why(infos: list[PatchInfo], chosen: list[Chosen], selection: Selection, ski
     return lines
 
 
+# The rounds a claimed row may take in instructions mode, where values that vary need a test: twice
+# the fewest at which the paired signed-rank test can decide one comparison at p < 0.05 (6)
+CLAIMS_ROUNDS = 2 * fewest_rounds(PAIRED, 0.05)
+
+
 def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) -> list[str]:
     """The [run] and [vm] tables: the rounds the workloads need, and the VM's disk."""
     lines = ["", "[run]"]
@@ -180,6 +187,9 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
     else:
         lines += ['iterations = "auto"     # wall timing: rounds added while a comparison is open',
                   "min_iterations = 8", "max_iterations = 16"]
+    if timing == "instructions" and mail is not None and mail.claims:
+        lines += [f"claims_rounds = {CLAIMS_ROUNDS}      # then a round at a time while a claimed row is undecided, "
+                  f"up to {CLAIMS_ROUNDS}"]
     lines += ["", "[vm]"]
     if timing == "instructions":
         lines.append('timing = "instructions"')
