@@ -280,3 +280,16 @@ def test_an_archive_copy_whose_headers_are_tab_separated(tmp_path):
     assert (mail.title, mail.author, mail.date, mail.patches[0].form) == ("ext4: avoid tail walk", "Jia Zhu <>",
                                                                            "Tue, 9 Jun 2026", "web")
     assert mail.patches[0].body == "Ext4 writes are faster."
+
+
+def test_a_mail_whose_headers_name_fields_with_an_underscore_is_a_mail():
+    # RFC 5322 field names are any printable characters but the colon: Outlook adds msip_labels:, and the
+    # corpus's block rt-quiesce mail was read as a web copy, its quoted-printable diff undecoded
+    # (files 'block/blk-core.c=0A=', the title its Return-Path: line)
+    mail = one(Path(__file__).parent / "corpus" / "mails" / "linux-block-rt-quiesce-sync-lock.eml")
+    patch = mail.patches[0]
+    assert patch.form == "mail" and patch.message_id is not None
+    assert patch.title == "block/blk-mq: fix RT kernel regression with dedicated quiesce_sync_lock"
+    assert patch.diff.startswith("diff --git a/block/blk-core.c b/block/blk-core.c\n")
+    assert "=0A=" not in patch.diff
+

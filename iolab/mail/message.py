@@ -76,7 +76,7 @@ class Mail:
 
 # -- one file --------------------------------------------------------------------------
 
-_HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)$")
+_HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*):[ \t]*(.*)$")  # RFC 5322 allows more; Outlook: msip_labels
 _WEB_HEADER = re.compile(r"^(From|Date|Subject|Message-I[Dd]|To|Cc)(?::[ \t]*|\t+)(.*)$", re.I)  # lkml.org: a tab
 _MBOX_FROM = re.compile(r"^From \S+ .*\d{4}\s*$")
 _WEB_HEADERS = ("from", "date", "subject", "message-id", "to", "cc")
