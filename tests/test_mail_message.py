@@ -293,3 +293,19 @@ def test_a_mail_whose_headers_name_fields_with_an_underscore_is_a_mail():
     assert patch.diff.startswith("diff --git a/block/blk-core.c b/block/blk-core.c\n")
     assert "=0A=" not in patch.diff
 
+
+
+@pytest.mark.parametrize("name", ["linux-block-rt-quiesce-sync-lock",  # quoted-printable, Outlook's =0A=
+                                  "linux-f2fs-devel-inline-crypto-serialize"])  # base64
+def test_a_mail_sent_transfer_encoded_is_applied_from_its_decoded_diff(tmp_path, name):
+    # GNU patch reads a file's bytes: the mail's own file, quoted-printable or base64, was given to it as is
+    # ("malformed patch at line 275: ts *lim, int node_id)=0A=", "Only garbage was found in the patch input.")
+    from iolab.mail import files
+
+    mail = one(Path(__file__).parent / "corpus" / "mails" / f"{name}.eml")
+    (written,) = files.write(mail, [None], tmp_path, "linux-source-7.2")
+    assert written.written and written.path.parent == tmp_path / files.FOLDER
+    check = subprocess.run(["patch", "-p1", "--dry-run", "-d", str(tmp_path), "-i", str(written.path)],
+                           capture_output=True, text=True)
+    assert "malformed" not in check.stderr and "garbage" not in check.stderr
+    assert mail.patches[0].diff.rstrip("\n") in written.path.read_text()

@@ -53,8 +53,12 @@ def mail_text(patch: Patch, diff: str, note: str) -> str:
 
 
 def _alone(patch: Patch, mail: Mail) -> bool:
-    """The patch is its file's only mail, so that file can be applied as given."""
-    return sum(1 for p in mail.patches if p.file == patch.file) == 1 and patch.form in ("mail", "diff")
+    """The patch is its file's only mail, and the file holds its diff as written (not sent
+    quoted-printable or base64, which GNU patch does not decode), so that file can be applied as given."""
+    if sum(1 for p in mail.patches if p.file == patch.file) != 1 or patch.form not in ("mail", "diff"):
+        return False
+    text = Path(patch.file).read_bytes().decode("utf-8", errors="surrogateescape").replace("\r\n", "\n")
+    return patch.diff.strip("\n") in text
 
 
 def write(mail: Mail, repaired: Sequence[Repaired | None], base_dir: Path, source: str) -> list[Written]:
