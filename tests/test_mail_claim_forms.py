@@ -617,3 +617,9 @@ def test_a_row_of_a_time_and_a_rate_is_two_measures_not_a_before_and_an_after():
     text = "Runtime for the test:\n\nSend ring:\t\t3462 msec\t\t1183Mbit\nSend ring, again:\t 844 msec\t\t4853Mbit\n"
     assert claims(text) == []
     assert unit_of("4853Mbit") is None and unit_of("Mbit")[0] == "Mbit/s"
+
+
+def test_a_bare_side_over_lines_that_name_each_figure():
+    text = "before\nSEGS_PER_SEC 1\n2556MiB/s\nSEGS_PER_SEC 128\n2145MiB/s\n\n" \
+           "after\nSEGS_PER_SEC 1\n2556MiB/s\nSEGS_PER_SEC 128\n2556MiB/s\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(2556, 2556, "MiB/s"), (2145, 2556, "MiB/s")]

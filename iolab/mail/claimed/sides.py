@@ -91,12 +91,15 @@ def _continued(lines: list[str], k: int) -> bool:
 
 
 def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
-    """A short line that names a side without a colon, when figures come right under it."""
+    """A short line that names a side without a colon, when figures come right under it (under a
+    line naming what they are of: ``before`` / ``SEGS_PER_SEC 1`` / ``2556MiB/s``)."""
     bare = _BARE.match(lines[k])
     if bare is None or len(bare.group("name").split()) > 10 or k + 1 >= len(lines):
         return None
     side = side_of(" ".join(bare.group("name").split()[:4]))
-    return (side, bare.group("name"), "") if side and line_figures(lines[k + 1]) else None
+    under = [line for line in lines[k + 1:k + 3] if line.strip()]
+    return (side, bare.group("name"), "") if side and under and (line_figures(under[0]) or len(under) > 1 and (
+        not re.search(r"[.:]\s*$", under[0]) and line_figures(under[1]))) else None
 
 
 def _item(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
