@@ -152,3 +152,8 @@ def test_one_row_under_a_header_that_names_no_sides_is_no_table():
 def test_a_pair_after_a_verb_alone_is_named_by_its_unit():
     (row,) = claims("t/io_uring -b512 -d128 /dev/nullb0\n\ngives 3.68M -> 3.70M IOPS here.\n")
     assert (row.label, row.before, row.after, row.unit) == ("IOPS", 3.68e6, 3.70e6, "IOPS")
+
+
+def test_a_pair_of_ranges_is_read_by_their_middles():
+    text = "streaming reads and writes through the pagecache go from\n60-90MB/s to 2-2.5GB/s.  Direct IO too.\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(75, 2250, "MB/s")]

@@ -22,8 +22,9 @@ _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
 _NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
-PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
-                  rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
+_RANGE = rf"(?:\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s": a range, its middle the figure
+PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
+                  rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
 # "no difference (~750 MB/s)": a claim of no change, the one figure both sides
 _SAME = re.compile(rf"\bno\s+(?:difference|change|regression)\b[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*"
@@ -49,7 +50,9 @@ def _label(lines: list[str], k: int, before: str, after: str) -> list[str]:
 
 
 def _figure(text: str | None) -> float | None:
-    return number(text.replace(" ", "").lstrip("~")) if text else None
+    """A figure as written, a range's middle (``60-90``: 75)."""
+    ends = [number(part.replace(" ", "").lstrip("~")) for part in re.split(r"(?<=\d)\s*[-–]\s*(?=~?\d)", text or "")]
+    return sum(e for e in ends if e is not None) / len(ends) if text and all(e is not None for e in ends) else None
 
 
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
