@@ -157,6 +157,7 @@ def test_a_fio_command_mail_against_72_runs_its_job_on_null_blk(tmp_path):
     assert job.name == "io_uring-sqpoll-raise-the-SQPOLL-task_wo" and not job.exploratory
     assert "sqthread_poll" in job.job and "iodepth=128" in job.job and job.primary == ["read_bw"]
     assert experiment.vm.disk == "null_blk"
+    assert "device: the guest's null_blk (memory-backed, 1 poll queue)" in done.stdout  # the dry run names it
     (patch,) = experiment.series.patches
     assert patch.endswith("/sqpoll-tw-batch.mbox")  # a mail alone in its file, well formed: applied as given
     (row,) = experiment.claims.row
