@@ -623,3 +623,15 @@ def test_a_bare_side_over_lines_that_name_each_figure():
     text = "before\nSEGS_PER_SEC 1\n2556MiB/s\nSEGS_PER_SEC 128\n2145MiB/s\n\n" \
            "after\nSEGS_PER_SEC 1\n2556MiB/s\nSEGS_PER_SEC 128\n2556MiB/s\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(2556, 2556, "MiB/s"), (2145, 2556, "MiB/s")]
+
+
+def test_a_commands_time_table_shown_again_after_the_change():
+    table = " $ time {}\n\n parent=0               parent=1\n ==================     ==================\n" \
+            " real    {}      real    {}\n user    0m41.196s      user    0m47.489s\n sys     {}     sys     {}\n\n"
+    text = (table.format("fs_mark -d ...", "0m57.573s", "1m2.934s", "19m44.440s", "25m14.810s") +
+            table.format("rm -rf ...", "0m59.649s", "1m12.505s", "13m9.566s", "20m33.844s") +
+            "Parent pointers increase the system time by 28%.  Now the overhead looks like:\n\n" +
+            table.format("fs_mark -d ...", "0m58.030s", "1m0.983s", "19m57.003s", "21m30.605s"))
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [
+        ("real parent=0", 57.573, 58.03), ("real parent=1", 62.934, 60.983),
+        ("sys parent=0", 1184.44, 1197.0), ("sys parent=1", 1514.81, 1290.61)]

@@ -14,6 +14,7 @@ from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
+from iolab.mail.claimed.repeats import repeated_tables
 from iolab.mail.claimed.sides import side_pairs, trailing_pairs
 from iolab.mail.claimed.tables import column_tables, side_rows
 
@@ -35,7 +36,7 @@ def claims(text: str) -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its sides, then its pairs."""
     lines = [line.rstrip()[:MAX_WIDTH] for line in description(text).splitlines()[:MAX_LINES]]
     lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
-    found = pipe_tables(lines) + column_tables(lines)
+    found = pipe_tables(lines) + column_tables(lines) + repeated_tables(lines)
     seen = {(c.before, c.after) for c in found}
     for pair in side_pairs(lines) + trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
         mean = next((k for k, c in enumerate(found) if "(mean of" in c.label and _same(c, pair)), None)

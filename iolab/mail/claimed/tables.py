@@ -67,7 +67,10 @@ def _tokens(line: str) -> list[str]:
             tokens += [tag] if tag else []
             glued = _GLUED.fullmatch(token)
             figure, prefix, unit = glued.groups() if glued else ("", "", "")
-            if glued and prefix and unit_of(unit) and unit_of(unit) == unit_of(prefix + unit):  # "562KIOPS"
+            timed = re.fullmatch(r"(\d+)m(\d+(?:\.\d+)?)s", token)  # time(1)'s "1m2.934s"
+            if timed:
+                tokens += [f"{int(timed.group(1)) * 60 + float(timed.group(2)):.6g}", "s"]
+            elif glued and prefix and unit_of(unit) and unit_of(unit) == unit_of(prefix + unit):  # "562KIOPS"
                 tokens += [figure + prefix, unit]
             elif glued and unit_of(prefix + unit):  # "2874MiB/s": the M is the unit's
                 tokens += [figure, prefix + unit]
@@ -129,6 +132,8 @@ def _row(line: str) -> _Row | None:
             tag = ""
         elif not values:
             label.append(token)
+        elif label and token == label[0]:
+            pass  # "real  0m58.030s  real  1m0.983s": the row's name again, a table side by side
         else:
             return None  # words after the figures: a sentence, not a row
         i += 1
@@ -350,7 +355,7 @@ def _tables(lines: list[str]) -> list[tuple[int, _Table]]:
     return found
 
 
-def _name_above(lines: list[str], table: _Table, start: int) -> str:
+def name_above(lines: list[str], table: _Table, start: int) -> str:
     """The line that names a table ("buffer_head:", "Without the patch:"), above its header."""
     k = next((j for j in range(start, table.end) if lines[j].strip() == table.header.strip()), start)
     return next((lines[j].strip() for j in range(k - 1, max(-1, k - 3), -1) if lines[j].strip()), "")
@@ -360,6 +365,9 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     """Two tables of one shape one after the other, a side each (``buffer_head:`` then ``iomap:``):
     which is before (0 or 1) and which after; None when they are not."""
     (i, a), (j, b) = first, second
+    commands = [command_above(lines, k) for k in (i, j)]
+    if all(commands) and commands[0] != commands[1]:
+        return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
     if _unsided(a.header) != _unsided(b.header) or _TWO_SIDES.search(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
     if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
@@ -368,7 +376,7 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     if any(len(r.values) != len(t.values) or r.tags for (_, r), (_, t) in zip(a.rows, b.rows)):
         return None  # cells of named figures (IOPS=88.2k, BW=344MiB/s) are what tools print: the sides' reader's
     order = row_sides(a.header, b.header) if a.header.split() != b.header.split() else None
-    order = order or row_sides(_name_above(lines, a, i).rstrip(":"), _name_above(lines, b, j).rstrip(":"))
+    order = order or row_sides(name_above(lines, a, i).rstrip(":"), name_above(lines, b, j).rstrip(":"))
     return order or (0, 1)  # names that are no sides: the first is the baseline
 
 
@@ -376,7 +384,7 @@ def _unsided(header: str) -> list[str]:
     return [w for w in header.split() if side_of(w.rstrip(":")) is None]
 
 
-def _twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
+def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
     """A claim per row and column: the same cell of the two tables (only the last, when the header
     ends in an average's name over runs: ``before:  avg``)."""
     out = []
@@ -403,7 +411,7 @@ def column_tables(lines: list[str]) -> list[Claim]:
         twins = _twins(tables[k], tables[k + 1], lines) if k + 1 < len(tables) else None
         if twins is not None:
             pair = (tables[k][1], tables[k + 1][1])
-            claims += _twin_claims(pair[twins[0]], pair[twins[1]], unit, better)
+            claims += twin_claims(pair[twins[0]], pair[twins[1]], unit, better)
             k += 2
             continue
         rows = [row for _, row in table.rows]
@@ -475,3 +483,14 @@ def side_rows(lines: list[str]) -> list[Claim]:
         rows = ((a.label, a), (b.label, b))
         claims += _down(_Table(header, tuple(("", r) for _, r in rows), k + 2), unit, better, (a, b))
     return claims
+
+
+def column_table_list(lines: list[str]) -> list[tuple[int, _Table]]:
+    """Each table of columns and the line it starts at."""
+    return _tables(lines)
+
+
+def command_above(lines: list[str], start: int) -> str:
+    """The command line (``$ time fs_mark ...``) a table's output is of, within the ten lines above it."""
+    above = range(start - 1, max(-1, start - 11), -1)
+    return next((lines[k].strip() for k in above if lines[k].lstrip().startswith("$ ")), "")
