@@ -101,3 +101,10 @@ def test_the_digest_does_not_depend_on_where_the_files_are(tmp_path):
         made.append(experiment(kernel={"source": "linux.tar.gz", "config": config}, base_dir=str(tmp_path / where)))
     assert str(tmp_path / "srv/b") in made[1].model_dump_json()  # the stored experiment has the whole path
     assert reproduce.digest(made[0]) == reproduce.digest(made[1]) != reproduce.digest(made[2])
+
+
+def test_many_claimed_rows_keep_the_block_about_40_lines(tmp_path):
+    many = [claim(f"randread BW, run {i}", 100.0, 120.0, unit="MiB/s", better="higher") for i in range(30)]
+    text = block(tmp_path, claims={"row": many})
+    fits(text)
+    assert "... and 16 more claimed rows (the full report)" in text and "reproduce:" in text

@@ -29,6 +29,7 @@ from iolab.report.figures import WIDTH
 from iolab.units import counted, format_size
 
 RULE = "-- the reply block, to paste into the list --"  # iolab patch prints it above the block
+CLAIMED = 16  # lines of the claimed rows' table at most, its header included
 LINES = 40  # about what a reply's reader takes in; decided rows past it are counted, not shown
 
 
@@ -65,7 +66,7 @@ def _failed(analysis: Analysis) -> str:
     return f"iolab: FAILED in {counted(cells, 'cell')} ({place}){others}: {error}"
 
 
-def _outcome(analysis: Analysis, undecided: list[str]) -> str:
+def _outcome(analysis: Analysis) -> str:
     """The first line: the failure, else what was decided (the claim's words, or the rows')."""
     failed = _failed(analysis)
     if failed:
@@ -86,8 +87,9 @@ def _outcome(analysis: Analysis, undecided: list[str]) -> str:
         return f"iolab: nothing decided: no row has a verdict{after}"
     changed = sum(1 for row in analysis.rows if _decided_row(row)
                   and any(c.verdict in ("better", "worse") for c in row.comparisons.values()))
-    return (f"iolab: {decided} of {counted(len(analysis.rows), 'row')} decided{after}: "
-            f"{changed} changed" + (f", {len(undecided)} undecided" if undecided else ""))
+    still = sum(1 for row in analysis.rows if row.undecided)
+    return (f"iolab: {decided} of {counted(len(analysis.rows), 'row')} decided{after}: {changed} changed"
+            + (f", {still} undecided" if still else ""))
 
 
 def _mail(analysis: Analysis) -> str:
@@ -311,19 +313,29 @@ def _mail_width(lines: list[str]) -> list[str]:
     return out
 
 
+def _within(lines: list[str], most: int, what: str) -> list[str]:
+    """At most ``most`` lines, the last saying how many more the full report has."""
+    if len(lines) <= most:
+        return lines
+    cut = max(1, most - 1)
+    return lines[:cut] + [f"... and {len(lines) - cut} more {what} (the full report)"]
+
+
 def render(report: Report, command: str | None = None) -> str:
     analysis = report.analysis
     kept, undecided = _undecided(analysis)
     claimed, decided = _claimed(analysis), _decided(report, kept)
     ending = [line for line in (_marks(analysis), _caveats(analysis)) if line]
     ending += ["", *_reproduce(report, command)]
-    head = [_outcome(analysis, undecided)]
+    head = [_outcome(analysis)]
     head = figures.wrapped([textwrap.shorten(head[0], 4 * (WIDTH - 4), placeholder=" ...")], "  ")  # <= 4 lines
     head += ["", _mail(analysis), *_machine(report), _device(analysis)]
-    room = LINES - len(head) - len(claimed) - len(undecided) - len(ending) - 3
-    if len(decided) > room and analysis.series is None:
-        cut = max(0, room - 1)
-        decided = decided[:cut] + [f"... and {len(decided) - cut} more lines of decided rows (the full report)"]
+    claimed = _within(claimed, CLAIMED, "claimed rows")  # the table's header and 2 lines of it at least
+    room = max(0, LINES - len(head) - len(claimed) - len(undecided) - len(ending) - 3)
+    if len(decided) > room and kept.series is not None:  # a series: its attribution before its table
+        start = next(i for i, line in enumerate(decided) if line.startswith("attribution"))
+        decided = ["(the steps' table: the full report)", *decided[start:]]
+    decided = _within(decided, room, "lines of decided rows")
     lines = [*head, "", *claimed, *([""] if claimed and decided + undecided else []), *decided, *undecided, "",
              *ending]
     return "\n".join(line.rstrip() for line in _mail_width(lines)) + "\n"
