@@ -635,3 +635,9 @@ def test_a_commands_time_table_shown_again_after_the_change():
     assert [(c.label, c.before, c.after) for c in claims(text)] == [
         ("real parent=0", 57.573, 58.03), ("real parent=1", 62.934, 60.983),
         ("sys parent=0", 1184.44, 1197.0), ("sys parent=1", 1514.81, 1290.61)]
+
+
+def test_bonnie_rates_under_each_side():
+    row = "  debian0       7501M  {}  99  1.4g  97  117m  14 1546k  99  2.3g  98 +++++ +++\n"
+    text = "Before this change:\n\n" + row.format("376k") + "\nAfter this change:\n\n" + row.format("375k")
+    assert [(c.before, c.after, c.better) for c in claims(text)][:2] == [(376e3, 375e3, "higher"), (1.4e9, 1.4e9, "higher")]

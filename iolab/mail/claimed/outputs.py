@@ -3,11 +3,11 @@
 fio's own lines (``READ: bw=``, ``read: IOPS=, BW=``, ``lat (usec): ... avg=``,
 ``bw (MiB/s): ... avg=``, fio before 3.0), dd's summary line (its rate),
 time(1)'s real time (zsh's total, GNU time's elapsed), t/io_uring's line a
-second, pidstat's
-line a second (its %CPU), a profile's
-share of a function (``__blk_mq_alloc_requests() 1.47%``), an average said
-in words (``avg 186``), and any figure with its unit after it, keyed by the
-words before it (``seq write: 178 MB/s``: ``seq write MB/s``).
+second, pidstat's line a second (its %CPU), bonnie++'s line of rates, a
+profile's share of a function (``__blk_mq_alloc_requests() 1.47%``), an
+average said in words (``avg 186``), and any figure with its unit after
+it, keyed by the words before it (``seq write: 178 MB/s``: ``seq write
+MB/s``); a row of figures (``Latency  411ms  11914us``) by its columns.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>
                        r"IOS/call=")
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
+# bonnie++'s line of results: "debian0  7501M  375k  99  1.4g  97  117m  14 ..." (a rate, its %CP, ...)
+_BONNIE = re.compile(r"^\s*\S+\s+(?:\d+[KMGT]|\d+:\d+:\d+/\d+)(?:\s+(?:\d+(?:\.\d+)?[kmg]?|\+{3,})\s+(?:\d+|\+{3,})){3,}\s*$")
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
@@ -117,8 +119,12 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     pidstat = _PIDSTAT.match(line)
     if pidstat:  # a process's CPU share: a run of them, a side's samples
         return [Figure(f"{pidstat.group('command')} %CPU", float(pidstat.group("cpu")), ("%", "ratio", "lower"),
-                       "lower",
-                       line)]
+                       "lower", line)]
+    bonnie = _BONNIE.match(line)
+    if bonnie:  # bonnie++'s rates a second, each followed by its %CP ("+++++ +++": too fast to time)
+        cells = line.split()[2:]
+        return [Figure(f"{line.split()[0]} #{n + 1}", value, ("/s", "rate", "higher"), "higher", line)
+                for n, value in enumerate(number(c) for c in cells[0::2]) if value is not None]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]
     if shares:
