@@ -641,3 +641,9 @@ def test_bonnie_rates_under_each_side():
     row = "  debian0       7501M  {}  99  1.4g  97  117m  14 1546k  99  2.3g  98 +++++ +++\n"
     text = "Before this change:\n\n" + row.format("376k") + "\nAfter this change:\n\n" + row.format("375k")
     assert [(c.before, c.after, c.better) for c in claims(text)][:2] == [(376e3, 375e3, "higher"), (1.4e9, 1.4e9, "higher")]
+
+
+def test_a_pipe_row_of_a_time_and_a_count_is_no_pair():
+    text = "|         | Time  | Read I/O Count  |\n|         | Real  | devid1 | devid2 |\n" \
+           "|---------|-------|--------|--------|\n| pid     | 21.61s| 3810   | 0      |\n| latency | 20.99s| 0      | 3810   |\n"
+    assert claims(text) == []

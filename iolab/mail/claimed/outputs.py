@@ -41,7 +41,8 @@ _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 # bonnie++'s line of results: "debian0  7501M  375k  99  1.4g  97  117m  14 ..." (a rate, its %CP, ...)
-_BONNIE = re.compile(r"^\s*\S+\s+(?:\d+[KMGT]|\d+:\d+:\d+/\d+)(?:\s+(?:\d+(?:\.\d+)?[kmg]?|\+{3,})\s+(?:\d+|\+{3,})){3,}\s*$")
+_BONNIE = re.compile(r"^\s*\S+\s+(?:\d+[KMGT]|\d+:\d+:\d+/\d+)"
+                     r"(?:\s+(?:\d+(?:\.\d+)?[kmg]?|\+{3,})\s+(?:\d+|\+{3,})){3,}\s*$")
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")

@@ -124,6 +124,9 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         if len(found) < 2 or not row[0].strip():
             continue
         (ka, a), (kb, b) = found[0], found[1]
+        kinds = [(_unit(row[k]) or ("", "", None))[1] for k in (ka, kb)]
+        if kinds[0] != kinds[1]:
+            continue  # "| 11.14s | 3808 |": a time and a count, two measures of the row
         if swap:
             (ka, a), (kb, b) = (kb, b), (ka, a)
         stated = next((c.strip() for c in row if PERCENT.match(c.strip())), "")
