@@ -644,6 +644,7 @@ def test_bonnie_rates_under_each_side():
 
 
 def test_a_pipe_row_of_a_time_and_a_count_is_no_pair():
-    text = "|         | Time  | Read I/O Count  |\n|         | Real  | devid1 | devid2 |\n" \
-           "|---------|-------|--------|--------|\n| pid     | 21.61s| 3810   | 0      |\n| latency | 20.99s| 0      | 3810   |\n"
+    text = "|         | Time  | Read I/O Count  | gain  |\n|         | Real  | devid1 | devid2 |       |\n" \
+           "|---------|-------|--------|--------|-------|\n| pid     | 11.14s| 3808   | 0      |  -    |\n" \
+           "| devid:1 | 10.95s| 3807   | 0      | 1.70% |\n"
     assert claims(text) == []
