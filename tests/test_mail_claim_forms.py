@@ -648,3 +648,21 @@ def test_a_pipe_row_of_a_time_and_a_count_is_no_pair():
            "|---------|-------|--------|--------|-------|\n| pid     | 11.14s| 3808   | 0      |  -    |\n" \
            "| devid:1 | 10.95s| 3807   | 0      | 1.70% |\n"
     assert claims(text) == []
+
+
+def test_perf_diff_rows_are_not_prose_that_restates_them():
+    text = """Perf diff of 8M fio randread test:
+
+Before          After           Symbol
+.....................................................
+3.98%           -3.95%          [k] dma_direct_map_sg
+1.37%           -1.36%          [k] sg_next
+
+Perf diff of 8K fio randread test:
+
+Before          After           Symbol
+......................................................
+1.74%                           [k] dma_direct_map_sg
+0.67%                           [k] sg_next
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(3.98, 0.03), (1.37, 0.01)]

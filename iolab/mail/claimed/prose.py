@@ -134,6 +134,7 @@ def _restated(prose: str, symbol: str) -> bool:
                for sentence in re.split(r"(?<=[.!?])\s+", prose))
 
 
+_PERF_ROW = re.compile(r"^\s*[+-]?\d+(?:\.\d+)?%.*\[[k.]\]\s+\S+\s*$")  # perf's own row, not prose
 _PERF_DIFF = re.compile(r"^\s*(?P<base>\d+(?:\.\d+)?)%\s+(?P<delta>[+-]\d+(?:\.\d+)?)%\s+.*?(?P<symbol>[\w.]+)\s*$")
 
 
@@ -141,7 +142,7 @@ def perf_diff(lines: list[str]) -> list[Claim]:
     """perf diff's rows (``0.84%   -0.49%  [kernel.kallsyms]  [k] foo``): the baseline's share and
     the baseline plus the delta, unless the prose names the symbol (then it restates the pair)."""
     found = [(line, _PERF_DIFF.match(line)) for line in lines]
-    prose = " ".join(line for line, match in found if match is None)
+    prose = " ".join(line for line, match in found if match is None and not _PERF_ROW.search(line))
     out = []
     for line, match in found:
         if match is None:
