@@ -666,3 +666,19 @@ Before          After           Symbol
 0.67%                           [k] sg_next
 """
     assert [(c.before, c.after) for c in claims(text)] == [(3.98, 0.03), (1.37, 0.01)]
+
+
+def test_a_sentence_ending_in_from_and_a_line_to_are_the_sides():
+    text = """On a basic peak IOPS test case, this changes the performance from:
+
+IOPS=108.41M, BW=52.93GiB/s, IOS/call=31/31
+IOPS=108.43M, BW=52.95GiB/s, IOS/call=32/32
+
+to
+
+IOPS=118.79M, BW=58.00GiB/s, IOS/call=31/32
+IOPS=118.61M, BW=57.92GiB/s, IOS/call=31/31
+
+which is more than a 9% improvement in performance.
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(108.42e6, 118.7e6), (52.94, 57.96)]
