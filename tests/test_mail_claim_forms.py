@@ -682,3 +682,9 @@ IOPS=118.61M, BW=57.92GiB/s, IOS/call=31/31
 which is more than a 9% improvement in performance.
 """
     assert [(c.before, c.after) for c in claims(text)] == [(108.42e6, 118.7e6), (52.94, 57.96)]
+
+
+def test_bonnie_files_rows_whose_rates_repeat_are_a_row_each():
+    row = "  20:384100:384100/20 20480  32 20480  58 {}  48 20480  39\n"
+    text = "Before this change:\n\n" + row.format("20480") + "\nAfter this change:\n\n" + row.format("20480")
+    assert [(c.before, c.after) for c in claims(text)] == [(20480, 20480)] * 4

@@ -18,13 +18,8 @@ HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
     "66/120 55.0%, then tuned on, and are now tune), measured once at 677f3a6 (2026-11-28): recall 40/95 42.1%, "
     "precision 40/55 72.7%: below the goal; remove this mark when it holds"))
 
-TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "tune with the fresh sample's 36 tune mails (118 mails), measured at 677f3a6 (2026-11-28): recall 615/742 82.9%, "
-    "precision 615/674 91.2%: recall below the goal; remove this mark when it holds"))
 
-
-@pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
-                                   pytest.param("held_out", marks=HELD_OUT_SHORT)])
+@pytest.mark.parametrize("split", ["tune", pytest.param("held_out", marks=HELD_OUT_SHORT)])
 def test_recall_and_precision_on_each_split(split):
     found = corpus.scores(split)
     tally = corpus.total(found)

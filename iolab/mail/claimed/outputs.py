@@ -41,8 +41,8 @@ _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 # bonnie++'s line of results: "debian0  7501M  375k  99  1.4g  97  117m  14 ..." (a rate, its %CP, ...)
-_BONNIE = re.compile(r"^\s*\S+\s+(?:\d+[KMGT]|\d+:\d+:\d+/\d+)"
-                     r"(?:\s+(?:\d+(?:\.\d+)?[kmg]?|\+{3,})\s+(?:\d+|\+{3,})){3,}\s*$")
+_BONNIE = re.compile(r"^\s*(?:\S+\s+)?(?P<what>\d+[KMGT]|\d+:\d+:\d+/\d+)"
+                     r"(?P<cells>(?:\s+(?:\d+(?:\.\d+)?[kmg]?|\+{3,})\s+(?:\d+|\+{3,})){3,})\s*$")
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
@@ -123,8 +123,8 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
                        "lower", line)]
     bonnie = _BONNIE.match(line)
     if bonnie:  # bonnie++'s rates a second, each followed by its %CP ("+++++ +++": too fast to time)
-        cells = line.split()[2:]
-        return [Figure(f"{line.split()[0]} #{n + 1}", value, ("/s", "rate", "higher"), "higher", line)
+        cells = bonnie.group("cells").split()
+        return [Figure(f"{bonnie.group('what')} #{n + 1}", value, ("/s", "rate", "higher"), "higher", line)
                 for n, value in enumerate(number(c) for c in cells[0::2]) if value is not None]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]

@@ -38,7 +38,9 @@ def claims(text: str) -> list[Claim]:
     lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
     found = pipe_tables(lines) + column_tables(lines) + repeated_tables(lines)
     seen = {(c.before, c.after) for c in found}
-    for pair in side_pairs(lines) + trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
+    found += _own(side_pairs(lines), found)
+    seen |= {(c.before, c.after) for c in found}
+    for pair in trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
         mean = next((k for k, c in enumerate(found) if "(mean of" in c.label and _same(c, pair)), None)
         if mean is not None:  # the mail states the mean of the runs it pasted: its figures are the row
             found[mean] = pair
@@ -48,6 +50,25 @@ def claims(text: str) -> list[Claim]:
             found.append(pair)
         seen.add((pair.before, pair.after))
     return infer(lines, found)
+
+
+def _own(sided: list[Claim], found: list[Claim]) -> list[Claim]:
+    """The sides' rows not read already: rows of the same figures under other names (bonnie++'s six
+    create rates, 20480 -> 20480 each) are rows of their own; a mean of runs the mail states is not."""
+    seen = {(c.before, c.after) for c in found}
+    out: list[Claim] = []
+    for c in sided:
+        if (c.before, c.after) in seen or _key(c) in {_key(o) for o in out}:
+            continue  # another form's row; one row under two names of its after side
+        if "(mean of" in c.label and any(_same(c, o) for o in sided if o is not c and "(mean of" not in o.label):
+            continue
+        out.append(c)
+    return out
+
+
+def _key(claim: Claim) -> tuple[str, float, float]:
+    """A row without the name of its after side ("x (and after)", "x (and after the changes)")."""
+    return re.sub(r"\s*\([^()]*\)$", "", claim.label), claim.before, claim.after
 
 
 def _same(a: Claim, b: Claim) -> bool:
