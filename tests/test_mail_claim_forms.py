@@ -688,3 +688,13 @@ def test_bonnie_files_rows_whose_rates_repeat_are_a_row_each():
     row = "  20:384100:384100/20 20480  32 20480  58 {}  48 20480  39\n"
     text = "Before this change:\n\n" + row.format("20480") + "\nAfter this change:\n\n" + row.format("20480")
     assert [(c.before, c.after) for c in claims(text)] == [(20480, 20480)] * 4
+
+
+def test_cells_of_several_figures_under_a_corner_naming_the_parts():
+    text = """ebs / leaves / Index |   bare for-next    |      with fix
+---------------------+--------------------+-------------------
+\tpost mount   |   16 /  11 / 10e5c |   16 /  10 / 4240
+\tpost test    | 5810 / 891 / 11cfc | 4420 / 252 / 473a
+"""
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [
+        ("post mount", 16, 16), ("post mount leaves", 11, 10), ("post test", 5810, 4420), ("post test leaves", 891, 252)]

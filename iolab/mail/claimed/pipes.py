@@ -133,7 +133,19 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         unit = _unit(row[ka]) or unit_of(row[0]) or \
             (unit_of(header[ka]) if ka < len(header) else None) or said
         out.append(make(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
+        out += _parts(header[0], row[0], row[ka], row[kb], "|".join(row).strip())
     return out
+
+
+def _parts(names: str, label: str, before: str, after: str, source: str) -> list[Claim]:
+    """The figures after the first of cells of several (``16 / 11 / 10e5c`` under ``ebs / leaves /
+    Index``): one claim per part the corner cell names, both sides' parts figures."""
+    parts = [p.strip() for p in names.split("/")]
+    cells = [[number(p.strip()) for p in cell.split("/")] for cell in (before, after)]
+    if len(parts) < 2 or any(len(c) != len(parts) for c in cells):
+        return []
+    return [make(f"{label.strip()} {parts[k]}", cells[0][k] or 0.0, cells[1][k] or 0.0, None, None, "", source)
+            for k in range(1, len(parts)) if cells[0][k] is not None and cells[1][k] is not None]
 
 
 def _introduced(names: list[str], lines: list[str]) -> tuple[str, str] | None:
