@@ -194,3 +194,21 @@ def test_the_environment_names_patches_not_their_paths():
     row = EnvRow("variant.kernel.patches", {"base": "-", "patched": patches}, True, False)
     shown = "".join(html.environment_html(Report(None, environment=(row,))))  # type: ignore[arg-type]
     assert "0001-ext4-a.patch" in shown and "0002-b.diff" in shown and "../" not in shown and "/tmp/" not in shown
+
+
+def test_a_series_whose_every_cell_failed_has_no_plot_and_renders(tmp_path):
+    """Every step failed: no metric has a value, so the steps' figure is left out (it was a
+    matplotlib error: a grid of no rows), and the page still renders."""
+    from iolab import load
+
+    patches = ["0001-a.patch"]
+    (tmp_path / patches[0]).write_text("a\n--- a/mm/readahead.c\n+++ b/mm/readahead.c\n@@ -1 +1 @@\n-a\n+b\n")
+    (tmp_path / "linux.tar.gz").write_bytes(b"")
+    raw = {"name": "failed", "kernel": {"source": "linux.tar.gz"}, "series": {"patches": patches},
+           "workload": [{"name": "w", "job": "[j]\nrw=randread\n"}], "run": {"iterations": 3, "seed": 7}}
+    exp = load.parse(raw, base_dir=str(tmp_path))
+    store = Store(tmp_path / "s.db")
+    run = runner.run(exp, store, host=ScriptedHost({v.name: 100.0 for v in exp.variant},
+                                                   fail={v.name: "fio: no device" for v in exp.variant}))
+    html = renderer("html")(reports.run_report(store, run))
+    assert "each metric over the steps" not in html and "<svg" not in html

@@ -119,7 +119,8 @@ def _series(analysis: Analysis) -> list[str]:
             f"<p>{escape(series.steps_line(analysis))}</p>", *[f"<p>{escape(line)}</p>" for line in series.kernels_line(analysis)],
             f"<h3>{escape(attribution[0])}</h3>",
             _list([line.strip() for line in attribution[1:]]), f"<p>{escape(series.spent(analysis))}</p>",
-            "<h3>each metric over the steps (center and its 95% CI)</h3>", plots.steps_figure(panels)]
+            *(["<h3>each metric over the steps (center and its 95% CI)</h3>", figure]
+              if (figure := plots.steps_figure(panels)) else [])]
 
 
 def _intervals(analysis: Analysis, candidate: str) -> list[plots.Interval]:

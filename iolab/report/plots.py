@@ -106,6 +106,8 @@ def steps_figure(lines: Sequence[StepLine]) -> str:
     """Per metric a line over the series' steps, each center with its 95% CI (a metric with no
     value at any step is left out: no empty axes)."""
     lines = [line for line in lines if any(math.isfinite(c) for c in line.centers)]
+    if not lines:
+        return ""  # no figure: every metric failed at every step
     count, columns = _grid(len(lines))
     figure = _figure(PANEL * columns, 2.4 * count)
     axes = figure.subplots(count, columns, squeeze=False).ravel()
@@ -190,6 +192,8 @@ def samples_figure(strips: Sequence[Strip], pair_names: tuple[str, str] | None) 
     below each the baseline's and the candidate's value of each round joined.
     At most COLUMNS metrics side by side; a metric with no value is left out."""
     strips = [strip for strip in strips if any(strip.values.values())]
+    if not strips:
+        return ""  # no figure: no metric has a value
     lines, columns = _grid(len(strips))
     per = 2 if pair_names else 1
     figure = _figure(PANEL * columns, 2.6 * lines * per)
