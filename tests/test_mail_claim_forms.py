@@ -698,3 +698,9 @@ def test_cells_of_several_figures_under_a_corner_naming_the_parts():
 """
     assert [(c.label, c.before, c.after) for c in claims(text)] == [
         ("post mount", 16, 16), ("post mount leaves", 11, 10), ("post test", 5810, 4420), ("post test leaves", 891, 252)]
+
+
+def test_a_setting_written_name_space_equals_value_names_its_row():
+    text = "Default:\nParallel Writeback (nr_wb_ctx = 1)    :  16.4MiB/s\nParallel Writeback (nr_wb_ctx = 8)    :  40.8MiB/s\n" \
+           "\nAfter optimization (4 AGs utilized):\nParallel Writeback (nr_wb_ctx = 8)    :  47.1MiB/s (4 active contexts)\n"
+    assert [(c.before, c.after) for c in claims(text)] == [(40.8, 47.1)]

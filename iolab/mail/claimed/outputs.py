@@ -152,7 +152,8 @@ def _key_words(before: str, label: str, unit: str) -> str:
     is "name: figure"), without the sides' names, and its unit."""
     head = before.rstrip()
     text = head[:-1] if head.endswith(":") else before.split(":")[-1]
-    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:=[^\s,]+)?",  # "bs=400K" names a row too
+    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:\s?=\s?[^\s,()]+)?",  # "bs=400K", "nr_wb_ctx = 8" name a row
                        text.split(":")[-1] if not head.endswith(":") else text)
+    words = [re.sub(r"\s", "", w) for w in words]
     words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
     return " ".join([*label.split(), *words[-3:], unit]).strip()
