@@ -40,10 +40,10 @@ def _where(lines: list[str], claim: Claim) -> int | None:
     """The line the claim was read from (its after side's, for a row of two lines)."""
     parts = [p.strip() for p in claim.source.split(" / ") if p.strip()]
     for part in reversed(parts):
-        text = part.split(": ", 1)[-1] if part not in "\n".join(lines) else part
-        found = next((k for k, line in enumerate(lines) if text and text in line), None)
-        if found is not None:
-            return found
+        for text in (part, part.split(": ", 1)[-1]):  # "deadline: | before this set | 263k |": a column's row
+            found = next((k for k, line in enumerate(lines) if text and text in line), None)
+            if found is not None:
+                return found
     return None
 
 
@@ -89,7 +89,8 @@ def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
     for claim in found:
         if claim.better is None:
             k = _where(lines, claim)
-            better = _gain(claim) or (_gain_column(lines, k, claim) or _said_above(lines, k) if k is not None else None)
+            better = _gain(claim) or (_gain_column(lines, k, claim) or _said_above(lines, k) if k is not None
+                                      else None)
             claim = replace(claim, better=better) if better else claim
         out.append(claim)
     return out
