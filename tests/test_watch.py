@@ -252,3 +252,13 @@ def test_without_once_it_polls_and_stops_cleanly_on_a_signal(tmp_path, signum):
             process.kill()
     assert process.returncode == 0 and "Traceback" not in err, err
     assert "iolab watch: stopped by a signal" in err and out.count("iolab watch:") >= 1
+
+
+def test_a_second_message_with_a_message_id_already_read_is_skipped_and_said(tmp_path):
+    from iolab.run.watch import one_pass
+
+    inboxes.append(tmp_path / "list.git", [BLOCK_FIX, BLOCK_FIX.replace(b"Drop it.", b"Drop it again.")])
+    said: list[str] = []
+    one_pass([tmp_path / "list.git"], None, queue=None, backlog=10, say=said.append)
+    assert any("<blk-1@example.org>" in line and "its Message-Id again (the first message of that Message-Id, "
+               "commit " in line for line in said), said

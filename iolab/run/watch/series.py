@@ -138,7 +138,10 @@ def group(messages: list[Message]) -> Grouped:
         lore, skip = parse(message)
         if skip is not None:
             found.skipped.append(skip)
-        elif lore.msgid not in lores:
+        elif lore.msgid in lores:
+            found.skipped.append(Skip(lore.msgid, _shown(lore.full_subject), "its Message-Id again (the first "
+                                      f"message of that Message-Id, commit {lores[lore.msgid][1].commit[:12]}, is read)"))
+        else:
             lores[lore.msgid] = (lore, message)
     by_id = {msgid: lore for msgid, (lore, _) in lores.items()}
     threads: dict[str, list[str]] = {}
