@@ -37,7 +37,19 @@ def seeds() -> list[bytes]:
     found += sorted((REPO / "tests" / "fixtures" / "mail").glob("*.mbox"))
     found += sorted(Path("/work/shared/seeds").glob("*.txt")) + sorted(Path("/work/shared/seeds/code").glob("*"))
     mails = [path.read_bytes() for path in found if path.is_file()]
-    return [m for m in mails if b"Subject:" in m[:20000]] or mails
+    return [m for m in mails if b"Subject:" in m[:20000]] + applicable()
+
+
+def applicable() -> list[bytes]:
+    """Mails that apply to the stand-in source the harness unpacks (tests/inboxes.py),
+    so that mutants also reach the workload choice and the "would queue" way."""
+    from tests import inboxes
+
+    return [inboxes.patch_mail(f"[PATCH] {area}: change line {line}", f"Change it.\n\nbefore: 100 MB/s\nafter: "
+                               f"{100 + line} MB/s\n", inboxes.diff(name, line, f"int changed_{line};"),
+                               msgid=f"applies-{line}@example.org")
+            for line, (area, name) in enumerate([("block", "block/blk-mq.c"), ("ext4", "fs/ext4/inode.c"),
+                                                 ("block", "block/blk-mq.c")], start=3)]
 
 
 def _flip(rng: random.Random, data: bytes) -> bytes:
