@@ -64,3 +64,16 @@ def test_a_diff_name_outside_the_tree_is_neither_read_nor_copied(tmp_path):
     (tmp_path / "src" / "secret").write_text("not the tree's\n")
     found = patches.pristine_files(root, ["../secret", str(tmp_path / "src" / "secret"), "Makefile"])
     assert found == {"../secret": None, str(tmp_path / "src" / "secret"): None, "Makefile": "all:\n"}
+
+
+def test_a_from_header_b4_cannot_read_is_refused_not_a_traceback():
+    """Found by the fuzz (a real btrfs-list mail with an encoded From of bytes
+    that are not text put into its DKIM header's fold): b4's LoreMessage
+    raised AttributeError (email's address parser) out of iolab mail."""
+    from iolab import mail
+
+    try:
+        mail.read([fuzz_mails.REPO / "tests" / "fixtures" / "mail" / "fuzz-from-b4-cannot-read.eml"])
+        raise AssertionError("read")
+    except mail.MailError as error:
+        assert "a mail b4 cannot read (AttributeError" in str(error)

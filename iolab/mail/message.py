@@ -381,11 +381,14 @@ def _series_of_mails(mails: list[tuple[EmailMessage, str]]) -> tuple[_Item | Non
     files: dict[str, str] = {}
     for number, (message, file) in enumerate(mails):
         stand_in = f"iolab-{number}@mail.invalid"
-        lore = _lore(message, stand_in)
+        try:
+            lore = _lore(message, stand_in)
+            box.add_message(lore.msg)
+        except (AttributeError, LookupError, TypeError, ValueError) as error:  # email's parser on a broken header
+            raise MailError(f"{file}: a mail b4 cannot read ({type(error).__name__}: {str(error)[:80]})") from None
         if lore.msgid == stand_in:
             synthetic.add(stand_in)
         files[lore.msgid] = file
-        box.add_message(lore.msg)
     series = box.get_series(codereview_trailers=False) if box.series else None
     # a cover letter alone (b4 files one sent in reply to an earlier version as a follow-up): read()
     # refuses it unless asked (iolab mail)
