@@ -147,7 +147,7 @@ def _mode(analysis: Analysis) -> str:
     if experiment.timing == "instructions":
         model = experiment.vm.device_model
         what = (f"modeled (TCG icount + null_blk: {model.words()})" if model is not None
-                else "instructions (TCG icount): counts, not times")
+                else "instructions (TCG icount), not times")
         return _fit("mode:", f"{what}; {order}", 2 if model is not None else 1)
     where = f"VM, {vm.get('accel')}, QEMU {vm.get('qemu')}" if vm else "this host"
     return _fit("mode:", f"wall clock ({where}); {order}")
