@@ -36,14 +36,13 @@ def _gain(claim: Claim) -> Better | None:
     return "higher" if claim.direction == "up" else "lower"
 
 
-def _where(lines: list[str], claim: Claim) -> int | None:
-    """The line the claim was read from (its after side's, for a row of two lines)."""
+def _where(index: dict[str, int], claim: Claim) -> int | None:
+    """The line the claim was read from (its after side's, for a row of two lines), by the lines' index."""
     parts = [p.strip() for p in claim.source.split(" / ") if p.strip()]
     for part in reversed(parts):
         for text in (part, part.split(": ", 1)[-1]):  # "deadline: | before this set | 263k |": a column's row
-            found = next((k for k, line in enumerate(lines) if text and text in line), None)
-            if found is not None:
-                return found
+            if text in index:
+                return index[text]
     return None
 
 
@@ -52,7 +51,7 @@ def _said_above(lines: list[str], k: int) -> Better | None:
     rows and headers, lines of figures, are passed over)."""
     said = 0
     for line in reversed(lines[max(0, k - _REACH):k]):
-        if not line.strip() or "|" in line or re.search(r"\d", line.split(":")[-1]):
+        if not line.strip() or len(line) > 200 or "|" in line or re.search(r"\d", line.split(":")[-1]):
             continue  # a table's row or header, a device's name: not a line that says what was measured
         units = [u for u in (unit_of(w) for w in line.split()) if u and u[1] in ("rate", "bandwidth")]
         named = better_of(line) or (units[0][2] if units else None)  # "sec  normal MB/s  dontcache MB/s"
@@ -86,9 +85,13 @@ def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
 def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
     """Each claim with its better way, where the unit and the name left it open and the mail says it."""
     out = []
+    index: dict[str, int] = {}
+    for n, line in enumerate(lines):  # each line stripped, and its pipe cells joined as a reader quotes them
+        for text in (line.strip(), "|".join(line.strip().split("|")[1:-1]).strip()):
+            index.setdefault(text, n)
     for claim in found:
         if claim.better is None:
-            k = _where(lines, claim)
+            k = _where(index, claim)
             better = _gain(claim) or (_gain_column(lines, k, claim) or _said_above(lines, k) if k is not None
                                       else None)
             claim = replace(claim, better=better) if better else claim

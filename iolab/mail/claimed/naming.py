@@ -10,6 +10,7 @@ and of two variants the one the text says the change brings is after.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 Side = Literal["before", "after"]
@@ -67,16 +68,23 @@ def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
 _INTRODUCED = r"(?:this (?:patch|series)|introduc\w*|adds?|implement\w*|support\w*|use of|offload\w*|enabl\w*)"
 
 
-def introduced(names: list[str], lines: list[str]) -> int | None:
+@lru_cache(maxsize=4)
+def _spans(text: str) -> str:
+    """The parts of a text that say what a change brings: each introducing word and what follows it,
+    found once per text (a reader asks of many names)."""
+    return "\n".join(m.group(0) for m in re.finditer(rf"{_INTRODUCED}[^.]{{0,80}}", text, re.I))
+
+
+def introduced(names: list[str], lines: list[str], text: str = "") -> int | None:
     """Which of a few variants the text says the change brings (``This patch introduces the use of
     the Intel QAT``, ``This patchset implements io_uring passthrough`` for ``passthru``): its
     index, when exactly one is said. A name of more than five letters is said by a word it
-    begins like (``passthru``, ``passthrough``)."""
-    text = " ".join(lines)
+    begins like (``passthru``, ``passthrough``). ``text``: the lines joined, when the caller has them."""
+    spans = _spans(text or " ".join(lines))
     said = []
     for k, name in enumerate(names):
         stem = re.escape(name) + r"\b" if len(name) <= 5 else re.escape(name[:5]) + r"[\w-]*"
-        if re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", text, re.I):
+        if re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", spans, re.I):
             said.append(k)
     return said[0] if len(said) == 1 else None
 

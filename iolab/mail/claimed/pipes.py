@@ -236,6 +236,8 @@ def _against_baseline(table: list[list[str]], lines: list[str]) -> list[Claim] |
         return None
     header, body = rows[0], rows[1:]
     header = ["", *header] if len(header) == len(body[0]) - 1 else header
+    if not any(_STATED.search(c) for row in body for c in row[1:]):
+        return None  # no row states its change: no rows against a baseline
     text = " ".join(lines)
     named = [k for k, row in enumerate(body) if row[0].split() and (side_of(row[0]) == "before" or re.search(
         rf"(?<![\w-]){re.escape(row[0].split()[0])}\s*\((?:the\s+)?baseline\)", text, re.I))]

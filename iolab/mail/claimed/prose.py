@@ -108,6 +108,7 @@ def variant_pairs(lines: list[str]) -> list[Claim]:
     figure (``dd:  0.5s`` / ``FALLOC_FL_WRITE_ZEROES: 0.17s``), of which the text says the change
     brings one: that one after."""
     out = []
+    text = ""
     for k in range(len(lines) - 1):
         found = [m for m in (_NAMED_LINE.match(line) for line in lines[k:k + 2]) if m is not None]
         if len(found) != 2:
@@ -117,7 +118,8 @@ def variant_pairs(lines: list[str]) -> list[Claim]:
         if any(side_of(n) for n in names) or any(len(v) != 1 for v in values) or \
                 values[0][0][1][1] != values[1][0][1][1]:
             continue
-        said = introduced(names, lines)
+        text = text or " ".join(lines)
+        said = introduced(names, lines, text)
         if said is None:
             continue
         (a, unit, _), (b, other, _) = values[1 - said][0], values[said][0]

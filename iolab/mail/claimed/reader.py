@@ -40,8 +40,9 @@ def claims(text: str) -> list[Claim]:
     seen = {(c.before, c.after) for c in found}
     found += _own(side_pairs(lines), found)
     seen |= {(c.before, c.after) for c in found}
+    means = [k for k, c in enumerate(found) if "(mean of" in c.label]
     for pair in trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
-        mean = next((k for k, c in enumerate(found) if "(mean of" in c.label and _same(c, pair)), None)
+        mean = next((k for k in means if "(mean of" in found[k].label and _same(found[k], pair)), None)
         if mean is not None:  # the mail states the mean of the runs it pasted: its figures are the row
             found[mean] = pair
         elif "(mean of" in pair.label and any(_same(c, pair) for c in found):
@@ -56,13 +57,15 @@ def _own(sided: list[Claim], found: list[Claim]) -> list[Claim]:
     """The sides' rows not read already: rows of the same figures under other names (bonnie++'s six
     create rates, 20480 -> 20480 each) are rows of their own; a mean of runs the mail states is not."""
     seen = {(c.before, c.after) for c in found}
+    keys: set[tuple[str, float, float]] = set()
     out: list[Claim] = []
     for c in sided:
-        if (c.before, c.after) in seen or _key(c) in {_key(o) for o in out}:
+        if (c.before, c.after) in seen or _key(c) in keys:
             continue  # another form's row; one row under two names of its after side
         if "(mean of" in c.label and any(_same(c, o) for o in sided if o is not c and "(mean of" not in o.label):
             continue
         out.append(c)
+        keys.add(_key(c))
     return out
 
 

@@ -122,8 +122,10 @@ def segments(lines: list[str]) -> list[Segment]:
                or _bare(lines, k) or _item(lines, k) for k, line in enumerate(lines)]
     opened = [k for k, line in enumerate(lines) if re.search(r"\bfrom:\s*$", line)]  # "... the performance from:"
     closed = [k for k, line in enumerate(lines) if re.fullmatch(r"\s*to:?\s*", line)]  # "to", figures under it
-    for k, j in ((k, next(j for j in closed if j > k)) for k in opened if any(j > k for j in closed)):
-        markers[k], markers[j] = ("before", "from", ""), ("after", "to", "")
+    for k in opened[:50]:  # a few such sentences a mail; a hostile one is not read further
+        j = next((j for j in closed if j > k), None)
+        if j is not None:
+            markers[k], markers[j] = ("before", "from", ""), ("after", "to", "")
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
         if m is not None and m[0] is None and changed and any(c.startswith(m[1].strip() + " ") or
