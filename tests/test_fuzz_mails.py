@@ -77,3 +77,13 @@ def test_a_from_header_b4_cannot_read_is_refused_not_a_traceback():
         raise AssertionError("read")
     except mail.MailError as error:
         assert "a mail b4 cannot read (AttributeError" in str(error)
+
+
+def test_a_from_header_email_cannot_parse_leaves_the_author_unknown():
+    """Found by the 10 000-mail fuzz (3 mutants): email's address parser raised
+    IndexError over a duplicated From header out of iolab mail; the mail is
+    read, its author unknown."""
+    from iolab import mail
+
+    read = mail.read([fuzz_mails.REPO / "tests" / "fixtures" / "mail" / "fuzz-from-email-cannot-parse.eml"])
+    assert read.author is None and read.patches

@@ -347,7 +347,10 @@ def _lore(message: EmailMessage, synthetic: str) -> Any:
 def _header(message: EmailMessage, name: str) -> str | None:
     import b4
 
-    value = message.get(name)
+    try:
+        value = message.get(name)
+    except (AttributeError, LookupError, TypeError, ValueError):  # email's parser on a broken header (the fuzz)
+        return None
     return b4.LoreMessage.clean_header(str(value)) if value is not None else None
 
 
