@@ -153,3 +153,28 @@ def test_a_polled_job_on_the_mails_nvme_gets_a_device_that_polls(tmp_path, monke
     assert experiment.vm.disk == disk
     model = experiment.vm.device_model
     assert (model.poll_queues if model is not None else None) == poll_queues
+
+
+ROTATIONAL = MAIL.replace("""  fio --ioengine=io_uring --direct=1 --iodepth=128 --bs=4k \\
+      --rw=randread --sqthread_poll --filename=/dev/nullb0 --exec_prerun=/bin/true
+""", """  With files stored on a SATA HDD, 8 readers reading files with 1MB buffered
+  I/Os go from 122 MB/s to 167 MB/s:
+  fio --ioengine=psync --rw=read --bs=1M --numjobs=8 --size=1G
+""")
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("timing, disk", [("instructions", "model"), ("wall", "ram")])
+def test_a_mail_about_an_hdd_gets_a_rotational_modeled_device(tmp_path, monkeypatch, timing, disk):
+    # the rotational readahead mail (tests/corpus/mails/linux-block-ra-rotational.eml): its throughput on an
+    # HDD is a disk's time, which instructions mode sees only on the modeled device (before: a RAM image)
+    path = tmp_path / "hdd.patch"
+    path.write_text(ROTATIONAL)
+    experiment, text = _experiment(tmp_path, monkeypatch, path, timing=timing, files=_old_side(ROTATIONAL))
+    assert experiment.vm.disk == disk
+    model = experiment.vm.device_model
+    if timing == "instructions":
+        assert model is not None and model.rotational and model.mib_per_s == 160 and model.seek_nsec
+        assert "a rotational disk" in text
+    else:
+        assert model is None

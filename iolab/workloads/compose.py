@@ -196,11 +196,12 @@ def _run_and_vm(timing: str, unrepeated: list[Chosen], mail: FromMail | None) ->
     null_blk = mail is not None and mail.benchmark.environment.device == "null_blk"
     disk = ['disk = "null_blk"       # the mail\'s /dev/nullb0: the guest\'s null_blk' if null_blk else
             'disk = "ram"            # the image in the guest\'s memory']
-    polled = mail is not None and any(device.polls(w.job) for w in mail.benchmark.workloads if w.job)
-    if polled:  # a loop device does not poll (fio: "Operation not supported" in every cell)
-        table = device.vm_table(device.DeviceNeed(polled=True), timing)
+    need = device.need_of(mail.benchmark.environment.device if mail is not None else None,
+                          [w.job for w in mail.benchmark.workloads if w.job] if mail is not None else [])
+    table = device.vm_table(need, timing) if need.polled or need.kind == "rotational" else {}
+    if table:  # a loop device does not poll (fio: "Operation not supported"); instructions see no disk's time
         disk = [f"disk = {_toml(table['disk'])}" + " " * max(1, 17 - len(table["disk"]))
-                + "# the mail's polled I/O (fio hipri): a device with a poll queue"]
+                + f"# the mail's device: {need.words()}"]
         disk += [f"model = {_toml(table['model'])}"] if "model" in table else []
     return lines + ["cpus = 1", 'memory = "2GiB"', *disk, "cells_per_boot = 8", 'timeout = "10m"', ""]
 
