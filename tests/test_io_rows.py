@@ -225,3 +225,16 @@ def test_a_counter_that_varies_within_a_variant_moves_only_past_its_own_spread()
     assert "disk.writes" not in iorows.moved(noisy, 0.01)
     fixed = {"a": [sample("a", r, 137.0) for r in range(2)], "b": [sample("b", r, 517.0) for r in range(2)]}
     assert "disk.writes" in iorows.moved(fixed, 0.01)
+
+
+def test_a_short_header_whose_line_has_a_word_longer_than_a_line_still_ends():
+    """A word longer than the line stays whole when wrapped, so a cut to the lines kept could wrap to as
+    many again: the header's shortening looped for ever (the queue test's kernels line, in CI)."""
+    import multiprocessing
+
+    from iolab.report.headers import _within
+
+    lines = ["iolab: a run", "kernels " + "x" * 71 + " " + "y" * 71, "run 1"]
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        short = pool.apply_async(_within, (lines, 2)).get(timeout=20)
+    assert len(short) == 2 and short[0] == "iolab: a run" and short[1].endswith("...")

@@ -183,14 +183,17 @@ def _within(lines: list[str], most: int) -> list[str]:
     each, the last lines left out."""
     lines = lines[:most]
     wrapped = [wrapped_lines([line]) for line in lines]
+    budget = [len(line) for line in lines]  # each line's characters so far: every cut takes at least one more
     while sum(map(len, wrapped)) > most:
         # the last line that wraps, shortened first: the experiment, the mail, where and the rounds lead
         longest = max((i for i in range(len(wrapped)) if len(wrapped[i]) > 1), default=None)
         if longest is None:
             del wrapped[-1]
             continue
-        keep = len(wrapped[longest]) - 1
-        wrapped[longest] = wrapped_lines([textwrap.shorten(lines[longest], keep * (WIDTH - 6), placeholder=" ...")])
+        # a word longer than the line stays whole (figures.wrapped), so a cut to the lines kept may still
+        # wrap to as many: the next pass cuts shorter, down to the placeholder alone (one line)
+        budget[longest] = max(len(" ..."), min((len(wrapped[longest]) - 1) * (WIDTH - 6), budget[longest] - 1))
+        wrapped[longest] = wrapped_lines([textwrap.shorten(lines[longest], budget[longest], placeholder=" ...")])
     return [line for group in wrapped for line in group]
 
 
