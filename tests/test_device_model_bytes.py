@@ -184,7 +184,8 @@ def test_a_polled_job_needs_a_device_that_polls():
 def test_a_mail_s_device_becomes_the_vm_s_disk():
     hdd = device.need_of("rotational", ["[j]\nrw=read\n"])
     assert hdd == device.DeviceNeed(kind="rotational")
-    assert device.vm_table(hdd, "instructions") == {"disk": "model", "model": {"rotational": True}}
+    assert device.vm_table(hdd, "instructions") == {"disk": "model", "model": device.HDD}
+    assert device.HDD["rotational"] and device.HDD["mib_per_s"] and device.HDD["seek_nsec"]
     polled = device.need_of("raw", [POLLED_JOB])
     assert polled.polled and device.vm_table(polled, "instructions") == {"disk": "model",
                                                                          "model": {"poll_queues": 1}}

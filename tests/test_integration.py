@@ -130,7 +130,7 @@ def test_a_mistyped_mount_option_stops_the_run_early(tmp_path):
         [run]
         iterations = 6
         """))
-    done = iolab("run", "--quiet", str(exp_file), store=tmp_path / "store.db")
+    done = iolab("run", "--quiet", "--verbose", str(exp_file), store=tmp_path / "store.db")  # the header in full
     assert done.returncode == 1, done.stderr
     header = " ".join(done.stdout.split("\n\n")[0].split())
     assert "run 1 (failed): 2 of 6 rounds (4 of 12 cells)" in header

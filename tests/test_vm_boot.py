@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, plan, spec
+from iolab.analysis import reports
 from iolab import kernels
 from iolab.kernels import fetch
 from iolab.run import runner
@@ -151,7 +152,7 @@ def test_a_run_boots_the_kernel_and_brings_the_samples_back(test_kernel, tmp_pat
     knobs = {s.variant: s.env["knobs"] for s in samples}  # [before, set] of each knob, read back in the guest
     assert knobs["iostat1"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "1"]}
     assert knobs["iostat0"] == {"sysfs /sys/fs/f2fs/vda/iostat_enable": ["0", "0"]}
-    text = renderer("text")(analysis.analyse(store.run(run_id), samples))
+    text = renderer("text")(dataclasses.replace(reports.run_report(store, run_id), verbose=True))  # the header in full
     assert "emulated (TCG)" in text or store.run(run_id).host["vm"]["accel"] == "kvm"
     assert not list(tmp_path.glob("iolab-vm*")), "exchange dirs and disk images are removed"
 
@@ -271,7 +272,7 @@ def test_a_kvm_that_stalls_linux_falls_back_to_tcg_and_the_run_says_so(test_kern
     assert host["accel"] == "tcg" and host["accel_reason"].startswith(reason), host
     assert f"(not up within [vm] boot_timeout {BOOT_S} s): VMs run under TCG" in host["accel_reason"]
     assert cache.get(machine.identity()).found == "linux-stalls"
-    text = " ".join(renderer("text")(analysis.analyse(store.run(run_id), samples)).split())
+    text = " ".join(renderer("text")(dataclasses.replace(reports.run_report(store, run_id), verbose=True)).split())
     assert "emulated (TCG)" in text and "accelerator: KVM runs the 14-byte probe but a Linux guest" in text
     assert elapsed > BOOT_S and qemu_pids(str(tmp_path)) == []
 
@@ -324,7 +325,7 @@ def test_the_modeled_device_repeats_and_counts_its_waits(test_kernel, tmp_path, 
         medians[nsec] = samples[0].metrics["lat_p50"]
         means[nsec] = sorted(s.metrics["lat_mean"] for s in samples)[1:3]  # the middle two of four
         result = analysis.analyse(store.run(run_id), samples)
-        text = renderer("text")(result)
+        text = renderer("text")(dataclasses.replace(reports.run_report(store, run_id), verbose=True))  # the header in full
         assert "median modeled ns/op" in text and "+0.0% =" in text and "modeled device: null_blk" in " ".join(
             text.split())
     # the histogram's bucket at 33-73 kns is 512-1024 ns wide; the mean is exact to a few ns an op
