@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from iolab import analysis, plan, spec
-from iolab.analysis import reports
+from iolab.analysis import metrics, reports
 from iolab import kernels
 from iolab.kernels import fetch
 from iolab.run import runner
@@ -220,7 +220,9 @@ def test_instructions_mode_gives_the_same_count_every_round_and_an_exact_aa(test
     # 3.2574 kinsn seen: 0.004%), far inside the mode's 1% tolerance
     assert (max(values) - min(values)) / min(values) < 1e-3, values
     result = analysis.analyse(store.run(run_id), samples)
-    (row,) = result.rows
+    # an I/O row may stand beside it: on a loaded host ext4's 5 s journal
+    # commit can fall inside one variant's cell and not the other's (CI saw it)
+    (row,) = [r for r in result.rows if r.metric.name not in metrics.IO_ROWS]
     assert row.metric.label == "kinsn/call"
     comparison = row.comparisons["a2"]
     assert comparison.exact in ("identical", "tolerance") and comparison.verdict == "same"
