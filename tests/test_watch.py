@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.analysis.results import WORDS
 from tests import inboxes
 from tests.helpers import REPO
 from tests.postgres import postgres_server, postgres_url  # noqa: F401 (fixtures)
@@ -222,6 +223,8 @@ def test_the_page_sets_two_versions_side_by_side_and_the_reply_answers_the_cover
     assert "<td class=opposite>+3.1% * opposite</td><td class=agrees>+3.1% * agrees</td>" in text
     assert "IOPS: 1 -&gt; 1.2 IOPS" in text and 'href="runs/run-7.html"' in text
     assert "versions side by side" not in robot.page([line(2, "agrees", 7)])
+    assert "<td class=undecided>undecided</td>" in robot.page([line(2, "undecided", 7)])
+    assert set(robot.WORD_CLASS) == set(WORDS)
     headers = {"from": "Dev <dev@x>", "to": ["list@vger"], "cc": ["Dev <dev@x>", "m@y"], "subject": "[PATCH 0/2] x",
                "message_id": "cover@x", "references": ["older@x"]}
     mail = robot.reply(headers, "table\n", "iolab <bot@lab.example>", 7)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
-WORD_CLASS = {"agrees": "agrees", "opposite": "opposite", "no change found": "none", "not reproduced": "none"}
+# each of analysis.results.WORDS has its own look: an undecided row is not shown as "no change"
+WORD_CLASS = {"agrees": "agrees", "opposite": "opposite", "no change found": "none", "undecided": "undecided",
+              "not reproduced": "none"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def reply(headers: dict[str, Any], text: str, sender: str, run_id: int) -> Email
 
 _STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:80em}table{border-collapse:collapse;margin:.3em 0}
 td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}th{background:#eee}
-.agrees{color:#070}.opposite{color:#a00}.none{color:#666}.skip{color:#666}code{font-size:90%}"""
+.agrees{color:#070}.opposite{color:#a00}.none{color:#666}.undecided{color:#850;font-style:italic}.skip{color:#666}code{font-size:90%}"""
 
 
 def _claims(line: Line) -> str:
