@@ -33,167 +33,39 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
-from iolab.engines import fio_options
 from iolab.engines.script import ALLOW as SCRIPT
+from iolab.mail import templates
 from iolab.mail.claimed import Claim
-from iolab.mail.environment import SIZE, Device, Environment, bytes_of, device_of, environment
+from iolab.mail.environment import SIZE, bytes_of, device_of, environment
 from iolab.mail.fio_text import command_lines, fio_command, option_lines, quoted_jobs, slug
-from iolab.units import format_size, parse_size
+from iolab.mail.jobs import MAX_JOB_SIZE as MAX_JOB_SIZE
+from iolab.mail.jobs import MAX_JOBS as MAX_JOBS
+from iolab.mail.jobs import SHARED_CPU, Found, judged, size_of
+from iolab.mail.jobs import Benchmark as Benchmark
+from iolab.mail.jobs import MailWorkload as MailWorkload
+from iolab.units import format_size
 
-Origin = Literal["fio command line", "fio job", "t/io_uring", "dd", "libMicro", "recipe", "prose"]
-
-MAX_JOB_SIZE = 64 << 20  # bytes of one fio job's files
-MAX_JOBS = 4  # fio numjobs, dd/prose threads
-# the experiment iolab patch writes has a VM of 1 vCPU (iolab.workloads.compose): a mail's jobs take turns on it
-_SHARED_CPU = "(taking turns on the VM's 1 vCPU)"
 MAX_OPS = 50_000  # probe ops per cell
 MAX_FILES = 20_000  # churn files
 LIBMICRO_CASES = ("write_u1k", "write_u10k", "pwrite_u1k", "pwrite_u10k")  # iolab-probe batch mode's cases
 LIBMICRO_BATCHES = 50
 
-_PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
-# time-bound options dropped for a size-bound job (the VM's clock, or instructions, would make them long)
-_TIME_BOUND = {"runtime", "time_based", "ramp_time"}
 
-
-@dataclass(frozen=True)
-class MailWorkload:
-    name: str
-    origin: Origin
-    source: str  # the mail's words it came from (one line)
-    job: str | None = None  # fio job text
-    probe: dict[str, Any] | None = None  # iolab-probe parameters
-    raw: bool = False  # on the raw device (fs = "none")
-    memory_max: int | None = None
-    primary: tuple[str, ...] = ()
-    script: str | None = None  # a shell recipe iolab does not map, run as written (only with --allow script)
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    workloads: tuple[MailWorkload, ...]
-    environment: Environment
-    scaled: tuple[str, ...]  # each figure scaled to the VM: "numjobs 16 -> 4"
-    not_reproduced: tuple[str, ...]  # "what: why"
-    refused: tuple[str, ...]  # options refused by the experiment file's checks, and how to allow them
-
-
-# -- fio -----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Found:
-    workloads: list[MailWorkload] = field(default_factory=list)
-    scaled: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    devices: list[tuple[Device, str]] = field(default_factory=list)
-    allow: tuple[str, ...] = ()  # option names the user allows (iolab patch --allow)
-
-
-def _scale_job(sections: list[tuple[str, dict[str, str]]], found: _Found) -> list[tuple[str, dict[str, str]]]:
-    """The sections with placement taken out and sizes, jobs and times scaled to the VM."""
-    out: list[tuple[str, dict[str, str]]] = []
-    for name, options in sections:
-        kept: dict[str, str] = {}
-        for key, value in options.items():
-            key = key.strip()
-            verdict = fio_options.judge(key, value) if key not in _PLACEMENT else None
-            if verdict is not None and (verdict[1] is None or verdict[1] not in found.allow):
-                how = f" (iolab patch --allow {verdict[1]} runs it)" if verdict[1] else ""
-                found.refused.append(f"[{name}] {key}{'=' + value if value else ''}: {verdict[0]}{how}")
-                continue
-            if key in _PLACEMENT:
-                device = device_of(value)
-                if device:
-                    found.devices.append((device, value))
-                shared = _shared_file(key, value, options, sections) if device is None else None
-                if shared:
-                    kept[key] = shared
-                    if shared != value:
-                        found.scaled.append(f"[{name}] {key}={value} -> {shared} (on the target: its jobs share "
-                                            "it, as the mail's do)")
-                continue
-            if key in _TIME_BOUND:
-                if key == "runtime":
-                    found.scaled.append(f"[{name}] runtime={value} -> size-bound (the VM's clock)")
-                continue
-            if key in ("size", "io_size", "filesize"):
-                size = _size(value)
-                if size is not None and size > MAX_JOB_SIZE:
-                    found.scaled.append(f"[{name}] {key}={value} -> {format_size(MAX_JOB_SIZE)}")
-                    value = format_size(MAX_JOB_SIZE)
-            if key == "numjobs" and value.isdigit() and int(value) > MAX_JOBS:
-                found.scaled.append(f"[{name}] numjobs={value} -> {MAX_JOBS} {_SHARED_CPU}")
-                value = str(MAX_JOBS)
-            kept[key] = value
-        if name != "global" and not any(k in kept for k in ("size", "io_size", "filesize")):
-            has_global = any(n == "global" and ("size" in o or "io_size" in o) for n, o in out)
-            if not has_global:
-                kept["size"] = format_size(MAX_JOB_SIZE)
-                found.scaled.append(f"[{name}] size={format_size(MAX_JOB_SIZE)} (the mail gives none: the VM's room)")
-        out.append((name, kept))
-    return out
-
-
-def _shared_file(key: str, value: str, options: dict[str, str],
-                 sections: list[tuple[str, dict[str, str]]]) -> str | None:
-    """The file name, under the target, of a filename= that several jobs share (numjobs > 1,
-    or [global]'s): its last component where the mail gives a path; None where iolab places the files."""
-    jobs = options.get("numjobs") or next((o.get("numjobs", "") for n, o in sections if n == "global"), "")
-    if key != "filename" or not (options is sections[0][1] and sections[0][0] == "global"
-                                 or jobs.isdigit() and int(jobs) > 1):
-        return None
-    names = [part.rstrip("/").rsplit("/", 1)[-1] for part in re.split(r"(?<!\\):", value)]
-    return ":".join(names) if all(re.fullmatch(r"[\w.+-]+", n) and n not in (".", "..") for n in names) else None
-
-
-def _size(text: str) -> int | None:
-    try:
-        return parse_size(text.strip())
-    except ValueError:
-        return None
-
-
-def _job_text(sections: list[tuple[str, dict[str, str]]]) -> str:
-    lines = []
-    for name, options in sections:
-        lines.append(f"[{name}]")
-        lines += [f"{k}={v}" if v != "" else k for k, v in options.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _judged(name: str, origin: Origin, source: str, sections: list[tuple[str, dict[str, str]]],
-            found: _Found, allow: tuple[str, ...], raw: bool = False) -> None:
-    """The job, if iolab's checks and fio's parser take it; else why not, listed. ``raw``:
-    it names a device (so does a filename= of a device in its sections)."""
-    named = len(found.devices)
-    sections = _scale_job(sections, found)
-    job = _job_text(sections)
-    raw = raw or len(found.devices) > named
-    findings = [f for f in fio_options.findings(job, raw_device=False) if f.allow not in allow or f.allow is None]
-    if findings:
-        for finding in findings:
-            how = f" (iolab patch --allow {finding.allow} runs it)" if finding.allow else ""
-            found.refused.append(f"{name}: {finding.where}: {finding.reason}{how}")
-        return
-    refusal = parse_refusal(job)
-    if refusal:
-        found.missing.append(f"{name} ({origin}): fio refuses the job: {refusal}")
-        return
-    found.workloads.append(MailWorkload(name, origin, source[:200], job=job, raw=raw))
-
-
-def parse_refusal(job: str) -> str | None:
-    """fio's own words if ``fio --parse-only`` refuses the job, else None (also without fio here)."""
-    if shutil.which("fio") is None:
-        return None
-    from iolab.engines import fio
-
-    return fio.parse_refusal(job, "fio")
+def _filled(name: str, command: str, sections: list[tuple[str, dict[str, str]]],
+            mail: tuple[str, list[Claim]], found: Found) -> None:
+    """A command line written as a template (``-rw=$rw``): a job per value the mail gives, each tied
+    to the rows that name its value; what is not mapped, said."""
+    jobs, missing = templates.fill(sections, *mail)
+    found.missing += [f"{name} (fio command line): {item}" for item in missing]
+    for job in jobs:
+        count = len(found.workloads)
+        judged(slug(f"{name[:30]}-{'-'.join(job.values.values())}", 60), "fio command line",
+               f"{job.said}: {command}", job.sections, found, found.allow)
+        found.workloads[count:] = [replace(w, rows=job.rows, template=templates.template(sections))
+                                   for w in found.workloads[count:]]
 
 
 # -- t/io_uring and dd ---------------------------------------------------------------------
@@ -206,7 +78,7 @@ _IO_URING_DEFAULTS = {"d": "128", "s": "32", "c": "32", "b": "4096", "p": "1", "
                       "O": "1", "R": "1"}
 
 
-def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
+def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...]) -> None:
     try:
         words = shlex.split(command)[1:]
     except ValueError:
@@ -258,11 +130,11 @@ def _io_uring(command: str, name: str, found: _Found, allow: tuple[str, ...]) ->
                 options[key] = ""
         else:
             options[key] = value
-    _judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
+    judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
             raw=any(device_of(word) for word in words))
 
 
-def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
+def _dd(command: str, name: str, found: Found, allow: tuple[str, ...]) -> None:
     args = dict(word.split("=", 1) for word in command.split()[1:] if "=" in word)
     source, target = args.get("if", ""), args.get("of", "")
     flags = set(args.get("iflag", "").split(",")) | set(args.get("oflag", "").split(","))
@@ -287,16 +159,16 @@ def _dd(command: str, name: str, found: _Found, allow: tuple[str, ...]) -> None:
         options["sync"] = "dsync" if "dsync" in written and "sync" not in written else "1"
     if rw == "write" and conv & {"fsync", "fdatasync"}:  # the data synced once, before dd ends
         options["end_fsync"] = "1"
-    block = _size(bs.replace("K", "k"))
+    block = size_of(bs.replace("K", "k"))
     if count and count.isdigit() and block:
         options["size"] = format_size(int(count) * block)
-    _judged(name, "dd", command, [(slug(name, 60), options)], found, allow, raw=device is not None)
+    judged(name, "dd", command, [(slug(name, 60), options)], found, allow, raw=device is not None)
 
 
 # -- libMicro, recipes, prose ----------------------------------------------------------------
 
 
-def _libmicro(text: str, found: _Found) -> None:
+def _libmicro(text: str, found: Found) -> None:
     named = list(dict.fromkeys(re.findall(r"\b(p?(?:write|read)_[a-z]\d+k?)\b", text)))
     for case in named:
         if case in LIBMICRO_CASES:
@@ -316,7 +188,7 @@ _STEP_WORDS = (
 )
 
 
-def _recipe(text: str, found: _Found) -> None:
+def _recipe(text: str, found: Found) -> None:
     """A numbered shell recipe of creates, syncs, deletes and cache drops: iolab-probe's churn."""
     steps = re.findall(r"(?:^|\s)(\d)\.\s+(.+?)(?=\s\d\.\s|\n\s*\n|$)", text, re.S)
     if len(steps) < 3:
@@ -371,7 +243,7 @@ def _command(step: str) -> bool:
     return shutil.which(words[0]) is not None and sum(w.lower() in _STOPWORDS for w in words[1:]) < 2
 
 
-def _script(steps: list[tuple[str, str]], found: _Found) -> None:
+def _script(steps: list[tuple[str, str]], found: Found) -> None:
     """A numbered recipe of shell commands iolab does not map: listed as not
     reproduced, or, when the user allows it by name (--allow script), run as
     written, its prose steps left out and named."""
@@ -391,7 +263,7 @@ def _script(steps: list[tuple[str, str]], found: _Found) -> None:
                                         script="\n".join(commands) + "\n"))
 
 
-def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
+def _prose(text: str, claims: list[Claim], found: Found, name: str) -> None:
     """A workload from parameters the prose names, with the operations the claim's rows name."""
     bs = re.search(rf"\b{SIZE}\s*(?:O_DIRECT|direct|buffered|random|sequential|I/O|IO|reads?|writes?|blocks?)",
                    text)
@@ -423,11 +295,11 @@ def _prose(text: str, claims: list[Claim], found: _Found, name: str) -> None:
     if threads and int(threads.group(1)) > 1:  # several threads: fio, which runs them
         jobs = min(int(threads.group(1)), MAX_JOBS)
         if jobs < int(threads.group(1)):
-            found.scaled.append(f"{threads.group(1)} threads -> {jobs} {_SHARED_CPU}")
+            found.scaled.append(f"{threads.group(1)} threads -> {jobs} {SHARED_CPU}")
         for row, op in operations:
             options = {"rw": op[1:], "bs": str(block), "size": format_size(file_size), "numjobs": str(jobs),
                        "direct": "1" if direct and not buffered else "0", "ioengine": "psync"}
-            _judged(slug(row), "prose", source, [(slug(row), options)], found, ())
+            judged(slug(row), "prose", source, [(slug(row), options)], found, ())
         return
     for row, op in operations:
         found.workloads.append(MailWorkload(slug(row), "prose", source, probe={
@@ -444,20 +316,23 @@ _OTHER_BENCHMARKS = ("will-it-scale", "fsmark", "fs_mark", "dbench", "filebench"
 def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ...] = ()) -> Benchmark:
     """The mail's benchmark: its workloads (most exact form first), environment and what is left out."""
     name = slug(re.sub(r"^\s*(?:Re:\s*)?(\[[^\]]*\]\s*)*", "", subject) or "mail", 40)
-    found = _Found(allow=allow)
+    found = Found(allow=allow)
     commands = command_lines(text, "fio", r"\s--?[A-Za-z]|\s\S+\.(?:fio|job|ini)\b")
     for k, command in enumerate(commands):
         sections, ignored = fio_command(command, name if len(commands) == 1 else f"{name}-{k + 1}")
         found.missing += [f"fio {item}" for item in ignored]
         if sections:
-            _judged(sections[-1][0] if len(commands) > 1 else name, "fio command line", command, sections, found,
-                    allow)
+            job = sections[-1][0] if len(commands) > 1 else name
+            if templates.variables(sections):
+                _filled(job, command, sections, (text, claims), found)
+            else:
+                judged(job, "fio command line", command, sections, found, allow)
     for k, (source, sections) in enumerate(quoted_jobs(text)):
-        _judged(f"{name}-job{k + 1}" if k else f"{name}-job", "fio job", source, sections, found, allow)
+        judged(f"{name}-job{k + 1}" if k else f"{name}-job", "fio job", source, sections, found, allow)
     if not commands:
         for label, line, options in option_lines(text):
             job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
-            _judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
+            judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
     for command in command_lines(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
         _io_uring(command, f"{name}-t-io_uring", found, allow)
     for command in command_lines(text, "dd", r"\s(?:if|of)="):
@@ -478,8 +353,10 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
         found.workloads = [replace(w, primary=("phase.flush_last_ns",)) if w.origin == "recipe" else w
                            for w in found.workloads]
     names: dict[str, int] = {}
-    unique = []
-    for workload in found.workloads:  # two forms may give one name
+    unique: list[MailWorkload] = []
+    for workload in found.workloads:  # two forms may give one name; a command the mail gives twice is one
+        if any(replace(workload, name=w.name, source=w.source) == w for w in unique):
+            continue
         names[workload.name] = names.get(workload.name, 0) + 1
         suffix = f"-{names[workload.name]}" if names[workload.name] > 1 else ""
         unique.append(replace(workload, name=workload.name + suffix))

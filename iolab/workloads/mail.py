@@ -62,6 +62,9 @@ def metric_for(claim: Claim, workload: MailWorkload) -> tuple[str, str]:
     directions = _directions(workload)
     side = "write" if "write" in label and "read" not in label else "read" if "read" in label else \
         ("write" if directions == {"write"} else "read")
+    if directions and side not in directions and claim.kind in ("rate", "bandwidth", "time"):
+        rw = ", ".join(sorted({job.rw for job in fio_jobs.jobs(workload.job or "")}))
+        return "", f"a {side} row: {workload.name} only {'reads' if side == 'write' else 'writes'} (rw={rw})"
     if claim.kind == "rate":
         return f"{side}_iops", ""
     if claim.kind == "bandwidth":
@@ -81,14 +84,12 @@ def match(claims: list[Claim], workloads: tuple[MailWorkload, ...]) -> list[Matc
     """Each claim with the workload (by the row's name, or the only one) and metric that measure it."""
     out = []
     for claim in claims:
-        words = re.split(r"[\s:]+", claim.label.strip())
-        named = [w for w in workloads if w.name in words or w.name == claim.label]
+        named = _named(claim, workloads)
         if not named:
-            named = [w for w in workloads if claim.label.lower().startswith(w.name.lower())]
-        if not named and len(workloads) == 1:
-            named = list(workloads)
-        if not named:
+            templated = [w for w in workloads if w.template]
             why = ("the mail's benchmark is not one iolab maps (see not reproduced here)" if not workloads
+                   else f"the mail's command is a template ({templated[0].template}); the row names none of the "
+                        f"values it ran with ({', '.join(w.name for w in templated)})" if templated
                    else f"no workload of the mail's benchmark is named in the row "
                         f"({', '.join(w.name for w in workloads)})")
             out.append(Matched(claim, "", "", why))
@@ -99,6 +100,19 @@ def match(claims: list[Claim], workloads: tuple[MailWorkload, ...]) -> list[Matc
             metric, why = "", other
         out.append(Matched(claim, named[0].name if metric else "", metric, why))
     return out
+
+
+def _named(claim: Claim, workloads: tuple[MailWorkload, ...]) -> list[MailWorkload]:
+    """The workloads that measure the row: a template's job the row names the value of; else one the row
+    names (a word of it, or its start); else the mail's one benchmark, unless it is a template's."""
+    tied = [w for w in workloads if claim.label in w.rows]
+    if tied:
+        return tied
+    free = [w for w in workloads if not w.template]
+    words = re.split(r"[\s:]+", claim.label.strip())
+    named = [w for w in free if w.name in words or w.name == claim.label]
+    named = named or [w for w in free if claim.label.lower().startswith(w.name.lower())]
+    return named or (list(workloads) if len(workloads) == 1 and not workloads[0].rows else [])
 
 
 _COUNT = re.compile(r"\b(\d+)[\s-]*(readers?|writers?|threads?|jobs?|processes|procs?|workers?|tasks?)\b", re.I)

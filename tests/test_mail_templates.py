@@ -1,0 +1,102 @@
+"""A claimed row is checked only by a job that gives its metric: a fio command written as a template
+(``-rw=$rw``) becomes a job per value the mail gives (a loop, or the rows that name one), each tied to
+its rows; a template without values is said to be one; and a mail's one benchmark command, even given
+twice, checks the rows. Fixtures: real list mails of the corpus (tests/corpus/mails/)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iolab import mail as mails
+from iolab.engines import fio_jobs
+from iolab.mail.benchmark import benchmark
+from iolab.mail.claimed import claims
+from iolab.mail.reading import reading
+from iolab.workloads import mail as from_mail
+
+MAILS = Path(__file__).parent / "corpus" / "mails"
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+JBD2 = MAILS / "linux-ext4-jbd2-transaction-committed-v2.eml"
+
+
+def _read(path: Path):
+    return reading(mails.read([path]))
+
+
+def _gives(workload, metric: str) -> bool:
+    """Whether the workload's fio job gives the metric (a read job gives no write IOPS)."""
+    directions = set().union(*(job.directions for job in fio_jobs.jobs(workload.job)))
+    return metric.split("_")[0] in directions
+
+
+@needs_fio
+def test_a_template_command_runs_a_job_per_value_its_rows_name_each_checking_only_its_rows():
+    # the jbd2 mail: "fio ... -rw=$rw ... -overwrite=1" over rows overwrite, read, rand overwrite, randread
+    read = _read(JBD2)
+    bench = read.benchmark
+    rws = {w.name: fio_jobs.jobs(w.job)[0].rw for w in bench.workloads}
+    assert sorted(rws.values()) == ["randread", "randwrite", "read", "write"]
+    assert all(w.template == "rw=$rw" for w in bench.workloads)
+    assert not any("template" in item for item in bench.not_reproduced)
+    write = next(w for w in bench.workloads if rws[w.name] == "write")
+    assert write.rows == ("overwrite IOPS", "overwrite BW") and "$rw=write" in write.source
+    assert "overwrite=1" in write.source  # why an overwrite row is a write, said
+    matched = {m.claim.label: m for m in from_mail.match(list(read.claims), bench.workloads)}
+    want = {"overwrite IOPS": ("write", "write_iops"), "read BW": ("read", "read_bw"),
+            "rand overwrite IOPS": ("randwrite", "write_iops"), "randread BW": ("randread", "read_bw")}
+    for label, (rw, metric) in want.items():
+        assert (rws[matched[label].workload], matched[label].metric) == (rw, metric)
+    workloads = {w.name: w for w in bench.workloads}
+    assert all(_gives(workloads[m.workload], m.metric) for m in matched.values())
+    assert len(matched) == 8 and all(m.workload for m in matched.values())
+
+
+@needs_fio
+def test_a_row_is_never_checked_by_a_metric_its_job_cannot_give():
+    # the same mail with its template filled in as one read job: the write rows are not checked by it
+    text = JBD2.read_text(errors="replace").replace("-rw=$rw", "-rw=read")
+    bench = benchmark(text, "[PATCH v2] jbd2: speed up jbd2_transaction_committed()", claims(text))
+    (job,) = bench.workloads
+    matched = {m.claim.label: m for m in from_mail.match(claims(text), bench.workloads)}
+    assert (matched["read IOPS"].workload, matched["read IOPS"].metric) == (job.name, "read_iops")
+    for label in ("overwrite IOPS", "overwrite BW", "rand overwrite IOPS"):
+        assert (matched[label].workload, matched[label].metric) == ("", "")
+        assert matched[label].reason.startswith("a write row:") and "only reads (rw=read)" in matched[label].reason
+
+
+@needs_fio
+def test_a_template_the_mail_gives_no_value_for_is_said_and_checks_nothing():
+    command = JBD2.read_text(errors="replace").split("fio -filename", 1)[1].split("\n\n")[0]
+    text = f"fio -filename{command}\n\nBefore: IOPS=88.2k\nAfter: IOPS=105k\n"
+    found = claims(text)
+    bench = benchmark(text, "[PATCH] jbd2: x", found)
+    assert bench.workloads == ()
+    assert any("a template (rw=$rw): the mail gives no value for $rw" in item for item in bench.not_reproduced)
+    assert all(m.workload == "" for m in from_mail.match(found, bench.workloads))
+
+
+@needs_fio
+def test_a_loop_over_the_variable_gives_its_values_and_a_row_naming_none_is_not_checked():
+    text = ("for rw in read randwrite; do\n  fio --name=t --ioengine=psync --bs=4k --rw=$rw --size=16M\ndone\n\nResults:\n\n"
+            "            before      after\nrandwrite   100 MiB/s   120 MiB/s\nlatency     10 us       9 us\n")
+    found = claims(text)
+    bench = benchmark(text, "[PATCH] ext4: x", found)
+    assert [fio_jobs.jobs(w.job)[0].rw for w in bench.workloads] == ["read", "randwrite"]
+    assert "the mail's loop" in bench.workloads[0].source
+    matched = {m.claim.label: m for m in from_mail.match(found, bench.workloads)}
+    assert matched["randwrite"].metric == "write_bw"
+    assert matched["latency"].workload == "" and "template (rw=$rw)" in matched["latency"].reason
+    assert any("'latency' name none of these values" in item for item in bench.not_reproduced)
+
+
+@needs_fio
+def test_a_mails_one_command_given_twice_is_one_workload_that_checks_its_rows():
+    # the plug-batch-tags mail pastes the same t/io_uring command under "one thread" and "two thread"
+    read = _read(MAILS / "linux-block-plug-batch-tags.eml")
+    (workload,) = read.benchmark.workloads
+    matched = from_mail.match(list(read.claims), read.benchmark.workloads)
+    iops = [m for m in matched if m.claim.unit == "IOPS"]
+    assert len(iops) == 5 and {(m.workload, m.metric) for m in iops} == {(workload.name, "read_iops")}
+    (share,) = [m for m in matched if m.claim.unit == "%"]  # a profile's share: no metric of the job
+    assert share.workload == "" and "does not measure" in share.reason
