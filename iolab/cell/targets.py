@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from iolab.cell import kernlog
+from iolab.cell import blockcalls, kernlog
 from iolab.engines import Prepared
 from iolab.cell.cellspec import Record
 from iolab import journal
@@ -134,19 +134,14 @@ def temp_dir(parent: str | None, prefix: str) -> Iterator[Path]:
 
 @contextmanager
 def loop_device(image: Path, *, read_only: bool = False, options: Record | None = None) -> Iterator[str]:
-    """A loop device over `image`; direct I/O and sector size read back from sysfs."""
+    """A loop device over `image`; direct I/O and sector size read back from sysfs.
+    Attached and detached by the system calls (iolab.cell.blockcalls), or by
+    losetup where the kernel has no LOOP_CONFIGURE."""
     options = options or Record({"direct_io": False, "sector_size": None})
-    argv = ["losetup", "--find", "--show"]
-    if read_only:
-        argv.append("--read-only")
-    if options.direct_io:
-        argv.append("--direct-io=on")
-    if options.sector_size:
-        argv += ["--sector-size", str(options.sector_size)]
     entry = _journal(f"loop device over {image}", {"kind": "loop", "image": str(image)})
     try:
-        device = run_tool([*argv, str(image)], what="losetup").strip()
-    except ToolError:
+        device = _attach(image, read_only, options)
+    except (ToolError, OSError):
         _forget(entry)  # nothing attached (an interrupt keeps the entry: it may have been)
         raise
     try:
@@ -154,8 +149,33 @@ def loop_device(image: Path, *, read_only: bool = False, options: Record | None 
         yield device
     finally:
         with interrupts.deferred():
-            run_tool(["losetup", "--detach", device], what="losetup --detach")
+            _detach(device)
             _forget(entry)
+
+
+def _attach(image: Path, read_only: bool, options: Record) -> str:
+    try:
+        return blockcalls.attach_loop(str(image), read_only=read_only, direct_io=bool(options.direct_io),
+                                      block_size=options.sector_size or 0)
+    except blockcalls.LoopUnsupported:
+        pass
+    except OSError as error:
+        raise ToolError(error.strerror) from None
+    argv = ["losetup", "--find", "--show"]
+    if read_only:
+        argv.append("--read-only")
+    if options.direct_io:
+        argv.append("--direct-io=on")
+    if options.sector_size:
+        argv += ["--sector-size", str(options.sector_size)]
+    return run_tool([*argv, str(image)], what="losetup").strip()
+
+
+def _detach(device: str) -> None:
+    try:
+        blockcalls.detach_loop(device)
+    except OSError:
+        run_tool(["losetup", "--detach", device], what="losetup --detach")
 
 
 def _check_loop(device: str, options: Record) -> None:
@@ -282,7 +302,7 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
     entry = _journal(f"mount of {device} at {mountpoint}", {"kind": "mount", "mountpoint": str(mountpoint)})
     with kernlog.watching() as kernel:
         try:
-            run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+            _mount(argv, device, mountpoint, fs, options)
         except ToolError as error:
             _forget(entry)
             said = kernlog.about(kernel.lines(), device, fs)
@@ -297,12 +317,26 @@ def mounted(device: str, mountpoint: Path, fs: str, options: str) -> Iterator[Pa
             _forget(entry)
 
 
+def _mount(argv: list[str], device: str, mountpoint: Path, fs: str, options: str) -> None:
+    """mount(2) without options (iolab.cell.blockcalls); mount(8) parses options."""
+    if options:
+        run_tool([*argv, device, str(mountpoint)], what=f"mount -t {fs}")
+        return
+    try:
+        blockcalls.mount(device, str(mountpoint), fs)
+    except OSError as error:
+        raise ToolError(error.strerror) from None
+
+
 def unmount(mountpoint: Path, attempts: int = 10) -> None:
-    """Unmount; a workload process still using the mount (a job process that
-    outlived its parent) is killed first."""
+    """Unmount (umount2(2)); a workload process still using the mount (a job
+    process that outlived its parent) is killed first."""
     for attempt in range(attempts):
         try:
-            run_tool(["umount", str(mountpoint)], what="umount")
+            try:
+                blockcalls.umount(str(mountpoint))
+            except OSError as error:
+                raise ToolError(error.strerror) from None
             return
         except ToolError:
             if attempt == attempts - 1:
