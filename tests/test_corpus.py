@@ -78,11 +78,12 @@ def test_claim_values_are_on_their_lines(mail):
         assert _on(claim.before, claim.before_line or claim.line), f"{mail.slug}: {claim.label} before"
 
 
-# The 82 mails tuned on (split.toml's tuned_on): the old held-out part was
-# measured once on 2026-11-28 (26.7% recall, 55.0% precision), then tuned on.
-# The digest of the sorted slugs keeps a later mail out of the list.
-TUNED_ON = 82
-TUNED_ON_DIGEST = "f04dea2101bdf4b04e120b92569ea749c3e104d358c2dffb6514cef0d387fefb"
+# The 140 mails tuned on (split.toml's tuned_on, samples 1 and 2): each
+# sample's held-out part was measured once on 2026-11-28 (26.7%/55.0%, then
+# 42.1%/72.7% recall/precision), then tuned on. The digest of the sorted
+# slugs keeps a later mail out of the list.
+TUNED_ON = 140
+TUNED_ON_DIGEST = "e1908de3629b7a255f201114a93c07af1650ac00fd20766e2804c1724e464810"
 
 
 def test_split_follows_its_rule_and_covers_every_mail():

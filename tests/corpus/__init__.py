@@ -1,5 +1,5 @@
 """The labelled corpus of real storage-list patch mails (README.md)."""
-from tests.corpus.loader import Claim, CorpusMail, load, normalized, part_of, split_of, splits, tuned_on
+from tests.corpus.loader import Claim, CorpusMail, load, normalized, part_of, splits, tuned_on
 
-__all__ = ["Claim", "CorpusMail", "load", "normalized", "part_of", "split_of", "splits",
+__all__ = ["Claim", "CorpusMail", "load", "normalized", "part_of", "splits",
            "tuned_on"]
