@@ -704,3 +704,55 @@ def test_a_setting_written_name_space_equals_value_names_its_row():
     text = "Default:\nParallel Writeback (nr_wb_ctx = 1)    :  16.4MiB/s\nParallel Writeback (nr_wb_ctx = 8)    :  40.8MiB/s\n" \
            "\nAfter optimization (4 AGs utilized):\nParallel Writeback (nr_wb_ctx = 8)    :  47.1MiB/s (4 active contexts)\n"
     assert [(c.before, c.after) for c in claims(text)] == [(40.8, 47.1)]
+
+
+def test_sides_glued_or_in_a_list_and_figures_of_one_kind_in_other_units():
+    text = """without patch:
+libaio read bs=4k direct=1 numjobs=1:
+bw=1845KiB/s
+libaio randwrite bs=4k direct=1 numjobs=1:
+bw=9312B/s
+
+withpatch:
+libaio read bs=4k direct=1 numjobs=1:
+bw=19.1MiB/s
+libaio randwrite bs=4k direct=1 numjobs=1:
+bw=23.0KiB/s
+
+Test results on RT kernel:
+- Before: 153 MB/s
+- After:  640 MB/s
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [
+        (1845, 19.1 * 1024, "KiB/s"), (9312, 23.0 * 1024, "B/s"), (153, 640, "MB/s")]
+
+
+def test_a_setting_and_a_pair_under_a_side_are_not_its_figures():
+    text = """before this change:
+
+init_flags=3000, delay=10 usec
+t/io_uring, 16K:
+  34 -> 46 GiB/s
+
+and after:
+
+init_flags=3000, delay=10 usec
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(34, 46, "GiB/s")]
+
+
+def test_fio_output_from_one_sentence_to_another_with_its_iops_average():
+    text = """This improves the following fio workload from:
+
+/dev/nvme0n1: (groupid=0, jobs=32): err= 0: pid=1113: Fri Jan 19 20:59:26 2024
+  read: IOPS=567k, BW=277MiB/s (290MB/s)(1820MiB/6575msec)
+   iops        : min=549648, max=582312, avg=567860.31, stdev=286.01, samples=416
+
+with 96% lock contention and 86% sys time, to:
+
+/dev/nvme0n1: (groupid=0, jobs=32): err= 0: pid=8922: Sat Jan 20 11:16:20 2024
+  read: IOPS=1550k, BW=757MiB/s (794MB/s)(19.6GiB/26471msec)
+   iops        : min=1509336, max=1697793, avg=1550918.83, stdev=1248.87, samples=1664
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [
+        (567e3, 1550e3, "IOPS"), (277, 757, "MiB/s"), (567860.31, 1550918.83, "IOPS")]

@@ -30,7 +30,7 @@ _RATE: dict[str, tuple[str, ...]] = {
     "req/s": ("req/s", "reqs/s", "requests/s", "req/sec"),
     "tps": ("tps", "trans/s", "transactions/s"),  # sysbench's and mariadb's transactions a second
 }
-_BANDWIDTH = {"KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
+_BANDWIDTH = {"B/s": ("b/s", "bytes/s"), "KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
               "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps"),
               "Mbit/s": ("mbit", "mbit/s", "mbits/s", "mbit/sec"), "Gbit/s": ("gbit", "gbit/s", "gbits/s", "gbit/sec")}
 # unit as written (lower case) -> the unit shown, its kind, which way is better
@@ -165,7 +165,7 @@ def make(label: str, before: float, after: float, unit: Unit | None, better: Bet
                  source.strip())
 
 
-_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
+_SCALE = {"B/s": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
           "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8}
 
 

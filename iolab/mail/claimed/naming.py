@@ -19,17 +19,20 @@ BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatch(?:ed)?|o
                      r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])|^\s*disabled\b", re.I)
 AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
                     r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)
+# a kernel or a baseline plus something, or anything plus a change: "t/io_uring + nullblk" is neither
+_PLUS = re.compile(r"(?:\d|-git|\b(?:base(?:line)?|vanilla|mainline|stock|upstream|next|kernel))\s*\+\s*\w|"
+                   r"\+\s*(?:this|the|patch|series|fix|revert|change|commit)", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 
 
 def side_of(name: str) -> Side | None:
     """Which side a label names: ``Baseline``, ``w/o patch``, ``native kernel`` (before);
     ``With this patch``, ``modified``, ``6.15.1+revert`` (after); None for neither."""
-    text = name.strip().strip("[]():")
+    text = re.sub(r"^(with(?:out)?|w/o|w/)(?=patch|fix|change|series)", r"\1 ", name.strip().strip("[]():"), flags=re.I)
     if re.fullmatch(r"(?:with\s+)?(?:this|the)?\s*commit", text, re.I):
         return "after"  # "mainline: 513MiB/s" / "commit: 633MiB/s": the commit the mail is
     before, after = BEFORE.search(text), AFTER.search(text)
-    if re.search(r"\+\s*\w", text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch"
+    if _PLUS.search(text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch", "v6.12 + this series"
         return "after"
     if before and after:
         return "before" if _NEGATED.search(text) else "after"
@@ -39,11 +42,13 @@ def side_of(name: str) -> Side | None:
 def row_sides(first: str, second: str) -> tuple[int, int] | None:
     """Which of two row labels is before and which after (0 or 1 each), when they are the
     two sides: ``native kernel`` / ``modified``, ``6.15.1`` / ``6.15.1+revert``; else None."""
-    a, b = first.strip(), second.strip()
+    a, b = first.strip().rstrip(":").strip(), second.strip().rstrip(":").strip()
     for k, (short, long) in enumerate(((a, b), (b, a))):
-        if long.startswith(short) and long != short and side_of(long[len(short):]) is not None:
+        rest = long[len(short):]
+        side = side_of(rest)
+        if long.startswith(short) and long != short and side is not None:
             longer = 1 - k
-            return (1 - longer, longer) if side_of(long[len(short):]) == "after" else (longer, 1 - longer)
+            return (1 - longer, longer) if side == "after" else (longer, 1 - longer)
     sides = [side_of(a), side_of(b)]
     if set(sides) == {"before", "after"}:
         return (0, 1) if sides[0] == "before" else (1, 0)

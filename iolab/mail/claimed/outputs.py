@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, figures, number, unit_of
+from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, better_of, figures, number, unit_of
 from iolab.mail.claimed.naming import side_of
 
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
@@ -25,6 +25,7 @@ _FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d+(?:\.\d+)?[kK
                       r"(?![\w.])")
 # fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
 _FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")
+_FIO_IOPS = re.compile(r"^\s*iops\s*:\s*min=.*?\bavg=\s*(\d+(?:\.\d+)?)")  # its "iops : min=.., avg=.."
 _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
                       r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
@@ -81,6 +82,9 @@ def _fio(line: str) -> list[Figure] | None:
     bw = _FIO_BW.match(line)
     if bw:
         found += _figure("bw avg", float(bw.group(2)), unit_of(bw.group(1)), line)
+    iops = _FIO_IOPS.match(line)
+    if iops:
+        found += _figure("iops avg", float(iops.group(1)), _IOPS, line)
     lat = _FIO_LAT.match(line)
     if lat:
         found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
@@ -90,7 +94,7 @@ def _fio(line: str) -> list[Figure] | None:
         found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
     elif old:
         found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
-    return found if (found or job or lat or old or bw or _FIO_GROUP.search(line)) else None
+    return found if (found or job or lat or old or bw or iops or _FIO_GROUP.search(line)) else None
 
 
 def line_figures(line: str, label: str = "") -> list[Figure]:
@@ -131,7 +135,10 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     if shares:
         return shares
     out: list[Figure] = []
-    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")]
+    if _ARROW.search(line):
+        return []  # "34 -> 46 GiB/s": a pair of its own, the prose's
+    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
+                and not _setting(line[:f[2].start()])]
     row = len(measured) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
                                       for a, b in zip(measured, measured[1:]))
     for n, (value, unit, match) in enumerate(measured):  # not a share, a delta, a figure naming its line ("1s: ..")
@@ -145,6 +152,17 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
             out.append(Figure(_key_words(line[:average.start()], label, "avg"), number(average.group(2)) or 0.0,
                               ("", "", None), None, line))
     return out
+
+
+_ARROW = re.compile(r"\d\s*\S{0,8}\s*(?:->|=>|→)\s*~?\d")
+_SET = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*=\s*$")
+
+
+def _setting(before: str) -> bool:
+    """A figure that is a setting's value (``delay=10 usec``, ``runtime=120``), not what was measured
+    (``bw=1845KiB/s``, ``lat=12ms``): a name before an equals sign that names no measure."""
+    found = _SET.search(before)
+    return found is not None and better_of(found.group(1)) is None
 
 
 def _key_words(before: str, label: str, unit: str) -> str:

@@ -57,7 +57,7 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     banner = _BANNER.match(line)
     if banner:
         return side_of(banner.group("name")), banner.group("name"), ""
-    line = re.sub(r"^\s*[*#=~]{3,}\s*(?=[A-Za-z])", "", line)  # "******* Without the patchset:"
+    line = re.sub(r"^\s*(?:[*#=~]{3,}|[-*•])\s*(?=[A-Za-z])", "", line)  # "******* Without the patchset:", "- Before:"
     bracket = _BRACKET.match(line)
     if bracket:
         name = bracket.group("name")
@@ -121,7 +121,8 @@ def segments(lines: list[str]) -> list[Segment]:
     markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
                or _bare(lines, k) or _item(lines, k) for k, line in enumerate(lines)]
     opened = [k for k, line in enumerate(lines) if re.search(r"\bfrom:\s*$", line)]  # "... the performance from:"
-    closed = [k for k, line in enumerate(lines) if re.fullmatch(r"\s*to:?\s*", line)]  # "to", figures under it
+    closed = [k for k, line in enumerate(lines)  # "to", "... 86% sys time, to:": figures under it
+              if re.fullmatch(r"\s*to:?\s*", line) or re.search(r"\bto:\s*$", line)]
     for k in opened[:50]:  # a few such sentences a mail; a hostile one is not read further
         j = next((j for j in closed if j > k), None)
         if j is not None:
@@ -168,10 +169,18 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
     return out
 
 
+def measure(figure: Figure) -> str:
+    """What a figure measures, whatever unit of its kind a side wrote it in (``bw KiB/s`` and ``bw MiB/s``)."""
+    unit, kind = figure.unit[0], figure.unit[1]
+    if unit and kind in ("bandwidth", "time") and figure.key.endswith(unit):
+        return figure.key[:-len(unit)] + kind
+    return figure.key
+
+
 def _rows(figures: list[Figure], key: str) -> list[list[Figure]]:
     """A key's figures as rows: those on lines one after the other (one run) are one row's samples."""
     rows: list[list[Figure]] = []
-    for figure in (f for f in figures if f.key == key):
+    for figure in (f for f in figures if measure(f) == key):
         if rows and rows[-1][-1].run == figure.run and rows[-1][-1].at != figure.at and not figure.alone:
             rows[-1].append(figure)
         else:
@@ -183,7 +192,7 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     """The same key's rows on the two sides, in order (the nth with the nth); a row of samples
     (``1s: ..`` to ``20s: ..``, three runs of time(1)) is claimed by its mean."""
     out = []
-    for key in dict.fromkeys(f.key for f in before.figures):
+    for key in dict.fromkeys(measure(f) for f in before.figures):
         mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
         runs = {f.run for row in mine for f in row}, {f.run for row in theirs for f in row}
         rounds = key == "real" and len(mine) == len(theirs) > 1  # time(1) a round, several rounds a side
@@ -199,7 +208,7 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
             value = convert(b[0].value, units[1], units[0]) if all(units) else b[0].value  # one unit for both
             if value is None:
                 continue
-            label = key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
+            label = a[0].key + (f" #{n + 1}" if len(mine) > 1 else "") + (f" ({after.name})" if named else "")
             out.append(make(label, a[0].value, value, a[0].unit if units[0] else b[0].unit, a[0].better, "",
                             f"{a[0].line.strip()} / {b[0].line.strip()}"))
     return out
@@ -213,7 +222,7 @@ def _series(key: str, mine: list[Figure], theirs: list[Figure]) -> list[Claim]:
         return []
     before = sum(f.value for f in mine) / len(mine)
     after = sum(v for v in values if v is not None) / len(values)
-    return [make(f"{key} (mean of {len(mine)} and {len(theirs)} samples)", before, after, unit, mine[0].better, "",
+    return [make(f"{mine[0].key} (mean of {len(mine)} and {len(theirs)} samples)", before, after, unit, mine[0].better, "",
                  f"{mine[-1].line.strip()} / {theirs[-1].line.strip()}")]
 
 
@@ -231,7 +240,7 @@ def side_pairs(lines: list[str]) -> list[Claim]:
     paired: set[int] = set()
     for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
         if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"} and \
-                {f.key for f in found[k].figures} & {f.key for f in found[k + 1].figures}:
+                {measure(f) for f in found[k].figures} & {measure(f) for f in found[k + 1].figures}:
             before, after = (found[k], found[k + 1]) if found[k].side == "before" else (found[k + 1], found[k])
             out += _pair(before, after, named)
             paired |= {k, k + 1}
