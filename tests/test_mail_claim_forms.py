@@ -756,3 +756,23 @@ with 96% lock contention and 86% sys time, to:
 """
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [
         (567e3, 1550e3, "IOPS"), (277, 757, "MiB/s"), (567860.31, 1550918.83, "IOPS")]
+
+
+def test_a_range_is_no_claim_and_perf_reports_and_iostat_pair_by_side():
+    assert claims("The improvement varies from 16% to 49% depending on the load.\n") == []
+    text = """Before:
+  12.50%  fio  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+After:
+   2.10%  fio  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+
+w/o patch:
+Device  r/s   rkB/s   r_await  %util
+nvme0n1 1000.0 4000.0 0.50 100.0
+
+w/ patch:
+Device  r/s   rkB/s   r_await  %util
+nvme0n1 1200.0 4800.0 0.40 100.0
+"""
+    assert [(c.label, c.before, c.after) for c in claims(text)] == [
+        ("nvme0n1 r/s", 1000, 1200), ("nvme0n1 rkB/s", 4000, 4800), ("nvme0n1 r_await", 0.5, 0.4),
+        ("nvme0n1 %util", 100, 100), ("native_queued_spin_lock_slowpath()", 12.5, 2.1)]

@@ -47,6 +47,7 @@ _BONNIE = re.compile(r"^\s*(?:\S+\s+)?(?P<what>\d+[KMGT]|\d+:\d+:\d+/\d+)"
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
+_PERF_REPORT = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+(?:\d+(?:\.\d+)?%\s+)?\S.*?\[[k.]\]\s+([A-Za-z_][\w.]*)\s*$")
 _PROFILE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")  # from a name's start: linear
 
 
@@ -132,6 +133,9 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
                 for n, value in enumerate(number(c) for c in cells[0::2]) if value is not None]
     shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
               for m in _PROFILE.finditer(line)]
+    report = _PERF_REPORT.match(line)  # perf report's row: "12.50%  fio  [kernel]  [k] native_queued_spin_lock"
+    shares += [Figure(report.group(2) + "()", float(report.group(1)), ("%", "ratio", "lower"), "lower", line)] \
+        if report and not shares else []
     if shares:
         return shares
     out: list[Figure] = []

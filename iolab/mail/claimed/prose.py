@@ -30,6 +30,8 @@ PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT}
 _SAME = re.compile(rf"\bno\s+(?:difference|change|regression)\b[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*"
                    rf"(?P<ua>{_WORD_UNIT})\s*\)")
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
+_SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
+                     r"[^.;:]{0,20}$", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -69,6 +71,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     unit = unit or (said_unit(lines, k) if stated else None)  # "Performance test result(IOPS):" above
     if a is None or b is None or (unit is None and not stated):
         return None  # "1 to 4 threads": a pair is figures with a unit, or with the mail's own delta
+    if _SPREAD.search(said[-40:]):
+        return None  # "varies from 16% to 49%", "ranging from 2 to 8 ms": a range, not a before and an after
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides

@@ -5,7 +5,7 @@ line (``case nofix this series improvement`` / ``write_u1k 1.418 0.3405
 76.0%``), or one row under a header that names both sides (``before
 after`` / ``BW 2874MiB/s 3305MiB/s``). A figure's unit may follow it
 (``65264.50 ns``), a spread after ``±`` is skipped, a percentage is the
-mail's own delta, and a line of words alone above rows is their group
+mail's own delta (iolab.mail.claimed.rows reads a line), and a line of words alone above rows is their group
 (``A seq 128k qd1`` / ``BW (MB/s) 4333 ± 27 4374 ± 34 +0.9%``).
 
 Which way a table is read:
@@ -28,122 +28,16 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.model import (NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, Better, Claim, Unit, better_of, make,
-                                      number, unit_of)
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import defined_sides, row_sides, side_groups, side_of
+from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
                           r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
 _SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|nofix|fix(?:ed)?|with(?:out)?)"
 _TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
-_FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
-_MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
-_KEYED = re.compile(r"\b[a-z]{2,}=\s*\d[^,\s]*,\s")  # fio's "min=4, max=241, avg=99.81"
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
-
-
-@dataclass(frozen=True)
-class _Row:
-    label: str
-    values: tuple[tuple[float, str], ...]  # each figure and the unit written after it
-    stated: str
-    text: str
-    tags: tuple[str, ...] = ()  # each figure's name in a cell of named figures ("r=12.3GiB/s,w=3125MiB/s")
-    deltas: tuple[tuple[int, str], ...] = ()  # each delta as written, after how many figures
-
-
-_GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
-
-
-def _tokens(line: str) -> list[str]:
-    """A row's words; a unit written onto its figure ("8.2ms", "1203MiB/s") and a cell of
-    named figures ("r=27.5GiB/s,w=3125MiB/s": "r=", "27.5", "GiB/s", ...) apart."""
-    tokens = []
-    for word in line.replace("±", " ± ").split():
-        named = re.fullmatch(r"(?:[A-Za-z]\w*=[^,=\s]+,?)+", word)
-        parts = re.findall(r"([A-Za-z]\w*=)([^,=\s]+)", word) if named else [("", word)]
-        for tag, token in parts:
-            tokens += [tag] if tag else []
-            glued = _GLUED.fullmatch(token)
-            figure, prefix, unit = glued.groups() if glued else ("", "", "")
-            timed = re.fullmatch(r"(\d+)m(\d+(?:\.\d+)?)s", token)  # time(1)'s "1m2.934s"
-            if timed:
-                tokens += [f"{int(timed.group(1)) * 60 + float(timed.group(2)):.6g}", "s"]
-            elif glued and prefix and unit_of(unit) and unit_of(unit) == unit_of(prefix + unit):  # "562KIOPS"
-                tokens += [figure + prefix, unit]
-            elif glued and unit_of(prefix + unit):  # "2874MiB/s": the M is the unit's
-                tokens += [figure, prefix + unit]
-            else:
-                tokens.append(token)
-    return tokens
-
-
-def _skip_spread(tokens: list[str], i: int) -> int:
-    """The token after a spread ("± 27", "± 59 k", "± 0.8 us")."""
-    i += 2
-    if i < len(tokens) and tokens[i].lower() in SUFFIX:
-        i += 1
-    if i < len(tokens) and unit_of(tokens[i]) and number(tokens[i]) is None and not PERCENT.match(tokens[i]):
-        i += 1
-    return i
-
-
-def _rate_after(tokens: list[str], i: int) -> bool:
-    """A rate's or a bandwidth's unit after token i ("774 MB/s"): a figure even where a label would be."""
-    unit = unit_of(tokens[i + 1]) if i + 1 < len(tokens) and number(tokens[i + 1]) is None else None
-    return unit is not None and unit[1] in ("rate", "bandwidth")
-
-
-def _row(line: str) -> _Row | None:
-    """A line read as label, figures (each with the unit after it), and a stated delta."""
-    remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
-    tokens = _tokens(line[:remark.start()] if remark else line)
-    label: list[str] = []
-    values: list[tuple[float, str]] = []
-    tags: list[str] = []
-    deltas: list[tuple[int, str]] = []
-    stated = re.sub(r"^~", "", re.findall(r"[+-]?~?\d+(?:\.\d+)?(?:%|x\b)", remark.group(1))[0]) if remark else ""
-    tag = ""
-    i = 0
-    while i < len(tokens):
-        token, value = tokens[i], number(tokens[i])
-        if token == "±":  # a spread: its figure and unit are skipped
-            i = _skip_spread(tokens, i)
-            continue
-        if token.endswith("=") and (values or label):
-            tag = token[:-1]
-        elif (PERCENT.match(token) or _FACTOR.match(token)) and values:
-            stated = stated or token  # the mail's delta: "-14.79%", "3.2x"
-            deltas.append((len(values), token))
-        elif _MARK.match(token) and values:
-            pass  # fsperf's mark of a significant row
-        elif value is not None and (values or label or _rate_after(tokens, i)):
-            if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
-                value *= SUFFIX[tokens[i + 1].lower()]
-                i += 1
-            unit = ""
-            if i + 1 < len(tokens) and number(tokens[i + 1]) is None and unit_of(tokens[i + 1]) \
-                    and not PERCENT.match(tokens[i + 1]):
-                unit = unit_of(tokens[i + 1])[0]  # type: ignore[index]
-                i += 1
-            values.append((value, unit))
-            tags.append(tag)
-            tag = ""
-        elif not values:
-            label.append(token)
-        elif label and token == label[0]:
-            pass  # "real  0m58.030s  real  1m0.983s": the row's name again, a table side by side
-        else:
-            return None  # words after the figures: a sentence, not a row
-        i += 1
-    while any(tags) and not tags[0]:  # "Instance 1  r=12.3GiB/s  r=39.4GiB/s": the 1 names the row
-        label.append(f"{values.pop(0)[0]:g}")
-        tags.pop(0)
-    if not label and not (len(values) >= 2 and all(unit for _, unit in values)):
-        return None  # a row without a label only of figures with units: "774 MB/s  858 MB/s (+11%)"
-    return _Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else (),
-                tuple(deltas))
 
 
 def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
@@ -160,18 +54,10 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
     return None, better
 
 
-
-def table_row(text: str) -> _Row | None:
-    """A line of a table: a label and two or more figures."""
-    row = _row(text) if text and "|" not in text and not NOT_TABLE.match(text) and not _KEYED.search(text) \
-        and not NOT_MEASURED.match(text) else None
-    return row if row and len(row.values) >= 2 else None
-
-
 @dataclass(frozen=True)
 class _Table:
     header: str
-    rows: tuple[tuple[str, _Row], ...]  # each row with its group's name
+    rows: tuple[tuple[str, Row], ...]  # each row with its group's name
     end: int  # the line after it
 
 
@@ -181,7 +67,7 @@ def _rule(text: str) -> bool:
 
 def _table_at(lines: list[str], i: int) -> _Table:
     """The rows from line i on, with the header above them and the groups between."""
-    rows: list[tuple[str, _Row]] = []
+    rows: list[tuple[str, Row]] = []
     group = header = ""
     j = i
     while j < len(lines):
@@ -213,14 +99,14 @@ def _columns(header: str, count: int) -> list[str]:
     return names if len(names) == count else [f"column {k + 1}" for k in range(count)]
 
 
-def _sides(rows: list[_Row]) -> tuple[_Row, _Row] | None:
+def _sides(rows: list[Row]) -> tuple[Row, Row] | None:
     """The two rows, before then after, when a table's rows are the two sides."""
     order = row_sides(rows[0].label, rows[1].label) if len(rows) == 2 else None
     return (rows[order[0]], rows[order[1]]) if order else None
 
 
 def _down(table: _Table, unit: Unit | None, better: Better | None,
-          pair: tuple[_Row, _Row] | None = None) -> list[Claim]:
+          pair: tuple[Row, Row] | None = None) -> list[Claim]:
     """A table whose two rows are the sides (before, after): a claim per column."""
     pair = pair or _sides([row for _, row in table.rows])
     if pair is None:
@@ -243,7 +129,7 @@ def _down(table: _Table, unit: Unit | None, better: Better | None,
     return out
 
 
-def _named(group: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+def _named(group: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
     """A row of cells of named figures, one cell a side: each name's two figures."""
     out = []
     for tag in dict.fromkeys(row.tags):
@@ -311,7 +197,7 @@ def _gains(values: tuple[tuple[float, str], ...]) -> list[int]:
     return out
 
 
-def _gain_claims(group: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+def _gain_claims(group: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
     """A claim per a, b, b / a run of a row (``1  1117  1921  1.72  1902  1942  1.02``)."""
     out = []
     for n, k in enumerate(_gains(row.values)):
@@ -321,7 +207,7 @@ def _gain_claims(group: str, row: _Row, unit: Unit | None, better: Better | None
     return out
 
 
-def _two_measures(header: str, row: _Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+def _two_measures(header: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
     """A row of two measures, each its before, after and delta (``iopsB iopsBL iops%  p99Bms p99BLms
     p99%``): each named by its column, whose name says which way it is better."""
     words = header.split()
@@ -341,13 +227,20 @@ def _two_sides(header: str) -> bool:
     return bool(_TWO_SIDES.search(header)) or (len(names) == 2 and side_of(names[0]) == "before")
 
 
+def _named_columns(table: _Table) -> bool:
+    """One row under a header that names each of its columns (iostat's ``Device  r/s  rkB/s ...``):
+    a table, read only as one of twins (a table a side)."""
+    row = table.rows[0][1]
+    return len(table.header.split()) == len(row.values) + 1 >= 4
+
+
 def _tables(lines: list[str]) -> list[tuple[int, _Table]]:
     """Each table of columns and the line its search started at."""
     found = []
     i = 0
     while i < len(lines):
         table = _table_at(lines, i)
-        if len(table.rows) >= 2 or (table.rows and _two_sides(table.header)):
+        if len(table.rows) >= 2 or (table.rows and (_two_sides(table.header) or _named_columns(table))):
             found.append((i, _Table(table.header or (lines[i - 1] if i > 0 else ""), table.rows, table.end)))
             i = table.end
         else:
@@ -427,14 +320,14 @@ def column_tables(lines: list[str]) -> list[Claim]:
     return claims
 
 
-def _axis(row: _Row) -> bool:
+def _axis(row: Row) -> bool:
     """A row of three or more whole numbers rising (``K  4  8  16  32``): the columns' settings."""
     found = [v for v, unit in row.values]
     return len(found) >= 3 and not any(u for _, u in row.values) and all(v == int(v) for v in found) \
         and all(a < b for a, b in zip(found, found[1:]))
 
 
-def _defined(rows: list[_Row], lines: list[str], unit: Unit | None, better: Better | None) -> list[Claim]:
+def _defined(rows: list[Row], lines: list[str], unit: Unit | None, better: Better | None) -> list[Claim]:
     """Under a row of settings, the two rows the prose defines as the sides (``A is stock``, ``B is the
     same plus this series``) read down: a claim per setting."""
     said = defined_sides([row.label for row in rows[1:]], lines)
@@ -446,7 +339,7 @@ def _defined(rows: list[_Row], lines: list[str], unit: Unit | None, better: Bett
     return _down(_Table(header, (), 0), unit, better, (before[0], after[0]))
 
 
-def _one_side(a: _Row, b: _Row) -> tuple[int, int] | None:
+def _one_side(a: Row, b: Row) -> tuple[int, int] | None:
     """Two rows of which one names the baseline (``Base XFS : 308 MiB/s``) and the other, with
     the mail's delta, what changed (``Parallel Writeback XFS : 1534 MiB/s (+398%)``)."""
     sides = [side_of(a.label), side_of(b.label)]
@@ -468,7 +361,7 @@ def side_rows(lines: list[str]) -> list[Claim]:
     claims: list[Claim] = []
     texts = [(k, line.strip()) for k, line in enumerate(lines) if line.strip() and not _rule(line.strip())]
     for (k, first), (_, second) in zip(texts, texts[1:]):
-        a, b = (_row(t) if t and "|" not in t and not NOT_TABLE.match(t) and not _KEYED.search(t) else None
+        a, b = (read_row(t) if t and "|" not in t and not NOT_TABLE.match(t) and not KEYED.search(t) else None
                 for t in (first, second))  # fio's "min=4, max=241, avg=99.81" lines are the sides reader's
         if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
             continue
@@ -477,7 +370,7 @@ def side_rows(lines: list[str]) -> list[Claim]:
             continue
         a, b = (a, b) if order == (0, 1) else (b, a)
         header = next((t for j, t in reversed(texts) if j < k), "")
-        above = _row(header)
+        above = read_row(header)
         header = header if above is None or not above.values else ""  # words alone: the columns' names
         unit, better = _context_unit(lines[max(0, k - 4):k])
         rows = ((a.label, a), (b.label, b))

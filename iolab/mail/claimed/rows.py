@@ -1,0 +1,131 @@
+"""A line of a table read as a row: its label, its figures (each with the unit
+written after it), the mail's stated delta, and cells of named figures.
+
+``BW (MB/s)  4333 ± 27  4374 ± 34  +0.9%``: label ``BW (MB/s)``, figures
+4333 and 4374 (a spread after ``±`` skipped), delta ``+0.9%``; a unit
+written onto its figure (``8.2ms``, ``1203MiB/s``) is apart;
+``r=27.5GiB/s,w=3125MiB/s`` is a cell of named figures; time(1)'s
+``1m2.934s`` is seconds. Words after the figures make a sentence, not a row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, number, unit_of
+
+_FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
+_MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
+KEYED = re.compile(r"\b[a-z]{2,}=\s*\d[^,\s]*,\s")  # fio's "min=4, max=241, avg=99.81"
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    values: tuple[tuple[float, str], ...]  # each figure and the unit written after it
+    stated: str
+    text: str
+    tags: tuple[str, ...] = ()  # each figure's name in a cell of named figures ("r=12.3GiB/s,w=3125MiB/s")
+    deltas: tuple[tuple[int, str], ...] = ()  # each delta as written, after how many figures
+
+
+_GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
+
+
+def _tokens(line: str) -> list[str]:
+    """A row's words; a unit written onto its figure ("8.2ms", "1203MiB/s") and a cell of
+    named figures ("r=27.5GiB/s,w=3125MiB/s": "r=", "27.5", "GiB/s", ...) apart."""
+    tokens = []
+    for word in line.replace("±", " ± ").split():
+        named = re.fullmatch(r"(?:[A-Za-z]\w*=[^,=\s]+,?)+", word)
+        parts = re.findall(r"([A-Za-z]\w*=)([^,=\s]+)", word) if named else [("", word)]
+        for tag, token in parts:
+            tokens += [tag] if tag else []
+            glued = _GLUED.fullmatch(token)
+            figure, prefix, unit = glued.groups() if glued else ("", "", "")
+            timed = re.fullmatch(r"(\d+)m(\d+(?:\.\d+)?)s", token)  # time(1)'s "1m2.934s"
+            if timed:
+                tokens += [f"{int(timed.group(1)) * 60 + float(timed.group(2)):.6g}", "s"]
+            elif glued and prefix and unit_of(unit) and unit_of(unit) == unit_of(prefix + unit):  # "562KIOPS"
+                tokens += [figure + prefix, unit]
+            elif glued and unit_of(prefix + unit):  # "2874MiB/s": the M is the unit's
+                tokens += [figure, prefix + unit]
+            else:
+                tokens.append(token)
+    return tokens
+
+
+def _skip_spread(tokens: list[str], i: int) -> int:
+    """The token after a spread ("± 27", "± 59 k", "± 0.8 us")."""
+    i += 2
+    if i < len(tokens) and tokens[i].lower() in SUFFIX:
+        i += 1
+    if i < len(tokens) and unit_of(tokens[i]) and number(tokens[i]) is None and not PERCENT.match(tokens[i]):
+        i += 1
+    return i
+
+
+def _rate_after(tokens: list[str], i: int) -> bool:
+    """A rate's or a bandwidth's unit after token i ("774 MB/s"): a figure even where a label would be."""
+    unit = unit_of(tokens[i + 1]) if i + 1 < len(tokens) and number(tokens[i + 1]) is None else None
+    return unit is not None and unit[1] in ("rate", "bandwidth")
+
+
+def read_row(line: str) -> Row | None:
+    """A line read as label, figures (each with the unit after it), and a stated delta."""
+    remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
+    tokens = _tokens(line[:remark.start()] if remark else line)
+    label: list[str] = []
+    values: list[tuple[float, str]] = []
+    tags: list[str] = []
+    deltas: list[tuple[int, str]] = []
+    stated = re.sub(r"^~", "", re.findall(r"[+-]?~?\d+(?:\.\d+)?(?:%|x\b)", remark.group(1))[0]) if remark else ""
+    tag = ""
+    i = 0
+    while i < len(tokens):
+        token, value = tokens[i], number(tokens[i])
+        if token == "±":  # a spread: its figure and unit are skipped
+            i = _skip_spread(tokens, i)
+            continue
+        if token.endswith("=") and (values or label):
+            tag = token[:-1]
+        elif (PERCENT.match(token) or _FACTOR.match(token)) and values:
+            stated = stated or token  # the mail's delta: "-14.79%", "3.2x"
+            deltas.append((len(values), token))
+        elif _MARK.match(token) and values:
+            pass  # fsperf's mark of a significant row
+        elif value is not None and (values or label or _rate_after(tokens, i)):
+            if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
+                value *= SUFFIX[tokens[i + 1].lower()]
+                i += 1
+            unit = ""
+            if i + 1 < len(tokens) and number(tokens[i + 1]) is None and unit_of(tokens[i + 1]) \
+                    and not PERCENT.match(tokens[i + 1]):
+                unit = unit_of(tokens[i + 1])[0]  # type: ignore[index]
+                i += 1
+            values.append((value, unit))
+            tags.append(tag)
+            tag = ""
+        elif not values:
+            label.append(token)
+        elif label and token == label[0]:
+            pass  # "real  0m58.030s  real  1m0.983s": the row's name again, a table side by side
+        else:
+            return None  # words after the figures: a sentence, not a row
+        i += 1
+    while any(tags) and not tags[0]:  # "Instance 1  r=12.3GiB/s  r=39.4GiB/s": the 1 names the row
+        label.append(f"{values.pop(0)[0]:g}")
+        tags.pop(0)
+    if not label and not (len(values) >= 2 and all(unit for _, unit in values)):
+        return None  # a row without a label only of figures with units: "774 MB/s  858 MB/s (+11%)"
+    return Row(" ".join(label), tuple(values), stated, line.strip(), tuple(tags) if any(tags) else (),
+                tuple(deltas))
+
+
+def table_row(text: str) -> Row | None:
+    """A line of a table: a label and two or more figures."""
+    row = read_row(text) if text and "|" not in text and not NOT_TABLE.match(text) and not KEYED.search(text) \
+        and not NOT_MEASURED.match(text) else None
+    return row if row and len(row.values) >= 2 else None
+
