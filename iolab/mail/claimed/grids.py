@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import Side, side_of
+from iolab.mail.claimed.naming import Side, pair_columns, side_of
 from iolab.mail.claimed.sides import marker
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
@@ -83,27 +83,13 @@ def _columns(heads: list[_Line], first: _Line) -> list[tuple[int, Side, str]]:
     return out
 
 
-def _pairs(columns: list[tuple[int, Side, str]]) -> list[tuple[int, int, str]]:
-    """Before and after columns paired: by their key, else each before with the next after."""
-    pairs = []
-    for c, side, key in columns:
-        if side != "before":
-            continue
-        same = [a for a, s, k in columns if s == "after" and k == key and a != c]
-        later = [a for a, s, _ in columns if s == "after" and a > c]
-        partner = same[0] if key and same else later[0] if later else None
-        if partner is not None:
-            pairs.append((c, partner, key))
-    return pairs
-
-
 def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
     """The claims of the pipe table at line k when header rows name sides over its columns."""
     heads, data, end = _block(lines, k)
     if not heads or not data:
         return None
     columns = _columns(heads, data[0])
-    pairs = _pairs(columns)
+    pairs = pair_columns(columns)
     if not pairs or len(columns) < 2:
         return None
     said: Unit | None = said_unit(lines, k)

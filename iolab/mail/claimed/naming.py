@@ -55,6 +55,37 @@ def row_sides(first: str, second: str) -> tuple[int, int] | None:
     return None
 
 
+def pair_columns(columns: list[tuple[int, Side, str]]) -> list[tuple[int, int, str]]:
+    """Before and after columns (index, side, key) paired: by their key, else each before with the
+    next after to its right (``base  patched  base  patched``)."""
+    pairs = []
+    for c, side, key in columns:
+        if side != "before":
+            continue
+        same = [a for a, s, k in columns if s == "after" and k == key and a != c]
+        later = [a for a, s, _ in columns if s == "after" and a > c]
+        partner = same[0] if key and same else later[0] if later else None
+        if partner is not None:
+            pairs.append((c, partner, key))
+    return pairs
+
+
+def column_pairs(names: list[str]) -> list[tuple[int, int, str]]:
+    """A header's before and after columns, paired (``4k base  4k patched  64k base  64k patched``:
+    by what is left of each name without its side's words, ``4k`` and ``64k``); two names that
+    are a kernel and the kernel with the change (``6.12``, ``6.12+patch``) are a pair too."""
+    columns = [(k, side, _unsided(name)) for k, name in enumerate(names) for side in [side_of(name)] if side]
+    pairs = pair_columns(columns)
+    if not pairs and len(names) == 2:
+        order = row_sides(*names)
+        pairs = [(order[0], order[1], "")] if order else []
+    return pairs
+
+
+def _unsided(label: str) -> str:
+    return " ".join(AFTER.sub(" ", BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
+
+
 def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
     """Rows that are the two sides of one measure, paired by what is left of their labels
     without the side's words (``Read (Vanilla)`` / ``Read (Patched)``: ``("Read", 0, 1)``)."""
@@ -63,7 +94,7 @@ def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
         side = side_of(label)
         if side is None:
             continue
-        key = " ".join(AFTER.sub(" ", BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
+        key = _unsided(label)
         if side in keyed.setdefault(key, {}):
             return []  # two rows of one side: not a pair of sides
         keyed[key][side] = k

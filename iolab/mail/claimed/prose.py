@@ -22,7 +22,7 @@ _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
 _NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
-_RANGE = rf"(?:\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s": a range, its middle the figure
+_RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
 PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
@@ -32,6 +32,7 @@ _SAME = re.compile(rf"\bno\s+(?:difference|change|regression)\b[^()\n]{{0,30}}\(
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
 _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
+_SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a change the patch does not make
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -53,8 +54,19 @@ def _label(lines: list[str], k: int, before: str, after: str) -> list[str]:
 
 def _figure(text: str | None) -> float | None:
     """A figure as written, a range's middle (``60-90``: 75)."""
-    ends = [number(part.replace(" ", "").lstrip("~")) for part in re.split(r"(?<=\d)\s*[-–]\s*(?=~?\d)", text or "")]
+    ends = [number(re.sub(r"(?<=\d)\s*[A-Za-zµ/%]{2,}$", "", part.replace(" ", "").lstrip("~")))
+            for part in re.split(r"(?<=[\w/%])\s*[-–]\s*(?=~?\d)", text or "")]
     return sum(e for e in ends if e is not None) / len(ends) if text and all(e is not None for e in ends) else None
+
+
+def _sentence(lines: list[str], k: int, before: str) -> str:
+    """The sentence a pair is in, up to the pair, from the lines above it where it began (three at most)."""
+    said = before
+    for j in range(k - 1, max(-1, k - 4), -1):
+        if _SENTENCE_END.search(said) or not lines[j].strip():
+            break
+        said = lines[j] + " " + said
+    return _SENTENCE_END.split(said)[-1]
 
 
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
@@ -73,6 +85,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
         return None  # "1 to 4 threads": a pair is figures with a unit, or with the mail's own delta
     if _SPREAD.search(said[-40:]):
         return None  # "varies from 16% to 49%", "ranging from 2 to 8 ms": a range, not a before and an after
+    if _SUPPOSED.search(_sentence(lines, k, text[:match.start()])):
+        return None  # "If we rolled up the loop too, the change would be 7024 bytes => 1584 bytes": not made
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides

@@ -35,7 +35,7 @@ MAX_LINES, MAX_WIDTH = 10_000, 16 << 10  # read no further: a hostile mail's tim
 def claims(text: str) -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its sides, then its pairs."""
     lines = [line.rstrip()[:MAX_WIDTH] for line in description(text).splitlines()[:MAX_LINES]]
-    lines = [re.sub(r"^(>\s*)+", "", line) for line in lines]
+    lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
     found = pipe_tables(lines) + column_tables(lines) + repeated_tables(lines)
     seen = {(c.before, c.after) for c in found}
     found += _own(side_pairs(lines), found)
@@ -51,6 +51,39 @@ def claims(text: str) -> list[Claim]:
             found.append(pair)
         seen.add((pair.before, pair.after))
     return infer(lines, found)
+
+
+_SCRIPT = re.compile(r"^\s*(?:#!/|\$\s*cat\s+\S+\s*$|\$?\s*cat\s*(?:>|<<)|\w+\s*\(\)\s*\{?\s*$)")
+
+
+def _without_scripts(lines: list[str]) -> list[str]:
+    """The lines with a script's body blanked (``#!/bin/bash``, ``$ cat test.sh``, ``run_test()``, a
+    heredoc): its settings and arguments (``run_test 1 0``, ``NUM_CLONES=50``) are no measure. An
+    indented script ends at a line less indented; one at the margin at a blank line before prose."""
+    out = list(lines)
+    k = 0
+    while k < len(lines):
+        if not _SCRIPT.match(lines[k]):
+            k += 1
+            continue
+        indent = len(lines[k]) - len(lines[k].lstrip())
+        heredoc = re.search(r"<<-?\s*['\"]?(\w+)", lines[k])
+        j = k + 1
+        while j < len(lines):
+            text = lines[j]
+            if heredoc and text.strip() == heredoc.group(1) or \
+                    text.strip() and indent and len(text) - len(text.lstrip()) < indent:
+                break
+            if not heredoc and not indent and not text.strip() and _prose(lines[j + 1:j + 2]):
+                break
+            j += 1
+        out[k:j] = [""] * (j - k)
+        k = j + 1
+    return out
+
+
+def _prose(lines: list[str]) -> bool:
+    return bool(lines) and len(lines[0].split()) >= 5 and not re.match(r"\s*[$#]", lines[0])
 
 
 def _own(sided: list[Claim], found: list[Claim]) -> list[Claim]:

@@ -72,10 +72,22 @@ def _rate_after(tokens: list[str], i: int) -> bool:
     return unit is not None and unit[1] in ("rate", "bandwidth")
 
 
+def _shares(tokens: list[str]) -> list[str]:
+    """A row of words then two shares alone (``compression ratio  20.49%  16.9%``): each share a figure
+    in %, not the mail's delta (a signed one, ``+5%``, stays a delta)."""
+    count = 0
+    while count < len(tokens) and re.fullmatch(r"\d+(?:\.\d+)?%", tokens[len(tokens) - 1 - count]):
+        count += 1
+    head = tokens[:len(tokens) - count]
+    if count != 2 or not head or any(number(t) is not None or PERCENT.match(t) for t in head):
+        return tokens
+    return head + [part for t in tokens[len(head):] for part in (t[:-1], "%")]
+
+
 def read_row(line: str) -> Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
     remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
-    tokens = _tokens(line[:remark.start()] if remark else line)
+    tokens = _shares(_tokens(line[:remark.start()] if remark else line))
     label: list[str] = []
     values: list[tuple[float, str]] = []
     tags: list[str] = []

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
-from iolab.mail.claimed.naming import defined_sides, row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import column_pairs, defined_sides, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
 AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
@@ -169,6 +169,10 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             sided = {side_of(n) for n in re.split(r"\s{2,}|\t", table.header.strip())} >= {"before", "after"}
             out += _named(group, row, unit, better) if sided else []
             continue
+        pairs = _header_pairs(table.header, row)
+        if len(pairs) > 1 or (pairs and pairs[0][:2] != (0, 1)):  # "base  patched  base  patched", "new  old"
+            out += [_cell_pair(table.header, group, row, pair, unit, better) for pair in pairs]
+            continue
         (a, ua), (b, ub) = row.values[0], row.values[1]
         if ua and ub and (unit_of(ua) or ("", ""))[1] != (unit_of(ub) or ("", ""))[1]:
             continue  # "3462 msec  1183Mbit": two measures of a row, not a before and an after
@@ -181,6 +185,26 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             continue
         out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
     return out
+
+
+_DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*|\+/-)$", re.I)
+
+
+def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
+    """The row's before and after figures by the side each column of the header names (a delta's
+    column set aside), when the header names one column a figure."""
+    names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n and not (row.deltas and _DELTA_NAME.match(n))]
+    names = names[1:] if len(names) == len(row.values) + 1 else names
+    return column_pairs(names) if len(names) == len(row.values) else []
+
+
+def _cell_pair(header: str, group: str, row: Row, pair: tuple[int, int, str], unit: Unit | None,
+               better: Better | None) -> Claim:
+    (a, ua), (b, ub) = row.values[pair[0]], row.values[pair[1]]
+    label = " ".join(x for x in (f"{group}:" if group else "", row.label, f"({pair[2]})" if pair[2] else "") if x)
+    found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or unit_of(" ".join(header.split()[1:]))
+    stated = next((d for n, d in row.deltas if n > pair[1]), "") if row.deltas else row.stated
+    return make(label, a, b, found, better, stated, row.text)
 
 
 def _gains(values: tuple[tuple[float, str], ...]) -> list[int]:
