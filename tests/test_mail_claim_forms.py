@@ -811,3 +811,24 @@ Note: If we rolled up the loop on x86_64 too, the change would be
 64k sequential reads improve from 2.4GB/s - 2.6GB/s to 3.5GB/s - 3.9GB/s.
 """
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(2.5, 3.7, "GB/s")]
+
+
+def test_rows_of_the_variants_a_series_brings_against_the_one_it_does_not():
+    text = """This patch introduces three balancing methods: rotation, latency, and devid.
+
+|         | Time  | Read I/O Count  |
+|         | Real  | devid1 | devid2 |
+|---------|-------|--------|--------|
+| pid     | 18.00s| 3800   | 0      |
+| rotation|       |        |        |
+|     4096|  8.95s| 1900   | 1901   |
+| latency | 17.18s| 3800   | 0      |
+
+|         | Read       | Write      |
+|---------|------------|------------|
+| pid     | 20.3MiB/s  | 20.5MiB/s  |
+| devid:1 | 14.8MiB/s  | 14.9MiB/s  |
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("rotation 4096 Real", 18.0, 8.95, "s"), ("latency Real", 18.0, 17.18, "s"),
+        ("devid:1 Read", 20.3, 14.8, "MiB/s"), ("devid:1 Write", 20.5, 14.9, "MiB/s")]

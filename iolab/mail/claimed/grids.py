@@ -19,7 +19,7 @@ from iolab.mail.claimed.naming import Side, pair_columns, side_of
 from iolab.mail.claimed.sides import marker
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
-_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
+_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?![A-Za-z]))?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
 
 
 @dataclass(frozen=True)

@@ -116,13 +116,20 @@ def introduced(names: list[str], lines: list[str], text: str = "") -> int | None
     the Intel QAT``, ``This patchset implements io_uring passthrough`` for ``passthru``): its
     index, when exactly one is said. A name of more than five letters is said by a word it
     begins like (``passthru``, ``passthrough``). ``text``: the lines joined, when the caller has them."""
+    said = introduced_all(names, lines, text)
+    return said[0] if len(said) == 1 else None
+
+
+def introduced_all(names: list[str], lines: list[str], text: str = "") -> list[int]:
+    """Each of the variants the text says the change brings (``this patch introduces three balancing
+    methods: rotation, latency, and devid``), by index."""
     spans = _spans(text or " ".join(lines))
     said = []
     for k, name in enumerate(names):
         stem = re.escape(name) + r"\b" if len(name) <= 5 else re.escape(name[:5]) + r"[\w-]*"
-        if re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", spans, re.I):
+        if name and re.search(rf"{_INTRODUCED}[^.]{{0,60}}(?<![\w-]){stem}", spans, re.I):
             said.append(k)
-    return said[0] if len(said) == 1 else None
+    return said
 
 
 def defined_sides(labels: list[str], lines: list[str]) -> dict[str, Side]:

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import introduced, row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.tables import AFTER_FIRST
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
@@ -77,7 +77,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
             for k, table in tables]
 
 
-_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?[kKMG]?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
+_LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?![A-Za-z]))?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
 
 
 def _first(cell: str) -> float | None:
@@ -192,7 +192,7 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
             continue
         if len(table) < 2:
             continue
-        against = _against_baseline(table, lines)
+        against = _against_baseline(table, lines) or _introduced_rows(table, lines)
         if against is not None:
             claims += against
             continue
@@ -214,6 +214,44 @@ def pipe_tables(lines: list[str]) -> list[Claim]:
 
 
 # -- rows against a baseline row ------------------------------------------------------------
+
+
+def _has_figures(row: list[str]) -> bool:
+    return any(_first(c) is not None for c in row[1:])
+
+
+def _introduced_rows(table: list[list[str]], lines: list[str]) -> list[Claim] | None:
+    """Rows of variants against the one the change does not bring (``pid``, where "this patch introduces
+    three balancing methods: rotation, latency, and devid"): a row of a name alone heads the rows of
+    numbers under it (``rotation`` / ``196608``). Each variant's cell against the baseline's, in the
+    columns whose figures carry a unit: bare counts beside them say how the work spread."""
+    start = next((k for k, row in enumerate(table) if _has_figures(row)), 0)
+    width = len(table[start]) if start else 0
+    if not start or any(len(row) != width for row in table[start:]):
+        return None
+    heads = [row for row in table[:start] if len(row) == width]  # a cell spanning two columns names neither
+    header = [" ".join(c.strip() for c in cells).strip() for cells in zip(*heads)] if heads else [""] * width
+    rows: list[tuple[str, list[str]]] = []
+    group = ""
+    for row in table[start:]:
+        label = row[0].strip()
+        if not _has_figures(row):
+            group = label
+            continue
+        rows.append((f"{group} {label}" if group and re.fullmatch(r"[\d.]+[kKM]?", label) else label, row))
+    said = set(introduced_all([re.sub(r"[^A-Za-z\w-].*$", "", n) for n, _ in rows], lines))
+    base = [row for k, (_, row) in enumerate(rows) if k not in said]
+    if len(base) != 1 or not said:
+        return None
+    out = []
+    for k in sorted(said):
+        label, row = rows[k]
+        for c in range(1, len(row)):
+            a, b = _first(base[0][c]), _first(row[c])
+            unit = _unit(base[0][c]) or _unit(row[c]) or unit_of(header[c])
+            if a is not None and b is not None and unit is not None and unit[0] != "%":
+                out.append(make(f"{label} {header[c]}", a, b, unit, None, "", "|".join(row).strip()))
+    return out
 
 
 def _merged(rows: list[list[str]]) -> list[list[str]]:
