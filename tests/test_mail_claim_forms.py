@@ -832,3 +832,14 @@ def test_rows_of_the_variants_a_series_brings_against_the_one_it_does_not():
     assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
         ("rotation 4096 Real", 18.0, 8.95, "s"), ("latency Real", 18.0, 17.18, "s"),
         ("devid:1 Read", 20.3, 14.8, "MiB/s"), ("devid:1 Write", 20.5, 14.9, "MiB/s")]
+
+
+def test_sides_named_in_parentheses_and_no_change_within_a_percent():
+    text = """Number of extents:   6745489(before) -> 203571(after)
+
+Aggregate throughput is within 1% A vs B at
+saturation (~1290 ops/s) -- the dispatcher reorders.
+
+1 MiB, 1 ops; 0.0103 sec (96.665 MiB/sec and 96.6651 ops/sec)
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(6745489, 203571, ""), (1290, 1290, "ops/s")]

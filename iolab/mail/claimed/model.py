@@ -47,10 +47,11 @@ PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
 NOT_TABLE = re.compile(r"^(from|date|subject|to|cc|fixes|link|closes|reviewed-by|signed-off-by|acked-by|tested-by|"
                        r"reported-by|suggested-by|co-developed-by|message-id|in-reply-to|base-commit)\s*:", re.I)
 # what a test prints that measures nothing: a hex dump's line ("00000c00:  58 58 58 ..."), xfs_io's
-# confirmation of one I/O ("wrote 4096/4096 bytes at offset 32768") and its rate over no time ("1 ops; 0.0000 sec"),
+# confirmation of one I/O ("wrote 4096/4096 bytes at offset 32768") and its rate over no time or one op
+# ("1 ops; 0.0000 sec", "1 MiB, 1 ops; 0.0103 sec (96.665 MiB/sec ...)"),
 # a test suite's totals ("1061 tests, 3 failures, 290 skipped, 13152 seconds": it ran, nothing regressed)
 NOT_MEASURED = re.compile(r"^\s*(?:[0-9a-f]{6,}:?(?:\s+[0-9a-f]{2,4}){4,}|(?:wrote|read) \d+/\d+ bytes at offset|"
-                          r".*\bops; 0\.0+ sec\b|"
+                          r".*\b(?:ops; 0\.0+ sec|1 ops;)|"
                           r".*\b\d+ tests?, .*\b\d+ (?:failures?|failed|skipped)\b)", re.I)  # a test suite's totals
 # a figure with its unit after it: "562K IOPS", "4994MiB/s", "6.4 Million IOPS", "1.47%"
 FIGURE = re.compile(r"(?<![\w.])(?P<n>[+-]?\d[\d,]*(?:\.\d+)?)(?:\s?(?P<s>[kKmMgG](?![a-zA-Z])|[kKMG](?=IOPS)|"

@@ -27,8 +27,8 @@ PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT}
                   rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
 # "no difference (~750 MB/s)": a claim of no change, the one figure both sides
-_SAME = re.compile(rf"\bno\s+(?:difference|change|regression)\b[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*"
-                   rf"(?P<ua>{_WORD_UNIT})\s*\)")
+_SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d+(?:\.\d+)?\s*%|\bunchanged|"
+                   rf"\bidentical)[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})\s*\)")
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
 _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
@@ -81,8 +81,9 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
         (unit_of(heading) if heading and len(heading) < 60 else None)  # "IOPS from 7.15M to 7.65M", "Latency (usec):"
     stated = match.groupdict().get("stated") or ""
     unit = unit or (said_unit(lines, k) if stated else None)  # "Performance test result(IOPS):" above
-    if a is None or b is None or (unit is None and not stated):
-        return None  # "1 to 4 threads": a pair is figures with a unit, or with the mail's own delta
+    sided = len({side_of(n) for n in re.findall(r"\(([^()]*)\)", match.group(0))} - {None}) == 2
+    if a is None or b is None or (unit is None and not stated and not sided):
+        return None  # "1 to 4 threads": a pair is figures with a unit, the mail's own delta, or its sides named
     if _SPREAD.search(said[-40:]):
         return None  # "varies from 16% to 49%", "ranging from 2 to 8 ms": a range, not a before and an after
     if _SUPPOSED.search(_sentence(lines, k, text[:match.start()])):
@@ -110,8 +111,10 @@ def pairs(lines: list[str]) -> list[Claim]:
         following = lines[k + 1] if k + 1 < len(lines) else ""
         if following.strip() and "|" not in following:  # a pair the line break cut: "from 122 MB/s" / "to 167 MB/s"
             joined = line.rstrip() + " " + following.strip()
-            for match in PAIR.finditer(joined):
-                if match.start() < len(line.rstrip()) < match.end() - 1 and match.start("b") > len(line.rstrip()):
+            for match in [*PAIR.finditer(joined), *_SAME.finditer(joined)]:
+                if match.start() < len(line.rstrip()) < match.start("a") or \
+                        match.start() < len(line.rstrip()) < match.end() - 1 and "b" in match.groupdict() and \
+                        match.start("b") > len(line.rstrip()):
                     found = _pair(lines, k, joined, match)
                     claims += [found] if found else []
         claims += clause_pairs(line)
