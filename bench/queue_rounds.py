@@ -82,7 +82,8 @@ def submit(env: dict[str, str], work: Path, rounds: int, runtime: int) -> int:
     return int(iolab(env, "submit", str(path)).stdout.split()[1].rstrip(":"))
 
 
-def overhead(env: dict[str, str], store: Store, work: Path, rounds: int, heartbeat: float) -> None:
+def overhead(env: dict[str, str], store: Store, work: Path, rounds: int, heartbeat: float) -> tuple[float, float]:
+    """Prints the figures; returns the median overhead per round and the median gap between rounds."""
     run_id = submit(env, work, rounds, 1)
     started = time.monotonic()
     agent(env, "bench", heartbeat, work / "overhead.log").wait()
@@ -110,6 +111,7 @@ def overhead(env: dict[str, str], store: Store, work: Path, rounds: int, heartbe
           f"(fio run per cell median {statistics.median(fio):.2f} s)")
     print(f"  queue + agent overhead median {statistics.median(extra):6.2f} s  max {max(extra):6.2f} s  per round")
     print(f"  gap between rounds     median {statistics.median(gaps):6.2f} s  max {max(gaps):6.2f} s")
+    return statistics.median(extra), statistics.median(gaps)
 
 
 def kill_and_retry(env: dict[str, str], store: Store, work: Path, heartbeat: float) -> None:
