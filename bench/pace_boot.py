@@ -9,7 +9,9 @@ each pair, each tree in turn boots the variant's cached kernel through its
 own VMHost.run_batch (the real path: QEMU, the guest's init, Python, the
 executor) with that variant's cells of one round, one VM at a time. Printed
 per boot: the load average before and after, the host's seconds from QEMU's
-start to the guest ready and to each cell's sample, QEMU's CPU seconds
+start to the guest ready (and its steps: the kernel's boot to init's first
+line, init's mounts, Python's start to guest.py's first line, the executor's
+imports) and to each cell's sample, QEMU's CPU seconds
 (user + sys, from its rusage), and each cell's value of the experiment's
 first primary metric (instructions mode: the same in every boot, or the cut
 changed what is measured). A tree runs in a Python of its own (the trees'
@@ -67,7 +69,11 @@ def one_boot(tree: str, experiment: str, variant: str) -> dict:
 def line(label: str, row: dict) -> str:
     ready = row["ready_s"]
     cells = [b - a for a, b in zip([ready, *row["samples_at"]], row["samples_at"])]
-    return (f"{label}  load {row['load'][0]}->{row['load'][1]}  ready {ready:.2f}  cells "
+    marks = row["marks"]
+    steps = "  ".join(f"{name} {marks[b] - marks.get(a, 0.0):.2f}" for name, a, b in (
+        ("kernel", "", "init"), ("init", "init", "command"), ("python", "command", "python"),
+        ("imports", "python", "imported")) if b in marks and (not a or a in marks))
+    return (f"{label}  load {row['load'][0]}->{row['load'][1]}  {steps}  ready {ready:.2f}  cells "
             + " ".join(f"{c:.2f}" for c in cells)
             + f"  last sample {row['samples_at'][-1]:.2f}  qemu_cpu {row['qemu_cpu_s']:.2f}  values "
             + " ".join(str(v) for v in row["values"]))

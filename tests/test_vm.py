@@ -153,6 +153,20 @@ def test_guest_command():
     assert path[0] == str(Path(vm.iolab.__file__).resolve().parent.parent)
 
 
+
+def test_the_guests_executor_loads_no_openssl_bz2_or_lzma():
+    """What the guest imports costs every boot under TCG (bench/pace_boot.py): the
+    executor, imported as the guest does, loads no hashlib (OpenSSL), bz2 or lzma."""
+    import subprocess
+    import sys
+
+    program = (f"import sys; sys.path += {json.dumps(vm.guest_python_path())}; "
+               "from iolab.hosts.vm import guest; guest.unused_in_guest(); "
+               "from iolab.cell import executor; import shutil; "
+               "print(sorted(m for m in ('hashlib', '_hashlib', 'bz2', '_bz2', 'lzma', '_lzma') if sys.modules.get(m)))")
+    done = subprocess.run([sys.executable, "-S", "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
 # -- outcomes of a boot ------------------------------------------------------------------
 
 

@@ -8,7 +8,6 @@ shown the device is not mounted, held, swapped on or opened exclusively.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import random
@@ -374,6 +373,8 @@ def build_tree(root: Path, files: list[Record]) -> None:
 
 def erofs_image(cache_dir: Path, files: list[Record], options: list[str]) -> Path:
     """An erofs image of the generated tree, built once per run and option set."""
+    import hashlib  # here: in a VM guest under TCG, hashlib's OpenSSL costs a boot 0.3 s (bench/pace_boot.py)
+
     key = hashlib.sha256(
         json.dumps([[dict(f) for f in files], options], sort_keys=True).encode()
     ).hexdigest()[:16]
