@@ -169,6 +169,12 @@ def test_instructions_mode_stops_each_job_after_the_ios_a_count_needs(tmp_path):
                                           "write_iolog=iolab-clock.1.log"])
     untouched = "[global]\nnumber_ios=5\nnumjobs=2\n[a]\nrw=read\n"  # clones would share a clock log: none
     assert fio.for_instructions(untouched) == untouched
+    # a group of one job (the SQPOLL mail's -numjobs=1 -group_reporting=1) reports that job alone: clocked;
+    # two jobs in a group are reported as one: not
+    grouped = "[global]\ngroup_reporting=1\nnumber_ios=5\n[a]\nnumjobs=1\n"
+    assert fio.sections(fio.for_instructions(grouped))[2][1][-1] == "write_iolog=iolab-clock.0.log"
+    two = "[global]\ngroup_reporting=1\nnumber_ios=5\n[a]\n[b]\n"
+    assert fio.for_instructions(two) == two
     timed = fio.sections(fio.for_instructions("[global]\ntime_based\nruntime=3\nnumber_ios=5\n[a]\n"))
     assert timed[2] == ("a", ["; iolab: instructions mode", "time_based=0", f"io_size={fio.LOOPING_IO_SIZE}",
                               "write_iolog=iolab-clock.0.log"])

@@ -85,6 +85,9 @@ def test_a_fio_command_line_runs_its_job_scaled_with_what_is_refused_and_left_ou
     assert "output-format" not in options
     assert fio_jobs.jobs(job.job)[0].size == MAX_JOB_SIZE
     assert bench.environment.device == "null_blk" and bench.environment.device_source == "/dev/nullb0"
+    # the SQ thread shares the VM's 1 vCPU with fio, which polls: said (bench/data/sqpoll-aa-2026-11-28.txt)
+    assert any(item.startswith("[randread] sqthread_poll: the SQ thread and fio") and "1 vCPU" in item
+               for item in bench.scaled)
     assert bench.refused == ("[randread] exec_prerun=/bin/true: runs a program (iolab patch --allow exec_prerun "
                              "runs it)",)
     assert "will-it-scale: not a benchmark iolab runs" in bench.not_reproduced

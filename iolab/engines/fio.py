@@ -104,6 +104,7 @@ def for_instructions(job: str) -> str:
         return found[-1] if found else None
 
     general = [line for name, lines in parsed if name.startswith("global") for line in lines]
+    alone = sum(1 for name, _ in parsed if name and not name.startswith("global")) == 1
     out: list[str] = []
     index = 0
     for name, lines in parsed:
@@ -119,7 +120,7 @@ def for_instructions(job: str) -> str:
             added.append("time_based=0")
             if not any(value(where, option) for where in (general, lines) for option in ("io_size", "io_limit")):
                 added.append(f"io_size={LOOPING_IO_SIZE}")
-        if _clocked(general, lines, value):
+        if _clocked(general, lines, value, alone):
             added.append(f"write_iolog={CLOCK_LOG.format(index=index)}")
         index += 1
         if added:
@@ -127,12 +128,14 @@ def for_instructions(job: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _clocked(general: list[str], lines: list[str], value: Callable[[list[str], str], str | None]) -> bool:
+def _clocked(general: list[str], lines: list[str], value: Callable[[list[str], str], str | None],
+             alone: bool = False) -> bool:
     """Whether a job section gets the clock log: one process (numjobs 1: clones would share the log)
-    reported alone (no group_reporting), and no I/O log of its own."""
+    reported alone (no group_reporting, or the file's only job section: a group of one job, as the
+    SQPOLL mail's -numjobs=1 -group_reporting=1), and no I/O log of its own."""
     def setting(option: str) -> str | None:
         return value(lines, option) or value(general, option)
-    return ((setting("numjobs") or "1") == "1" and setting("group_reporting") in (None, "0")
+    return ((setting("numjobs") or "1") == "1" and (alone or setting("group_reporting") in (None, "0"))
             and not any(setting(option) for option in ("write_iolog", "read_iolog")))
 
 

@@ -90,6 +90,10 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: Found) -> list
                         found.scaled.append(f"[{name}] {key}={value} -> {shared} (on the target: its jobs share "
                                             "it, as the mail's do)")
                 continue
+            if key in ("sqthread_poll", "sqpoll") and value in ("", "1", "true"):
+                found.scaled.append(f"[{name}] sqthread_poll: the SQ thread and fio, which polls for its completions, "
+                                    "take turns on the VM's 1 vCPU (on the mail's machine each has a CPU): the rate is "
+                                    "set by their turns, not by the SQ thread's work alone")
             if key in _TIME_BOUND:
                 if key == "runtime":
                     found.scaled.append(f"[{name}] runtime={value} -> size-bound (the VM's clock)")

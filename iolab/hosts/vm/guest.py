@@ -90,6 +90,21 @@ def _failed(raw: dict[str, Any], error: str, env: dict[str, Any]) -> str:
     return sample.to_json()
 
 
+def sched_features(cmdline: str, features: Path = Path("/sys/kernel/debug/sched/features")) -> dict[str, str]:
+    """Set the scheduler features the kernel command line names (``iolab.sched=NO_DELAY_DEQUEUE``:
+    instructions mode, iolab.hosts.vm.qemu.DETERMINISTIC_GUEST) through debugfs, before any cell;
+    each with "set", or why not (a kernel without that feature: Invalid argument)."""
+    done = {}
+    for word in cmdline.split():
+        for name in word.removeprefix("iolab.sched=").split(",") if word.startswith("iolab.sched=") else ():
+            try:
+                features.write_text(name)
+                done[name] = "set"
+            except OSError as error:
+                done[name] = f"not set: {error.strerror or error}"
+    return done
+
+
 def null_blk_problem(expected: dict[str, str], root: Path = Path("/sys")) -> str:
     """Why the guest's null_blk is not the device asked for, or "": each
     parameter as /sys/module/null_blk/parameters shows it (a kernel without
@@ -151,7 +166,10 @@ def main(argv: list[str]) -> int:
     else:
         output, _ = modprobe.communicate()
         loaded = {"modules": sorted(needed), "status": modprobe.returncode, "output": output.strip()}
+    with open("/proc/cmdline") as handle:
+        sched = sched_features(handle.read())
     guest = {
+        **({"sched_features": sched} if sched else {}),
         "python_started_uptime": python_started,
         "import_s": round(import_s, 3),
         "modprobe": loaded,

@@ -38,8 +38,14 @@ DISK_CACHE = "none"
 ICOUNT_TSC_KHZ = 1_000_000  # the guest's TSC under -icount: QEMU's virtual clock, in ns
 # Instructions mode: the guest's own randomness off where a boot option can
 # do it (address-space layout of processes, the kernel stack's offset per
-# system call): instruction counts then repeat more closely from boot to boot
-DETERMINISTIC_GUEST = ["norandmaps", "randomize_kstack_offset=off"]
+# system call): instruction counts then repeat more closely from boot to boot.
+# iolab.sched: scheduler features the guest sets (iolab.hosts.vm.guest): EEVDF's
+# delayed dequeue (Linux 6.12+) keeps a task that sleeps queued until its lag is
+# spent, and which way that falls flipped a SQPOLL fio job on 1 vCPU between
+# runs of 24 and 29-106 guest ms (its SQ thread, the job and fio's main thread
+# sharing the vCPU; bench/data/sqpoll-aa-2026-11-28.txt); without it 16 runs of
+# 16 took 24 ms (the task dequeued at once, as before 6.12)
+DETERMINISTIC_GUEST = ["norandmaps", "randomize_kstack_offset=off", "iolab.sched=NO_DELAY_DEQUEUE"]
 # [vm] boot = "lean" under TCG (lean_boot): what an emulated boot spends most
 # of its CPU on and a cell does not need
 LEAN_TCG = ["initcall_blacklist=trace_eval_init"]
