@@ -36,7 +36,6 @@ before the first ``=``, blanks stripped, matched exactly or by alias.
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -189,6 +188,8 @@ def did_you_mean(name: str, known: Iterable[str], *, quoted: bool = False) -> st
     """"; did you mean X?" for the closest of ``known`` (difflib), else "":
     the hint of a misspelt name (a fio option, a metric; ``quoted``: a file
     name, shown as 'X')."""
+    import difflib  # here: a VM guest's cells import this module, and its words are rarely asked for
+
     close = difflib.get_close_matches(name, sorted(known), n=1)
     return f"; did you mean {close[0]!r}?" if close and quoted else f"; did you mean {close[0]}?" if close else ""
 

@@ -129,14 +129,17 @@ def null_blk_problem(expected: dict[str, str], root: Path = Path("/sys")) -> str
 
 # Modules a cell never uses that the executor's imports would load: shutil
 # imports bz2 and lzma at its start only to know whether it can make such
-# archives. Each is an extension module whose library the guest's dynamic
-# loader maps and relocates under emulation (bz2: about 0.1 s of a boot).
-UNUSED_IN_GUEST = ("bz2", "lzma")
+# archives, and hashlib loads OpenSSL (_hashlib) where Python's own sha256
+# does what a cell asks of it (the probe's build id). Each is an extension
+# module whose library the guest's dynamic loader maps and relocates under
+# emulation (bz2 about 0.1 s of a boot, OpenSSL 0.3 s: bench/pace_boot.py).
+UNUSED_IN_GUEST = ("bz2", "lzma", "_hashlib")
 
 
 def unused_in_guest() -> None:
     """Make the modules of UNUSED_IN_GUEST fail to import (shutil then says it
-    cannot make such archives); a module already imported stays."""
+    cannot make such archives, hashlib uses its own digests); a module
+    already imported stays."""
     for name in UNUSED_IN_GUEST:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
