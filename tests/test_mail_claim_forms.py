@@ -843,3 +843,11 @@ saturation (~1290 ops/s) -- the dispatcher reorders.
 1 MiB, 1 ops; 0.0103 sec (96.665 MiB/sec and 96.6651 ops/sec)
 """
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(6745489, 203571, ""), (1290, 1290, "ops/s")]
+
+
+def test_slashed_figures_a_label_before_a_colon_and_a_spread_under_a_side():
+    assert _rows("p50/p99/p999 latency: 10/20/30 us -> 8/15/25 us\n") == [
+        ("p50", 10, 8, "us", "lower"), ("p99", 20, 15, "us", "lower"), ("p999", 30, 25, "us", "lower")]
+    assert [(c.before, c.after, c.unit) for c in claims("IOPS: 100K → 120K\n")] == [(100e3, 120e3, "IOPS")]
+    text = "Before:\n  Time (mean ± σ):      1.234 s ±  0.010 s\nAfter:\n  Time (mean ± σ):      1.000 s ±  0.010 s\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(1.234, 1.0, "s")]

@@ -47,6 +47,7 @@ _BONNIE = re.compile(r"^\s*(?:\S+\s+)?(?P<what>\d+[KMGT]|\d+:\d+:\d+/\d+)"
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
+_SPREAD = re.compile(r"(?:±|\+/-)\s*\d[\d.]*\s*(?:[A-Za-zµ%]+(?:/[a-z]+)?)?")
 _PERF_REPORT = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+(?:\d+(?:\.\d+)?%\s+)?\S.*?\[[k.]\]\s+([A-Za-z_][\w.]*)\s*$")
 _PROFILE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")  # from a name's start: linear
 
@@ -102,6 +103,7 @@ def line_figures(line: str, label: str = "") -> list[Figure]:
     """The figures of one line under a side, keyed by what they measure."""
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
+    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
     fio = _fio(line)
     if fio is not None:
         return [replace(f, fio=True) for f in fio]

@@ -71,7 +71,8 @@ def _sentence(lines: list[str], k: int, before: str) -> str:
 
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     a, b = _figure(match.group("a")), _figure(match.groupdict().get("b") or match.group("a"))
-    said = _SENTENCE_END.split(text[:match.start()])[-1]
+    said = _SENTENCE_END.split(text[:match.start()])[-1] or \
+        re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
     first, second = unit_of(match.group("ua") or ""), unit_of(match.groupdict().get("ub") or "")
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
         b = convert(b, second[0], first[0])
@@ -99,13 +100,37 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     return make(label or (unit[0] if unit else "figure"), a, b, unit, better, stated, text)
 
 
+_SLASHED = re.compile(r"(?P<names>(?:[A-Za-z]\w*/)+[A-Za-z]\w*)?[^\d\n]{0,30}?(?P<a>\d[\d.]*(?:/\d[\d.]*)+)\s*"
+                      rf"(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|\bto\b)\s*(?P<b>\d[\d.]*(?:/\d[\d.]*)+)\s*(?P<ub>{_WORD_UNIT})?")
+
+
+def slash_pairs(line: str) -> list[Claim]:
+    """Figures joined by slashes on each side of an arrow (``p50/p99/p999 latency: 10/20/30 us ->
+    8/15/25 us``): a pair per place, named by the slashed names before them if as many."""
+    out = []
+    for match in _SLASHED.finditer(line):
+        a, b = (match.group(g).split("/") for g in ("a", "b"))
+        unit = unit_of(match.group("ua") or match.group("ub") or "")
+        names = (match.group("names") or "").split("/")
+        if len(a) != len(b) or unit is None:
+            continue
+        for n, (x, y) in enumerate(zip(a, b)):
+            name = names[n] if len(names) == len(a) else f"#{n + 1}"
+            out.append(make(name, float(x), float(y), unit, None, "", line))
+    return out
+
+
 def pairs(lines: list[str]) -> list[Claim]:
     """Each pair in the prose, on one line or across a line break, and each line naming both sides."""
     claims = []
     for k, line in enumerate(lines):
         if "|" in line or NOT_TABLE.match(line.strip()):
             continue
+        claims += slash_pairs(line)
         for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
+            if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
+                                                              if "b" in match.groupdict() else ""):
+                continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's
             found = _pair(lines, k, line, match)
             claims += [found] if found else []
         following = lines[k + 1] if k + 1 < len(lines) else ""
