@@ -851,3 +851,10 @@ def test_slashed_figures_a_label_before_a_colon_and_a_spread_under_a_side():
     assert [(c.before, c.after, c.unit) for c in claims("IOPS: 100K → 120K\n")] == [(100e3, 120e3, "IOPS")]
     text = "Before:\n  Time (mean ± σ):      1.234 s ±  0.010 s\nAfter:\n  Time (mean ± σ):      1.000 s ±  0.010 s\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(1.234, 1.0, "s")]
+
+
+def test_a_header_of_one_word_names_puts_the_after_side_first():
+    text = "case patched base\nread 120 100\nwrite 210 200\n"
+    assert [(c.before, c.after) for c in claims(text)] == [(100, 120), (200, 210)]
+    text = "| case | patched | base |\n|---|---|---|\n| read | 120 | 100 |\n"
+    assert [(c.before, c.after) for c in claims(text)] == [(100, 120)]

@@ -57,14 +57,15 @@ def row_sides(first: str, second: str) -> tuple[int, int] | None:
 
 def pair_columns(columns: list[tuple[int, Side, str]]) -> list[tuple[int, int, str]]:
     """Before and after columns (index, side, key) paired: by their key, else each before with the
-    next after to its right (``base  patched  base  patched``)."""
+    next after to its right (``base  patched  base  patched``), else with the one after to its left."""
     pairs = []
     for c, side, key in columns:
         if side != "before":
             continue
         same = [a for a, s, k in columns if s == "after" and k == key and a != c]
         later = [a for a, s, _ in columns if s == "after" and a > c]
-        partner = same[0] if key and same else later[0] if later else None
+        earlier = [a for a, s, _ in columns if s == "after" and a < c]  # "patched  base": the after first
+        partner = same[0] if key and same else later[0] if later else earlier[-1] if len(earlier) == 1 else None
         if partner is not None:
             pairs.append((c, partner, key))
     return pairs

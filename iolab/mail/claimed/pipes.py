@@ -16,8 +16,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import introduced, introduced_all, row_sides, side_groups, side_of
-from iolab.mail.claimed.tables import AFTER_FIRST
+from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _BORDER = re.compile(r"^[+=|-][-+=| ]*$")
@@ -117,7 +116,8 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
                  any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
     if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas:
         return []  # columns that are modes or devices with no delta: no before and after
-    swap = bool(AFTER_FIRST.search(" ".join(header)))
+    pairs = column_pairs([c.strip() for c in header])
+    swap = bool(pairs) and pairs[0][0] > pairs[0][1]  # "| test | patched | base |": the after side first
     out = []
     for row in body:
         found = [(k, v) for k, v in ((k, _first(c)) for k, c in enumerate(row) if k) if v is not None]

@@ -32,10 +32,6 @@ from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, 
 from iolab.mail.claimed.naming import column_pairs, defined_sides, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
-AFTER_FIRST = re.compile(r"\b(after|patched|new|fix(?:ed)?|this series|with)\b.*\b(before|baseline|base|old|"
-                          r"orig(?:inal)?|vanilla|unpatched|nofix|without)\b", re.I)
-_SIDE_WORDS = r"(?:before|after|baseline|patched|base|old|new|vanilla|unpatched|nofix|fix(?:ed)?|with(?:out)?)"
-_TWO_SIDES = re.compile(rf"\b{_SIDE_WORDS}\b.*\b{_SIDE_WORDS}\b", re.I)
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
@@ -147,7 +143,7 @@ def _compared(table: _Table) -> bool:
     its rows state a delta, or it has no header of names. Columns that are modes, devices or
     settings (``read  write``, ``Gen3  Gen4``) with no delta are not."""
     names = [n for n in re.split(r"\s{2,}|\t", table.header.strip()) if n]
-    if len(names) < 2 or any(side_of(n) for n in names) or _TWO_SIDES.search(table.header):
+    if len(names) < 2 or any(side_of(n) for n in names) or _both_sides(table.header):
         return True
     return any(row.stated for _, row in table.rows) or all(row.tags for _, row in table.rows)
 
@@ -162,7 +158,6 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         return [claim for group, row in rows for claim in _gain_claims(group, row, unit, better)]
     elif not _compared(table):
         return []
-    swap = bool(AFTER_FIRST.search(table.header))
     out = []
     for group, row in rows:
         if row.tags:  # cells of named figures, one a side: only under a header naming the sides
@@ -176,8 +171,6 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         (a, ua), (b, ub) = row.values[0], row.values[1]
         if ua and ub and (unit_of(ua) or ("", ""))[1] != (unit_of(ub) or ("", ""))[1]:
             continue  # "3462 msec  1183Mbit": two measures of a row, not a before and an after
-        if swap:
-            a, b, ua, ub = b, a, ub, ua
         found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
             unit_of(" ".join(table.header.split()[1:]))
         if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
@@ -193,9 +186,12 @@ _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|r
 def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
     """The row's before and after figures by the side each column of the header names (a delta's
     column set aside), when the header names one column a figure."""
-    names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n and not (row.deltas and _DELTA_NAME.match(n))]
-    names = names[1:] if len(names) == len(row.values) + 1 else names
-    return column_pairs(names) if len(names) == len(row.values) else []
+    for cut in (r"\s{2,}|\t", r"\s+"):  # columns apart by two spaces or a tab, else names of one word each
+        names = [n for n in re.split(cut, header.strip()) if n and not (row.deltas and _DELTA_NAME.match(n))]
+        names = names[1:] if len(names) == len(row.values) + 1 else names
+        if len(names) == len(row.values):
+            return column_pairs(names)
+    return []
 
 
 def _cell_pair(header: str, group: str, row: Row, pair: tuple[int, int, str], unit: Unit | None,
@@ -246,9 +242,14 @@ def _two_measures(header: str, row: Row, unit: Unit | None, better: Better | Non
 
 
 def _two_sides(header: str) -> bool:
-    """A header that names both sides (``before after``, ``baseline  with_cache``)."""
+    """A header that names both sides (``before after``, ``baseline  with_cache``, ``6.12  6.12+patch``)."""
     names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
-    return bool(_TWO_SIDES.search(header)) or (len(names) == 2 and side_of(names[0]) == "before")
+    return _both_sides(header) or (len(names) == 2 and side_of(names[0]) == "before")  # a baseline and another
+
+
+def _both_sides(header: str) -> bool:
+    """A header whose columns name a before and an after (names apart by two spaces or a tab, else by one)."""
+    return any(column_pairs([n for n in re.split(cut, header.strip()) if n]) for cut in (r"\s{2,}|\t", r"\s+"))
 
 
 def _named_columns(table: _Table) -> bool:
@@ -285,7 +286,7 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     commands = [command_above(lines, k) for k in (i, j)]
     if all(commands) and commands[0] != commands[1]:
         return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
-    if _unsided(a.header) != _unsided(b.header) or _TWO_SIDES.search(a.header) or j - a.end > 4:
+    if _unsided(a.header) != _unsided(b.header) or _both_sides(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
     if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
                                          for (_, r), (_, t) in zip(a.rows, b.rows)):
@@ -333,7 +334,7 @@ def column_tables(lines: list[str]) -> list[Claim]:
             continue
         rows = [row for _, row in table.rows]
         groups = side_groups([row.label for row in rows]) if len(rows) > 2 else []
-        if _axis(rows[0]) and not _TWO_SIDES.search(table.header):  # "K  4  8  16  32": columns are settings
+        if _axis(rows[0]) and not _both_sides(table.header):  # "K  4  8  16  32": columns are settings
             claims += _defined(rows, lines, unit, better)
         elif groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
             for _, b, a in groups:
