@@ -858,3 +858,15 @@ def test_a_header_of_one_word_names_puts_the_after_side_first():
     assert [(c.before, c.after) for c in claims(text)] == [(100, 120), (200, 210)]
     text = "| case | patched | base |\n|---|---|---|\n| read | 120 | 100 |\n"
     assert [(c.before, c.after) for c in claims(text)] == [(100, 120)]
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Results on 6.12-rc1:", "Results on 6.12-rc1 + this series:"), ("o Without patch", "o With patch"),
+    ("Current:", "Proposed:"), ("1) w/o patch", "2) w/ patch"), ("# without the fix", "# with the fix"),
+    ("next-20250101", "next-20250101 + patch"), ("Vanilla 6.8", "6.8 + series"),
+    ("Stock kernel results", "Kernel with patches results")])
+def test_a_side_named_in_a_list_a_comment_or_a_kernel_and_the_kernel_plus_the_change(first, second):
+    text = (f"{first}\n  read: IOPS=100k, BW=400MiB/s (419MB/s)(23.4GiB/60001msec)\n\n"
+            f"{second}\n  read: IOPS=120k, BW=480MiB/s (503MB/s)(28.1GiB/60001msec)\n")
+    assert [(c.before, c.after) for c in claims(text)] == [(100e3, 120e3), (400, 480)]
+    assert claims("1048576+0 records in\n4294967296 bytes (4.3 GB, 4.0 GiB) copied, 6.02 s, 712 MB/s\n") == []

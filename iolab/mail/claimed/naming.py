@@ -16,11 +16,11 @@ from typing import Literal
 Side = Literal["before", "after"]
 
 BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatch(?:ed)?|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad)(?![\w/-])|^\s*disabled\b", re.I)
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad|current|existing)(?![\w/-])|^\s*disabled\b", re.I)
 AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
                     r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)
 # a kernel or a baseline plus something, or anything plus a change: "t/io_uring + nullblk" is neither
-_PLUS = re.compile(r"(?:\d|-git|\b(?:base(?:line)?|vanilla|mainline|stock|upstream|next|kernel))\s*\+\s*\w|"
+_PLUS = re.compile(r"(?:\d|-git|\b(?:base(?:line)?|vanilla|mainline|stock|upstream|next|kernel))\s*\+\s*[A-Za-z]|"
                    r"\+\s*(?:this|the|patch|series|fix|revert|change|commit)", re.I)
 _NEGATED = re.compile(r"(?<![\w/-])(w/o|without|before|unpatched|no|not)(?![\w/-])", re.I)
 

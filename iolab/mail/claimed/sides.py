@@ -37,6 +37,7 @@ _VARIANT = re.compile(r"^\s*\((?P<name>[A-Za-z][\w/+ -]{0,20})\)\s+(?P<rest>\S.*
 # a list item naming a side: "* Without directory shrinking", "- Bounce then zero-copy (patched)"
 _ITEM = re.compile(r"^\s*[-*•]\s+(?P<name>[^:=]{1,80}?)\s*$")
 _ROUND = re.compile(r"\b(?:round|run|iteration|iter|try|pass|loop)\s*#?\d+\b", re.I)  # a banner naming a run
+_LEAD = re.compile(r"^\s*(?:[*#=~]{3,}|[-*•#]|o(?=\s)|\(?\d{1,2}[.)])\s*(?=[A-Za-z(\[])")  # a list's or a comment's mark
 _GOOD = re.compile(r"^\s*good\s*:", re.I)  # a bisection's good tree: context, neither side
 
 
@@ -57,7 +58,7 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     banner = _BANNER.match(line)
     if banner:
         return side_of(banner.group("name")), banner.group("name"), ""
-    line = re.sub(r"^\s*(?:[*#=~]{3,}|[-*•])\s*(?=[A-Za-z])", "", line)  # "******* Without the patchset:", "- Before:"
+    line = _LEAD.sub("", line)  # "******* Without the patchset:", "- Before:", "1) w/o patch"
     bracket = _BRACKET.match(line)
     if bracket:
         name = bracket.group("name")
@@ -93,12 +94,16 @@ def _continued(lines: list[str], k: int) -> bool:
 def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
     """A short line that names a side without a colon, when figures come right under it (under a
     line naming what they are of: ``before`` / ``SEGS_PER_SEC 1`` / ``2556MiB/s``)."""
-    bare = _BARE.match(lines[k])
-    if bare is None or len(bare.group("name").split()) > 10 or k + 1 >= len(lines):
+    text = _LEAD.sub("", lines[k]).rstrip()
+    bare = _BARE.match(text)
+    name = bare.group("name") if bare else text.strip()
+    if len(name.split()) > (10 if bare else 6) or k + 1 >= len(lines) or (not bare and _heading(text) is None):
         return None
-    side = side_of(" ".join(bare.group("name").split()[:4]))
+    words = name.split()  # a name opens or ends with its side ("Stock kernel", "6.8 + series"), or has a plus
+    side = side_of(" ".join(words[:4])) if bare else \
+        side_of(words[0]) or side_of(" ".join(words[-2:])) or (side_of(name) if "+" in name else None)
     under = [line for line in lines[k + 1:k + 3] if line.strip()]
-    return (side, bare.group("name"), "") if side and under and (line_figures(under[0]) or len(under) > 1 and (
+    return (side, name, "") if side and under and (line_figures(under[0]) or len(under) > 1 and (
         not re.search(r"[.:]\s*$", under[0]) and line_figures(under[1]))) else None
 
 
@@ -115,6 +120,14 @@ def _item(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
     return (side, name, "") if side and any(line_figures(line) for line in under) else None
 
 
+def _heading(text: str) -> str | None:
+    """A short line of words alone, a name (``Stock kernel results``, ``next-20250101``), not a sentence."""
+    name = text.strip().rstrip(":").strip()
+    if not name or len(name.split()) > 6 or name[-1] in ".,;!?" or line_figures(name) or "=" in name:
+        return None
+    return name
+
+
 def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
@@ -129,9 +142,10 @@ def segments(lines: list[str]) -> list[Segment]:
             markers[k], markers[j] = ("before", "from", ""), ("after", "to", "")
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
-        if m is not None and m[0] is None and changed and any(c.startswith(m[1].strip() + " ") or
-                                                              c.startswith(m[1].strip() + "+") for c in changed):
-            markers[k] = ("before", m[1], m[2])
+        name = m[1].strip() if m is not None else _heading(_LEAD.sub("", lines[k])) if changed else None
+        if name and (m is None or m[0] is None) and any(c.startswith(name + " ") or c.startswith(name + "+")
+                                                        for c in changed):
+            markers[k] = ("before", name, m[2] if m else "")
     out = _cut(lines, markers, True)
     # names that are no sides count only where no side named has figures under it
     return out if any(s.side is not None and s.figures for s in out) else _cut(lines, markers, False)
