@@ -65,3 +65,11 @@ def test_a_failed_mount_says_why(tmp_path):
             blockcalls.mount(device, str(tmp_path / "mnt"), "ext4")  # no filesystem on it
     finally:
         blockcalls.detach_loop(device)
+
+
+def test_a_loop_over_a_missing_image_names_it(tmp_path):
+    from iolab.sysutil import ToolError
+
+    with pytest.raises(ToolError, match=r"loop device over .*/gone\.img: No such file or directory"):
+        with targets.loop_device(tmp_path / "gone.img"):
+            pass

@@ -159,7 +159,7 @@ def _attach(image: Path, read_only: bool, options: Record) -> str:
     except blockcalls.LoopUnsupported:
         pass
     except OSError as error:
-        raise ToolError(error.strerror) from None
+        raise ToolError(f"loop device over {image}: {error.strerror}") from None
     argv = ["losetup", "--find", "--show"]
     if read_only:
         argv.append("--read-only")
@@ -373,7 +373,7 @@ def build_tree(root: Path, files: list[Record]) -> None:
 
 def erofs_image(cache_dir: Path, files: list[Record], options: list[str]) -> Path:
     """An erofs image of the generated tree, built once per run and option set."""
-    import hashlib  # here: in a VM guest under TCG, hashlib's OpenSSL costs a boot 0.3 s (bench/pace_boot.py)
+    import hashlib  # here: a VM guest's imports would load OpenSSL (0.3 s of its clock under TCG)
 
     key = hashlib.sha256(
         json.dumps([[dict(f) for f in files], options], sort_keys=True).encode()
