@@ -870,3 +870,13 @@ def test_a_side_named_in_a_list_a_comment_or_a_kernel_and_the_kernel_plus_the_ch
             f"{second}\n  read: IOPS=120k, BW=480MiB/s (503MB/s)(28.1GiB/60001msec)\n")
     assert [(c.before, c.after) for c in claims(text)] == [(100e3, 120e3), (400, 480)]
     assert claims("1048576+0 records in\n4294967296 bytes (4.3 GB, 4.0 GiB) copied, 6.02 s, 712 MB/s\n") == []
+
+
+def test_the_problem_a_patch_fixes_is_no_claim():
+    text = """Problem in RT kernel:
+- IRQ threads serialize and enter D-state waiting for lock
+- Throughput drops from 640 MB/s to 153 MB/s
+
+Test results on RT kernel with this patch: throughput goes from 153 MB/s to 640 MB/s.
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(153, 640)]

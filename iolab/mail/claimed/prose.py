@@ -33,6 +33,9 @@ _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|fu
 _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
 _SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a change the patch does not make
+# a paragraph that tells the problem a patch fixes: its figures are the bug's, context
+_PROBLEM = re.compile(r"\b(?:problem|regression|regressed|bug|make this (?:much )?worse)\b", re.I)
+_FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with this|after|series|improv\w*)\b", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -69,6 +72,12 @@ def _sentence(lines: list[str], k: int, before: str) -> str:
     return _SENTENCE_END.split(said)[-1]
 
 
+def _paragraph(lines: list[str], k: int) -> str:
+    """The lines of line k's paragraph up to it (ten at most)."""
+    start = next((j + 1 for j in range(k - 1, max(-1, k - 11), -1) if not lines[j].strip()), max(0, k - 10))
+    return " ".join(lines[start:k + 1])
+
+
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     a, b = _figure(match.group("a")), _figure(match.groupdict().get("b") or match.group("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
@@ -87,8 +96,11 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
         return None  # "1 to 4 threads": a pair is figures with a unit, the mail's own delta, or its sides named
     if _SPREAD.search(said[-40:]):
         return None  # "varies from 16% to 49%", "ranging from 2 to 8 ms": a range, not a before and an after
-    if _SUPPOSED.search(_sentence(lines, k, text[:match.start()])):
+    sentence = _sentence(lines, k, text[:match.start()])
+    if _SUPPOSED.search(sentence):
         return None  # "If we rolled up the loop too, the change would be 7024 bytes => 1584 bytes": not made
+    if _PROBLEM.search(_paragraph(lines, k)) and not _FIX.search(sentence + text[match.end():]):
+        return None  # "Problem in RT kernel: ... Throughput drops from 640 MB/s to 153 MB/s": the bug, not the fix
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
