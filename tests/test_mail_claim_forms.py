@@ -880,3 +880,12 @@ def test_the_problem_a_patch_fixes_is_no_claim():
 Test results on RT kernel with this patch: throughput goes from 153 MB/s to 640 MB/s.
 """
     assert [(c.before, c.after) for c in claims(text)] == [(153, 640)]
+
+
+@pytest.mark.parametrize("text, pair", [
+    ("We get 120 MB/s patched vs. 100 MB/s unpatched.\n", (100, 120)),
+    ("Latency is 50us with the patch vs 80us without.\n", (80, 50)),
+    ("(like generic/522 ~2400s /dev/fuse vs. ~1600s patched), though\n", (2400, 1600))])
+def test_two_figures_either_side_of_vs_each_named(text, pair):
+    assert [(c.before, c.after) for c in claims(text)] == [pair]
+    assert claims("It is 50us patched vs 80us patched.\n") == []

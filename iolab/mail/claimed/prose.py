@@ -132,13 +132,37 @@ def slash_pairs(line: str) -> list[Claim]:
     return out
 
 
+# "100 MB/s unpatched vs 120 MB/s patched", "50us with the patch vs 80us without": each figure named by its side
+_NAMED_VS = re.compile(rf"(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s+(?P<na>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?"
+                       rf"[\w/.+-]+)\s+(?:vs\.?|versus)\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+"
+                       rf"(?P<nb>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?[\w/.+-]+)")
+
+
+def named_vs(lines: list[str], k: int) -> list[Claim]:
+    """Two figures either side of a "vs", each followed by a name, one of them a side's."""
+    out = []
+    for match in _NAMED_VS.finditer(lines[k]):
+        sides = side_of(match.group("na")), side_of(match.group("nb"))
+        figures = _figure(match.group("a")), _figure(match.group("b"))
+        units = [unit_of(match.group(g) or match.group(o) or "") for g, o in (("ua", "ub"), ("ub", "ua"))]
+        if sides[0] == sides[1] or not {"before", "after"} & set(sides) or None in (*figures, *units):
+            continue
+        order = (0, 1) if sides[0] == "before" or sides[1] == "after" else (1, 0)
+        (a, ua), (b, ub) = ((figures[n], units[n]) for n in order)
+        value = convert(b or 0.0, ub[0], ua[0]) if ua and ub else None
+        if a is not None and ua is not None and value is not None:
+            label = " ".join(_label(lines, k, lines[k][:match.start()], "")) or ua[0]
+            out.append(make(label, a, value, ua, None, "", lines[k]))
+    return out
+
+
 def pairs(lines: list[str]) -> list[Claim]:
     """Each pair in the prose, on one line or across a line break, and each line naming both sides."""
     claims = []
     for k, line in enumerate(lines):
         if "|" in line or NOT_TABLE.match(line.strip()):
             continue
-        claims += slash_pairs(line)
+        claims += slash_pairs(line) + named_vs(lines, k)
         for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
