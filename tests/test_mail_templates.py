@@ -21,7 +21,7 @@ JBD2 = MAILS / "linux-ext4-jbd2-transaction-committed-v2.eml"
 
 
 def _read(path: Path):
-    return reading(mails.read([path]))
+    return reading(mails.read([path], cover_alone=True))
 
 
 def _gives(workload, metric: str) -> bool:
@@ -100,3 +100,36 @@ def test_a_mails_one_command_given_twice_is_one_workload_that_checks_its_rows():
     assert len(iops) == 5 and {(m.workload, m.metric) for m in iops} == {(workload.name, "read_iops")}
     (share,) = [m for m in matched if m.claim.unit == "%"]  # a profile's share: no metric of the job
     assert share.workload == "" and "does not measure" in share.reason
+
+
+@needs_fio
+def test_a_t_io_uring_template_behind_taskset_is_read_whole_and_filled_from_the_rows():
+    # the ublk batch cover letter: "taskset -c 0-31 fio/t/io_uring -p0 -n $JOBS -r 30 /dev/ublkb0" over rows
+    # "16 jobs IO" and "single job IO" (the reader gives the first as 'jobs IO': its figure is lost there)
+    read = _read(MAILS / "linux-block-ublk-batch-io-cover.eml")
+    (job,) = read.benchmark.workloads
+    assert job.source.endswith("fio/t/io_uring -p0 -n $JOBS -r 30 /dev/ublkb0")  # was cut at $JOBS
+    assert job.template == "numjobs=$JOBS" and job.rows == ("single job IO",) and "$JOBS=1" in job.source
+    assert fio_jobs.jobs(job.job)[0].numjobs == 1
+    (loose,) = [item for item in read.benchmark.not_reproduced if "a template (numjobs=$JOBS)" in item]
+    assert "'jobs IO'" in loose and "not checked" in loose
+    matched = {m.claim.label: m for m in from_mail.match(list(read.claims), read.benchmark.workloads)}
+    assert (matched["single job IO"].workload, matched["single job IO"].metric) == (job.name, "read_iops")
+    assert matched["jobs IO"].workload == "" and "template (numjobs=$JOBS)" in matched["jobs IO"].reason
+
+
+@needs_fio
+def test_a_command_carried_on_over_one_dash_lines_is_read_whole_its_cpus_left_out():
+    # the ext4 endio cover letter: "fio -direct=1 ... -bs=4k" then lines "-size=2G -numjobs=1 ..." and
+    # "-filename=/test/test -name=Rand_write_Testing --cpus_allowed=1": read to its end (the lines were
+    # lost), and CPU 1 of the mail's machine is not pinned on the VM's 1 vCPU, where fio would fail
+    read = _read(MAILS / "linux-ext4-dio-overwrite-irq-endio-cover.eml")
+    (job,) = read.benchmark.workloads
+    (fio_job,) = fio_jobs.jobs(job.job)
+    assert fio_job.numjobs == 1 and fio_job.filename == "test" and "cpus_allowed" not in job.job
+    assert "[Rand_write_Testing] cpus_allowed=1 -> left out (the mail's CPUs; the VM has 1 vCPU)" in \
+        read.benchmark.scaled
+    # the exact-nr-segs mail: "sudo taskset -c 0,1 ./t/io_uring ... -n2" carried on by "-r4 /dev/nvme0n1
+    # /dev/nvme1n1": its devices read (a raw device job)
+    (uring,) = _read(MAILS / "io-uring-exact-nr-segs.eml").benchmark.workloads
+    assert uring.raw and uring.source.endswith("/dev/nvme0n1 /dev/nvme1n1")

@@ -43,7 +43,7 @@ from iolab.mail.environment import SIZE, bytes_of, device_of, environment
 from iolab.mail.fio_text import command_lines, fio_command, option_lines, quoted_jobs, slug
 from iolab.mail.jobs import MAX_JOB_SIZE as MAX_JOB_SIZE
 from iolab.mail.jobs import MAX_JOBS as MAX_JOBS
-from iolab.mail.jobs import SHARED_CPU, Found, judged, size_of
+from iolab.mail.jobs import SHARED_CPU, Found, Origin, judged, size_of
 from iolab.mail.jobs import Benchmark as Benchmark
 from iolab.mail.jobs import MailWorkload as MailWorkload
 from iolab.units import format_size
@@ -55,15 +55,16 @@ LIBMICRO_BATCHES = 50
 
 
 def _filled(name: str, command: str, sections: list[tuple[str, dict[str, str]]],
-            mail: tuple[str, list[Claim]], found: Found) -> None:
-    """A command line written as a template (``-rw=$rw``): a job per value the mail gives, each tied
-    to the rows that name its value; what is not mapped, said."""
+            mail: tuple[str, list[Claim]], found: Found, origin: Origin = "fio command line",
+            raw: bool = False) -> None:
+    """A command line written as a template (``-rw=$rw``, t/io_uring's ``-n $JOBS``): a job per value
+    the mail gives, each tied to the rows that name its value; what is not mapped, said."""
     jobs, missing = templates.fill(sections, *mail)
-    found.missing += [f"{name} (fio command line): {item}" for item in missing]
+    found.missing += [f"{name} ({origin}): {item}" for item in missing]
     for job in jobs:
         count = len(found.workloads)
-        judged(slug(f"{name[:30]}-{'-'.join(job.values.values())}", 60), "fio command line",
-               f"{job.said}: {command}", job.sections, found, found.allow)
+        judged(slug(f"{name[:40]}-{'-'.join(job.values.values())}", 60), origin,
+               f"{job.said}: {command}", job.sections, found, found.allow, raw=raw)
         found.workloads[count:] = [replace(w, rows=job.rows, template=templates.template(sections))
                                    for w in found.workloads[count:]]
 
@@ -78,7 +79,7 @@ _IO_URING_DEFAULTS = {"d": "128", "s": "32", "c": "32", "b": "4096", "p": "1", "
                       "O": "1", "R": "1"}
 
 
-def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...]) -> None:
+def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...], mail: tuple[str, list[Claim]]) -> None:
     try:
         words = shlex.split(command)[1:]
     except ValueError:
@@ -130,8 +131,11 @@ def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...]) -> 
                 options[key] = ""
         else:
             options[key] = value
-    judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow,
-            raw=any(device_of(word) for word in words))
+    raw = any(device_of(word) for word in words)
+    if templates.variables([("t", options)]):  # -n $JOBS: a value per row that names one
+        _filled(name, command, [(slug(name, 60), options)], mail, found, "t/io_uring", raw)
+        return
+    judged(name, "t/io_uring", command, [(slug(name, 60), options)], found, allow, raw=raw)
 
 
 def _dd(command: str, name: str, found: Found, allow: tuple[str, ...]) -> None:
@@ -334,7 +338,7 @@ def benchmark(text: str, subject: str, claims: list[Claim], allow: tuple[str, ..
             job = f"{name}-{label}" if label else f"{name}-{len(found.workloads) + 1}"
             judged(slug(job, 60), "fio job", line, [(slug(job, 60), options)], found, allow)
     for command in command_lines(text, "t/io_uring", r"\s-[A-Za-z]|\s/dev/"):
-        _io_uring(command, f"{name}-t-io_uring", found, allow)
+        _io_uring(command, f"{name}-t-io_uring", found, allow, (text, claims))
     for command in command_lines(text, "dd", r"\s(?:if|of)="):
         if " if=" in f" {command}" or " of=" in f" {command}":
             _dd(command, f"{name}-dd", found, allow)

@@ -28,25 +28,26 @@ def slug(text: str, limit: int = 40) -> str:
 
 
 def command_lines(text: str, program: str, shape: str = r"\s--?[A-Za-z]") -> list[str]:
-    """Each command line that runs `program`, joined across ``\\`` breaks and
-    lines that carry on with an option (``--...``)."""
+    """Each command line that runs `program` (after sudo or a taskset), joined across ``\\`` breaks
+    and lines that carry on with an option (``--bs=4k``, ``-r4``; a list item's ``- `` is none)."""
     lines = text.splitlines()
     found = []
-    start = re.compile(rf"^\s*(?:[$#>]\s*)?(?:sudo\s+)?(?:\S*/)?{re.escape(program)}(\s|$)")
+    start = re.compile(rf"^\s*(?:[$#>]\s*)?(?:sudo\s+)?(?:taskset\s+(?:-c\s+)?\S+\s+)?(?:\S*/)?{re.escape(program)}(\s|$)")
     i = 0
     while i < len(lines):
         if not start.match(lines[i]):
             i += 1
             continue
         command = lines[i].strip()
-        while i + 1 < len(lines) and (command.endswith("\\") or lines[i + 1].lstrip().startswith("--")):
+        while i + 1 < len(lines) and (command.endswith("\\") or re.match(r"-{1,2}[A-Za-z]", lines[i + 1].lstrip())):
             command = command.rstrip("\\").rstrip() + " " + lines[i + 1].strip()
             i += 1
         if re.search(shape, command):  # its arguments make it a command, not a sentence that names it
-            found.append(re.sub(r"^[$#>]\s*", "", command).removeprefix("sudo "))
+            found.append(re.sub(r"^(?:[$#>]\s*)?(?:sudo\s+)?(?:taskset\s+(?:-c\s+)?\S+\s+)?", "", command))
         i += 1
     if not found and program in text:  # a copy whose line breaks were lost: up to the end of the sentence
-        for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,-]+|\s+/dev/\S+)+)", text):
+        for match in re.finditer(rf"(?:^|\s)((?:\S*/)?{re.escape(program)}(?:\s+--?[\w=./:,$-]+|\s+\$\{{?\w+\}}?|\s+/dev/\S+)+)",
+                                 text):
             found.append(match.group(1))
     return found
 

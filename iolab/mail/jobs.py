@@ -26,6 +26,8 @@ MAX_JOBS = 4  # fio numjobs, dd/prose threads
 SHARED_CPU = "(taking turns on the VM's 1 vCPU)"
 
 _PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
+# the CPUs of the mail's machine: the VM iolab patch writes has one (a job pinned to CPU 1 would fail there)
+_CPUS = {"cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"}
 # time-bound options dropped for a size-bound job (the VM's clock, or instructions, would make them long)
 _TIME_BOUND = {"runtime", "time_based", "ramp_time"}
 
@@ -94,6 +96,9 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: Found) -> list
                 found.scaled.append(f"[{name}] sqthread_poll: the SQ thread and fio, which polls for its completions, "
                                     "take turns on the VM's 1 vCPU (on the mail's machine each has a CPU): the rate is "
                                     "set by their turns, not by the SQ thread's work alone")
+            if key in _CPUS:
+                found.scaled.append(f"[{name}] {key}={value} -> left out (the mail's CPUs; the VM has 1 vCPU)")
+                continue
             if key in _TIME_BOUND:
                 if key == "runtime":
                     found.scaled.append(f"[{name}] runtime={value} -> size-bound (the VM's clock)")

@@ -6,7 +6,7 @@ A shell variable in a job option takes, in order of how exactly the mail says th
 - the values of a loop over it (``for rw in read randread; do``): one job per value;
 - else the values the claim's rows name, where each row names one (``read IOPS`` and ``randread BW``
   for rw, an ``overwrite`` row a write where the command sets ``overwrite=1``; ``4k`` or ``128KiB``
-  for bs; ``qd32`` for iodepth): one job per value.
+  for bs; ``qd32`` for iodepth; ``16 jobs`` or ``single job`` for numjobs): one job per value.
 
 Each job is tied to the rows that name its value, and only to them: a row that names no value the
 job ran with is checked by none, and a template the mail gives no value for is not run. Placement
@@ -39,6 +39,7 @@ _RW = (
     ("write", r"\b(?:seq(?:uential)?[\s_-]*)?(?:over)?writes?\b"),
 )
 _SIZE = re.compile(r"\b(\d+)\s?([kKmM])(?:i?B)?\b")
+_JOBS = re.compile(r"\b(?:(\d+)[\s-]*|(?:single|one)[\s-]+)(?:jobs?|threads?|workers?)\b", re.I)
 _DEPTH = re.compile(r"\b(?:qd|iodepth\s*=?\s*|depth\s*=?\s*)(\d+)\b", re.I)
 
 
@@ -95,6 +96,9 @@ def named_value(option: str, label: str, sections: Sections) -> str | None:
     if option == "iodepth":
         depth = _DEPTH.search(label)
         return depth.group(1) if depth else None
+    if option == "numjobs":
+        jobs = _JOBS.search(label)
+        return None if jobs is None else jobs.group(1) or "1"
     return None
 
 
