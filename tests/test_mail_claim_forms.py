@@ -889,3 +889,11 @@ Test results on RT kernel with this patch: throughput goes from 153 MB/s to 640 
 def test_two_figures_either_side_of_vs_each_named(text, pair):
     assert [(c.before, c.after) for c in claims(text)] == [pair]
     assert claims("It is 50us patched vs 80us patched.\n") == []
+
+
+def test_time_s_system_time_a_claim_where_the_text_speaks_of_it():
+    runs = "without the patch:\nreal\t8m2.692s\nuser\t1m0.000s\nsys\t41m37.005s\n\n" \
+           "with the patch:\nreal\t7m46.124s\nuser\t1m0.000s\nsys\t37m11.361s\n"
+    assert [c.label for c in claims(runs)] == ["real"]
+    rows = [(c.label, c.before, c.after) for c in claims("It cuts the system time.\n\n" + runs)]
+    assert rows == [("real", 482.692, 466.124), ("sys", 2497.005, 2231.361)]

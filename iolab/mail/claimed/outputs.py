@@ -34,6 +34,7 @@ _DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?
 _TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
                         r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
                         r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
+_TIME_PART = re.compile(r"^\s*(user|sys)\s+(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
 # GNU time's default line: "4.52user 22.53system 0:38.16elapsed 70%CPU" (its elapsed the wall time)
 _GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)elapsed\b")
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
@@ -99,10 +100,15 @@ def _fio(line: str) -> list[Figure] | None:
     return found if (found or job or lat or old or bw or iops or _FIO_GROUP.search(line)) else None
 
 
-def line_figures(line: str, label: str = "") -> list[Figure]:
-    """The figures of one line under a side, keyed by what they measure."""
+def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
+    """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
+    ``sys`` only when parts names them (the text speaks of user or system time)."""
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
+    part = _TIME_PART.match(line)
+    if part:
+        return _figure(part.group(1), int(part.group(2)) * 60 + float(part.group(3)), unit_of("s"), line) \
+            if part.group(1) in parts else []
     line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
     fio = _fio(line)
     if fio is not None:

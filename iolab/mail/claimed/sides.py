@@ -155,6 +155,9 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
     """The lines cut at the markers (those naming no side too, unless known) into sides."""
     out: list[Segment] = []
     current: Segment | None = None
+    text = " ".join(lines)
+    parts = tuple(p for p, said in (("user", r"\buser\s+time"), ("sys", r"\b(?:system|sys)\s+time"))
+                  if re.search(said, text, re.I))  # time(1)'s breakdown, claimed where the text speaks of it
     for k, line in enumerate(lines):
         opened = markers[k]
         if opened is not None and (opened[0] is not None or not known):
@@ -175,7 +178,7 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
             continue
         job = FIO_JOB_HEAD.match(line)
         current.job = job.group(1) if job else current.job
-        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f for f in line_figures(line)]
+        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f for f in line_figures(line, parts=parts)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
@@ -186,7 +189,7 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
 def measure(figure: Figure) -> str:
     """What a figure measures, whatever unit of its kind a side wrote it in (``bw KiB/s`` and ``bw MiB/s``)."""
     unit, kind = figure.unit[0], figure.unit[1]
-    if unit and kind in ("bandwidth", "time") and figure.key.endswith(unit):
+    if unit and kind in ("bandwidth", "time") and (figure.key == unit or figure.key.endswith(" " + unit)):
         return figure.key[:-len(unit)] + kind
     return figure.key
 
@@ -209,7 +212,7 @@ def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
     for key in dict.fromkeys(measure(f) for f in before.figures):
         mine, theirs = _rows(before.figures, key), _rows(after.figures, key)
         runs = {f.run for row in mine for f in row}, {f.run for row in theirs for f in row}
-        rounds = key == "real" and len(mine) == len(theirs) > 1  # time(1) a round, several rounds a side
+        rounds = key in ("real", "user", "sys") and len(mine) == len(theirs) > 1  # time(1) a round, several rounds a side
         if len(mine) > 1 and len(theirs) > 1 and all(f.fio for row in mine + theirs for f in row) \
                 and len(runs[0]) == len(runs[1]) == 1 or rounds:  # fio's output twice in a row, not two results
             out += _series(key, [f for row in mine for f in row], [f for row in theirs for f in row])
