@@ -897,3 +897,15 @@ def test_time_s_system_time_a_claim_where_the_text_speaks_of_it():
     assert [c.label for c in claims(runs)] == ["real"]
     rows = [(c.label, c.before, c.after) for c in claims("It cuts the system time.\n\n" + runs)]
     assert rows == [("real", 482.692, 466.124), ("sys", 2497.005, 2231.361)]
+
+
+def test_rows_of_sides_pair_within_their_key_and_a_figure_compared_to_another():
+    text = """                 IOPS     lat(us)
+4k base          100k     10
+4k patched       120k     9
+64k base         20k      50
+64k patched      22k      45
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(100e3, 120e3), (10, 9), (20e3, 22e3), (50, 45)]
+    text = "The copy takes 10.5s with the patch compared to 21.0s without it.\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(21.0, 10.5, "s")]

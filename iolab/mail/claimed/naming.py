@@ -75,7 +75,7 @@ def column_pairs(names: list[str]) -> list[tuple[int, int, str]]:
     """A header's before and after columns, paired (``4k base  4k patched  64k base  64k patched``:
     by what is left of each name without its side's words, ``4k`` and ``64k``); two names that
     are a kernel and the kernel with the change (``6.12``, ``6.12+patch``) are a pair too."""
-    columns = [(k, side, _unsided(name)) for k, name in enumerate(names) for side in [side_of(name)] if side]
+    columns = [(k, side, unsided(name)) for k, name in enumerate(names) for side in [side_of(name)] if side]
     pairs = pair_columns(columns)
     if not pairs and len(names) == 2:
         order = row_sides(*names)
@@ -83,7 +83,8 @@ def column_pairs(names: list[str]) -> list[tuple[int, int, str]]:
     return pairs
 
 
-def _unsided(label: str) -> str:
+def unsided(label: str) -> str:
+    """A label without its sides' words (``Read (Vanilla)``: ``Read``)."""
     return " ".join(AFTER.sub(" ", BEFORE.sub(" ", label)).replace("(", " ").replace(")", " ").split())
 
 
@@ -95,7 +96,7 @@ def side_groups(labels: list[str]) -> list[tuple[str, int, int]]:
         side = side_of(label)
         if side is None:
             continue
-        key = _unsided(label)
+        key = unsided(label)
         if side in keyed.setdefault(key, {}):
             return []  # two rows of one side: not a pair of sides
         keyed[key][side] = k

@@ -134,7 +134,7 @@ def slash_pairs(line: str) -> list[Claim]:
 
 # "100 MB/s unpatched vs 120 MB/s patched", "50us with the patch vs 80us without": each figure named by its side
 _NAMED_VS = re.compile(rf"(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s+(?P<na>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?"
-                       rf"[\w/.+-]+)\s+(?:vs\.?|versus)\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+"
+                       rf"[\w/.+-]+)\s+(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+"
                        rf"(?P<nb>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?[\w/.+-]+)")
 
 

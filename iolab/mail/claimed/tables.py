@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
-from iolab.mail.claimed.naming import column_pairs, defined_sides, row_sides, side_groups, side_of
+from iolab.mail.claimed.naming import column_pairs, defined_sides, row_sides, side_groups, side_of, unsided
 from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
@@ -286,7 +286,7 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     commands = [command_above(lines, k) for k in (i, j)]
     if all(commands) and commands[0] != commands[1]:
         return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
-    if _unsided(a.header) != _unsided(b.header) or _both_sides(a.header) or j - a.end > 4:
+    if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
     if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
                                          for (_, r), (_, t) in zip(a.rows, b.rows)):
@@ -298,7 +298,7 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     return order or (0, 1)  # names that are no sides: the first is the baseline
 
 
-def _unsided(header: str) -> list[str]:
+def _unsided_words(header: str) -> list[str]:
     return [w for w in header.split() if side_of(w.rstrip(":")) is None]
 
 
@@ -380,6 +380,13 @@ def _within(base: str, other: str) -> bool:
     return bool(words) and words <= {w.lower() for w in re.findall(r"\w+", other)}
 
 
+def _one_key(first: str, second: str) -> bool:
+    """Two rows' labels that name one thing once their sides' words are out (``4k base`` and ``4k
+    patched``; ``-git`` and ``-git+commit``), not two (``4k patched`` and ``64k base``)."""
+    a, b = (unsided(x).strip(" :,") for x in (first, second))
+    return not a or not b or a.startswith(b) or b.startswith(a)
+
+
 def side_rows(lines: list[str]) -> list[Claim]:
     """Two rows of one figure or more whose labels are the two sides (``-git  4720 usec`` /
     ``-git+commit  4311 usec  -8.7%``), read down under the header above them."""
@@ -390,7 +397,7 @@ def side_rows(lines: list[str]) -> list[Claim]:
                 for t in (first, second))  # fio's "min=4, max=241, avg=99.81" lines are the sides reader's
         if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
             continue
-        order = row_sides(a.label, b.label) or _one_side(a, b)
+        order = (row_sides(a.label, b.label) if _one_key(a.label, b.label) else None) or _one_side(a, b)
         if order is None:
             continue
         a, b = (a, b) if order == (0, 1) else (b, a)
