@@ -100,28 +100,36 @@ def _fio(line: str) -> list[Figure] | None:
     return found if (found or job or lat or old or bw or iops or _FIO_GROUP.search(line)) else None
 
 
-def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
-    """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
-    ``sys`` only when parts names them (the text speaks of user or system time)."""
-    if NOISE.match(line) or NOT_MEASURED.match(line):
-        return []
+def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
+    """time(1)'s lines: real (GNU time's elapsed, zsh's total) the wall time; user and sys only as parts says."""
     part = _TIME_PART.match(line)
     if part:
         return _figure(part.group(1), int(part.group(2)) * 60 + float(part.group(3)), unit_of("s"), line) \
             if part.group(1) in parts else []
-    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
-    fio = _fio(line)
-    if fio is not None:
-        return [replace(f, fio=True) for f in fio]
     gnu = _GNU_TIME.search(line)
     if gnu:
         wall = float(gnu.group("h") or 0) * 3600 + float(gnu.group("m")) * 60 + float(gnu.group("s"))
         return _figure("real", wall, unit_of("s"), line)
     timed = _TIME_REAL.search(line)
-    if timed:  # time(1)'s wall time; its user and sys are not the claim
+    if timed:
         minutes = timed.group("m") or timed.group("m2") or timed.group("m3") or "0"
         seconds = timed.group("s") or timed.group("s2") or timed.group("s3")
         return _figure("real", float(minutes) * 60 + float(seconds), unit_of("s"), line)
+    return None
+
+
+def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
+    """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
+    ``sys`` only when parts names them (the text speaks of user or system time)."""
+    if NOISE.match(line) or NOT_MEASURED.match(line):
+        return []
+    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
+    timed = _timed(line, parts)
+    if timed is not None:
+        return timed
+    fio = _fio(line)
+    if fio is not None:
+        return [replace(f, fio=True) for f in fio]
     uring = _IO_URING.match(line)
     if uring:
         found = _figure("IOPS", number(uring.group("iops")), _IOPS, line)
