@@ -19,7 +19,9 @@ mail: `iolab patch MAIL` in a scratch directory and store, as a user types
 it, after its base build (the base kernel cached). The step's build is the
 one line iolab prints ("built NAME ... in N s"); `--fresh-step` removes that
 step's kernel from the cache after each run (only the kernel this run built),
-so the next run builds it again, as a new mail would. Printed per run: wall,
+so the next run builds it again, as a new mail would (make then compiles
+only what the shared object tree does not hold already: right after a run of
+the same mail, nothing, and the step's "build" is its link and copy). Printed per run: wall,
 CPU (as above), the build's seconds, the rounds, and what the reply said.
 
 Wall time on a shared machine moves with the load; the CPU seconds do not
