@@ -909,3 +909,12 @@ def test_rows_of_sides_pair_within_their_key_and_a_figure_compared_to_another():
     assert [(c.before, c.after) for c in claims(text)] == [(100e3, 120e3), (10, 9), (20e3, 22e3), (50, 45)]
     text = "The copy takes 10.5s with the patch compared to 21.0s without it.\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(21.0, 10.5, "s")]
+
+
+@pytest.mark.parametrize("text", ["This patch changes the default timeout from 30 s to 60 s.\n",
+                                  "Bump the writeback interval from 5s to 30s so that it batches.\n",
+                                  "Lowered the default latency target from 2 ms to 1 ms for SSDs.\n"])
+def test_a_setting_changed_is_no_claim(text):
+    assert claims(text) == []
+    assert [(c.before, c.after) for c in claims("With the default settings, throughput improves from 100 MB/s "
+                                                "to 120 MB/s.\n")] == [(100, 120)]

@@ -36,6 +36,8 @@ _SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a ch
 # a paragraph that tells the problem a patch fixes: its figures are the bug's, context
 _PROBLEM = re.compile(r"\b(?:problem|regression|regressed|bug|make this (?:much )?worse)\b", re.I)
 _FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with this|after|series|improv\w*)\b", re.I)
+_SETTING = re.compile(r"\b(?:default|timeout|interval|threshold|limit|target|watermark|setting|parameter|knob|"
+                      r"tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -94,6 +96,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     sided = len({side_of(n) for n in re.findall(r"\(([^()]*)\)", match.group(0))} - {None}) == 2
     if a is None or b is None or (unit is None and not stated and not sided):
         return None  # "1 to 4 threads": a pair is figures with a unit, the mail's own delta, or its sides named
+    if _SETTING.search(said[-60:]):
+        return None  # "changes the default timeout from 30 s to 60 s": a setting changed, not a measure
     if _SPREAD.search(said[-40:]):
         return None  # "varies from 16% to 49%", "ranging from 2 to 8 ms": a range, not a before and an after
     sentence = _sentence(lines, k, text[:match.start()])
