@@ -25,7 +25,7 @@ MAX_JOBS = 4  # fio numjobs, dd/prose threads
 # the experiment iolab patch writes has a VM of 1 vCPU (iolab.workloads.compose): a mail's jobs take turns on it
 SHARED_CPU = "(taking turns on the VM's 1 vCPU)"
 
-_PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
+PLACEMENT = {"filename", "directory", "opendir", "filename_format"}
 # the CPUs of the mail's machine: the VM iolab patch writes has one (a job pinned to CPU 1 would fail there)
 _CPUS = {"cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"}
 # time-bound options dropped for a size-bound job (the VM's clock, or instructions, would make them long)
@@ -76,12 +76,12 @@ def _scale_job(sections: list[tuple[str, dict[str, str]]], found: Found) -> list
         kept: dict[str, str] = {}
         for key, value in options.items():
             key = key.strip()
-            verdict = fio_options.judge(key, value) if key not in _PLACEMENT else None
+            verdict = fio_options.judge(key, value) if key not in PLACEMENT else None
             if verdict is not None and (verdict[1] is None or verdict[1] not in found.allow):
                 how = f" (iolab patch --allow {verdict[1]} runs it)" if verdict[1] else ""
                 found.refused.append(f"[{name}] {key}{'=' + value if value else ''}: {verdict[0]}{how}")
                 continue
-            if key in _PLACEMENT:
+            if key in PLACEMENT:
                 device = device_of(value)
                 if device:
                     found.devices.append((device, value))

@@ -20,13 +20,13 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed import Claim
+from iolab.mail.jobs import PLACEMENT  # iolab places files: never a template
 
 Sections = list[tuple[str, dict[str, str]]]
 
 MAX_JOBS = 8  # the jobs one template may become (a loop over more values is cut, and says so)
 _VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _VALUE = re.compile(r"[\w.:/%+-]+")
-_PLACEMENT = {"filename", "directory", "opendir", "filename_format"}  # iolab places files (benchmark.py)
 
 # a row's words -> fio's rw value; random and mixed forms before the plain ones; an overwrite is a write only
 # where the command sets overwrite=1 (checked apart)
@@ -50,7 +50,7 @@ class Filled:
     values: dict[str, str]
     sections: Sections
     rows: tuple[str, ...]  # the labels of the claim's rows that name these values
-    said: str  # "$rw=read (the rows 'read IOPS', 'read BW')"
+    said: str  # "$rw=read (named by the rows 'read IOPS', 'read BW')"
 
 
 def variables(sections: Sections) -> dict[str, str]:
@@ -58,7 +58,7 @@ def variables(sections: Sections) -> dict[str, str]:
     found: dict[str, str] = {}
     for _, options in sections:
         for key, value in options.items():
-            if key not in _PLACEMENT:
+            if key not in PLACEMENT:
                 for match in _VARIABLE.finditer(value):
                     found.setdefault(match.group(1) or match.group(2), key)
     return found
@@ -67,7 +67,7 @@ def variables(sections: Sections) -> dict[str, str]:
 def template(sections: Sections) -> str:
     """The options that carry a variable, as the mail wrote them ("rw=$rw")."""
     return ", ".join(dict.fromkeys(f"{key}={value}" for _, options in sections for key, value in options.items()
-                                   if key not in _PLACEMENT and _VARIABLE.search(value)))
+                                   if key not in PLACEMENT and _VARIABLE.search(value)))
 
 
 def loop_values(text: str, name: str) -> list[str]:
@@ -106,7 +106,7 @@ def _put(sections: Sections, values: dict[str, str]) -> Sections:
     def filled(value: str) -> str:
         return _VARIABLE.sub(lambda m: values.get(m.group(1) or m.group(2), m.group(0)), value)
 
-    return [(name, {k: (v if k in _PLACEMENT else filled(v)) for k, v in options.items()})
+    return [(name, {k: (v if k in PLACEMENT else filled(v)) for k, v in options.items()})
             for name, options in sections]
 
 
