@@ -7,7 +7,9 @@ import re
 import pytest
 
 from iolab.analysis import reports
+from iolab.analysis import claims
 from iolab.analysis.claims import WORDS
+from iolab.spec import ClaimRow
 from iolab.report import renderer
 from iolab.run import runner
 from iolab.store import Store
@@ -133,3 +135,20 @@ def test_rounds_are_added_while_a_claimed_row_is_undecided_up_to_the_limit(tmp_p
     report = reports.run_report(store, run)
     assert report.analysis.rounds_done == rounds and report.analysis.run.stop_reason == reason
     assert report.analysis.claims[0].word == ("agrees" if rounds == 4 else "undecided")
+
+
+def test_a_claim_of_no_change_is_met_by_an_exact_comparison_within_a_percent():
+    """The plug-batch-tags mail's 'column 1' row: 553k -> 553k IOPS, the modeled device's exact rows
+    +0.0% with values within 0.1%: no change found (it read 'undecided: its values spread +0.1%, wider
+    than the claim'); a claimed change needs a resolution finer than its size, as before."""
+    from iolab.stats import compare_exact
+
+    base, cand = [49633.0, 49640.0, 49610.0], [49633.0, 49620.0, 49645.0]
+    comparison = compare_exact(base, cand, higher_is_better=True, tolerance=0.01)
+    assert comparison.exact is not None and 0 < comparison.resolution < 0.01
+    none = ClaimRow(label="column 1", before=553000.0, after=553000.0, unit="IOPS", better="higher",
+                    workload="w", metric="read_iops")
+    assert claims._word(none, comparison) == "no change found"
+    assert claims._word(none.model_copy(update={"after": 554000.0}), comparison) == "undecided"  # +0.18%
+    wide = compare_exact([100.0, 101.5, 99.0], [100.0, 101.0, 99.5], higher_is_better=True, tolerance=0.03)
+    assert claims._word(none, wide) == "undecided"  # values 2.5% apart: no claim of no change is met

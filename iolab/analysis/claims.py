@@ -5,8 +5,9 @@ mail) names the workload and metric that measure it. Its word:
 
     agrees           iolab's delta is a change (significant, or exact) in the mail's direction
     no change found  iolab's comparison decided there is none: an exact "=" (values that do not vary,
-                     at a resolution finer than the claimed size), or a test whose 95% delta CI
-                     leaves out the claimed size (so a change as large as the mail's would have shown)
+                     at a resolution finer than the claimed size; for a claim of no change, a delta
+                     and resolution within +-1%), or a test whose 95% delta CI leaves out the claimed
+                     size (so a change as large as the mail's would have shown)
     undecided        neither: too few rounds for a test, or a CI wide enough to hold both no change and
                      the claimed size; with the rounds run and an estimate of the rounds needed
     opposite         iolab found a change the other way (or one where the mail claims none)
@@ -76,7 +77,9 @@ def _no_change(comparison: Comparison, claimed: float) -> bool:
     if comparison.verdict != "same" and comparison.refusal != "equal":
         return False
     if comparison.exact is not None or comparison.refusal == "equal":
-        return comparison.resolution < abs(claimed) or (claimed == 0 and comparison.resolution == 0)
+        if claimed == 0:  # a claim of no change (553k -> 553k): met where the exact delta is within +-1%
+            return abs(comparison.delta) + comparison.resolution <= PRECISE
+        return comparison.resolution < abs(claimed)
     low, high = comparison.delta_low, comparison.delta_high
     if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(claimed)):
         return False
