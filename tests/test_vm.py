@@ -168,6 +168,19 @@ def test_the_guests_executor_loads_no_openssl_bz2_or_lzma():
     done = subprocess.run([sys.executable, "-S", "-c", program], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "e3b0c442 []"  # sha256 without OpenSSL, as the probe's build id needs
 
+
+def test_qemu_in_instructions_mode_runs_without_huge_pages():
+    """QEMU's preexec in instructions mode (qemu.small_pages): the host's transparent
+    huge pages off for it and what it execs; wall mode keeps them."""
+    import subprocess
+
+    assert qemu.small_pages("instructions") and not qemu.small_pages("wall")
+    done = subprocess.run(["grep", "THP_enabled", "/proc/self/status"], preexec_fn=qemu.without_huge_pages,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip("this kernel's /proc/PID/status has no THP_enabled line")
+    assert done.stdout.split() == ["THP_enabled:", "0"]
+
 # -- outcomes of a boot ------------------------------------------------------------------
 
 

@@ -49,7 +49,8 @@ from iolab.cell.sample import Sample
 from iolab.hosts.vm import guest as guest_side
 from iolab.hosts.vm.accel import Choice, LinuxBoot, MachineType, Settled, VerdictCache, boot_id, smallest_cached_kernel
 from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, kvm_usable, lean_boot,
-                                 null_blk_params, qemu_argv, qemu_version, tcg_threading, timing_env)
+                                 null_blk_params, qemu_argv, qemu_version, small_pages, tcg_threading, timing_env,
+                                 without_huge_pages)
 from iolab.kernels import Kernel
 from iolab.spec import VM
 from iolab.process import Child, end, start
@@ -227,6 +228,7 @@ class VMHost:
             "root_share": ROOT_SHARE,
             "disk_cache": DISK_CACHE if self.settings.disk == "virtio" else None,
             "disk": self.settings.disk,
+            "ram_huge_pages": not small_pages(self.settings.timing),  # the host's, under QEMU's guest RAM
             **timing_env(self.settings),
         }
 
@@ -278,6 +280,7 @@ class VMHost:
         with open(xchg / "qemu.stderr", "wb") as stderr:
             boot.started = time.monotonic()
             process = start(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                            preexec=without_huge_pages if small_pages(self.settings.timing) else None,
                             start_new_session=True)
         return process, boot
 

@@ -17,6 +17,7 @@ with shlex.join).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import shutil
@@ -167,6 +168,28 @@ def timing_env(settings: VM) -> dict[str, Any]:
     return {"timing": "instructions", "icount_shift": settings.icount_shift, "guest_tsc_khz": ICOUNT_TSC_KHZ,
             **({"device_model": model.recorded()} if model is not None else {})}
 
+
+
+PR_SET_THP_DISABLE = 41
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def small_pages(timing: str) -> bool:
+    """Whether QEMU's guest RAM is kept off the host's transparent huge pages
+    (prctl PR_SET_THP_DISABLE in QEMU's process, before its exec): in
+    instructions mode, where the host's memory cannot move a count. QEMU asks
+    for huge pages for guest RAM, and the host then faults and zeroes 2 MiB
+    wherever the guest first touches 4 KiB: under TCG the host's page clearing
+    was 7.8% of a boot's samples (perf), and a boot of seed 004's kernel took
+    6.19 -> 5.74 s of QEMU's CPU without it (bench/data/pace-cut4-*.txt). Not in
+    wall mode: a KVM guest's memory is faster on huge pages, and its time is
+    the measure there."""
+    return timing == "instructions"
+
+
+def without_huge_pages() -> None:
+    """QEMU's preexec (small_pages): no transparent huge pages for this process and what it execs."""
+    _libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
 
 # -- the command line ------------------------------------------------------------------
 
