@@ -70,14 +70,14 @@ def _sentence(lines: list[str], k: int, before: str) -> str:
     for j in range(k - 1, max(-1, k - 4), -1):
         if _SENTENCE_END.search(said) or not lines[j].strip():
             break
-        said = lines[j] + " " + said
+        said = lines[j][-200:] + " " + said
     return _SENTENCE_END.split(said)[-1]
 
 
 def _paragraph(lines: list[str], k: int) -> str:
     """The lines of line k's paragraph up to it (ten at most)."""
     start = next((j + 1 for j in range(k - 1, max(-1, k - 11), -1) if not lines[j].strip()), max(0, k - 10))
-    return " ".join(lines[start:k + 1])
+    return " ".join(line[-200:] for line in lines[start:k + 1])  # a line's tail: a hostile mail's time bounded
 
 
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
@@ -142,6 +142,10 @@ _NAMED_VS = re.compile(rf"(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s+(?P<na>(?:wi
                        rf"(?P<nb>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?[\w/.+-]+)")
 
 
+_VERSUS = re.compile(r"\b(?:vs|versus|compared|against)\b", re.I)
+_ARROWED = re.compile(r"->|→|=>|\bto\b")
+
+
 def named_vs(lines: list[str], k: int) -> list[Claim]:
     """Two figures either side of a "vs", each followed by a name, one of them a side's."""
     out = []
@@ -155,7 +159,7 @@ def named_vs(lines: list[str], k: int) -> list[Claim]:
         (a, ua), (b, ub) = ((figures[n], units[n]) for n in order)
         value = convert(b or 0.0, ub[0], ua[0]) if ua and ub else None
         if a is not None and ua is not None and value is not None:
-            label = " ".join(_label(lines, k, lines[k][:match.start()], "")) or ua[0]
+            label = " ".join(_label(lines, k, lines[k][max(0, match.start() - 80):match.start()], "")) or ua[0]
             out.append(make(label, a, value, ua, None, "", lines[k]))
     return out
 
@@ -166,7 +170,8 @@ def pairs(lines: list[str]) -> list[Claim]:
     for k, line in enumerate(lines):
         if "|" in line or NOT_TABLE.match(line.strip()):
             continue
-        claims += slash_pairs(line) + named_vs(lines, k)
+        claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
+        claims += named_vs(lines, k) if _VERSUS.search(line) else []
         for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):

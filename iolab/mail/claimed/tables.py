@@ -68,6 +68,8 @@ def _table_at(lines: list[str], i: int) -> _Table:
     j = i
     while j < len(lines):
         text = lines[j].strip()
+        if not text and j > i and not lines[j - 1].strip():
+            break  # two blank lines: whatever follows is another table (and a run of them is crossed once)
         row = table_row(text)
         if row:
             rows.append((group, row))
