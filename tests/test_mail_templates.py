@@ -105,15 +105,24 @@ def test_a_mails_one_command_given_twice_is_one_workload_that_checks_its_rows():
 @needs_fio
 def test_a_t_io_uring_template_behind_taskset_is_read_whole_and_filled_from_the_rows():
     # the ublk batch cover letter: "taskset -c 0-31 fio/t/io_uring -p0 -n $JOBS -r 30 /dev/ublkb0" over rows
-    # "16 jobs IO" and "single job IO" (the reader gives the first as 'jobs IO': its figure is lost there)
+    # "16 jobs IO" and "single job IO" (the reader gives the first as 'jobs IO': its figure is lost there).
+    # On /dev/ublkb0 it is not run: the VM has no ublk server, and a job on its own target measures no ublk
     read = _read(MAILS / "linux-block-ublk-batch-io-cover.eml")
-    (job,) = read.benchmark.workloads
-    assert job.source.endswith("fio/t/io_uring -p0 -n $JOBS -r 30 /dev/ublkb0")  # was cut at $JOBS
+    assert read.benchmark.workloads == ()
+    (why,) = [item for item in read.benchmark.not_reproduced if "/dev/ublkb0" in item]
+    assert "a ublk device" in why and why.endswith("not run")
+    # the same mail on a device the VM has: read whole (it was cut at $JOBS), -n $JOBS filled from the rows
+    text = (MAILS / "linux-block-ublk-batch-io-cover.eml").read_text(errors="replace").replace("/dev/ublkb0",
+                                                                                              "/dev/nullb0")
+    found = claims(text)
+    bench = benchmark(text, "[PATCH V6 00/24] ublk: add UBLK_F_BATCH_IO", found)
+    (job,) = bench.workloads
+    assert job.source.endswith("fio/t/io_uring -p0 -n $JOBS -r 30 /dev/nullb0") and job.raw
     assert job.template == "numjobs=$JOBS" and job.rows == ("single job IO",) and "$JOBS=1" in job.source
     assert fio_jobs.jobs(job.job)[0].numjobs == 1
-    (loose,) = [item for item in read.benchmark.not_reproduced if "a template (numjobs=$JOBS)" in item]
+    (loose,) = [item for item in bench.not_reproduced if "a template (numjobs=$JOBS)" in item]
     assert "'jobs IO'" in loose and "not checked" in loose
-    matched = {m.claim.label: m for m in from_mail.match(list(read.claims), read.benchmark.workloads)}
+    matched = {m.claim.label: m for m in from_mail.match(found, bench.workloads)}
     assert (matched["single job IO"].workload, matched["single job IO"].metric) == (job.name, "read_iops")
     assert matched["jobs IO"].workload == "" and "template (numjobs=$JOBS)" in matched["jobs IO"].reason
 
@@ -133,3 +142,17 @@ def test_a_command_carried_on_over_one_dash_lines_is_read_whole_its_cpus_left_ou
     # /dev/nvme1n1": its devices read (a raw device job)
     (uring,) = _read(MAILS / "io-uring-exact-nr-segs.eml").benchmark.workloads
     assert uring.raw and uring.source.endswith("/dev/nvme0n1 /dev/nvme1n1")
+
+
+def test_a_job_on_a_device_no_vm_here_has_is_not_run_on_another():
+    # the NVMe passthrough IOPOLL mail: "fio/t/io_uring ... -u1 -n1 /dev/ng0n1" (io_uring passthrough to
+    # an NVMe controller): it ran as a plain random read of iolab's target, which measures nothing of it
+    read = _read(MAILS / "io-uring-nvme-iopoll-local.eml")
+    assert read.benchmark.workloads == ()
+    (why,) = [item for item in read.benchmark.not_reproduced if "/dev/ng0n1" in item]
+    assert "NVMe generic character device" in why and why.endswith("not run")
+    # a fio job whose filename= is such a device, likewise
+    bench = benchmark("fio --name=u --ioengine=io_uring --rw=randread --filename=/dev/ublkb0\n",
+                      "[PATCH] ublk: x", [])
+    assert bench.workloads == () and any("(fio command line) on /dev/ublkb0: a ublk device" in item
+                                         for item in bench.not_reproduced)

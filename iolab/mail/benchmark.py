@@ -39,7 +39,7 @@ from typing import Any
 from iolab.engines.script import ALLOW as SCRIPT
 from iolab.mail import templates
 from iolab.mail.claimed import Claim
-from iolab.mail.environment import SIZE, bytes_of, device_of, environment
+from iolab.mail.environment import SIZE, bytes_of, device_of, environment, unmapped
 from iolab.mail.fio_text import command_lines, fio_command, option_lines, quoted_jobs, slug
 from iolab.mail.jobs import MAX_JOB_SIZE as MAX_JOB_SIZE
 from iolab.mail.jobs import MAX_JOBS as MAX_JOBS
@@ -102,6 +102,9 @@ def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...], mai
             i += 1
         else:
             device = device_of(word)
+            if unmapped(word):  # the job would run on the VM's target, where what it measures is not
+                found.missing.append(f"{name} (t/io_uring) on {word}: {unmapped(word)}: not run")
+                return
             if device:
                 found.devices.append((device, word))
             elif word.startswith(("/", "./")):

@@ -50,6 +50,20 @@ def device_of(name: str) -> Device | None:
     return None
 
 
+# /dev names no VM here can stand in for, and why: iolab runs the mail's job only where what it measures is
+_UNMAPPED = (
+    (r"/dev/ublkb\d+", "a ublk device (the mail's ublk server makes it; the VM has none)"),
+    (r"/dev/ng\d+n\d+", "an NVMe generic character device (io_uring passthrough to an NVMe controller; "
+                        "the VM has none)"),
+    (r"/dev/(?:nbd|rbd)\d+", "a network block device (its server is the mail's)"),
+)
+
+
+def unmapped(name: str) -> str:
+    """Why a /dev name is a device no VM here can stand in for ("" for any other name)."""
+    return next((why for pattern, why in _UNMAPPED if re.match(pattern, name)), "")
+
+
 def environment(text: str, subject: str, devices: list[tuple[Device, str]]) -> tuple[Environment, list[str]]:
     """What the mail says of the machine, mapped onto the VM; and what is not reproduced of it."""
     missing = []

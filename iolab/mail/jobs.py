@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from iolab.engines import fio_options
-from iolab.mail.environment import Device, Environment, device_of
+from iolab.mail.environment import Device, Environment, device_of, unmapped
 from iolab.units import format_size, parse_size
 
 Origin = Literal["fio command line", "fio job", "t/io_uring", "dd", "libMicro", "recipe", "prose"]
@@ -153,6 +153,11 @@ def judged(name: str, origin: Origin, source: str, sections: list[tuple[str, dic
     """The job, if iolab's checks and fio's parser take it; else why not, listed. ``raw``:
     it names a device (so does a filename= of a device in its sections)."""
     named = len(found.devices)
+    elsewhere = [(value, unmapped(value)) for _, options in sections for key, value in options.items()
+                 if key in PLACEMENT and unmapped(value)]
+    if elsewhere:  # the job would run on the VM's target, where what it measures is not
+        found.missing += [f"{name} ({origin}) on {device}: {why}: not run" for device, why in elsewhere]
+        return
     sections = _scale_job(sections, found)
     job = _job_text(sections)
     raw = raw or len(found.devices) > named
