@@ -103,7 +103,7 @@ def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...], mai
         else:
             device = device_of(word)
             if unmapped(word):  # the job would run on the VM's target, where what it measures is not
-                found.missing.append(f"{name} (t/io_uring) on {word}: {unmapped(word)}: not run")
+                found.missing.append(f"{name} (t/io_uring) on {word.rstrip(':,.;')}: {unmapped(word)}: not run")
                 return
             if device:
                 found.devices.append((device, word))
