@@ -146,6 +146,22 @@ _VERSUS = re.compile(r"\b(?:vs|versus|compared|against)\b", re.I)
 _ARROWED = re.compile(r"->|→|=>|\bto\b")
 
 
+# "now reaches 81% of buffered throughput (was 35%)": the figure now, then the one before it in parentheses
+_WAS = re.compile(rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\b[^()\n]{{0,60}}\(was\s+(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\)")
+
+
+def was_pairs(lines: list[str], k: int) -> list[Claim]:
+    """A figure and, in parentheses after it, what it was before the change."""
+    out = []
+    for match in _WAS.finditer(lines[k]):
+        a, b = _figure(match.group("a")), _figure(match.group("b"))
+        unit = unit_of(match.group("ub") or match.group("ua") or "")
+        if a is not None and b is not None and unit is not None:
+            label = " ".join(_label(lines, k, lines[k][max(0, match.start() - 80):match.start()], "")) or unit[0]
+            out.append(make(label, a, b, unit, None, "", lines[k]))
+    return out
+
+
 def named_vs(lines: list[str], k: int) -> list[Claim]:
     """Two figures either side of a "vs", each followed by a name, one of them a side's."""
     out = []
@@ -172,6 +188,7 @@ def pairs(lines: list[str]) -> list[Claim]:
             continue
         claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
         claims += named_vs(lines, k) if _VERSUS.search(line) else []
+        claims += was_pairs(lines, k) if "(was " in line else []
         for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
