@@ -923,3 +923,10 @@ def test_a_setting_changed_is_no_claim(text):
 def test_a_figure_and_what_it_was_in_parentheses():
     text = "Dontcache now reaches 81% of buffered throughput (was 35%).\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(35, 81, "%")]
+
+
+def test_a_function_named_in_a_list_is_no_script():
+    text = "The fix touches:\nblk_mq_run_hw_queue()\n\nBefore:\n  read: 100 MB/s\nAfter:\n  read: 120 MB/s\n"
+    assert [(c.before, c.after) for c in claims(text)] == [(100, 120)]
+    script = "run_test()\n{\n   mkfs.btrfs -f $DEV\n}\nrun_test 0 0\nrun_test 1 0\n"
+    assert claims(script) == []

@@ -166,8 +166,9 @@ def make(label: str, before: float, after: float, unit: Unit | None, better: Bet
                  source.strip())
 
 
-_SCALE = {"B/s": 1.0, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20,
-          "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8}
+_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0,
+          "B/s": 1.0, "KiB/s": 2.0 ** 10, "MiB/s": 2.0 ** 20, "GiB/s": 2.0 ** 30, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9,
+          "Mbit/s": 1e6 / 8, "Gbit/s": 1e9 / 8}
 
 
 def convert(value: float, unit: str, to: str) -> float | None:

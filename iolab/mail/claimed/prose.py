@@ -117,7 +117,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
 
 
 _SLASHED = re.compile(r"(?P<names>(?:[A-Za-z]\w*/)+[A-Za-z]\w*)?[^\d\n]{0,30}?(?P<a>\d[\d.]*(?:/\d[\d.]*)+)\s*"
-                      rf"(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|\bto\b)\s*(?P<b>\d[\d.]*(?:/\d[\d.]*)+)\s*(?P<ub>{_WORD_UNIT})?")
+                      rf"(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|\bto\b)\s*(?P<b>\d[\d.]*(?:/\d[\d.]*)+)\s*"
+                      rf"(?P<ub>{_WORD_UNIT})?")
 
 
 def slash_pairs(line: str) -> list[Claim]:
@@ -138,7 +139,8 @@ def slash_pairs(line: str) -> list[Claim]:
 
 # "100 MB/s unpatched vs 120 MB/s patched", "50us with the patch vs 80us without": each figure named by its side
 _NAMED_VS = re.compile(rf"(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s+(?P<na>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?"
-                       rf"[\w/.+-]+)\s+(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+"
+                       rf"[\w/.+-]+)\s+(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?P<b>{_VALUE})\s*"
+                       rf"(?P<ub>{_WORD_UNIT})?\s+"
                        rf"(?P<nb>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?[\w/.+-]+)")
 
 
@@ -147,7 +149,8 @@ _ARROWED = re.compile(r"->|→|=>|\bto\b")
 
 
 # "now reaches 81% of buffered throughput (was 35%)": the figure now, then the one before it in parentheses
-_WAS = re.compile(rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\b[^()\n]{{0,60}}\(was\s+(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\)")
+_WAS = re.compile(rf"(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\b[^()\n]{{0,60}}\(was\s+(?P<a>{_VALUE})\s*"
+                  rf"(?P<ua>{_WORD_UNIT})?\)")
 
 
 def was_pairs(lines: list[str], k: int) -> list[Claim]:

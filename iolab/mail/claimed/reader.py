@@ -53,7 +53,8 @@ def claims(text: str) -> list[Claim]:
     return infer(lines, found)
 
 
-_SCRIPT = re.compile(r"^\s*(?:#!/|\$\s*cat\s+\S+\s*$|\$?\s*cat\s*(?:>|<<)|\w+\s*\(\)\s*\{?\s*$)")
+_SCRIPT = re.compile(r"^\s*(?:#!/|\$\s*cat\s+\S+\s*$|\$?\s*cat\s*(?:>|<<)|\w+\s*\(\)\s*\{\s*$)")
+_FUNCTION = re.compile(r"^\s*\w+\s*\(\)\s*$")  # a shell function's name, its brace on the next line
 
 
 def _without_scripts(lines: list[str]) -> list[str]:
@@ -63,7 +64,8 @@ def _without_scripts(lines: list[str]) -> list[str]:
     out = list(lines)
     k = 0
     while k < len(lines):
-        if not _SCRIPT.match(lines[k]):
+        if not _SCRIPT.match(lines[k]) and not (_FUNCTION.match(lines[k]) and lines[k + 1:k + 2] and
+                                                 lines[k + 1].strip() == "{"):
             k += 1
             continue
         indent = len(lines[k]) - len(lines[k].lstrip())

@@ -178,7 +178,8 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
             continue
         job = FIO_JOB_HEAD.match(line)
         current.job = job.group(1) if job else current.job
-        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f for f in line_figures(line, parts=parts)]
+        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f
+                 for f in line_figures(line, parts=parts)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
