@@ -880,6 +880,8 @@ def test_the_problem_a_patch_fixes_is_no_claim():
 Test results on RT kernel with this patch: throughput goes from 153 MB/s to 640 MB/s.
 """
     assert [(c.before, c.after) for c in claims(text)] == [(153, 640)]
+    solved = "This problem is solved by X. With it, throughput goes from 100 MB/s to 200 MB/s.\n"
+    assert [(c.before, c.after) for c in claims(solved)] == [(100, 200)]
 
 
 @pytest.mark.parametrize("text, pair", [

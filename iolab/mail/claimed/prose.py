@@ -35,7 +35,8 @@ _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|an
 _SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a change the patch does not make
 # a paragraph that tells the problem a patch fixes: its figures are the bug's, context
 _PROBLEM = re.compile(r"\b(?:problem|regression|regressed|bug|make this (?:much )?worse)\b", re.I)
-_FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with this|after|series|improv\w*)\b", re.I)
+_FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with (?:this|it)|now|after|series|improv\w*|solv\w*|gone)\b",
+                  re.I)
 _SETTING = re.compile(r"\b(?:default|timeout|interval|threshold|limit|target|watermark|setting|parameter|knob|"
                       r"tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
@@ -103,7 +104,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     sentence = _sentence(lines, k, text[:match.start()])
     if _SUPPOSED.search(sentence):
         return None  # "If we rolled up the loop too, the change would be 7024 bytes => 1584 bytes": not made
-    if _PROBLEM.search(_paragraph(lines, k)) and not _FIX.search(sentence + text[match.end():]):
+    paragraph = _paragraph(lines, k) + " " + text[match.end():]
+    if _PROBLEM.search(paragraph) and not _FIX.search(paragraph):
         return None  # "Problem in RT kernel: ... Throughput drops from 640 MB/s to 153 MB/s": the bug, not the fix
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
