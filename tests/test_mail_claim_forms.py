@@ -920,6 +920,8 @@ def test_a_setting_changed_is_no_claim(text):
     assert claims(text) == []
     assert [(c.before, c.after) for c in claims("With the default settings, throughput improves from 100 MB/s "
                                                 "to 120 MB/s.\n")] == [(100, 120)]
+    assert [(c.before, c.after) for c in claims("Throughput with the default scheduler goes from 100 MB/s to "
+                                                "120 MB/s.\n")] == [(100, 120)]
 
 
 def test_a_figure_and_what_it_was_in_parentheses():

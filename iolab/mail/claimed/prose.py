@@ -37,8 +37,11 @@ _SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a ch
 _PROBLEM = re.compile(r"\b(?:problem|regression|regressed|bug|make this (?:much )?worse)\b", re.I)
 _FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with (?:this|it)|now|after|series|improv\w*|solv\w*|gone)\b",
                   re.I)
-_SETTING = re.compile(r"\b(?:default|timeout|interval|threshold|limit|target|watermark|setting|parameter|knob|"
-                      r"tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
+# "changes the default timeout from", "Bump the writeback interval from": a setting changed (its verb, then its name)
+_SETTING = re.compile(r"\b(?:set|sets|chang(?:e|es|ed)|bump(?:s|ed)?|lower(?:s|ed)?|rais(?:e|es|ed)|increas(?:e|es|ed)|"
+                      r"decreas(?:e|es|ed)|reduc(?:e|es|ed)|adjust(?:s|ed)?|tun(?:e|es|ed)|switch(?:es|ed)?)\s+"
+                      r"(?:the\s+|its\s+|our\s+)?(?:[\w-]+\s+){0,2}(?:default|timeout|interval|threshold|limit|target|"
+                      r"watermark|setting|parameter|knob|tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
