@@ -32,7 +32,7 @@ _SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
 _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
-_SUPPOSED = re.compile(r"\b(?:if\s+(?:we|you|one)|would|might)\b", re.I)  # a change the patch does not make
+_SUPPOSED = re.compile(r"\bif\s+(?:we|you|one)\b|\bwould\s+(?:be|give|get|make|have)\b", re.I)  # not made
 # a paragraph that tells the problem a patch fixes: its figures are the bug's, context
 _PROBLEM = re.compile(r"\b(?:problem|regression|regressed|bug|make this (?:much )?worse)\b", re.I)
 _FIX = re.compile(r"\b(?:patch|patched|fix(?:ed|es)?|with (?:this|it)|now|after|series|improv\w*|solv\w*|gone)\b",
