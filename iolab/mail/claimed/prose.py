@@ -30,7 +30,7 @@ PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT}
 _SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d+(?:\.\d+)?\s*%|\bunchanged|"
                    rf"\bidentical)[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})\s*\)")
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
-_SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|between|anywhere|spread|fluctuat\w*)\b"
+_SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|anywhere|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
 _SUPPOSED = re.compile(r"\bif\s+(?:we|you|one)\b|\bwould\s+(?:be|give|get|make|have)\b", re.I)  # not made
 # a paragraph that tells the problem a patch fixes: its figures are the bug's, context
