@@ -158,7 +158,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
     if _ARROW.search(line):
         return []  # "34 -> 46 GiB/s": a pair of its own, the prose's
     measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
-                and not _setting(line[:f[2].start()])]
+                and not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
     row = len(measured) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
                                       for a, b in zip(measured, measured[1:]))
     for n, (value, unit, match) in enumerate(measured):  # not a share, a delta, a figure naming its line ("1s: ..")
@@ -179,8 +179,8 @@ _SET = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*=\s*$")
 
 
 def _setting(before: str) -> bool:
-    """A figure that is a setting's value (``delay=10 usec``, ``runtime=120``), not what was measured
-    (``bw=1845KiB/s``, ``lat=12ms``): a name before an equals sign that names no measure."""
+    """A time that is a setting's value (``delay=10 usec``, ``ramp_time=10s``), not what was measured
+    (``lat=12ms``): a name before an equals sign that names no measure (a rate's name is its unit)."""
     found = _SET.search(before)
     return found is not None and better_of(found.group(1)) is None
 
