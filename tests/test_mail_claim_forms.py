@@ -934,3 +934,9 @@ def test_a_function_named_in_a_list_is_no_script():
     assert [(c.before, c.after) for c in claims(text)] == [(100, 120)]
     script = "run_test()\n{\n   mkfs.btrfs -f $DEV\n}\nrun_test 0 0\nrun_test 1 0\n"
     assert claims(script) == []
+
+
+def test_tables_a_side_each_pair_their_rows_by_key():
+    text = ("Before:\n  qd   MB/s   lat\n  1    100    10\n  8    400    20\n  32   900    35\n"
+            "After:\n  qd   MB/s   lat\n  8    450    18\n  32   1000   30\n  64   1200   50\n")
+    assert [(c.before, c.after) for c in claims(text)] == [(400, 450), (20, 18), (900, 1000), (35, 30)]

@@ -290,14 +290,28 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
         return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
     if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
-    if len(a.rows) != len(b.rows) or any(r.label.split()[0] != t.label.split()[0]  # "8k (bigalloc)", "8k (LBS)"
-                                         for (_, r), (_, t) in zip(a.rows, b.rows)):
+    pairs = _row_pairs(a, b)
+    if not pairs:
         return None
-    if any(len(r.values) != len(t.values) or r.tags for (_, r), (_, t) in zip(a.rows, b.rows)):
+    if any(len(r.values) != len(t.values) or r.tags for r, t in pairs):
         return None  # cells of named figures (IOPS=88.2k, BW=344MiB/s) are what tools print: the sides' reader's
     order = row_sides(a.header, b.header) if a.header.split() != b.header.split() else None
     order = order or row_sides(name_above(lines, a, i).rstrip(":"), name_above(lines, b, j).rstrip(":"))
     return order or (0, 1)  # names that are no sides: the first is the baseline
+
+
+def _row_pairs(a: _Table, b: _Table) -> list[tuple[Row, Row]]:
+    """The rows of two tables a side each, paired: in order when each pair opens with one key ("8k
+    (bigalloc)", "8k (LBS)"), else by that key where each table names each key once and most are in both
+    (``qd 1 8 32`` before, ``qd 8 32 64`` after: 8 and 32)."""
+    keys = [[row.label.split()[0] if row.label.split() else "" for _, row in t.rows] for t in (a, b)]
+    if keys[0] == keys[1]:
+        return [(r, t) for (_, r), (_, t) in zip(a.rows, b.rows)]
+    common = [k for k in keys[0] if k in keys[1]]
+    if any(len(set(k)) != len(k) for k in keys) or len(common) < 2 or 2 * len(common) < max(map(len, keys)):
+        return []
+    theirs = {key: row for key, (_, row) in zip(keys[1], b.rows)}
+    return [(row, theirs[key]) for key, (_, row) in zip(keys[0], a.rows) if key in theirs]
 
 
 def _unsided_words(header: str) -> list[str]:
@@ -309,8 +323,9 @@ def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better
     ends in an average's name over runs: ``before:  avg``)."""
     out = []
     averaged = bool(before.header.split()) and _SUMMARY.match(before.header.split()[-1]) is not None
-    for (group, mine), (_, theirs) in zip(before.rows, after.rows):
-        names = _columns(before.header, len(mine.values))
+    groups = dict((id(row), group) for group, row in before.rows)
+    for mine, theirs in _row_pairs(before, after):
+        group, names = groups[id(mine)], _columns(before.header, len(mine.values))
         for k, ((a, ua), (b, ub)) in enumerate(zip(mine.values, theirs.values)):
             if averaged and k != len(mine.values) - 1:
                 continue
