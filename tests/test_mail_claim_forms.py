@@ -940,3 +940,11 @@ def test_tables_a_side_each_pair_their_rows_by_key():
     text = ("Before:\n  qd   MB/s   lat\n  1    100    10\n  8    400    20\n  32   900    35\n"
             "After:\n  qd   MB/s   lat\n  8    450    18\n  32   1000   30\n  64   1200   50\n")
     assert [(c.before, c.after) for c in claims(text)] == [(400, 450), (20, 18), (900, 1000), (35, 30)]
+
+
+def test_a_path_and_the_path_plus_the_feature_the_series_adds():
+    text = ("The real meat is adding support for what I dubbed bundles here.\n\n"
+            "Send ring:\t\t3462 msec\t\t1183Mbit\nSend ring + bundles\t 844 msec\t\t4853Mbit\n")
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(3462, 844, "ms"), (1183, 4853, "Mbit/s")]
+    other = "unwritten file:  IOPS=20.1k\nunwritten file + fast_commit:  IOPS=42.9k\n"
+    assert claims("The series adds FALLOC_FL_WRITE_ZEROES.\n\n" + other) == []

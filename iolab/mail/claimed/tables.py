@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
-from iolab.mail.claimed.naming import column_pairs, defined_sides, row_sides, side_groups, side_of, unsided
+from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, row_sides, side_groups, side_of,
+                                       unsided)
 from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
@@ -397,6 +398,17 @@ def _within(base: str, other: str) -> bool:
     return bool(words) and words <= {w.lower() for w in re.findall(r"\w+", other)}
 
 
+def _plus_feature(first: str, second: str, lines: list[str]) -> tuple[int, int] | None:
+    """Two rows, a path and the path plus a feature the text says the series brings (``Send ring`` /
+    ``Send ring + bundles``, where the mail adds "bundles"): the path before, the feature after."""
+    a, b = (x.strip().rstrip(":").strip() for x in (first, second))
+    for order, (short, long) in (((0, 1), (a, b)), ((1, 0), (b, a))):
+        plus = re.fullmatch(re.escape(short) + r"\s*\+\s*([A-Za-z][\w-]*)", long) if short else None
+        if plus and introduced([plus.group(1)], lines) == 0:
+            return order
+    return None
+
+
 def _one_key(first: str, second: str) -> bool:
     """Two rows' labels that name one thing once their sides' words are out (``4k base`` and ``4k
     patched``; ``-git`` and ``-git+commit``), not two (``4k patched`` and ``64k base``)."""
@@ -414,7 +426,8 @@ def side_rows(lines: list[str]) -> list[Claim]:
                 for t in (first, second))  # fio's "min=4, max=241, avg=99.81" lines are the sides reader's
         if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
             continue
-        order = (row_sides(a.label, b.label) if _one_key(a.label, b.label) else None) or _one_side(a, b)
+        order = (row_sides(a.label, b.label) if _one_key(a.label, b.label) else None) or _one_side(a, b) or \
+            _plus_feature(a.label, b.label, lines)
         if order is None:
             continue
         a, b = (a, b) if order == (0, 1) else (b, a)
