@@ -147,6 +147,14 @@ def test_t_io_uring_is_fio_io_uring_engine_with_its_defaults():
 
 
 @needs_fio
+def test_t_io_uring_on_a_file_runs_on_a_file_of_the_target_and_says_so():
+    bench = _bench("t/io_uring -d32 -p0 /mnt/testfile\n", "[PATCH] ext4: x")
+    (job,) = bench.workloads
+    assert _options(job.job)["iodepth"] == "32" and bench.not_reproduced == ()
+    assert "t/io_uring's file /mnt/testfile: a file on iolab's target" in bench.scaled
+
+
+@needs_fio
 def test_dd_is_a_sequential_job():
     bench = _bench("dd if=/dev/zero of=/mnt/f bs=1M count=4096 oflag=direct conv=fsync\n", "[PATCH] ext4: x")
     (job,) = bench.workloads

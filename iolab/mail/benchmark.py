@@ -107,8 +107,8 @@ def _io_uring(command: str, name: str, found: Found, allow: tuple[str, ...], mai
                 return
             if device:
                 found.devices.append((device, word))
-            elif word.startswith(("/", "./")):
-                unknown.append(f"{word} (a file)")
+            elif word.startswith(("/", "./")):  # a file of the mail's: the job's file on iolab's target
+                found.scaled.append(f"t/io_uring's file {word}: a file on iolab's target")
             else:
                 break  # the sentence goes on
             i += 1
