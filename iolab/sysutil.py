@@ -43,7 +43,8 @@ def require(tool: str, error: type[ToolError] = ToolError) -> str:
 
 
 _PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
+# the C library, for the system calls Python has no function for (prctl, mount, umount2)
+LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def die_with_parent(then: Callable[[], None] | None = None) -> Callable[[], None]:
@@ -53,7 +54,7 @@ def die_with_parent(then: Callable[[], None] | None = None) -> Callable[[], None
     parent = os.getpid()
 
     def preexec() -> None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
         if then is not None:

@@ -23,6 +23,8 @@ import fcntl
 import os
 import struct
 
+from iolab.sysutil import LIBC
+
 LOOP_CTL_GET_FREE = 0x4C82
 LOOP_CONFIGURE = 0x4C0A
 LOOP_CLR_FD = 0x4C01
@@ -36,7 +38,6 @@ _INFO64 = struct.Struct(f"=QQQQQIIII{LO_NAME_SIZE}s{LO_NAME_SIZE}s32sQQ")
 _CONFIG = struct.Struct(f"=II{_INFO64.size}s64x")
 ATTEMPTS = 20  # a free device taken by another process between the two calls: ask again
 
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class LoopUnsupported(OSError):
@@ -101,13 +102,13 @@ def mount(device: str, mountpoint: str, fs: str) -> None:
     """mount -t FS DEVICE MOUNTPOINT, without options: mount(2) with no data,
     read-only (MS_RDONLY) where the device is, as mount(8) does, else no flags."""
     flags = MS_RDONLY if read_only(device) else 0
-    if _libc.mount(os.fsencode(device), os.fsencode(mountpoint), fs.encode(), flags, None) != 0:
+    if LIBC.mount(os.fsencode(device), os.fsencode(mountpoint), fs.encode(), flags, None) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"mount(2) of {device} at {mountpoint} ({fs}): {os.strerror(code)}")
 
 
 def umount(mountpoint: str) -> None:
     """umount MOUNTPOINT: umount2(2) without flags (EBUSY while in use)."""
-    if _libc.umount2(os.fsencode(mountpoint), 0) != 0:
+    if LIBC.umount2(os.fsencode(mountpoint), 0) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"umount2(2) of {mountpoint}: {os.strerror(code)}")

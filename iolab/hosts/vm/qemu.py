@@ -17,7 +17,6 @@ with shlex.join).
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -32,7 +31,7 @@ from typing import Any
 from iolab import process
 from iolab.kernels import Kernel
 from iolab.spec import NULL_BLK_DISKS, VM, DeviceModel
-from iolab.sysutil import require
+from iolab.sysutil import LIBC, require
 
 QEMU = "qemu-system-x86_64"
 DISK_CACHE = "none"
@@ -169,9 +168,7 @@ def timing_env(settings: VM) -> dict[str, Any]:
             **({"device_model": model.recorded()} if model is not None else {})}
 
 
-
 PR_SET_THP_DISABLE = 41
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def small_pages(timing: str) -> bool:
@@ -189,7 +186,7 @@ def small_pages(timing: str) -> bool:
 
 def without_huge_pages() -> None:
     """QEMU's preexec (small_pages): no transparent huge pages for this process and what it execs."""
-    _libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
+    LIBC.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
 
 # -- the command line ------------------------------------------------------------------
 
