@@ -110,6 +110,11 @@ def _put(sections: Sections, values: dict[str, str]) -> Sections:
             for name, options in sections]
 
 
+def _assigned(values: dict[str, str]) -> str:
+    """The values put into a template, as said: "$rw=read, $bs=4k"."""
+    return ", ".join(f"${n}={v}" for n, v in values.items())
+
+
 def _quoted(labels: list[str]) -> str:
     shown = ", ".join(f"'{label}'" for label in labels[:3])
     return shown + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
@@ -141,7 +146,7 @@ def fill(sections: Sections, text: str, claims: list[Claim]) -> tuple[list[Fille
         rows = [c.label for c in claims  # one job from a loop of one value: the mail's only one, every row its own
                 if len(combos) == 1 and how == "loop"
                 or all(named_value(names[n], c.label, sections) == v for n, v in values.items())]
-        said = ", ".join(f"${n}={v}" for n, v in values.items())
+        said = _assigned(values)
         named = f"named by the rows {_quoted(rows)}" if rows else "no row names it"
         if any(re.search(r"\bover[\s_-]*writes?\b", row, re.I) for row in rows):
             named += " (an overwrite: a write, as the command sets overwrite=1)"
@@ -150,6 +155,6 @@ def fill(sections: Sections, text: str, claims: list[Claim]) -> tuple[list[Fille
     tied = {row for filled in out for row in filled.rows}
     loose = [c.label for c in claims if c.label not in tied]
     if loose:
-        missing.append(f"a template ({shown}) run with {', '.join(f.said.split(' (')[0] for f in out)}: "
+        missing.append(f"a template ({shown}) run with {', '.join(_assigned(f.values) for f in out)}: "
                        f"{_quoted(list(dict.fromkeys(loose)))} name none of these values: not checked")
     return out, missing
