@@ -14,13 +14,21 @@ rows of "look" while changing the reader, and only the figures of "check",
 before and after each step; a change that raises look and not check fits
 forms, not structure. When the look half's rows were read out, "check"
 was cut again (check-a read, check-b only measured).
+
+Sample 3 (split.toml's sample_3), tuned on after its one held-out
+measurement, is cut by its own rule (sha256(slug)[16:24 hex] even:
+s3-look, odd: s3-check): read the rows of s3-look; of s3-check only its
+figures, so that a change's reach to mails nobody read is seen before
+sample 4 measures it.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import sys
+import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,16 +55,30 @@ def part(slug: str) -> str:
     return "check-a" if int(digest[8:16], 16) % 2 == 0 else "check-b"
 
 
+@functools.cache
+def sample_3() -> frozenset[str]:
+    with open(Path(__file__).resolve().parents[1] / "tests" / "corpus" / "split.toml", "rb") as f:
+        return frozenset(tomllib.load(f)["sample_3"])
+
+
+def s3_half(slug: str) -> str | None:
+    """Sample 3's half of a mail ("s3-look" or "s3-check"), None for a mail of another sample."""
+    if slug not in sample_3():
+        return None
+    return "s3-look" if int(hashlib.sha256(slug.encode()).hexdigest()[16:24], 16) % 2 == 0 else "s3-check"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
-    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b"), help="one half of the split (above)")
+    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b", "s3-look", "s3-check"), help="one half of the split (above)")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     args = parser.parse_args()
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
         found = [item for item in corpus.scores(split)  # type: ignore[arg-type]
-                 if args.half in (None, half(item.slug), part(item.slug))]
+                 if args.half in ((None, s3_half(item.slug)) if item.slug in sample_3() else
+                                 (None, half(item.slug), part(item.slug)))]
         print(_line(f"split {split}" + (f" half {args.half}" if args.half else ""), corpus.total(found)))
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))
