@@ -69,7 +69,8 @@ def _patch(patch: Patch, cover: str | None) -> PatchRead:
 
 def claims_of(mail: Mail) -> tuple[Claim, ...]:
     """The claim rows of the mail's text (its cover letter and each patch's description)."""
-    return tuple(claims(mail.text()))
+    subjects = dict.fromkeys([mail.title, *(p.title for p in mail.patches)])
+    return tuple(claims(mail.text(), "\n".join(s for s in subjects if s)))
 
 
 def reading(mail: Mail, allow: tuple[str, ...] = ()) -> Reading:

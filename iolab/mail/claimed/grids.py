@@ -70,16 +70,51 @@ def _name(head: _Line, first: _Line, c: int) -> str:
     return head.cell(c) if len(head.spans) == len(first.spans) else head.over(*first.spans[c])
 
 
-def _columns(heads: list[_Line], first: _Line) -> list[tuple[int, Side, str]]:
+# what a patch does to a thing, in its subject or a sentence of its own ("xfs: drop async cache
+# flushes", "This patch removes the lock"): what it drops is the before side, what it brings the after
+_DROPS = r"(?:drop|remov|avoid|disabl|kill|eliminat|revert|get\s+rid\s+of|stop\s+using|no\s+longer\s+us)"
+_BRINGS = r"(?:add|us|enabl|introduc|implement|switch\w*\s+to|convert\w*\s+to)"
+_DOES = re.compile(rf"(?:^subject:.*?|\b(?:this|the)\s+(?:patch|series|patchset|change|commit)\s+)\b"
+                   rf"(?:(?P<drops>{_DROPS})|(?P<brings>{_BRINGS}))(?:e|es|ed|s|ing)?\s+(?:the\s+|all\s+|an?\s+)?"
+                   rf"(?P<name>[\w/+-]+)", re.I)
+
+
+def patch_side(name: str, lines: list[str]) -> Side | None:
+    """The side a column or row is by what the patch says it does to what the name names: drops,
+    removes, avoids or disables it (before), or adds, uses, enables or introduces it (after)."""
+    said = set()
+    for line in lines:
+        for found in _DOES.finditer(line) if name.strip() else ():
+            if found.group("name").lower() == name.strip().lower():
+                said.add("before" if found.group("drops") else "after")
+    return said.pop() if len(said) == 1 else None  # type: ignore[return-value]
+
+
+def _head_sides(head: _Line, first: _Line, lines: list[str]) -> dict[str, Side]:
+    """The side each name of a header line says over the figure columns: by its words, else by what the
+    patch does to it (of two names, when the patch names one, the other is the other side)."""
+    names = list(dict.fromkeys(n for n in (_name(head, first, c) for c in range(1, len(first.spans))) if n))
+    out = {n: s for n in names for s in [side_of(n)] if s}
+    if out or not lines:
+        return out
+    out = {n: s for n in names for s in [patch_side(n, lines)] if s}
+    if len(names) == 2 and len(out) == 1:
+        (known, side), = out.items()
+        out[next(n for n in names if n != known)] = "after" if side == "before" else "before"
+    return out
+
+
+def _columns(heads: list[_Line], first: _Line, lines: list[str] | None = None) -> list[tuple[int, Side, str]]:
     """Each figure column's side and key from the header lines above it (the sides' names removed)."""
+    said = [_head_sides(h, first, lines or []) for h in heads]
     out = []
     for c in range(1, len(first.spans)):
-        names = [n for n in (_name(h, first, c) for h in heads) if n.strip("-=+: ")]
-        sides = {side_of(n) for n in names} - {None}
+        named = [(n, s.get(n)) for h, s in zip(heads, said) for n in [_name(h, first, c)] if n.strip("-=+: ")]
+        sides = {side for _, side in named} - {None}
         if len(sides) == 1:
             side = sides.pop()
             assert side is not None
-            out.append((c, side, " ".join(n for n in names if n and side_of(n) is None)))
+            out.append((c, side, " ".join(n for n, s in named if n and s is None)))
     return out
 
 
@@ -88,7 +123,13 @@ def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
     heads, data, end = _block(lines, k)
     if not heads or not data:
         return None
-    columns = _columns(heads, data[0])
+    return _grid_claims(heads, data, lines, k, end)
+
+
+def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int,
+                 end: int) -> tuple[list[Claim], int] | None:
+    """A claim per row and pair of a before and an after column the header lines name."""
+    columns = _columns(heads, data[0], lines)
     pairs = pair_columns(columns)
     if not pairs or len(columns) < 2:
         return None
@@ -109,6 +150,46 @@ def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
             out.append(make(" ".join(x for x in (label, key) if x), before[0], after[0], unit, None, stated,
                             row.text))
     return out, end
+
+
+# -- a table of aligned columns under two header lines ------------------------------------------
+
+def _aligned(text: str, spanning: bool) -> _Line:
+    """A line of aligned columns as cells where they stand (tabs at every 8th column); a header's
+    cell reaches to the next one, so that a name over several columns stands over each."""
+    expanded = text.expandtabs(8)
+    spans: list[tuple[int, int]] = []
+    for word in re.finditer(r"\S+", expanded):  # words apart by one space are a cell, unless both are figures
+        if spans and word.start() == spans[-1][1] + 1 and not (_figure(word.group()) and
+                                                              _figure(expanded[spans[-1][0]:spans[-1][1]])):
+            spans[-1] = (spans[-1][0], word.end())
+        else:
+            spans.append(word.span())
+    if spanning:
+        spans = [(a, spans[n + 1][0] if n + 1 < len(spans) else len(expanded) + 80) for n, (a, _) in enumerate(spans)]
+    return _Line(expanded, tuple(spans))
+
+
+def _figures_row(text: str) -> _Line | None:
+    line = _aligned(text, False)
+    cells = [line.cell(c) for c in range(1, len(line.spans))]
+    return line if len(cells) >= 2 and all(_figure(c) for c in cells) else None
+
+
+def aligned_grid(lines: list[str], start: int, end: int) -> list[Claim] | None:
+    """The claims of a table of aligned columns (lines start to end) under two header lines, the upper
+    naming groups of columns (``clients  async  sync`` over ``BW  Latency  BW  Latency``): None when
+    its header is one line, or no header cell stands over several columns."""
+    first = next((k for k in range(start, end) if _figures_row(lines[k])), None)
+    if first is None or first - 2 < start or not all(lines[k].strip() for k in (first - 2, first - 1)):
+        return None
+    heads = [_aligned(lines[k], True) for k in (first - 2, first - 1)]
+    data = [row for row in (_figures_row(t) for t in lines[first:end] if t.strip()) if row]
+    width = len(data[0].spans)
+    if len({len(row.spans) for row in data}) != 1 or all(len(h.spans) >= width - 1 for h in heads):
+        return None
+    found = _grid_claims(heads, data, lines, first, end)
+    return found[0] if found else None
 
 
 # -- a table a side, several per side ---------------------------------------------------------

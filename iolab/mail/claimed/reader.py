@@ -32,11 +32,13 @@ def description(text: str) -> str:
 MAX_LINES, MAX_WIDTH = 10_000, 16 << 10  # read no further: a hostile mail's time stays bounded (iolab watch)
 
 
-def claims(text: str) -> list[Claim]:
-    """Every claim in a mail's text: its tables first, then its sides, then its pairs."""
+def claims(text: str, subject: str = "") -> list[Claim]:
+    """Every claim in a mail's text: its tables first, then its sides, then its pairs. ``subject``: the
+    patches' subjects, one a line (what a patch drops or brings names a table's sides)."""
     lines = [line.rstrip()[:MAX_WIDTH] for line in description(text).splitlines()[:MAX_LINES]]
     lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
-    found = pipe_tables(lines) + column_tables(lines) + repeated_tables(lines)
+    about = [f"Subject: {line[:MAX_WIDTH]}" for line in subject.splitlines()[:MAX_LINES] if line.strip()]
+    found = pipe_tables(about + lines) + column_tables(about + lines) + repeated_tables(lines)
     seen = {(c.before, c.after) for c in found}
     found += _own(side_pairs(lines), found)
     seen |= {(c.before, c.after) for c in found}

@@ -28,6 +28,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from iolab.mail.claimed.grids import aligned_grid, patch_side
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, row_sides, side_groups, side_of,
                                        unsided)
@@ -98,9 +99,14 @@ def _columns(header: str, count: int) -> list[str]:
     return names if len(names) == count else [f"column {k + 1}" for k in range(count)]
 
 
-def _sides(rows: list[Row]) -> tuple[Row, Row] | None:
-    """The two rows, before then after, when a table's rows are the two sides."""
+def _sides(rows: list[Row], lines: list[str] | None = None) -> tuple[Row, Row] | None:
+    """The two rows, before then after, when a table's rows are the two sides: by their names, else
+    by what the patch does to what one of them names (``async`` / ``sync`` where it drops async)."""
     order = row_sides(rows[0].label, rows[1].label) if len(rows) == 2 else None
+    if order is None and len(rows) == 2 and lines:
+        said = [patch_side(row.label, lines) for row in rows]
+        order = (0, 1) if said in (["before", None], [None, "after"], ["before", "after"]) else \
+            (1, 0) if said in ([None, "before"], ["after", None], ["after", "before"]) else None
     return (rows[order[0]], rows[order[1]]) if order else None
 
 
@@ -343,11 +349,16 @@ def column_tables(lines: list[str]) -> list[Claim]:
     k = 0
     while k < len(tables):
         i, table = tables[k]
+        grid = aligned_grid(lines, i, table.end)
+        if grid:  # "clients  async  sync" over "BW  Latency  BW  Latency": its groups are the sides
+            claims += grid
+            k += 1
+            continue
         unit, better = _context_unit(lines[max(0, i - 4):i])
         twins = _twins(tables[k], tables[k + 1], lines) if k + 1 < len(tables) else None
         if twins is not None:
-            pair = (tables[k][1], tables[k + 1][1])
-            claims += twin_claims(pair[twins[0]], pair[twins[1]], unit, better)
+            twin = (tables[k][1], tables[k + 1][1])
+            claims += twin_claims(twin[twins[0]], twin[twins[1]], unit, better)
             k += 2
             continue
         rows = [row for _, row in table.rows]
@@ -358,7 +369,8 @@ def column_tables(lines: list[str]) -> list[Claim]:
             for _, b, a in groups:
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
-            claims += (_down if _sides(rows) else _across)(table, unit, better)
+            sides = _sides(rows, lines)
+            claims += _down(table, unit, better, sides) if sides else _across(table, unit, better)
         k += 1
     return claims
 

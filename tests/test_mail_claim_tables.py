@@ -1,0 +1,49 @@
+"""The claims reader's tables: aligned columns under two header lines whose upper line names the
+sides over several columns each, and sides a table names only by what the patch does to them."""
+
+from iolab.mail.claimed import claims
+from iolab.mail.claimed.grids import patch_side
+
+TWO_LEVEL = """dbench -t 30 on a fast NVMe drive:
+
+clients\t\tpolled\t\t\tirq
+\t\tBW\tLatency\t\tBW\tLatency
+1\t\t 812.40   1.021\t\t 850.12   0.977
+64\t\t6021.77  12.004\t\t6350.90  10.310
+"""
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_a_group_over_two_columns_is_the_side_the_patch_drops_and_its_sub_columns_pair():
+    assert _rows(TWO_LEVEL, "nvme: drop polled completions from the flush path") == [
+        ("1 BW", 812.40, 850.12), ("1 Latency", 1.021, 0.977),
+        ("64 BW", 6021.77, 6350.90), ("64 Latency", 12.004, 10.310)]
+
+
+def test_the_group_the_patch_brings_is_after():
+    assert _rows(TWO_LEVEL, "nvme: use polled completions for flushes")[0] == ("1 BW", 850.12, 812.40)
+
+
+def test_groups_no_word_and_no_subject_name_are_no_sides():
+    assert _rows(TWO_LEVEL) == []
+    assert _rows(TWO_LEVEL, "nvme: tune the flush path") == []
+
+
+def test_two_rows_that_are_the_sides_by_what_the_patch_drops_are_read_down():
+    text = """fs_mark, 16 threads:
+
+\tcreate\t\tunlink
+async   5m10s\t\t4m02s
+sync\t4m55s\t\t4m20s
+"""
+    assert _rows(text, "xfs: drop async flushes from log commits") == [
+        ("create", 310, 295), ("unlink", 242, 260)]
+    assert _rows(text) == []
+
+
+def test_what_a_patch_does_to_a_name():
+    lines = ["Subject: xfs: drop async cache flushes", "This patch adds a per-AG lock."]
+    assert [patch_side(n, lines) for n in ("async", "per-AG", "sync", "cache")] == ["before", "after", None, None]
