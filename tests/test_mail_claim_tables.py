@@ -47,3 +47,31 @@ sync\t4m55s\t\t4m20s
 def test_what_a_patch_does_to_a_name():
     lines = ["Subject: xfs: drop async cache flushes", "This patch adds a per-AG lock."]
     assert [patch_side(n, lines) for n in ("async", "per-AG", "sync", "cache")] == ["before", "after", None, None]
+
+
+def test_a_box_drawn_in_unicode_is_read_as_the_same_box_in_ascii():
+    text = """Sequential read, MB/s:
+
+┌──────────────┬──────────┬──────────┐
+│              │ nvme0n1  │ sda      │
+├──────────────┼──────────┼──────────┤
+│ vanilla      │ 1210     │ 480      │
+├──────────────┼──────────┼──────────┤
+│ patched      │ 1490     │ 515      │
+└──────────────┴──────────┴──────────┘
+"""
+    ascii_box = text.translate(str.maketrans({"┌": "+", "┬": "+", "┐": "+", "├": "+", "┼": "+", "┤": "+",
+                                              "└": "+", "┴": "+", "┘": "+", "─": "-", "│": "|"}))
+    assert _rows(text) == _rows(ascii_box) == [("nvme0n1", 1210, 1490), ("sda", 480, 515)]
+
+
+def test_a_pipe_table_with_rules_between_its_rows_and_rows_that_differ_in_their_side_word():
+    text = """fio randread, 4 jobs:
+
+                              |   numjobs=2   |    numjobs=4
+      -----------------------------------------------------------
+        fio without batching  |   301K IOPS   |    266K IOPS
+      -----------------------------------------------------------
+        fio with batching     |   322K IOPS   |    270K IOPS
+"""
+    assert _rows(text) == [("numjobs=2", 301e3, 322e3), ("numjobs=4", 266e3, 270e3)]

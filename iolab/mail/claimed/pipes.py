@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
+from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
@@ -34,6 +35,8 @@ def _pipe_rows(line: str) -> list[list[str]]:
         return [cells[:-1] if line.rstrip().endswith("|") else cells]
     cells = line.split("|")
     rule = next((k for k, c in enumerate(cells) if _RULE_CELL.match(c)), None)
+    if rule is None and not line.rstrip().endswith("|"):
+        return [cells[1:]]  # "|  numjobs=2  |  numjobs=4": no pipe after its last cell
     if rule is None or (cells[0].strip() == "" and cells[-1].strip() == "" and
                         all(_RULE_CELL.match(c) for c in cells[1:-1])):
         return [line[start:end + 1].split("|")[1:-1]]
@@ -60,7 +63,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
     start = 0
     texts = [line.strip().lstrip(">").strip() for line in lines]
     for k, text in enumerate(texts):
-        near = [t for t in texts[max(0, k - 1):k + 2:2] if t.count("|") >= 2 or ("+" in t and _BORDER.match(t))]
+        near = [t for t in _neighbours(texts, k) if t.count("|") >= 2 or ("+" in t and _BORDER.match(t))]
         if text.count("|") >= 3 or (text.count("|") >= 2 and (current or near)):
             start = start if current else k
             current += _pipe_rows(text)
@@ -74,6 +77,17 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
         tables.append((start, current))
     return [(k, [row for row in table if not all(_RULE_CELL.match(c) or not c.strip() for c in row)])
             for k, table in tables]
+
+
+def _neighbours(texts: list[str], k: int) -> list[str]:
+    """The lines above and below line k, past a rule of dashes between a table's rows."""
+    out = []
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(texts) and len(texts[j]) >= 3 and set(texts[j]) <= set("-="):
+            j += step
+        out += [texts[j]] if 0 <= j < len(texts) else []
+    return out
 
 
 _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?![A-Za-z]))?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
@@ -93,7 +107,7 @@ def _unit(cell: str) -> Unit | None:
 
 def _sides(body: list[list[str]]) -> tuple[list[str], list[str]] | None:
     """The two rows, before then after, when a table's rows are the two sides."""
-    order = row_sides(body[0][0], body[1][0]) if len(body) == 2 else None
+    order = (row_sides(body[0][0], body[1][0]) or word_sides(body[0][0], body[1][0])) if len(body) == 2 else None
     return (body[order[0]], body[order[1]]) if order else None
 
 

@@ -14,6 +14,11 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, number, unit_of
+from iolab.mail.claimed.naming import row_sides
+
+# a box drawn in Unicode is the same table as one drawn in ASCII: its lines and corners as | - = +
+BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━╌╍┄┅┈┉", "-"), "═": "=",
+                     **dict.fromkeys("┌┐└┘├┤┬┴┼┏┓┗┛┣┫┳┻╋╔╗╚╝╠╣╦╩╬╒╕╘╛╞╡╤╧╪╓╖╙╜╟╢╥╨╫", "+")})
 
 _FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
 _MARK = re.compile(r"^[*†#]+$|^\((?:[+-]?~?\d+(?:\.\d+)?%|[~\w\s.+-]*(?:faster|slower|better|worse))\)?$")
@@ -141,3 +146,17 @@ def table_row(text: str) -> Row | None:
         and not NOT_MEASURED.match(text) else None
     return row if row and len(row.values) >= 2 else None
 
+
+
+def word_sides(first: str, second: str) -> tuple[int, int] | None:
+    """Which of two labels is before and which after when the words they differ in name the sides
+    (``fio without queue_rqs()`` / ``fio with queue_rqs()``): the words both share at their start and
+    end set aside."""
+    a, b = first.split(), second.split()
+    while a and b and a[0] == b[0]:
+        a, b = a[1:], b[1:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
+    if (a, b) == (first.split(), second.split()) or not a or not b:
+        return None
+    return row_sides(" ".join(a), " ".join(b))
