@@ -30,7 +30,9 @@ _RATE: dict[str, tuple[str, ...]] = {
     "req/s": ("req/s", "reqs/s", "requests/s", "req/sec"),
     "tps": ("tps", "trans/s", "transactions/s"),  # sysbench's and mariadb's transactions a second
 }
-_BANDWIDTH = {"B/s": ("b/s", "bytes/s"), "KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec"), "GiB/s": ("gib/s", "gib/sec"),
+# fio's own short forms ("BW(M/s)", "167M/s -> 234M/s"): its M and G are binary; "K/s" is as often a count a second
+_BANDWIDTH = {"B/s": ("b/s", "bytes/s"), "KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec", "m/s"),
+              "GiB/s": ("gib/s", "gib/sec", "g/s"),
               "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps"),
               "Mbit/s": ("mbit", "mbit/s", "mbits/s", "mbit/sec"), "Gbit/s": ("gbit", "gbit/s", "gbits/s", "gbit/sec")}
 # unit as written (lower case) -> the unit shown, its kind, which way is better

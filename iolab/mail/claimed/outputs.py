@@ -50,6 +50,7 @@ _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d
                       r"(?P<command>\S+)\s*$")
 _SPREAD = re.compile(r"(?:±|\+/-)\s*\d[\d.]*\s*(?:[A-Za-zµ%]+(?:/[a-z]+)?)?")
 _PERF_REPORT = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+(?:\d+(?:\.\d+)?%\s+)?\S.*?\[[k.]\]\s+([A-Za-z_][\w.]*)\s*$")
+_CALLGRAPH = re.compile(r"^[\s|]*--(\d+(?:\.\d+)?)%--([A-Za-z_][\w.]*)\s*$")  # perf report -g's node: "|--31.67%--foo"
 _PROFILE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")  # from a name's start: linear
 
 
@@ -121,6 +122,9 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
 def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
     """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
     ``sys`` only when parts names them (the text speaks of user or system time)."""
+    node = _CALLGRAPH.match(line)
+    if node:  # a node of perf's call graph, its pipes drawn before it
+        return [Figure(node.group(2) + "()", float(node.group(1)), ("%", "ratio", "lower"), "lower", line, alone=True)]
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
     line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
@@ -194,4 +198,9 @@ def _key_words(before: str, label: str, unit: str) -> str:
                        text.split(":")[-1] if not head.endswith(":") else text)
     words = [re.sub(r"\s", "", w) for w in words]
     words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
-    return " ".join([*label.split(), *words[-3:], unit]).strip()
+    count = _COUNT.match(text)  # "1048576 records - 95 seconds": the count names the row, not a sample's time
+    return " ".join([*label.split(), *([count.group(1)] if count else []), *words[-3:], unit]).strip()
+
+
+# a line that opens with a count of things ("1048576 records", "4k blocks", "32 jobs"): not a time stamp ("1s", "10 sec")
+_COUNT = re.compile(r"^\s*(\d[\d,]*[kKmMgG]?)\s+(?=[A-Za-z])(?![smhu]?s(?:ec\w*)?\b|min\w*\b|hours?\b)")

@@ -17,7 +17,7 @@ from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures,
 from iolab.mail.claimed.naming import introduced, side_of
 from iolab.mail.claimed.sides import clause_pairs
 
-_VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z]))?"
+_VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z/]))?"
 _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
@@ -26,6 +26,10 @@ _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/
 PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
+# the after side first: "reduces the size to 1472 bytes from 1216", "36 extent maps per 4K page instead of 32"
+_REVERSED = re.compile(rf"\bto\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+from\s+(?P<a>{_VALUE})(?!\.?\d)\s*"
+                       rf"(?P<ua>{_WORD_UNIT})?|(?P<b2>{_VALUE})\s*(?P<count>[A-Za-z][\w-]*s\b)?(?:\s+(?:per\s+\S+|"
+                       rf"[A-Za-z][\w-]*)){{0,4}}\s+instead\s+of\s+(?P<a2>{_VALUE})(?!\.?\d)\s*(?P<ua2>{_WORD_UNIT})?")
 # "no difference (~750 MB/s)": a claim of no change, the one figure both sides
 _SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d+(?:\.\d+)?\s*%|\bunchanged|"
                    rf"\bidentical)[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})\s*\)")
@@ -85,20 +89,24 @@ def _paragraph(lines: list[str], k: int) -> str:
 
 
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
-    a, b = _figure(match.group("a")), _figure(match.groupdict().get("b") or match.group("a"))
+    groups = match.groupdict()
+    a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
         re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
-    first, second = unit_of(match.group("ua") or ""), unit_of(match.groupdict().get("ub") or "")
+    first, second = unit_of(groups.get("ua") or groups.get("ua2") or ""), unit_of(groups.get("ub") or "")
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
         b = convert(b, second[0], first[0])
     unit = first or second
+    if groups.get("count") and unit is None:  # "36 extent maps ... instead of 32": a count of the things named
+        label = " ".join(re.split(r"\s+instead\s+of\s", match.group(0))[0].split()[1:])
+        return make(label, a, b, None, None, "", text) if a is not None and b is not None else None
     heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
     unit = unit or unit_of(" ".join(said.split()[-8:])) or \
         (unit_of(heading) if heading and len(heading) < 60 else None)  # "IOPS from 7.15M to 7.65M", "Latency (usec):"
     stated = match.groupdict().get("stated") or ""
     unit = unit or (said_unit(lines, k) if stated else None)  # "Performance test result(IOPS):" above
     sided = len({side_of(n) for n in re.findall(r"\(([^()]*)\)", match.group(0))} - {None}) == 2
-    if a is None or b is None or (unit is None and not stated and not sided):
+    if a is None or b is None or (unit is None and not stated and not sided and not groups.get("count")):
         return None  # "1 to 4 threads": a pair is figures with a unit, the mail's own delta, or its sides named
     if _SETTING.search(said[-60:]):
         return None  # "changes the default timeout from 30 s to 60 s": a setting changed, not a measure
@@ -197,7 +205,7 @@ def pairs(lines: list[str]) -> list[Claim]:
         claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
         claims += named_vs(lines, k) if _VERSUS.search(line) else []
         claims += was_pairs(lines, k) if "(was " in line else []
-        for match in [*PAIR.finditer(line), *_SAME.finditer(line)]:
+        for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_REVERSED.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
                 continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's
@@ -206,7 +214,7 @@ def pairs(lines: list[str]) -> list[Claim]:
         following = lines[k + 1] if k + 1 < len(lines) else ""
         if following.strip() and "|" not in following:  # a pair the line break cut: "from 122 MB/s" / "to 167 MB/s"
             joined = line.rstrip() + " " + following.strip()
-            for match in [*PAIR.finditer(joined), *_SAME.finditer(joined)]:
+            for match in [*PAIR.finditer(joined), *_SAME.finditer(joined), *_REVERSED.finditer(joined)]:
                 if match.start() < len(line.rstrip()) < match.start("a") or \
                         match.start() < len(line.rstrip()) < match.end() - 1 and "b" in match.groupdict() and \
                         match.start("b") > len(line.rstrip()):

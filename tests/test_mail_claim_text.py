@@ -1,0 +1,78 @@
+"""The text side of the claims reader on forms the corpus's later samples
+showed (issue 36): a side named after what the row is of, a row named by
+a count, fio's short units, a pair written after side first, perf's call
+graph under each side."""
+
+from iolab.mail.claimed import claims
+
+
+def _rows(text: str) -> list[tuple[str, float, float, str]]:
+    return [(c.label, c.before, c.after, c.unit) for c in claims(text)]
+
+
+def test_a_label_that_names_its_row_and_then_its_side():
+    text = """Results:
+
+NUM_FILES=10000, before this patch: 27399 ms
+NUM_FILES=10000, after this patch:   9093 ms (-66.8%)
+
+NUM_FILES=5000, before this patch:   9241 ms
+NUM_FILES=5000, after this patch:    4642 ms (-49.8%)
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(27399, 9093, "ms"), (9241, 4642, "ms")]
+
+
+def test_rows_named_by_a_count_are_rows_not_samples():
+    text = """before:
+1048576 records - 95 seconds
+2097152 records - 580 seconds
+after:
+1048576 records - 2 seconds
+2097152 records - 3 seconds
+4194304 records - 7 seconds
+"""
+    assert [(b, a) for _, b, a, _ in _rows(text)] == [(95, 2), (580, 3)]
+
+
+def test_samples_a_second_are_still_one_row():
+    text = """before:
+1s: 100 MB/s
+2s: 110 MB/s
+after:
+1s: 200 MB/s
+2s: 210 MB/s
+"""
+    assert [(b, a) for _, b, a, _ in _rows(text)] == [(105, 205)]
+
+
+def test_fio_short_units_in_a_pair():
+    text = "The read performance has been greatly improved:\n\n    167M/s -> 234M/s, Increase ratio by 40%\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(167, 234, "MiB/s")]
+
+
+def test_a_pair_written_after_side_first():
+    text = """This increases
+the size to 1472 bytes from 1216.
+
+This also reduces the size of struct extent_map from 128 bytes down to 112
+bytes, so now we can have 36 extents maps per 4K page instead of 32.
+"""
+    rows = [(b, a, u) for _, b, a, u in _rows(text)]
+    assert (1216, 1472, "bytes") in rows and (32, 36, "") in rows and (128, 112, "bytes") in rows
+
+
+def test_a_setting_with_instead_of_and_no_count_is_no_claim():
+    assert _rows("We use a 4K block instead of 8K here.\n") == []
+
+
+def test_perf_call_graph_shares_under_each_side():
+    text = """Before:
+  --46.84%--blk_mq_submit_bio
+            |
+            |--31.67%--blk_mq_try_issue_directly
+After:
+  --25.86%--blk_mq_submit_bio
+            |
+            |--12.95%--blk_mq_try_issue_directly
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(46.84, 25.86, "%"), (31.67, 12.95, "%")]
