@@ -189,10 +189,16 @@ def _wait_gone(pids: Iterable[int], timeout: float = 30.0) -> None:
     """Until each is gone or a zombie: a process killed in the middle of I/O
     (fio on a loop device) still holds its files until the I/O ends, which
     on a loaded machine can take seconds; only then may its target go."""
+    _wait_state(pids, ("Z", "X", None), timeout)  # a zombie is gone enough: its parent reaps it
+
+
+def _wait_state(pids: Iterable[int], states: tuple[str | None, ...], timeout: float) -> None:
+    """Until each process is in one of `states` (None: gone), or `timeout` seconds have passed
+    (one in uninterruptible I/O takes the signal only when the I/O ends)."""
     deadline = time.monotonic() + timeout
     for pid in pids:
-        while _state(pid) not in ("Z", "X", None) and time.monotonic() < deadline:
-            time.sleep(0.01)  # a zombie is gone enough: its parent reaps it
+        while _state(pid) not in states and time.monotonic() < deadline:
+            time.sleep(0.002)
 
 
 def _state(pid: int) -> str | None:
@@ -206,9 +212,11 @@ def _state(pid: int) -> str | None:
 def kill_tree(pid: int) -> list[int]:
     """Kill a process and everything below it; the pids killed.
 
-    Each process is stopped before its children are looked for, so that
-    none forks a child unseen (fio starting its job processes as Ctrl-C
-    comes): a child made before the stop is found by the next look."""
+    Each process is stopped, and seen stopped, before its children are
+    looked for, so that none forks a child unseen (fio starting its job
+    processes as Ctrl-C comes): SIGSTOP does not cut a fork in progress
+    short, so a child can appear after the signal was sent and before the
+    parent stops; once it is stopped, every child it made is in /proc."""
     tree: list[int] = []
     todo = [pid]
     while todo:
@@ -217,6 +225,7 @@ def kill_tree(pid: int) -> list[int]:
                 os.kill(stopping, signal.SIGSTOP)
             except (ProcessLookupError, PermissionError):
                 continue
+        _wait_state(todo, ("T", "t", "Z", "X", None), timeout=10.0)
         tree += todo
         todo = [found for found in descendants(pid) if found not in tree]
     return kill(tree)
