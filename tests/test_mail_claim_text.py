@@ -76,3 +76,14 @@ After:
             |--12.95%--blk_mq_try_issue_directly
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(46.84, 25.86, "%"), (31.67, 12.95, "%")]
+
+
+def test_a_size_the_same_on_both_sides_is_a_setting_not_a_claim():
+    text = """Before:
+File size of /mnt/ext4/test is 10485760 (2560 blocks of 4096 bytes)
+fio: 120 MB/s
+After:
+File size of /mnt/ext4/test is 10485760 (2560 blocks of 4096 bytes)
+fio: 150 MB/s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(120, 150, "MB/s")]

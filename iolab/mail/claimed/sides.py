@@ -268,7 +268,7 @@ def side_pairs(lines: list[str]) -> list[Claim]:
             continue
         nearest = min(befores, key=lambda j: (abs(j - k), j > k))
         out += _pair(found[nearest], segment, named)
-    return out
+    return [c for c in out if c.kind != "size" or c.before != c.after]  # "(2560 blocks of 4096 bytes)": a setting
 
 
 # -- two sides in one line ----------------------------------------------------------------
