@@ -75,3 +75,15 @@ def test_a_pipe_table_with_rules_between_its_rows_and_rows_that_differ_in_their_
         fio with batching     |   322K IOPS   |    270K IOPS
 """
     assert _rows(text) == [("numjobs=2", 301e3, 322e3), ("numjobs=4", 266e3, 270e3)]
+
+
+def test_a_border_crossed_by_another_mark_than_a_plus_is_a_border():
+    plus = """+-----------+-----------+-----------+
+|  test     |  base     |  patched  |
++-----------+-----------+-----------+
+|  seqread  |  1210     |  1330     |
+|  seqwrite |  905      |  948      |
++-----------+-----------+-----------+
+"""
+    assert _rows(plus.replace("+", "x")) == _rows(plus.replace("+", "*")) == _rows(plus) == [
+        ("seqread", 1210, 1330), ("seqwrite", 905, 948)]

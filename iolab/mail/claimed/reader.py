@@ -15,7 +15,7 @@ from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
 from iolab.mail.claimed.repeats import repeated_tables
-from iolab.mail.claimed.rows import BOX
+from iolab.mail.claimed.rows import ascii_box
 from iolab.mail.claimed.sides import side_pairs, trailing_pairs
 from iolab.mail.claimed.tables import column_tables, side_rows
 
@@ -36,7 +36,7 @@ MAX_LINES, MAX_WIDTH = 10_000, 16 << 10  # read no further: a hostile mail's tim
 def claims(text: str, subject: str = "") -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its sides, then its pairs. ``subject``: the
     patches' subjects, one a line (what a patch drops or brings names a table's sides)."""
-    lines = [line.rstrip()[:MAX_WIDTH].translate(BOX) for line in description(text).splitlines()[:MAX_LINES]]
+    lines = [ascii_box(line.rstrip()[:MAX_WIDTH]) for line in description(text).splitlines()[:MAX_LINES]]
     lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
     about = [f"Subject: {line[:MAX_WIDTH]}" for line in subject.splitlines()[:MAX_LINES] if line.strip()]
     found = pipe_tables(about + lines) + column_tables(about + lines) + repeated_tables(lines)

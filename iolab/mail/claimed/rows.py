@@ -17,7 +17,7 @@ from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, n
 from iolab.mail.claimed.naming import row_sides
 
 # a box drawn in Unicode is the same table as one drawn in ASCII: its lines and corners as | - = +
-BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━╌╍┄┅┈┉", "-"), "═": "=",
+_BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━╌╍┄┅┈┉", "-"), "═": "=",
                      **dict.fromkeys("┌┐└┘├┤┬┴┼┏┓┗┛┣┫┳┻╋╔╗╚╝╠╣╦╩╬╒╕╘╛╞╡╤╧╪╓╖╙╜╟╢╥╨╫", "+")})
 
 _FACTOR = re.compile(r"^\(?[+-]?~?\d+(?:\.\d+)?x\)?$")
@@ -146,6 +146,16 @@ def table_row(text: str) -> Row | None:
         and not NOT_MEASURED.match(text) else None
     return row if row and len(row.values) >= 2 else None
 
+
+# a border whose crossings are another mark than + ("x------x------x", "*=====*=====*")
+_CROSSED = re.compile(r"^\s*(?P<x>[xXo*#.])(?:[-=]{2,}(?P=x))+\s*$")
+
+
+def ascii_box(line: str) -> str:
+    """A line of a box drawn in Unicode, or with crossings other than ``+``, as the same line in ASCII."""
+    line = line.translate(_BOX)
+    crossed = _CROSSED.match(line)
+    return line.replace(crossed.group("x"), "+") if crossed else line
 
 
 def word_sides(first: str, second: str) -> tuple[int, int] | None:
