@@ -87,3 +87,10 @@ File size of /mnt/ext4/test is 10485760 (2560 blocks of 4096 bytes)
 fio: 150 MB/s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(120, 150, "MB/s")]
+
+
+def test_a_vs_pair_needs_a_side_said():
+    assert _rows("Dontcache multi-writer throughput now matches buffered (4,532 vs 4,616 MB/s).\n") == []
+    assert [(b, a) for _, b, a, _ in _rows("Baseline vs patched: 4,532 vs 4,616 MB/s.\n")] == [(4532, 4616)]
+    (row,) = claims("page copy: 37.77M vs 42.40M IOPS, +12%\n")  # the mail's own delta says which is after
+    assert (row.before, row.after, row.stated) == (37.77e6, 42.40e6, "+12%")

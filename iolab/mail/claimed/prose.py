@@ -88,6 +88,16 @@ def _paragraph(lines: list[str], k: int) -> str:
     return " ".join(line[-200:] for line in lines[start:k + 1])  # a line's tail: a hostile mail's time bounded
 
 
+_SIDED = re.compile(r"\b(?:before|after|baseline|base|vanilla|unpatched|patched|patch(?:es|set)?|series|w/o|w/|"
+                    r"without|with\s+(?:the|this|these|my)|old|new|orig(?:inal)?|stock|mainline|upstream|fix(?:ed)?|"
+                    r"improv\w*|regress\w*|speed-?up|faster|slower)\b", re.I)
+
+
+def _context(lines: list[str], k: int, text: str) -> str:
+    """A pair's line with the two lines above it."""
+    return " ".join([*lines[max(0, k - 2):k], text])
+
+
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     groups = match.groupdict()
     a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
@@ -121,6 +131,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
+    if link[:1] in ("v", "V") and not (stated or sided or _SIDED.search(_context(lines, k, text))):
+        return None  # "throughput now matches buffered (4,532 vs 4,616 MB/s)": two variants, no side said
     if link.startswith("v") and stated[:1] in ("+", "-") and (b - a) * float(stated.rstrip("%")) < 0:
         a, b = b, a  # "42.40M vs. 37.77M, -11%": for "vs" the signed delta says which is before
     label = " ".join(_label(lines, k, text[:match.start()], text[match.end():]))
