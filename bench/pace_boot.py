@@ -72,7 +72,8 @@ def line(label: str, row: dict) -> str:
     marks = row["marks"]
     steps = "  ".join(f"{name} {marks[b] - marks.get(a, 0.0):.2f}" for name, a, b in (
         ("kernel", "", "init"), ("init", "init", "command"), ("python", "command", "python"),
-        ("imports", "python", "imported")) if b in marks and (not a or a in marks))
+        ("imports", "python", "imported"), ("restore", "", "go"), ("mounts", "go", "command"),
+        ("to-ready", "command", "ready")) if b in marks and (not a or a in marks) and (name != "to-ready" or "go" in marks))
     return (f"{label}  load {row['load'][0]}->{row['load'][1]}  {steps}  ready {ready:.2f}  cells "
             + " ".join(f"{c:.2f}" for c in cells)
             + f"  last sample {row['samples_at'][-1]:.2f}  qemu_cpu {row['qemu_cpu_s']:.2f}  values "

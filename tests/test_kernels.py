@@ -212,7 +212,7 @@ def test_initramfs_contents(tmp_path):
     assert entries["modules.mmio"][1].decode().split() == packed["mmio"]
     assert "kernel/drivers/virtio/virtio_pci.ko" in packed["pci"]
     assert "kernel/drivers/virtio/virtio_pci.ko" not in packed["mmio"]
-    assert b"/bin/busybox chroot /newroot /sbin/modprobe" in entries["bin/modprobe-chroot"][1]
+    assert b"/bin/busybox chroot /cmdroot /sbin/modprobe" in entries["bin/modprobe-chroot"][1]
 
 
 def test_init_keeps_the_exit_status_apart():

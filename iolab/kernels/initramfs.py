@@ -30,7 +30,7 @@ from pathlib import Path
 
 from iolab.process import run
 
-FORMAT = 6  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
+FORMAT = 8  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
 
 # Modules needed before the host root is reachable, per virtio transport
 # (microvm: virtio-mmio; q35: virtio-pci). Built-in ones are skipped.
@@ -40,7 +40,7 @@ BOOT_MODULES = {
 }
 
 APPLETS = ("sh", "mount", "umount", "insmod", "mkdir", "cat", "sed", "echo", "chroot",
-           "reboot", "sync", "mv", "cut", "sleep", "ls", "grep", "uname", "env")
+           "reboot", "sync", "mv", "cut", "sleep", "ls", "grep", "uname", "env", "mkfifo", "ln")
 
 INIT = r"""#!/bin/busybox sh
 # iolab guest init: PID 1 stays here; the command runs chrooted in the host root.
@@ -55,9 +55,9 @@ log() { echo "iolab-init: $*" > /dev/kmsg; }
 # the guest ends by a reset, which QEMU's -no-reboot turns into its exit: a VM
 # without ACPI ([vm] boot = "lean" under TCG) cannot power off
 die() { log "$*"; sync; reboot -f; }
-MODDIR=; BUS=mmio
+MODDIR=; BUS=mmio; SAVED=
 read -r CMDLINE < /proc/cmdline
-for a in $CMDLINE; do case $a in iolab.moddir=*) MODDIR=${a#*=};; iolab.bus=*) BUS=${a#*=};; esac; done
+for a in $CMDLINE; do case $a in iolab.moddir=*) MODDIR=${a#*=};; iolab.bus=*) BUS=${a#*=};; iolab.saved=1) SAVED=1;; esac; done
 log "modules $T_INIT"
 # a module's parameters on the kernel command line (name.param=value) go to its
 # insmod, as modprobe would pass them: virtio_mmio's devices on a VM without ACPI
@@ -67,7 +67,22 @@ while read m; do
   for a in $CMDLINE; do case $a in $n.*) P="$P ${a#*.}";; esac; done
   insmod /$m $P || log "insmod $m failed"
 done < /modules.$BUS
+# the root the command runs in (R). With iolab.saved=1 (iolab.hosts.vm.saved)
+# Python starts first, in /pyroot: this initramfs's copy of what the guest's
+# Python maps and reads at its start, with no 9p share mounted (QEMU saves no
+# guest that has one); once the host's go line comes on the console, the host
+# root is made ready in /pyroot/newroot as for a cold boot, and Python enters it
 R=/newroot
+early() { mount -t tmpfs -o mode=755 tmpfs $1/run
+  mount -t proc proc $1/proc; mount -t sysfs sysfs $1/sys; mount -t devtmpfs devtmpfs $1/dev; }
+if [ -n "$SAVED" ]; then
+  early /pyroot; mkfifo /pyroot/run/iolab-go
+  env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      /bin/sh /saved.sh < /dev/null > /dev/console 2>&1 &
+  G=$!
+  read -r GO < /dev/console
+  R=/pyroot/newroot
+fi
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot $R || die "cannot mount the host root (9p)"
 # writable layers in the guest's memory over the read-only host root
 mkdir /ovl; mount -t tmpfs tmpfs /ovl
@@ -83,22 +98,27 @@ fi
 # may live there) and take the guest's writes
 overlay /tmp tmp
 [ -d $R/var/tmp ] && overlay /var/tmp vartmp
-mount -t tmpfs -o mode=755 tmpfs $R/run
-mount -t proc proc $R/proc; mount -t sysfs sysfs $R/sys; mount -t devtmpfs devtmpfs $R/dev
+early $R
 mkdir -p $R/dev/pts $R/dev/shm $R/run/iolab; mount -t devpts devpts $R/dev/pts; mount -t tmpfs tmpfs $R/dev/shm
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup 2>/dev/null
 mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
 X=/run/iolab
 mount -t 9p -o rw,trans=virtio,version=9p2000.L,msize=512000,cache=none xchg $R$X || die "cannot mount the exchange dir (9p)"
-# a kernel without loadable modules has no /proc/sys/kernel/modprobe
+# a kernel without loadable modules has no /proc/sys/kernel/modprobe; the wrapper enters $R
+ln -s $R /cmdroot
 [ -e /proc/sys/kernel/modprobe ] && echo /bin/modprobe-chroot > /proc/sys/kernel/modprobe
 read -r T_START _ < /proc/uptime
 echo "{\"init_uptime\": $T_INIT, \"command_uptime\": $T_START}" > $R$X/init.json
 log "start $T_START"
 # busybox's env, not the host's: one program less to load and translate under TCG
-env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    chroot $R /bin/sh $X/cmd.sh < /dev/null > /dev/console 2>&1
+if [ -n "$SAVED" ]; then
+  # Python waits on this fifo in the saved state; it enters $R and runs the cells
+  echo go > /pyroot/run/iolab-go; wait $G
+else
+  env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      chroot $R /bin/sh $X/cmd.sh < /dev/null > /dev/console 2>&1
+fi
 rc=$?
 read -r T_END _ < /proc/uptime
 log "end rc=$rc $T_END"
@@ -107,7 +127,7 @@ sync
 reboot -f
 """
 
-MODPROBE_WRAPPER = '#!/bin/busybox sh\nexec /bin/busybox chroot /newroot /sbin/modprobe "$@"\n'
+MODPROBE_WRAPPER = '#!/bin/busybox sh\nexec /bin/busybox chroot /cmdroot /sbin/modprobe "$@"\n'
 
 
 class InitramfsError(Exception):

@@ -166,6 +166,11 @@ class VM(Strict):
     # With timing = "instructions": "fewest", each workload's op count cut to what an instruction count
     # needs (iolab.engines.for_instructions: probe batches and ops, fio number_ios); "as-written": the job's
     op_counts: Literal["fewest", "as-written"] = "fewest"
+    # How a boot's guest starts: "cold", a boot of the kernel; "saved", restored from a state QEMU saved
+    # after the guest's start-up (kernel, Python, the executor's imports), each boot of a run from a state
+    # of its own, made where missing by a cold boot that is saved and runs on (iolab.hosts.vm.saved; a cold
+    # boot where that fails). The default in instructions mode (with_timing_defaults)
+    start: Literal["cold", "saved"] = "cold"
 
     @field_validator("memory")
     @classmethod
@@ -229,7 +234,7 @@ def with_timing_defaults(data: Any) -> Any:
         return data
     if data["vm"].get("timing") != "instructions":
         return data
-    vm = {"cpus": 1, "disk": "ram", "cells_per_boot": INSTRUCTIONS_CELLS_PER_BOOT, **data["vm"]}
+    vm = {"cpus": 1, "disk": "ram", "cells_per_boot": INSTRUCTIONS_CELLS_PER_BOOT, "start": "saved", **data["vm"]}
     run = data.get("run", {})
     if isinstance(run, dict) and "iterations" not in run:
         run = {"exact_stop": True, **run, "iterations": INSTRUCTIONS_ITERATIONS}

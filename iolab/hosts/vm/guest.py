@@ -27,10 +27,21 @@ if TYPE_CHECKING:
 
 SAMPLES = "samples.jsonl"
 MARK = "iolab-guest:"  # guest.log's lines that say where the guest's start-up is (iolab.hosts.vm.host)
+SAVE_MARK = f"{MARK} save"  # on the console: a guest to be saved is ready for it (iolab.hosts.vm.saved)
+GO_FIFO = "/run/iolab-go"  # where such a guest waits for init's go (iolab.kernels.initramfs)
+NEW_ROOT = "/newroot"  # where init makes the host's root ready for it, in its start-up root (/pyroot)
 
 
 RAM_DIR = "/run/iolab-disk"  # [vm] disk = "ram": the target's image, in the guest's memory
 NULL_BLK = "/dev/nullb0"  # [vm] disk = "null_blk": the built-in null_blk's device (kernel command line)
+
+
+def program(path: list[str]) -> str:
+    """The program the guest's ``python -S -c`` runs: iolab's and the
+    site-packages' directories (``path``) after the standard library, then
+    this module's main."""
+    return (f"import sys; sys.path += {json.dumps(list(path))}; "
+            "from iolab.hosts.vm import guest; sys.exit(guest.main(sys.argv))")
 
 
 def uptime() -> float:
@@ -144,23 +155,55 @@ def unused_in_guest() -> None:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
+def import_executor() -> float:
+    """The executor's imports (what a cell needs), their seconds."""
+    t0 = time.perf_counter()
+    unused_in_guest()
+    from iolab.cell import executor  # noqa: F401
+    from iolab.cell.cellspec import CellSpec  # noqa: F401
+
+    import_s = time.perf_counter() - t0
+    mark("imported")
+    return import_s
+
+
+def wait_for_go(xchg: Path) -> None:
+    """A guest started to be saved (iolab.hosts.vm.saved), its imports done:
+    say so on the console (the host saves the guest there, or restored it
+    from there), wait for init's word on the fifo (the host's root and the
+    exchange dir are mounted then in NEW_ROOT), enter that root, and write
+    on to guest.log as a cold boot does."""
+    print(SAVE_MARK, flush=True)
+    with open(GO_FIFO) as fifo:
+        fifo.read()
+    os.chroot(NEW_ROOT)  # the host's root, made ready there as for a cold boot; what Python mapped stays
+    os.chdir("/")
+    sys.stderr.flush()
+    log = os.open(xchg / "guest.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    mark("go")
+
+
 def main(argv: list[str]) -> int:
-    xchg = Path(argv[1] if len(argv) > 1 else "/run/iolab")
+    saved = len(argv) > 2 and argv[1] == "--saved"  # a guest to be saved after its imports (wait_for_go)
+    xchg = Path(argv[-1] if len(argv) > 1 else "/run/iolab")
     python_started = uptime()
     mark("python")
+    import_s = import_executor() if saved else 0.0
+    if saved:
+        wait_for_go(xchg)
     request = json.loads((xchg / "cells.json").read_text())
     needed = {"loop"} | {c["target"]["fs"] for c in request["cells"] if c["target"]["fs"] != "none"}
     null_blk = request.get("disk") in ("null_blk", "model")  # spec.NULL_BLK_DISKS (only the stdlib is imported here)
     if null_blk:  # a module where not built in: modprobe takes its options from the command line
         needed.add("null_blk")
     modprobe = load_modules(needed)
-    t0 = time.perf_counter()
-    unused_in_guest()
+    import_s = import_s if saved else import_executor()
     from iolab.cell import executor
     from iolab.cell.cellspec import CellSpec
 
-    import_s = time.perf_counter() - t0
-    mark("imported")
     ram = request.get("disk") == "ram"
     device = RAM_DIR if ram else NULL_BLK if null_blk else find_disk(request["disk_serial"])
     loaded: dict[str, Any]
@@ -175,6 +218,7 @@ def main(argv: list[str]) -> int:
         **({"sched_features": sched} if sched else {}),
         "python_started_uptime": python_started,
         "import_s": round(import_s, 3),
+        **({"saved": True} if saved else {}),
         "modprobe": loaded,
         "device": device,
         "ready_uptime": uptime(),

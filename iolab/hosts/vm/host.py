@@ -47,8 +47,10 @@ import iolab
 from iolab.cell.cellspec import CellSpec
 from iolab.cell.sample import Sample
 from iolab.hosts.vm import guest as guest_side
+from iolab.hosts.vm.boot import CONSOLE_TAIL, MARKS, Boot  # noqa: F401 (MARKS: the tests' name)
 from iolab.hosts.vm.accel import Choice, LinuxBoot, MachineType, Settled, VerdictCache, boot_id, smallest_cached_kernel
-from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, disk_args, guest_tsc_khz, kvm_usable, lean_boot,
+from iolab.hosts.vm.saved import Plan, SavedError, SavedStates
+from iolab.hosts.vm.qemu import (DISK_CACHE, QEMU, Disk, Saving, disk_args, guest_tsc_khz, kvm_usable, lean_boot,
                                  null_blk_params, qemu_argv, qemu_version, small_pages, tcg_threading, timing_env,
                                  without_huge_pages)
 from iolab.kernels import Kernel
@@ -58,21 +60,9 @@ from iolab.sysutil import ToolError, require
 from iolab.units import parse_size
 
 DISK_SERIAL = "iolab0"
-CONSOLE_TAIL = 25  # console lines kept in the error of a cell without a sample
 QEMU_GRACE = 5.0  # seconds QEMU (its whole session) has after SIGTERM before SIGKILL
 POLL_S = 0.02  # how often the host looks into a boot's exchange dir
 ROOT_SHARE = "9p ro cache=loose"
-# the guest's start-up as the host sees it (Boot.marks): step -> (file in the
-# exchange dir, a line in it; None: the file's appearance). In order: the
-# kernel has booted (init's first line on the console), init starts the
-# command, Python runs guest.py, the executor is imported, the guest is ready
-MARKS: dict[str, tuple[str, str | None]] = {
-    "init": ("console.log", "iolab-init: up"),
-    "command": ("init.json", None),
-    "python": ("guest.log", f"{guest_side.MARK} python"),
-    "imported": ("guest.log", f"{guest_side.MARK} imported"),
-    "ready": ("guest.json", None),
-}
 
 
 def guest_command(python: str, path: Sequence[str]) -> str:
@@ -83,8 +73,7 @@ def guest_command(python: str, path: Sequence[str]) -> str:
     import hooks, and no standard-library import searched for in them first
     (over 9p). In the guest this made the python process 0.5 s shorter
     (about 4.0 s against 4.5 s, bench/vm_overhead.py --imports)."""
-    program = (f"import sys; sys.path += {json.dumps(list(path))}; "
-               "from iolab.hosts.vm import guest; sys.exit(guest.main(sys.argv))")
+    program = guest_side.program(list(path))
     return (
         "cd /\n"
         "export PYDANTIC_DISABLE_PLUGINS=__all__ PYTHONDONTWRITEBYTECODE=1\n"
@@ -108,68 +97,6 @@ def compile_iolab() -> None:
 
 
 # -- one boot ---------------------------------------------------------------------------
-
-
-@dataclass
-class Boot:
-    """What the host saw of one boot."""
-
-    argv: list[str]
-    xchg: Path
-    accel: str = "tcg"
-    boot_timeout: float = 0.0  # seconds from QEMU's start to the ready marker
-    started: float = 0.0  # time.monotonic()
-    ready_s: float | None = None  # QEMU start -> the guest ready to run its first cell
-    exited_s: float | None = None  # QEMU start -> QEMU gone
-    last_sample_s: float | None = None
-    qemu_rc: int | None = None
-    guest_rc: int | None = None
-    timed_out: bool = False
-    stalled: bool = False  # killed at boot_timeout, before the ready marker
-    stopped: bool = False  # ended by the run (another batch failed, or Ctrl-C), not by the guest
-    ended_early: bool = False  # ended by the host once every cell had its sample (no guest exit status then)
-    guest: dict[str, Any] | None = None
-    # the host's seconds from QEMU's start to each step of the guest's start-up
-    # it saw (the guest's own uptimes are instructions plus idle jumps under
-    # icount, not the host's time): the first time each marker was there
-    marks: dict[str, float] = field(default_factory=dict)
-
-    def see_marks(self, now: float) -> None:
-        """Note the start-up steps that appeared since the last look."""
-        for step, (name, text) in MARKS.items():
-            if step in self.marks:
-                continue
-            path = self.xchg / name
-            try:
-                found = path.exists() if text is None else text in path.read_text(errors="replace")
-            except OSError:
-                found = False
-            if found:
-                self.marks[step] = round(now - self.started, 3)
-
-    def console_tail(self, lines: int = CONSOLE_TAIL) -> list[str]:
-        text = ""
-        for name in ("console.log", "guest.log"):
-            path = self.xchg / name
-            if path.exists():
-                text += path.read_text(errors="replace")
-        return [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
-
-    def outcome(self) -> str:
-        if self.stalled:
-            return (f"the guest did not come up within [vm] boot_timeout ({self.boot_timeout:g} s) "
-                    f"under {self.accel.upper()}; the VM was killed")
-        if self.timed_out:
-            return "the VM was killed: nothing from the guest for [vm] timeout"
-        if self.stopped:
-            return "the VM was stopped: the run was ending"
-        if self.guest_rc is not None:
-            return f"the guest's iolab exited with status {self.guest_rc}"
-        stderr = self.xchg / "qemu.stderr"
-        detail = stderr.read_text(errors="replace").strip().splitlines()[-2:] if stderr.exists() else []
-        if self.qemu_rc not in (0, None):
-            return f"QEMU failed (exit {self.qemu_rc}): {' / '.join(detail)}"
-        return "the VM stopped before its command ended (crash or panic)"
 
 
 class VMHost:
@@ -201,6 +128,9 @@ class VMHost:
         self.tcg_thread = tcg_threading(settings.cpus, settings.timing)
         self.show_command = show_command
         self.boots: list[Boot] = []
+        # [vm] start = "saved": guests restored from states saved after their start-up (iolab.hosts.vm.saved)
+        self.saved = (SavedStates(kernel, sys.executable, guest_python_path(), qemu)
+                      if settings.start == "saved" else None)
 
     @property
     def accel(self) -> str:
@@ -258,31 +188,52 @@ class VMHost:
             ) from None
         return Disk(str(image), DISK_SERIAL, image=True)
 
-    def _launch(self, xchg: Path, disks: Sequence[Disk], command: str) -> tuple[Child, Boot]:
-        """Start QEMU for one boot whose guest runs `command` (cmd.sh)."""
-        require(self.qemu)
-        (xchg / "cmd.sh").write_text(command)
+    def _argv(self, xchg: Path, disks: Sequence[Disk], saving: Saving | None = None) -> list[str]:
         # the guest's init binds the module tree from the initramfs's root, where
         # a symlink on the way (a cache reached through one) points nowhere
         kernel = replace(self.kernel, moddir=self.kernel.moddir.resolve()) if self.kernel.moddir else self.kernel
         acpi, lean = lean_boot(self.settings, self.accel, kernel)
-        argv = qemu_argv(
+        return qemu_argv(
             kernel, memory_mib=self.settings.memory >> 20, cpus=self.settings.cpus,
             machine=self.settings.machine, accel=self.accel, xchg=xchg, console=xchg / "console.log",
             disks=disks, tsc_khz=guest_tsc_khz(self.settings.timing), tcg_thread=self.tcg_thread,
             timing=self.settings.timing, icount_shift=self.settings.icount_shift, qemu=self.qemu,
-            kernel_args=[*lean, *disk_args(self.settings), *self.kernel_args], acpi=acpi,
+            kernel_args=[*lean, *disk_args(self.settings), *self.kernel_args], acpi=acpi, saved=saving,
         )
+
+    def _launch(self, xchg: Path, disks: Sequence[Disk], command: str, plan: Plan | None = None) -> tuple[Child, Boot]:
+        """Start QEMU for one boot whose guest runs `command` (cmd.sh), or
+        one saved or restored (plan: iolab.hosts.vm.saved)."""
+        require(self.qemu)
+        (xchg / "cmd.sh").write_text(command)
+        argv = self._argv(xchg, disks, plan.saving if plan else None)
         if self.show_command is not None:
             self.show_command(shlex.join(argv))
         boot = Boot(argv, xchg, self.accel, self.settings.boot_timeout)
-        self.boots.append(boot)
         with open(xchg / "qemu.stderr", "wb") as stderr:
             boot.started = time.monotonic()
             process = start(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
                             preexec=without_huge_pages if small_pages(self.settings.timing) else None,
-                            start_new_session=True)
+                            start_new_session=True, cwd=plan.where if plan else None)
+        if plan is not None and self.saved is not None:
+            try:
+                self.saved.begin(plan, boot, lambda: process.poll() is None)
+            except SavedError as error:
+                end(process, grace=QEMU_GRACE)
+                done = "was not restored" if plan.restoring else "was not made"
+                self.saved.failed(f"the guest's saved state ({plan.state.name}) {done}: {error}")
+                if plan.restoring:
+                    plan.state.unlink(missing_ok=True)
+                return self._launch(self._fresh(xchg), disks, command)
+        self.boots.append(boot)
         return process, boot
+
+    def _fresh(self, xchg: Path) -> Path:
+        """A new exchange dir beside xchg, with its request (a boot after one that failed to start)."""
+        fresh = Path(tempfile.mkdtemp(prefix="xchg-", dir=xchg.parent))
+        if (xchg / "cells.json").exists():
+            shutil.copy(xchg / "cells.json", fresh / "cells.json")
+        return fresh
 
     def run_command(self, command: str, *, timeout: float, disks: Sequence[Disk] = (),
                     ready: str = "init.json") -> Boot:
@@ -315,7 +266,9 @@ class VMHost:
             while True:
                 xchg = Path(tempfile.mkdtemp(prefix="xchg-", dir=workdir))
                 (xchg / "cells.json").write_text(_request(cells, self.settings.disk, null_blk_params(self.settings.device_model)))
-                process, boot = self._launch(xchg, [disk] if disk else [], command)
+                disks = [disk] if disk else []
+                plan = self.saved.plan(xchg, disks, lambda x, s: self._argv(x, disks, s)) if self.saved else None
+                process, boot = self._launch(xchg, disks, command, plan)
                 for sample in self._follow(process, boot, timeout=self.settings.timeout, ready="guest.json"):
                     if sample.seq in pending:
                         pending.pop(sample.seq)
@@ -413,7 +366,8 @@ class VMHost:
         timeline = {key: guest.get(key) for key in (
             "init_uptime", "command_uptime", "python_started_uptime", "import_s", "ready_uptime")}
         return {**self.describe(), "boot_s": boot.ready_s, "cells_in_boot": count, "boot": len(self.boots),
-                "guest_timeline": timeline, "boot_host": dict(boot.marks), "modprobe": guest.get("modprobe")}
+                "guest_timeline": timeline, "boot_host": dict(boot.marks), "modprobe": guest.get("modprobe"),
+                "start": dict(boot.start)}
 
     def _enriched(self, sample: Sample, boot: Boot, count: int) -> Sample:
         boot_s = {"vm.boot_s": round(boot.ready_s, 3)} if boot.ready_s is not None else {}

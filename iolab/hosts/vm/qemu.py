@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import struct
 import subprocess
@@ -54,6 +55,16 @@ LEAN_TCG = ["initcall_blacklist=trace_eval_init"]
 # up to 160 ms of the guest's clock); on a busy host a wall-mode vCPU that
 # misses the window would see too few ticks and panic. KVM guests set it too.
 LEAN_NO_ACPI = ["acpi=off", "noapictimer", "no_timer_check"]
+
+
+@dataclass(frozen=True)
+class Saving:
+    """A boot whose guest is saved after its start-up or restored (iolab.hosts.vm.saved)."""
+
+    initrd: Path  # the kernel's initramfs and the guest's Python root after it
+    console: Path  # the console's socket (the host sends the guest its go line there)
+    qmp: Path  # QEMU's QMP socket
+    state: Path | None = None  # the state restored (-incoming); None: a cold boot to be saved
 
 
 @dataclass(frozen=True)
@@ -284,10 +295,12 @@ def qemu_argv(
     icount_shift: int = 0,
     kernel_args: Sequence[str] = (),
     acpi: bool = True,
+    saved: Saving | None = None,
 ) -> list[str]:
     """QEMU's argument list for one boot (pure: the same inputs give the same list).
 
-    ``acpi``: microvm's ACPI (off: lean_boot).
+    ``acpi``: microvm's ACPI (off: lean_boot). ``saved``: a guest saved or
+    restored (iolab.hosts.vm.saved: its initrd, _console, iolab.saved=1).
 
     ``kernel_args``: more of the guest kernel's command line (a built-in
     module's parameters: ``null_blk.memory_backed=1``).
@@ -303,11 +316,8 @@ def qemu_argv(
     def device(kind: str) -> str:
         return f"virtio-{kind}-device" if mmio else f"virtio-{kind}-pci"
 
-    argv = [qemu]
-    if accel == "kvm":
-        argv += ["-accel", "kvm", "-cpu", "host"]
-    else:
-        argv += ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"]
+    argv = [qemu, *(["-accel", "kvm", "-cpu", "host"] if accel == "kvm"
+                    else ["-accel", f"tcg,thread={tcg_thread}", "-cpu", "max"])]
     if timing == "instructions":
         argv += ["-icount", icount_option(icount_shift)]
     argv += ["-smp", str(cpus), "-m", f"{memory_mib}M",
@@ -317,16 +327,27 @@ def qemu_argv(
                  "-global", "virtio-mmio.force-legacy=false"]
     else:
         argv += ["-M", machine]
-    argv += ["-serial", f"file:{console}",
-             "-kernel", str(kernel.image), "-initrd", str(kernel.initramfs),
-             "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
+    argv += [*_console(console, saved), "-kernel", str(kernel.image),
+             "-initrd", str(saved.initrd if saved else kernel.initramfs), "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
              "-device", f"{device('9p')},fsdev=root,mount_tag=hostroot",
              "-fsdev", f"local,id=xchg,path={xchg},security_model=none",
              "-device", f"{device('9p')},fsdev=xchg,mount_tag=xchg"]
     for index, disk in enumerate(disks):
         argv += ["-drive", f"file={disk.path},if=none,id=disk{index},format=raw,cache={DISK_CACHE},aio=native",
                  "-device", f"{device('blk')},drive=disk{index},serial={disk.serial}"]
-    return argv + ["-append", _command_line(kernel, mmio, accel, tsc_khz, timing, kernel_args)]
+    return argv + ["-append", _command_line(kernel, mmio, accel, tsc_khz, timing,
+                                            [*kernel_args, *(["iolab.saved=1"] if saved else [])])]
+
+
+def _console(console: Path, saved: Saving | None) -> list[str]:
+    """The serial console into a file; for a guest saved or restored, on a
+    socket the host writes its go line to (logged to the same file), with
+    QEMU's QMP socket and the state it restores."""
+    if saved is None:
+        return ["-serial", f"file:{console}"]
+    argv = ["-chardev", f"socket,id=console,path={saved.console},server=on,wait=off,logfile={console}",
+            "-serial", "chardev:console", "-qmp", f"unix:{saved.qmp},server=on,wait=off"]
+    return argv + (["-incoming", f"exec:cat {shlex.quote(str(saved.state))}"] if saved.state is not None else [])
 
 
 def _command_line(kernel: Kernel, mmio: bool, accel: str, tsc_khz: int | None, timing: str,
