@@ -202,9 +202,9 @@ class Cpio:
         self.inode = 1
         self.dirs: set[str] = set()
 
-    def _entry(self, name: str, mode: int, data: bytes = b"") -> None:
+    def _entry(self, name: str, mode: int, data: bytes = b"", mtime: int = 0) -> None:
         encoded = name.encode() + b"\0"
-        fields = (self.inode, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(encoded), 0)
+        fields = (self.inode, mode, 0, 0, 1, mtime, len(data), 0, 0, 0, 0, len(encoded), 0)
         header = b"070701" + b"".join(b"%08X" % value for value in fields)
         self.inode += 1
         self.buffer.write(header + encoded)
@@ -220,10 +220,12 @@ class Cpio:
                 self.dirs.add(path)
                 self._entry(path, stat.S_IFDIR | 0o755)
 
-    def file(self, name: str, data: bytes, perm: int = 0o644) -> None:
+    def file(self, name: str, data: bytes, perm: int = 0o644, mtime: int = 0) -> None:
+        """A file; ``mtime`` in seconds (the kernel keeps it: a Python source's
+        matches the time in its bytecode's header, which is then used)."""
         if "/" in name:
             self.directory(name.rsplit("/", 1)[0])
-        self._entry(name, stat.S_IFREG | perm, data)
+        self._entry(name, stat.S_IFREG | perm, data, mtime)
 
     def symlink(self, name: str, target: str) -> None:
         self._entry(name, stat.S_IFLNK | 0o777, target.encode())
