@@ -427,3 +427,43 @@ def test_a_lean_boot_of_a_built_kernel_has_no_acpi_and_the_pit_ticks(boot, tmp_p
         assert "virtio_mmio.device=" in cmdline
     else:
         assert clock == "lapic" and "acpi" in firmware and "noapictimer" not in cmdline
+
+
+def test_guests_restored_from_their_saved_states_count_as_the_saved_boots_did(test_kernel, tmp_path, monkeypatch,
+                                                                              capfd):
+    """Instructions mode starts guests from saved states ([vm] start =
+    "saved"): the first run's two boots (an A/A) are each saved after the
+    executor's imports and run on; the second run restores each boot from
+    its own state and counts the same; states that cannot be restored give
+    cold boots that count the same, and the run says so."""
+    from iolab.hosts.vm import saved
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(saved, "cache_dir", lambda: tmp_path / "states")
+    exp = experiment([{"name": "a", "kernel": TEST_KERNEL}, {"name": "a2", "kernel": TEST_KERNEL}],
+                     name="saved a/a", run={"iterations": 1, "seed": 1}, report=None,
+                     target={"fs": "ext4", "size": "64MiB"},
+                     workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
+                     vm={"timing": "instructions", "memory": "1GiB", "boot_timeout": ICOUNT_BOOT_S})
+    assert exp.vm.start == "saved"
+    runs = []
+    for _ in range(2):
+        store = Store(tmp_path / f"saved{len(runs)}.db")
+        run_id, _ = run_in_vms(exp, store, tmp_path)
+        runs.append(store.samples(run_id))
+    for cold in (tmp_path / "states").glob("*.state"):
+        cold.write_bytes(b"not a state")
+    store = Store(tmp_path / "cold.db")
+    run_id, _ = run_in_vms(exp, store, tmp_path)
+    runs.append(store.samples(run_id))
+    for samples in runs:
+        assert [s.status for s in samples] == ["ok"] * 2, [s.error for s in samples]
+    starts = [[s.env["vm"]["start"] for s in samples] for samples in runs]
+    assert [start["kind"] for start in starts[0]] == ["saved"] * 2
+    assert len({start["state"] for start in starts[0]}) == 2  # each boot from a state of its own
+    assert [start["kind"] for start in starts[1]] == ["restored"] * 2
+    assert {start["state"] for start in starts[1]} == {start["state"] for start in starts[0]}
+    assert [start["kind"] for start in starts[2]] == ["cold"] * 2
+    assert "was not restored" in capfd.readouterr().err
+    values = [s.metrics["per_call"] for samples in runs for s in samples]
+    assert (max(values) - min(values)) / min(values) < 1e-3, values

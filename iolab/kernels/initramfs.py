@@ -16,7 +16,10 @@ root, where the host's kmod loads from the kernel's module tree (f2fs,
 loop, erofs ... are loaded on demand, not packed here).
 
 Kernel command line parameters read by init: iolab.moddir=<host path of
-lib/modules/KVER>, iolab.bus=mmio|pci (which module set to load).
+lib/modules/KVER>, iolab.bus=mmio|pci (which module set to load),
+iolab.saved=1 (a guest to be saved after its start-up: Python starts first
+from a copy in a second initrd, and the host root is mounted only once the
+host's go line comes on the console; iolab.hosts.vm.saved).
 """
 
 from __future__ import annotations

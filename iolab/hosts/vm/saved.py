@@ -360,20 +360,21 @@ class SavedStates:
         saved then continued; then send the go line. SavedError: the boot is
         of no use (the caller ends QEMU and boots cold)."""
         deadline = boot.started + boot.boot_timeout
-        qmp = QMP(plan.where / plan.saving.qmp, alive, deadline)
         try:
-            if plan.restoring:
-                self._restored(qmp, alive, deadline)
-                os.utime(plan.state)
-                boot.start = {"kind": "restored", "state": plan.state.name}
-            else:
-                seconds = self._save(qmp, boot, plan.state, alive, deadline)
-                boot.start = {"kind": "saved", "state": plan.state.name, "save_s": round(seconds, 3)}
-        except (OSError, ValueError) as error:
-            raise SavedError(f"QMP: {error}") from None
-        finally:
-            qmp.close()
-        go(plan.where / plan.saving.console)
+            qmp = QMP(plan.where / plan.saving.qmp, alive, deadline)
+            try:
+                if plan.restoring:
+                    self._restored(qmp, alive, deadline)
+                    os.utime(plan.state)
+                    boot.start = {"kind": "restored", "state": plan.state.name}
+                else:
+                    seconds = self._save(qmp, boot, plan.state, alive, deadline)
+                    boot.start = {"kind": "saved", "state": plan.state.name, "save_s": round(seconds, 3)}
+            finally:
+                qmp.close()
+            go(plan.where / plan.saving.console)
+        except (OSError, ValueError) as error:  # QEMU gone, a socket closed, a reply not JSON
+            raise SavedError(f"QEMU: {error}") from None
         boot.marks["go"] = round(time.monotonic() - boot.started, 3)
 
     @staticmethod

@@ -1,0 +1,123 @@
+"""Saved guest states (iolab.hosts.vm.saved) without a VM: the Python root's
+files and links, the state's key, the cache's reclaiming, QEMU's command line
+for a saved and a restored boot. The boots themselves: tests/test_vm_boot.py."""
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+from iolab.hosts.vm import saved
+from iolab.hosts.vm.qemu import Saving, qemu_argv
+from iolab.kernels import Kernel
+from iolab.kernels.initramfs import INIT
+
+
+def read_cpio(data: bytes) -> dict[str, tuple[int, int, bytes]]:
+    """name -> (mode, mtime, data) of a newc archive."""
+    out, offset = {}, 0
+    while offset < len(data):
+        fields = [int(data[offset + 6 + 8 * i: offset + 14 + 8 * i], 16) for i in range(13)]
+        name_size, size = fields[11], fields[6]
+        name = data[offset + 110: offset + 110 + name_size - 1].decode()
+        start = offset + 110 + name_size
+        start += -start % 4
+        if name == "TRAILER!!!":
+            break
+        out[name] = (fields[1], fields[5], data[start: start + size])
+        offset = start + size + (-(start + size) % 4)
+    return out
+
+
+def test_the_python_root_holds_each_file_and_every_link_on_the_way(tmp_path):
+    real = tmp_path / "real" / "lib"
+    real.mkdir(parents=True)
+    (real / "libx.so.1.2").write_bytes(b"not an elf")
+    (real / "libx.so.1").symlink_to("libx.so.1.2")  # the name the loader asks for
+    (tmp_path / "lib").symlink_to("real/lib")
+    source = tmp_path / "mod.py"
+    source.write_text("x = 1\n")
+    os.utime(source, (1_700_000_000, 1_700_000_000))
+    entries = saved._entries([str(tmp_path / "lib" / "libx.so.1.2"), str(source)])
+    assert entries[str(tmp_path / "lib")] == ("link", "real/lib")
+    assert entries[str(real / "libx.so.1.2")] == ("file", "")
+    assert entries[str(real / "libx.so.1")] == ("link", "libx.so.1.2")
+    archive = read_cpio(saved.pyroot([str(source)], "/usr/bin/python3", ["/src"]))
+    mode, mtime, data = archive["pyroot" + str(source)]
+    # the source's time as on the host: its bytecode (which records it) is then used, not recompiled
+    assert data == b"x = 1\n" and mtime == 1_700_000_000
+    command = archive["saved.sh"][2].decode()
+    assert "chroot /pyroot /usr/bin/python3 -S -c" in command and "--saved /run/iolab" in command
+    assert saved.FAILED_MARK in command
+    assert {"pyroot/run", "pyroot/proc", "pyroot/newroot"} <= set(archive)
+
+
+def test_init_waits_for_the_go_line_before_any_9p_mount():
+    saved_part = INIT[INIT.index('if [ -n "$SAVED" ]; then'):]
+    assert saved_part.index("read -r GO < /dev/console") < saved_part.index("mount -t 9p")
+    assert "echo go > /pyroot/run/iolab-go" in INIT
+
+
+def kernel(tmp_path: Path, content: bytes = b"vmlinux") -> Kernel:
+    image = tmp_path / f"vmlinux-{content.decode()}"
+    image.write_bytes(content)
+    (tmp_path / "initramfs.cpio").write_bytes(b"")
+    return Kernel(name="k", directory=tmp_path, kver="7.2", image=image, initramfs=tmp_path / "initramfs.cpio",
+                  moddir=None, manifest={}, pvh=True)
+
+
+def argv(kernel: Kernel, saving: Saving | None, memory: int = 1024) -> list[str]:
+    return qemu_argv(kernel, memory_mib=memory, cpus=1, machine="microvm", accel="tcg", xchg=Path("/x"),
+                     console=Path("/x/console.log"), disks=[], tsc_khz=None, timing="instructions", saved=saving)
+
+
+def test_a_state_is_keyed_by_the_kernel_the_command_line_and_qemu(tmp_path):
+    one = kernel(tmp_path)
+    saving = Saving(tmp_path / "initrd.cpio", Path("c.sock"), Path("q.sock"))
+    key = saved.state_key(one, argv(one, saving), [], "qemu-system-x86_64")
+    assert key == saved.state_key(one, argv(one, saving), [], "qemu-system-x86_64")
+    assert key != saved.state_key(one, argv(one, saving, memory=2048), [], "qemu-system-x86_64")
+    other = kernel(tmp_path, b"other")
+    assert key != saved.state_key(other, argv(other, saving), [], "qemu-system-x86_64")
+
+
+def test_qemu_saves_on_a_socket_console_and_restores_with_incoming(tmp_path):
+    one = kernel(tmp_path)
+    cold = argv(one, None)
+    assert "file:/x/console.log" in cold and "-incoming" not in cold and "iolab.saved=1" not in cold[-1]
+    state = tmp_path / "s.state"
+    restored = argv(one, Saving(tmp_path / "initrd.cpio", Path("c.sock"), Path("q.sock"), state))
+    assert "socket,id=console,path=c.sock,server=on,wait=off,logfile=/x/console.log" in restored
+    assert restored[restored.index("-qmp") + 1] == "unix:q.sock,server=on,wait=off"
+    assert restored[restored.index("-incoming") + 1] == f"exec:cat {state}"
+    assert restored[restored.index("-initrd") + 1] == str(tmp_path / "initrd.cpio")
+    assert restored[-1].endswith("iolab.saved=1")
+
+
+def test_reclaim_removes_a_dead_runs_partial_files_and_the_oldest_states(tmp_path, monkeypatch):
+    monkeypatch.setattr(saved, "KEEP_STATES", 2)
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    (tmp_path / f"k-0.state.partial-{dead}-1").write_bytes(b"x")
+    (tmp_path / f"k-1.state.partial-{os.getpid()}-1").write_bytes(b"x")  # this process's: still being written
+    for index, age in enumerate((300, 200, 100)):
+        path = tmp_path / f"k-{index}.state"
+        path.write_bytes(b"s")
+        os.utime(path, (time.time() - age, time.time() - age))
+    saved.reclaim(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "k-1.state", f"k-1.state.partial-{os.getpid()}-1", "k-2.state"]
+
+
+def test_a_kernel_whose_state_cannot_be_made_boots_cold_and_says_so(tmp_path, capsys, monkeypatch):
+    def fails(*args):
+        raise saved.SavedError("no python here")
+
+    monkeypatch.setattr(saved, "initrd", fails)
+    states = saved.SavedStates(dataclasses.replace(kernel(tmp_path)), "/nonexistent/python", [], "qemu")
+    assert states.plan(tmp_path / "xchg", [], lambda xchg, saving: []) is None
+    assert states.plan(tmp_path / "xchg", [], lambda xchg, saving: []) is None
+    err = capsys.readouterr().err
+    assert err.count("cold boots for k in this run") == 1 and "no python here" in err
