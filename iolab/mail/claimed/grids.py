@@ -118,18 +118,19 @@ def _columns(heads: list[_Line], first: _Line, lines: list[str] | None = None) -
     return out
 
 
-def sided_grid(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
-    """The claims of the pipe table at line k when header rows name sides over its columns."""
+def sided_grid(lines: list[str], k: int, about: list[str] | None = None) -> tuple[list[Claim], int] | None:
+    """The claims of the pipe table at line k when header rows name sides over its columns (``about``:
+    the patches' subjects, ``Subject: ...`` lines, that may say what a change drops or brings)."""
     heads, data, end = _block(lines, k)
     if not heads or not data:
         return None
-    return _grid_claims(heads, data, lines, k, end)
+    return _grid_claims(heads, data, lines, k, end, about or [])
 
 
-def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int,
-                 end: int) -> tuple[list[Claim], int] | None:
+def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int, end: int,
+                 about: list[str]) -> tuple[list[Claim], int] | None:
     """A claim per row and pair of a before and an after column the header lines name."""
-    columns = _columns(heads, data[0], lines)
+    columns = _columns(heads, data[0], [*about, *lines])
     pairs = pair_columns(columns)
     if not pairs or len(columns) < 2:
         return None
@@ -176,7 +177,7 @@ def _figures_row(text: str) -> _Line | None:
     return line if len(cells) >= 2 and all(_figure(c) for c in cells) else None
 
 
-def aligned_grid(lines: list[str], start: int, end: int) -> list[Claim] | None:
+def aligned_grid(lines: list[str], start: int, end: int, about: list[str] | None = None) -> list[Claim] | None:
     """The claims of a table of aligned columns (lines start to end) under two header lines, the upper
     naming groups of columns (``clients  async  sync`` over ``BW  Latency  BW  Latency``): None when
     its header is one line, or no header cell stands over several columns."""
@@ -188,7 +189,7 @@ def aligned_grid(lines: list[str], start: int, end: int) -> list[Claim] | None:
     width = len(data[0].spans)
     if len({len(row.spans) for row in data}) != 1 or all(len(h.spans) >= width - 1 for h in heads):
         return None
-    found = _grid_claims(heads, data, lines, first, end)
+    found = _grid_claims(heads, data, lines, first, end, about or [])
     return found[0] if found else None
 
 

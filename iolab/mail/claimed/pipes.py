@@ -194,13 +194,14 @@ def _variant_rows(header: list[str], body: list[list[str]], lines: list[str]) ->
     return out
 
 
-def pipe_tables(lines: list[str]) -> list[Claim]:
-    """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across."""
+def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]:
+    """Every pipe table's claims: a cell per variant, or read down when its rows are the sides, else across
+    (``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings)."""
     claims, used = side_tables(lines)
     for k, table in _tables(lines):
         if k in used:
             continue
-        variants = grouped(lines, k) or sided_grid(lines, k)
+        variants = grouped(lines, k) or sided_grid(lines, k, about)
         if variants is not None:
             claims += variants[0]
             continue

@@ -342,14 +342,15 @@ def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better
     return out
 
 
-def column_tables(lines: list[str]) -> list[Claim]:
-    """Every table of columns in the lines, read across, down, as a series or as twins (a table a side)."""
+def column_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]:
+    """Every table of columns in the lines, read across, down, as a series or as twins (a table a side);
+    ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
     claims: list[Claim] = []
     tables = _tables(lines)
     k = 0
     while k < len(tables):
         i, table = tables[k]
-        grid = aligned_grid(lines, i, table.end)
+        grid = aligned_grid(lines, i, table.end, about)
         if grid:  # "clients  async  sync" over "BW  Latency  BW  Latency": its groups are the sides
             claims += grid
             k += 1
@@ -369,7 +370,7 @@ def column_tables(lines: list[str]) -> list[Claim]:
             for _, b, a in groups:
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
-            sides = _sides(rows, lines)
+            sides = _sides(rows, [*(about or []), *lines])
             claims += _down(table, unit, better, sides) if sides else _across(table, unit, better)
         k += 1
     return claims
