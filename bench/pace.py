@@ -8,7 +8,9 @@
 a mail's base source unpacked and built once, as `iolab patch` leaves it.)
 
 seed004: `iolab run scenarios/ext4-write-begin-7.2.toml --timing instructions`
-into a scratch store, `--runs` times in a row. Each run: the load average
+into a scratch store, in a scratch directory (`python -m` puts its working
+directory first on the path: run from a checkout, it would import that
+checkout's iolab, whatever `--iolab` says), `--runs` times in a row. Each run: the load average
 before, the wall seconds, the CPU seconds of iolab and every process it
 waited for (QEMU's user + sys among them: this script's RUSAGE_CHILDREN
 across the run), the rounds it took, whether every primary row is exact
@@ -71,7 +73,7 @@ def seed004(iolab: list[str], runs: int) -> None:
         with tempfile.TemporaryDirectory(prefix="iolab-pace-") as scratch:
             before = load()
             done, wall, used = timed([*iolab, "--store", f"{scratch}/s.db", "run", str(REPO / SEED004),
-                                      "--timing", "instructions", "--format", "json", "--quiet"], REPO)
+                                      "--timing", "instructions", "--format", "json", "--quiet"], Path(scratch))
             if done.returncode not in (0, 1) or not done.stdout.strip():
                 raise SystemExit(f"iolab run failed ({done.returncode}): {done.stderr.strip()[-1500:]}")
             document = json.loads(done.stdout)

@@ -11,7 +11,8 @@ executor) with that variant's cells of one round, one VM at a time. Printed
 per boot: the load average before and after, the host's seconds from QEMU's
 start to the guest ready (and its steps: the kernel's boot to init's first
 line, init's mounts, Python's start to guest.py's first line, the executor's
-imports) and to each cell's sample, QEMU's CPU seconds
+imports; for a guest restored from a saved state, iolab.hosts.vm.saved: QEMU's start
+to the go line, init's mounts, Python's start of work) and to each cell's sample, QEMU's CPU seconds
 (user + sys, from its rusage), and each cell's value of the experiment's
 first primary metric (instructions mode: the same in every boot, or the cut
 changed what is measured). A tree runs in a Python of its own (the trees'
@@ -54,7 +55,7 @@ with tempfile.TemporaryDirectory(prefix="iolab-paceboot-") as scratch:
 used = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"load": [before, open("/proc/loadavg").read().split()[0]], "ready_s": boot.ready_s,
                   "samples_at": at, "qemu_cpu_s": round(used.ru_utime + used.ru_stime, 2), "values": values,
-                  "marks": boot.marks}))
+                  "marks": boot.marks, "start": getattr(boot, "start", {"kind": "cold"})}))
 """
 
 
@@ -74,7 +75,8 @@ def line(label: str, row: dict) -> str:
         ("kernel", "", "init"), ("init", "init", "command"), ("python", "command", "python"),
         ("imports", "python", "imported"), ("restore", "", "go"), ("mounts", "go", "command"),
         ("to-ready", "command", "ready")) if b in marks and (not a or a in marks) and (name != "to-ready" or "go" in marks))
-    return (f"{label}  load {row['load'][0]}->{row['load'][1]}  {steps}  ready {ready:.2f}  cells "
+    start = row.get("start", {}).get("kind", "cold")
+    return (f"{label}  load {row['load'][0]}->{row['load'][1]}  {start}  {steps}  ready {ready:.2f}  cells "
             + " ".join(f"{c:.2f}" for c in cells)
             + f"  last sample {row['samples_at'][-1]:.2f}  qemu_cpu {row['qemu_cpu_s']:.2f}  values "
             + " ".join(str(v) for v in row["values"]))
