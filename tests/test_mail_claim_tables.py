@@ -102,3 +102,13 @@ def test_the_subject_names_sides_only_where_no_other_word_does():
     rows = [("seq read, cluster 4096", 498, 540), ("randread, cluster 4096", 107, 113),
             ("seq read, cluster 16384", 420, 701), ("randread, cluster 16384", 126, 160)]
     assert _rows(text) == _rows(text, "erofs: support deflate decompress by using Intel QAT") == rows
+
+
+def test_a_column_under_two_headers_takes_its_unit_from_its_own_name_before_the_text_above():
+    text = """             base                 patched
+             IOPS     lat(us)     IOPS     lat(us)
+randread     100k     80          120k     70
+randwrite    80k      90          95k      85
+"""
+    assert [(c.label, c.unit, c.better) for c in claims(text)][:2] == [
+        ("randread IOPS", "IOPS", "higher"), ("randread lat(us)", "us", "lower")]

@@ -144,7 +144,7 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
             before, after = _figure(row.cell(b)), _figure(row.cell(a))
             if before is None or after is None:
                 continue
-            unit = unit_of(before[1]) or unit_of(after[1]) or unit_of(label) or said
+            unit = unit_of(before[1]) or unit_of(after[1]) or unit_of(key) or unit_of(label) or said
             cells = [after[1], *(row.cell(c) for c in range(1, len(row.spans)))]
             stated = next((w for cell in cells for w in re.findall(r"[+-]?\d+(?:\.\d+)?%", cell)
                            if PERCENT.match(w)), "")
