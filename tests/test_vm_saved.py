@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from iolab.hosts.vm import saved
-from iolab.hosts.vm.qemu import Saving, qemu_argv
+from iolab.hosts.vm.qemu import Disk, Saving, qemu_argv
 from iolab.kernels import Kernel
 from iolab.kernels.initramfs import INIT
 
@@ -117,7 +117,29 @@ def test_a_kernel_whose_state_cannot_be_made_boots_cold_and_says_so(tmp_path, ca
 
     monkeypatch.setattr(saved, "initrd", fails)
     states = saved.SavedStates(dataclasses.replace(kernel(tmp_path)), "/nonexistent/python", [], "qemu")
-    assert states.plan(tmp_path / "xchg", [], lambda xchg, saving: []) is None
-    assert states.plan(tmp_path / "xchg", [], lambda xchg, saving: []) is None
+    assert states.plan(tmp_path / "xchg", [], lambda xchg, disks, saving: []) is None
+    assert states.plan(tmp_path / "xchg", [], lambda xchg, disks, saving: []) is None
     err = capsys.readouterr().err
     assert err.count("cold boots for k in this run") == 1 and "no python here" in err
+
+
+def test_a_boot_keys_its_state_without_its_own_disk_image_and_a_device_is_never_saved(tmp_path, monkeypatch):
+    monkeypatch.setattr(saved, "initrd", lambda *args: tmp_path / "initrd.cpio")
+    monkeypatch.setattr(saved, "cache_dir", lambda: tmp_path / "states")
+    one = kernel(tmp_path)
+
+    def argv_for(xchg, disks, saving):
+        return qemu_argv(one, memory_mib=1024, cpus=1, machine="microvm", accel="tcg", xchg=xchg,
+                         console=xchg / "console.log", disks=disks, tsc_khz=None, timing="instructions",
+                         saved=saving)
+
+    plans = []
+    for name in ("a.img", "b.img"):  # two runs' fresh images of one size
+        (tmp_path / name).write_bytes(bytes(4096))
+        states = saved.SavedStates(one, "/usr/bin/python3", [], "qemu-system-x86_64")
+        plans.append(states.plan(tmp_path / f"xchg-{name}", [Disk(str(tmp_path / name), "iolab0", image=True)],
+                                 argv_for))
+    assert plans[0].state == plans[1].state and not plans[0].restoring
+    states = saved.SavedStates(one, "/usr/bin/python3", [], "qemu-system-x86_64")
+    assert states.plan(tmp_path / "x", [Disk("/dev/sdz", "iolab0")], argv_for) is None
+    assert "device" in states.broken

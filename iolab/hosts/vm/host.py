@@ -267,7 +267,7 @@ class VMHost:
                 xchg = Path(tempfile.mkdtemp(prefix="xchg-", dir=workdir))
                 (xchg / "cells.json").write_text(_request(cells, self.settings.disk, null_blk_params(self.settings.device_model)))
                 disks = [disk] if disk else []
-                plan = self.saved.plan(xchg, disks, lambda x, s: self._argv(x, disks, s)) if self.saved else None
+                plan = self.saved.plan(xchg, disks, self._argv) if self.saved else None
                 process, boot = self._launch(xchg, disks, command, plan)
                 for sample in self._follow(process, boot, timeout=self.settings.timeout, ready="guest.json"):
                     if sample.seq in pending:

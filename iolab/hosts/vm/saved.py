@@ -53,7 +53,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -328,9 +328,13 @@ class SavedStates:
         self.initrd: Path | None = None
         self.broken: str | None = None  # why this run's boots of the kernel are cold
 
-    def plan(self, xchg: Path, disks: Sequence[Disk], argv_for: Callable[[Path, Saving], list[str]]) -> Plan | None:
+    def plan(self, xchg: Path, disks: Sequence[Disk],
+             argv_for: Callable[[Path, Sequence[Disk], Saving], list[str]]) -> Plan | None:
         """The next boot's plan, or None (a cold boot: the states cannot be made here)."""
         with self.lock:
+            if self.broken is None and not all(disk.image for disk in disks):
+                # a device's contents are not the state's: the guest read it at its start
+                self.failed("a guest with a device as its disk is not saved")
             if self.broken is not None:
                 return None
             index = self.boots
@@ -338,7 +342,9 @@ class SavedStates:
             try:
                 if self.initrd is None:
                     self.initrd = initrd(self.kernel, self.python, self.path)
-                placeholders = argv_for(Path("/XCHG"), Saving(self.initrd, Path("/CONSOLE"), Path("/QMP")))
+                # the boot's own paths left out: its exchange dir, sockets, disk images (fresh, of one size)
+                placeholders = argv_for(Path("/XCHG"), [replace(disk, path=f"/DISK{index}") for index, disk in
+                                                        enumerate(disks)], Saving(self.initrd, Path("/C"), Path("/Q")))
                 key = state_key(self.kernel, placeholders, disks, self.qemu)
             except (OSError, SavedError, subprocess.SubprocessError, ValueError) as error:
                 self.failed(f"the guest's saved state cannot be made: {error}")
