@@ -94,3 +94,30 @@ def test_a_vs_pair_needs_a_side_said():
     assert [(b, a) for _, b, a, _ in _rows("Baseline vs patched: 4,532 vs 4,616 MB/s.\n")] == [(4532, 4616)]
     (row,) = claims("page copy: 37.77M vs 42.40M IOPS, +12%\n")  # the mail's own delta says which is after
     assert (row.before, row.after, row.stated) == (37.77e6, 42.40e6, "+12%")
+
+
+def test_a_counter_listed_under_each_side_is_a_claim_where_the_prose_names_it():
+    listing = """The series cuts the number of allocstall events seen in the test by a lot:
+
+Before:
+allocstall: 1200
+pgscan: 50000
+After:
+allocstall: 300
+pgscan: 51000
+"""
+    assert [(label, b, a) for label, b, a, _ in _rows(listing)] == [("allocstall", 1200, 300)]
+    assert _rows(listing.replace("allocstall events", "stall events")) == []
+
+
+def test_a_counter_alone_over_a_figure_is_its_heading():
+    text = """before
+SEGS_PER_SEC 128
+2145MiB/s
+after
+SEGS_PER_SEC 128
+2556MiB/s
+
+With SEGS_PER_SEC set to 128 the write speed goes back to what it was.
+"""
+    assert [(b, a) for _, b, a, _ in _rows(text)] == [(2145, 2556)]

@@ -19,7 +19,7 @@ TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (840, 0.97)}
+FLOOR = {"tune": (841, 0.97)}
 
 
 def _held_out_or_skip(split):

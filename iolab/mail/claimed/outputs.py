@@ -65,6 +65,7 @@ class Figure:
     alone: bool = False  # a whole run's result (dd's summary of one file): never a sample of a series
     at: int = -1  # the line's number in the text
     fio: bool = False  # read from fio's own output: repeated a side, its runs (their mean)
+    counter: bool = False  # a counter's line ("pswpin: 29815871"): a claim only where the prose names it
 
 
 _IOPS: Unit = ("IOPS", "rate", "higher")
@@ -175,7 +176,24 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         if average and number(average.group(2)) is not None:
             out.append(Figure(_key_words(line[:average.start()], label, "avg"), number(average.group(2)) or 0.0,
                               ("", "", None), None, line))
-    return out
+    counter = None if out else counted(line)
+    return out + ([Figure(counter[0], counter[1], ("", "count", None), None, line, counter=True)] if counter else [])
+
+
+# a counter's line: "pswpin: 29815871", "nr_dirty 1234", perf stat's "  12,345,678      cache-misses   # 3.45% ..."
+_NAMED_COUNT = re.compile(r"^\s*(?P<name>[A-Za-z][\w./()-]*(?:\s[A-Za-z][\w./()-]*){0,2})(?:\s*[:=]\s*|\s+)"
+                          r"(?P<v>\d[\d,]*)\s*$")
+_COUNT_NAMED = re.compile(r"^\s*(?P<v>\d[\d,]*)\s+(?P<name>[A-Za-z][\w./:-]*(?:\s[A-Za-z][\w./:-]*){0,2})"
+                          r"\s*(?:#.*)?$")
+
+
+def counted(line: str) -> tuple[str, float] | None:
+    """A counter's name and its count (a whole number: ``6.8`` is a version), on a line of its own;
+    a side's name and a number (``Vanilla 6``) is none."""
+    found = _NAMED_COUNT.match(line) or _COUNT_NAMED.match(line)
+    value = number(found.group("v")) if found else None
+    return (found.group("name"), value) if found and value is not None and side_of(found.group("name")) is None \
+        else None
 
 
 _ARROW = re.compile(r"\d\s*\S{0,8}\s*(?:->|=>|→)\s*~?\d")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
 from iolab.mail.claimed.naming import AFTER, BEFORE, Side, introduced, side_of
-from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, line_figures
+from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
@@ -158,6 +158,7 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
     text = " ".join(lines)
     parts = tuple(p for p, said in (("user", r"\buser\s+time"), ("sys", r"\b(?:system|sys)\s+time"))
                   if re.search(said, text, re.I))  # time(1)'s breakdown, claimed where the text speaks of it
+    spoken = _spoken(lines)
     for k, line in enumerate(lines):
         opened = markers[k]
         if opened is not None and (opened[0] is not None or not known):
@@ -179,7 +180,9 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
         job = FIO_JOB_HEAD.match(line)
         current.job = job.group(1) if job else current.job
         found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f
-                 for f in line_figures(line, parts=parts)]
+                 for f in line_figures(line, parts=parts)
+                 if not f.counter or _listed(lines, k) and
+                 re.search(rf"(?<![\w-]){re.escape(f.key.lower())}(?![\w-])", spoken)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
@@ -269,6 +272,22 @@ def side_pairs(lines: list[str]) -> list[Claim]:
         nearest = min(befores, key=lambda j: (abs(j - k), j > k))
         out += _pair(found[nearest], segment, named)
     return [c for c in out if c.kind != "size" or c.before != c.after]  # "(2560 blocks of 4096 bytes)": a setting
+
+
+def _listed(lines: list[str], k: int) -> bool:
+    """A counter's line in a listing of them (one above or under it), not a heading (``SEGS_PER_SEC 128``
+    over the figure it names)."""
+    return any(counted(line) for line in lines[max(0, k - 1):k] + lines[k + 1:k + 2])
+
+
+_CODE = re.compile(r"[$={}|<>]|^\s*(?:#|//|\*)")
+
+
+def _spoken(lines: list[str]) -> str:
+    """The mail's sentences (no code, no listing), lower case: a counter listed under a side is a claim
+    only where they name it (``pgsteal drops by half``), not where only a script prints it."""
+    return " ".join(line for line in lines if len(line.split()) >= 6 and not _CODE.search(line)
+                    and counted(line) is None).lower()[:1 << 20]
 
 
 # -- two sides in one line ----------------------------------------------------------------
