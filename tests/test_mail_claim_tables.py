@@ -112,3 +112,12 @@ randwrite    80k      90          95k      85
 """
     assert [(c.label, c.unit, c.better) for c in claims(text)][:2] == [
         ("randread IOPS", "IOPS", "higher"), ("randread lat(us)", "us", "lower")]
+
+
+def test_rows_of_the_sides_under_a_caption_take_the_names_of_the_line_right_above_them():
+    text = """bs=4k
+             1       2       3       average
+base         100     102     104     102
+patched      120     122     121     121
+"""
+    assert _rows(text) == [("average", 102, 121)]

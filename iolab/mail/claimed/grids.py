@@ -79,11 +79,14 @@ _DOES = re.compile(rf"(?:^subject:.*?|\b(?:this|the)\s+(?:patch|series|patchset|
                    rf"(?P<name>[\w/+-]+)", re.I)
 
 
+_REACH = 200
+
+
 def patch_side(name: str, lines: list[str]) -> Side | None:
     """The side a column or row is by what the patch says it does to what the name names: drops,
     removes, avoids or disables it (before), or adds, uses, enables or introduces it (after)."""
     said = set()
-    for line in lines:
+    for line in lines[:_REACH]:  # the subjects, then the description's opening: a table's each name asks
         for found in _DOES.finditer(line) if name.strip() else ():
             if found.group("name").lower() == name.strip().lower():
                 said.add("before" if found.group("drops") else "after")

@@ -119,6 +119,9 @@ def _down(table: _Table, unit: Unit | None, better: Better | None,
     before, after = pair
     count = min(len(before.values), len(after.values))
     names = _columns(table.header, count)
+    group = next((g for g, row in table.rows if row is before), "")
+    if names[0] == "column 1" and group and _columns(group, count)[0] != "column 1":
+        names = _columns(group, count)  # the line right above the rows names the columns; the header was a caption
     runs = [k for k, n in enumerate(names) if _RUN.match(n)]
     if len(runs) >= 2 and len(runs) == count:  # a column a run, no average: the claim is each side's mean
         mean = [sum(v for v, _ in row.values[:count]) / count for row in (before, after)]
