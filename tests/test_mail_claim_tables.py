@@ -121,3 +121,12 @@ base         100     102     104     102
 patched      120     122     121     121
 """
     assert _rows(text) == [("average", 102, 121)]
+
+
+def test_the_patchs_words_name_groups_of_columns_not_a_column_each():
+    text = """| device  | polled   | irq      |
+|---------|----------|----------|
+| nvme0n1 | 512k     | 498k     |
+| nvme1n1 | 505k     | 490k     |
+"""
+    assert _rows(text, "nvme: drop polled completions from the flush path") == []

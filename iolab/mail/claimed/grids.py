@@ -96,10 +96,11 @@ def patch_side(name: str, lines: list[str]) -> Side | None:
 def _head_sides(head: _Line, first: _Line, lines: list[str]) -> dict[str, Side]:
     """The side each name of a header line says over the figure columns: by its words, else by what the
     patch does to it (of two names, when the patch names one, the other is the other side)."""
-    names = list(dict.fromkeys(n for n in (_name(head, first, c) for c in range(1, len(first.spans))) if n))
+    over = [n for n in (_name(head, first, c) for c in range(1, len(first.spans))) if n]
+    names = list(dict.fromkeys(over))
     out = {n: s for n in names for s in [side_of(n)] if s}
-    if out or not lines:
-        return out
+    if out or not lines or any(over.count(n) < 2 for n in names):
+        return out  # the patch's words name groups of columns (async over BW and latency), not a column each
     out = {n: s for n in names for s in [patch_side(n, lines)] if s}
     if len(names) == 2 and len(out) == 1:
         (known, side), = out.items()
