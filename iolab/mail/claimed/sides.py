@@ -17,7 +17,9 @@ read the same way, and so are two lines each ending in its side (``...
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
@@ -181,8 +183,7 @@ def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], k
         current.job = job.group(1) if job else current.job
         found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f
                  for f in line_figures(line, parts=parts)
-                 if not f.counter or _listed(lines, k) and
-                 re.search(rf"(?<![\w-]){re.escape(f.key.lower())}(?![\w-])", spoken)]
+                 if not f.counter or _listed(lines, k) and spoken(f.key)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
@@ -283,11 +284,19 @@ def _listed(lines: list[str], k: int) -> bool:
 _CODE = re.compile(r"[$={}|<>]|^\s*(?:#|//|\*)")
 
 
-def _spoken(lines: list[str]) -> str:
-    """The mail's sentences (no code, no listing), lower case: a counter listed under a side is a claim
-    only where they name it (``pgsteal drops by half``), not where only a script prints it."""
-    return " ".join(line for line in lines if len(line.split()) >= 6 and not _CODE.search(line)
-                    and counted(line) is None).lower()[:1 << 20]
+def _spoken(lines: list[str]) -> Callable[[str], bool]:
+    """Whether the mail's sentences (no code, no listing) name a counter: one listed under a side is a
+    claim only where they do (``pgsteal drops by half``), not where only a script prints it."""
+    text = " ".join(line for line in lines if len(line.split()) >= 6 and not _CODE.search(line)
+                    and counted(line) is None).lower()[:1 << 18]  # a hostile mail's time stays bounded
+    words = set(re.findall(r"[\w./()-]+", text))
+
+    @functools.lru_cache(maxsize=256)
+    def said(name: str) -> bool:
+        name = name.lower()
+        return name in words if " " not in name else \
+            re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+    return said
 
 
 # -- two sides in one line ----------------------------------------------------------------
