@@ -118,7 +118,7 @@ def _workloads(series: Series, paths: list[Path], source: Source) -> tuple[str, 
     infos = [library.with_source(library.read_patch(path), source.root) for path in paths]
     selection = library.select(infos, library.load_areas(), series.text)
     chosen = [f"{c.area.area}: {c.workload.name}" for c in selection.chosen]
-    mailed = benchmark.benchmark(series.text, series.title, claims(series.text)).workloads
+    mailed = benchmark.benchmark(series.text, series.title, claims(series.text, series.title)).workloads
     return tuple(chosen + [f"the mail's {w.name}" for w in mailed])
 
 

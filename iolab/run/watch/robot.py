@@ -60,7 +60,7 @@ def _remember(store: Store, where: str, series: Series, status: str, reason: str
     from iolab.store import watch as memory
 
     found = [{"label": c.label, "before": c.before, "after": c.after, "unit": c.unit, "better": c.better}
-             for c in claims(series.text)]
+             for c in claims(series.text, series.title)]
     memory.add(store, inbox=where, key=series.key, family=series.family, subject=series.subject,
                revision=series.revision, message_id=series.message_id, headers=series.headers, claims=found,
                status="queued" if status == "queued" else "skipped", reason=reason, run_id=run_id)
