@@ -143,3 +143,28 @@ def test_a_boot_keys_its_state_without_its_own_disk_image_and_a_device_is_never_
     states = saved.SavedStates(one, "/usr/bin/python3", [], "qemu-system-x86_64")
     assert states.plan(tmp_path / "x", [Disk("/dev/sdz", "iolab0")], argv_for) is None
     assert "device" in states.broken
+
+
+def test_the_guests_files_are_listed_again_only_when_one_of_them_changed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    import iolab
+
+    monkeypatch.setattr(saved, "cache_dir", lambda: tmp_path / "states")
+    path = (str(Path(iolab.__file__).parent.parent),)
+    saved.guest_files.cache_clear()
+    files = saved.guest_files(sys.executable, path)
+    assert any(name.endswith("iolab/cell/executor.py") for name in files) and sys.executable in files
+    runs = []
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: runs.append(args) or real_run(*args, **kwargs))
+    saved.guest_files.cache_clear()
+    assert saved.guest_files(sys.executable, path) == files and runs == []  # the list kept, no Python started
+    (listed,) = (tmp_path / "states").glob("files-*.json")
+    data = __import__("json").loads(listed.read_text())
+    data[next(iter(data))][1] += 1  # a file whose size changed since
+    listed.write_text(__import__("json").dumps(data))
+    saved.guest_files.cache_clear()
+    assert saved.guest_files(sys.executable, path) == files and len(runs) == 1
+    saved.guest_files.cache_clear()
