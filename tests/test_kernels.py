@@ -218,8 +218,8 @@ def test_initramfs_contents(tmp_path):
 def test_init_keeps_the_exit_status_apart():
     """rc goes to the exchange dir through a rename, before the reset that ends the VM."""
     init = initramfs.INIT
-    assert "echo $rc > $R$X/rc.tmp && mv $R$X/rc.tmp $R$X/rc" in init
-    assert init.index("mv $R$X/rc.tmp") < init.index("reboot -f\n", init.index("rc=$?"))
+    assert "echo $1 > $2/rc.tmp && mv $2/rc.tmp $2/rc" in init and "finish $? $R$X" in init
+    assert init.index("mv $2/rc.tmp") < init.index("reboot -f\n", init.index("finish() {"))
     assert "cache=loose hostroot" in init and "cache=none xchg" in init
 
 

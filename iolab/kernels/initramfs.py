@@ -18,8 +18,8 @@ loop, erofs ... are loaded on demand, not packed here).
 Kernel command line parameters read by init: iolab.moddir=<host path of
 lib/modules/KVER>, iolab.bus=mmio|pci (which module set to load),
 iolab.saved=1 (a guest to be saved after its start-up: Python starts first
-from a copy in a second initrd, and the host root is mounted only once the
-host's go line comes on the console; iolab.hosts.vm.saved).
+from a copy in a second initrd, and mounts the host root itself once the
+host's go line comes on the console; iolab.hosts.vm.saved, guest_root).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from iolab.process import run
 
-FORMAT = 8  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
+FORMAT = 9  # bump when the init or the layout changes: cached kernels get one of this format beside theirs
 
 # Modules needed before the host root is reachable, per virtio transport
 # (microvm: virtio-mmio; q35: virtio-pci). Built-in ones are skipped.
@@ -43,7 +43,7 @@ BOOT_MODULES = {
 }
 
 APPLETS = ("sh", "mount", "umount", "insmod", "mkdir", "cat", "sed", "echo", "chroot",
-           "reboot", "sync", "mv", "cut", "sleep", "ls", "grep", "uname", "env", "mkfifo", "ln")
+           "reboot", "sync", "mv", "cut", "sleep", "ls", "grep", "uname", "env", "ln")
 
 INIT = r"""#!/bin/busybox sh
 # iolab guest init: PID 1 stays here; the command runs chrooted in the host root.
@@ -70,22 +70,27 @@ while read m; do
   for a in $CMDLINE; do case $a in $n.*) P="$P ${a#*.}";; esac; done
   insmod /$m $P || log "insmod $m failed"
 done < /modules.$BUS
-# the root the command runs in (R). With iolab.saved=1 (iolab.hosts.vm.saved)
-# Python starts first, in /pyroot: this initramfs's copy of what the guest's
-# Python maps and reads at its start, with no 9p share mounted (QEMU saves no
-# guest that has one); once the host's go line comes on the console, the host
-# root is made ready in /pyroot/newroot as for a cold boot, and Python enters it
-R=/newroot
+# iolab.saved=1 (iolab.hosts.vm.saved): Python starts first, from /pyroot (this
+# initramfs's copy of what it maps and reads at its start), with no 9p share
+# mounted (QEMU saves no guest that has one); once the host's go line comes
+# on the console it mounts the host's root itself (iolab.hosts.vm.guest_root)
 early() { mount -t tmpfs -o mode=755 tmpfs $1/run
   mount -t proc proc $1/proc; mount -t sysfs sysfs $1/sys; mount -t devtmpfs devtmpfs $1/dev; }
+finish() {
+  read -r T_END _ < /proc/uptime
+  log "end rc=$1 $T_END"
+  echo $1 > $2/rc.tmp && mv $2/rc.tmp $2/rc
+  sync
+  reboot -f
+}
 if [ -n "$SAVED" ]; then
-  early /pyroot; mkfifo /pyroot/run/iolab-go
+  early /pyroot; ln -s /pyroot/newroot /cmdroot
+  [ -e /proc/sys/kernel/modprobe ] && echo /bin/modprobe-chroot > /proc/sys/kernel/modprobe
   env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      /bin/sh /saved.sh < /dev/null > /dev/console 2>&1 &
-  G=$!
-  read -r GO < /dev/console
-  R=/pyroot/newroot
+      /bin/sh /saved.sh < /dev/null > /dev/console 2>&1
+  finish $? /pyroot/newroot/run/iolab
 fi
+R=/newroot
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot $R || die "cannot mount the host root (9p)"
 # writable layers in the guest's memory over the read-only host root
 mkdir /ovl; mount -t tmpfs tmpfs /ovl
@@ -115,19 +120,9 @@ read -r T_START _ < /proc/uptime
 echo "{\"init_uptime\": $T_INIT, \"command_uptime\": $T_START}" > $R$X/init.json
 log "start $T_START"
 # busybox's env, not the host's: one program less to load and translate under TCG
-if [ -n "$SAVED" ]; then
-  # Python waits on this fifo in the saved state; it enters $R and runs the cells
-  echo go > /pyroot/run/iolab-go; wait $G
-else
-  env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      chroot $R /bin/sh $X/cmd.sh < /dev/null > /dev/console 2>&1
-fi
-rc=$?
-read -r T_END _ < /proc/uptime
-log "end rc=$rc $T_END"
-echo $rc > $R$X/rc.tmp && mv $R$X/rc.tmp $R$X/rc
-sync
-reboot -f
+env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    chroot $R /bin/sh $X/cmd.sh < /dev/null > /dev/console 2>&1
+finish $? $R$X
 """
 
 MODPROBE_WRAPPER = '#!/bin/busybox sh\nexec /bin/busybox chroot /cmdroot /sbin/modprobe "$@"\n'

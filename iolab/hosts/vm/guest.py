@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 SAMPLES = "samples.jsonl"
 MARK = "iolab-guest:"  # guest.log's lines that say where the guest's start-up is (iolab.hosts.vm.host)
 SAVE_MARK = f"{MARK} save"  # on the console: a guest to be saved is ready for it (iolab.hosts.vm.saved)
-GO_FIFO = "/run/iolab-go"  # where such a guest waits for init's go (iolab.kernels.initramfs)
-NEW_ROOT = "/newroot"  # where init makes the host's root ready for it, in its start-up root (/pyroot)
 
 
 RAM_DIR = "/run/iolab-disk"  # [vm] disk = "ram": the target's image, in the guest's memory
@@ -170,14 +168,18 @@ def import_executor() -> float:
 def wait_for_go(xchg: Path) -> None:
     """A guest started to be saved (iolab.hosts.vm.saved), its imports done:
     say so on the console (the host saves the guest there, or restored it
-    from there), wait for init's word on the fifo (the host's root and the
-    exchange dir are mounted then in NEW_ROOT), enter that root, and write
+    from there), wait for the host's go line on the console, make the
+    host's root ready and enter it (iolab.hosts.vm.guest_root), and write
     on to guest.log as a cold boot does."""
+    from iolab.hosts.vm import guest_root  # from the start-up root, as the rest (saved.FILES_PROGRAM)
+
     print(SAVE_MARK, flush=True)
-    with open(GO_FIFO) as fifo:
-        fifo.read()
-    os.chroot(NEW_ROOT)  # the host's root, made ready there as for a cold boot; what Python mapped stays
+    with open("/dev/console", "rb", buffering=0) as console:
+        console.readline()
+    guest_root.make_host_root()
+    os.chroot(guest_root.NEW_ROOT)  # what Python mapped stays the copy it started from
     os.chdir("/")
+    (xchg / "init.json").write_text(json.dumps({"init_uptime": None, "command_uptime": uptime()}))
     sys.stderr.flush()
     log = os.open(xchg / "guest.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log, 1)

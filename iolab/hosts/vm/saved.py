@@ -63,7 +63,7 @@ from iolab.hosts.vm.qemu import Disk, Saving, qemu_version
 from iolab.kernels import Kernel
 from iolab.kernels.initramfs import Cpio
 
-FORMAT = 2  # bump when what goes into a state changes in a way its key does not show
+FORMAT = 3  # bump when what goes into a state changes in a way its key does not show
 KEEP_STATES = 16  # the newest states kept in the cache (each 60-100 MiB)
 KEEP_INITRDS = 4
 STRIP_FROM = 64 << 10  # shared objects from this size are copied without their debug sections
@@ -74,7 +74,7 @@ FAILED_MARK = "iolab-guest: ended"  # on the console: the guest's Python ended b
 FILES_PROGRAM = r"""
 import json, os, sys
 sys.path += json.loads(sys.argv[1])
-from iolab.hosts.vm import guest
+from iolab.hosts.vm import guest, guest_root
 guest.unused_in_guest()
 from iolab.cell import executor
 from iolab.cell.cellspec import CellSpec
