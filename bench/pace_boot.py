@@ -61,7 +61,7 @@ print(json.dumps({"load": [before, open("/proc/loadavg").read().split()[0]], "re
 
 def one_boot(tree: str, experiment: str, variant: str) -> dict:
     done = subprocess.run([sys.executable, "-c", ONE_BOOT, tree, experiment, variant], capture_output=True,
-                          text=True, check=False, env={**os.environ, "PYTHONPATH": tree})
+                          text=True, check=False, env={**os.environ, "PYTHONPATH": tree}, cwd=tree)
     if done.returncode != 0:
         raise SystemExit(f"pace_boot: the boot of {tree} failed: {done.stderr.strip()[-1000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

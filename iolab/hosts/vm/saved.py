@@ -116,8 +116,9 @@ def guest_files(python: str, path: tuple[str, ...]) -> tuple[str, ...]:
             return tuple(sorted(known))
     except (OSError, ValueError, AttributeError):
         pass
+    # from /, as the guest's command runs: python -c puts its working directory first on the path
     done = subprocess.run([python, "-S", "-c", FILES_PROGRAM, json.dumps(list(path))], capture_output=True,
-                          text=True, check=False, timeout=120,
+                          text=True, check=False, timeout=120, cwd="/",
                           env={"PYDANTIC_DISABLE_PLUGINS": "__all__", "PYTHONDONTWRITEBYTECODE": "1",
                                "LANG": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     if done.returncode != 0:
