@@ -47,6 +47,7 @@ sync\t4m55s\t\t4m20s
 def test_what_a_patch_does_to_a_name():
     lines = ["Subject: xfs: drop async cache flushes", "This patch adds a per-AG lock."]
     assert [patch_side(n, lines) for n in ("async", "per-AG", "sync", "cache")] == ["before", "after", None, None]
+    assert patch_side("tune", ["Subject: block: let us tune the queue"]) is None  # "us" is no "use"
 
 
 def test_a_box_drawn_in_unicode_is_read_as_the_same_box_in_ascii():
