@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
-from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
+from iolab.mail.claimed.rows import word_sides
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _BORDER = re.compile(r"^[+=|-][-+=| ]*$")
