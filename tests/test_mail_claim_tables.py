@@ -131,3 +131,18 @@ def test_the_patchs_words_name_groups_of_columns_not_a_column_each():
 | nvme1n1 | 505k     | 490k     |
 """
     assert _rows(text, "nvme: drop polled completions from the flush path") == []
+
+
+def test_rows_under_a_second_measure_take_its_unit_not_the_first_ones():
+    text = """fio randread, 4k:
+
+IOPS          1 job     2 jobs    4 jobs
+base          100k      200k      380k
+patched       110k      220k      400k
+lat (usec)
+base          10.1      10.5      11.2
+patched       9.2       9.4       10.1
+"""
+    found = [(c.before, c.after, c.unit, c.better) for c in claims(text)]
+    assert (100e3, 110e3, "IOPS", "higher") in found and (10.1, 9.2, "us", "lower") in found
+    assert (10.1, 9.2, "IOPS", "higher") not in found

@@ -39,16 +39,17 @@ _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
 
 
 def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
-    """The unit named in the sentence above a table, and 'lower/higher is better'."""
+    """The unit named in the lines above a table (the nearest that names one), and 'lower/higher is better'."""
     text = " ".join(lines)
     better: Better | None = None
     said = re.search(r"\b(lower|higher)\s+is\s+better\b", text, re.I)
     if said:
         better = "lower" if said.group(1).lower() == "lower" else "higher"
-    for word in re.findall(r"[A-Za-zµ/%]+", text):
-        found = unit_of(word)
-        if found and found[1] in ("time", "rate", "bandwidth"):
-            return found, better
+    for line in reversed(lines):  # the nearest line that names one ("IOPS" above, then "lat (usec)": usec)
+        for word in re.findall(r"[A-Za-zµ/%]+", line):
+            found = unit_of(word)
+            if found and found[1] in ("time", "rate", "bandwidth"):
+                return found, better
     return None, better
 
 
