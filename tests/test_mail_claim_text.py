@@ -121,3 +121,8 @@ SEGS_PER_SEC 128
 With SEGS_PER_SEC set to 128 the write speed goes back to what it was.
 """
     assert [(b, a) for _, b, a, _ in _rows(text)] == [(2145, 2556)]
+
+
+def test_the_sides_named_after_a_pairs_figures_say_which_is_before():
+    assert [(b, a) for _, b, a, _ in _rows("Results: 1.5 GB/s (patched) vs 1.1 GB/s (unpatched).\n")] == [(1.1, 1.5)]
+    assert [(b, a) for _, b, a, _ in _rows("6745489(before) -> 203571(after) extents\n")] == [(6745489, 203571)]

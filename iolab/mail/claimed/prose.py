@@ -131,6 +131,8 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
+    if sided and side_of(re.findall(r"\(([^()]*)\)", match.group(0))[0]) == "after":
+        a, b = b, a  # "1.5 GB/s (patched) vs 1.1 GB/s (unpatched)": the sides named say which is before
     if link[:1] in ("v", "V") and not (stated or sided or _SIDED.search(_context(lines, k, text))):
         return None  # "throughput now matches buffered (4,532 vs 4,616 MB/s)": two variants, no side said
     if link.startswith("v") and stated[:1] in ("+", "-") and (b - a) * float(stated.rstrip("%")) < 0:
