@@ -446,16 +446,15 @@ def test_guests_restored_from_their_saved_states_count_as_the_saved_boots_did(te
                      workload=[{"name": "w1k", "engine": "probe", "probe": {"mode": "batch", "case": "write_u1k"}}],
                      vm={"timing": "instructions", "memory": "1GiB", "boot_timeout": ICOUNT_BOOT_S})
     assert exp.vm.start == "saved"
-    runs = []
-    for _ in range(2):
-        store = Store(tmp_path / f"saved{len(runs)}.db")
+    runs, texts = [], []
+    for index in range(3):
+        if index == 2:
+            for cold in (tmp_path / "states").glob("*.state"):
+                cold.write_bytes(b"not a state")
+        store = Store(tmp_path / f"saved{index}.db")
         run_id, _ = run_in_vms(exp, store, tmp_path)
         runs.append(store.samples(run_id))
-    for cold in (tmp_path / "states").glob("*.state"):
-        cold.write_bytes(b"not a state")
-    store = Store(tmp_path / "cold.db")
-    run_id, _ = run_in_vms(exp, store, tmp_path)
-    runs.append(store.samples(run_id))
+        texts.append(" ".join(renderer("text")(reports.run_report(store, run_id)).split()))
     for samples in runs:
         assert [s.status for s in samples] == ["ok"] * 2, [s.error for s in samples]
     starts = [[s.env["vm"]["start"] for s in samples] for samples in runs]
@@ -465,5 +464,8 @@ def test_guests_restored_from_their_saved_states_count_as_the_saved_boots_did(te
     assert {start["state"] for start in starts[1]} == {start["state"] for start in starts[0]}
     assert [start["kind"] for start in starts[2]] == ["cold"] * 2
     assert "was not restored" in capfd.readouterr().err
+    assert "guests: of 2 boots 0 restored, 2 saved after their start-up and run on, 0 cold; from 2 saved states" in texts[0]
+    assert "guests: of 2 boots 2 restored, 0 saved after their start-up and run on, 0 cold; from 2 saved states" in texts[1]
+    assert "2 cold; from 0 saved states; cold: the guest's saved state" in texts[2] and "was not restored" in texts[2]
     values = [s.metrics["per_call"] for samples in runs for s in samples]
     assert (max(values) - min(values)) / min(values) < 1e-3, values

@@ -168,3 +168,28 @@ def test_the_guests_files_are_listed_again_only_when_one_of_them_changed(tmp_pat
     saved.guest_files.cache_clear()
     assert saved.guest_files(sys.executable, path) == files and len(runs) == 1
     saved.guest_files.cache_clear()
+
+
+def sample(boot: int, start: dict, seq: int = 0) -> "Sample":
+    from iolab.cell.sample import Sample
+
+    return Sample(seq=seq, round=boot, iteration=boot, warmup=False, variant="a", workload="w", status="ok",
+                  env={"vm": {"kernel": "k", "boot": boot, "start": start}})
+
+
+def test_the_report_says_how_the_guests_started_and_why_a_boot_was_cold():
+    from iolab.report.footnotes import guest_starts
+
+    restored = [sample(1, {"kind": "restored", "state": "k-0.state"}, 0),
+                sample(1, {"kind": "restored", "state": "k-0.state"}, 1),  # one boot, two cells: counted once
+                sample(2, {"kind": "restored", "state": "k-1.state"}, 2)]
+    assert guest_starts(tuple(restored)) == [
+        "guests: of 2 boots 2 restored, 0 saved after their start-up and run on, 0 cold; from 2 saved states"]
+    one = [sample(1, {"kind": "restored", "state": "k-0.state"}), sample(2, {"kind": "restored", "state": "k-0.state"})]
+    assert guest_starts(tuple(one))[0].endswith("from 1 saved states (every boot from the same state)")
+    fallback = [sample(1, {"kind": "saved", "state": "k-0.state"}),
+                sample(2, {"kind": "cold", "not_saved": "the guest's saved state (k-1.state) was not made: X"})]
+    assert guest_starts(tuple(fallback)) == [
+        "guests: of 2 boots 0 restored, 1 saved after their start-up and run on, 1 cold; from 1 saved states; "
+        "cold: the guest's saved state (k-1.state) was not made: X"]
+    assert guest_starts((sample(1, {"kind": "cold"}),)) == []  # cold boots as asked: nothing to say

@@ -10,6 +10,7 @@ from collections import defaultdict
 from iolab.analysis import Analysis, Diagnostic, Failure
 from iolab.analysis.envdiff import differences
 from iolab.analysis.model import Report
+from iolab.cell.sample import Sample
 from iolab.report.figures import listing
 
 
@@ -150,9 +151,32 @@ def footnotes(analysis: Analysis) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
+def guest_starts(samples: tuple[Sample, ...]) -> list[str]:
+    """How the VMs' guests started, where a run asked for saved states
+    ([vm] start = "saved", iolab.hosts.vm.saved): each boot (a kernel's
+    boot number) counted once, restored or saved or cold, the cold ones'
+    reason."""
+    boots: dict[tuple[str, int], dict[str, str]] = {}
+    for sample in samples:
+        vm = sample.env.get("vm") or {}
+        if isinstance(vm.get("start"), dict) and vm.get("boot") is not None:
+            boots.setdefault((str(vm.get("kernel")), int(vm["boot"])), vm["start"])
+    if not any(start.get("kind") != "cold" or start.get("not_saved") for start in boots.values()):
+        return []
+    kinds = {kind: [s for s in boots.values() if s.get("kind") == kind] for kind in ("restored", "saved", "cold")}
+    states = {s.get("state") for s in kinds["restored"] + kinds["saved"]}
+    said = [f"{len(kinds['restored'])} restored", f"{len(kinds['saved'])} saved after their start-up and run on",
+            f"{len(kinds['cold'])} cold"]
+    note = f"guests: of {len(boots)} boots {', '.join(said)}; from {len(states)} saved states"
+    note += " (every boot from the same state)" if len(states) == 1 and len(boots) > 1 and not kinds["cold"] else ""
+    reasons = sorted({str(s["not_saved"]) for s in kinds["cold"] if s.get("not_saved")})
+    return [note + "".join(f"; cold: {reason}" for reason in reasons)]
+
+
 def report_notes(report: Report) -> list[str]:
-    """Footnotes, and for two runs compared what is left out and what differs."""
-    notes = footnotes(report.analysis)
+    """Footnotes, how the guests started (guest_starts), and for two runs
+    compared what is left out and what differs."""
+    notes = footnotes(report.analysis) + guest_starts(report.samples)
     if report.compared is None:
         return notes
     changed = [f"environment differs in {line}" for line in differences(list(report.environment))]

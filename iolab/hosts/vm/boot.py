@@ -49,12 +49,7 @@ class Boot:
     # how the guest was started (iolab.hosts.vm.saved): {"kind": "cold"}, or restored from a saved
     # state, or saved in this boot, and which state; recorded with each sample (env["vm"]["start"])
     start: dict[str, Any] = field(default_factory=lambda: {"kind": "cold"})
-    held: list[Any] = field(default_factory=list)  # what the host keeps open while QEMU runs (the console's socket)
-
-    def release(self) -> None:
-        for item in self.held:
-            item.close()
-        self.held.clear()
+    number: int = 0  # this boot's number in its VMHost, from 1 (env["vm"]["boot"])
 
     def see_marks(self, now: float) -> None:
         """Note the start-up steps that appeared since the last look."""

@@ -28,6 +28,7 @@ per kernel: iolab.hosts.vm.variants.
 from __future__ import annotations
 
 import compileall
+import itertools
 import json
 import os
 import platform
@@ -128,6 +129,7 @@ class VMHost:
         self.tcg_thread = tcg_threading(settings.cpus, settings.timing)
         self.show_command = show_command
         self.boots: list[Boot] = []
+        self.numbers = itertools.count(1)  # each boot's number (env["vm"]["boot"])
         # [vm] start = "saved": guests restored from states saved after their start-up (iolab.hosts.vm.saved)
         self.saved = (SavedStates(kernel, sys.executable, guest_python_path(), qemu)
                       if settings.start == "saved" else None)
@@ -224,8 +226,11 @@ class VMHost:
                 self.saved.failed(f"the guest's saved state ({plan.state.name}) {done}: {error}")
                 if plan.restoring:
                     plan.state.unlink(missing_ok=True)
-                return self._launch(self._fresh(xchg), disks, command)
+                process, boot = self._launch(self._fresh(xchg), disks, command)
+                boot.start["not_saved"] = self.saved.broken  # why this boot is cold (said once on stderr)
+                return process, boot
         self.boots.append(boot)
+        boot.number = next(self.numbers)  # its own, where boots run side by side (len(self.boots) moves)
         return process, boot
 
     def _fresh(self, xchg: Path) -> Path:
@@ -269,6 +274,8 @@ class VMHost:
                 disks = [disk] if disk else []
                 plan = self.saved.plan(xchg, disks, self._argv) if self.saved else None
                 process, boot = self._launch(xchg, disks, command, plan)
+                if self.saved is not None and plan is None:
+                    boot.start["not_saved"] = self.saved.broken
                 for sample in self._follow(process, boot, timeout=self.settings.timeout, ready="guest.json"):
                     if sample.seq in pending:
                         pending.pop(sample.seq)
@@ -365,7 +372,7 @@ class VMHost:
         guest = boot.guest or {}
         timeline = {key: guest.get(key) for key in (
             "init_uptime", "command_uptime", "python_started_uptime", "import_s", "ready_uptime")}
-        return {**self.describe(), "boot_s": boot.ready_s, "cells_in_boot": count, "boot": len(self.boots),
+        return {**self.describe(), "boot_s": boot.ready_s, "cells_in_boot": count, "boot": boot.number,
                 "guest_timeline": timeline, "boot_host": dict(boot.marks), "modprobe": guest.get("modprobe"),
                 "start": dict(boot.start)}
 

@@ -36,7 +36,9 @@ and command line (with the boot's own paths left out), each disk's size.
 Written to a partial file and renamed; a partial file of a process that is
 gone (a killed run) is removed by the next save, and only the newest
 KEEP_STATES states stay. Where a state cannot be made or used, the boot is a
-cold one and the run says why once (stderr); the run never fails for it.
+cold one and the run says why once (stderr; env["vm"]["start"]["not_saved"]
+of its samples, and the report's notes: iolab.report.footnotes.guest_starts);
+the run never fails for it.
 """
 
 from __future__ import annotations
