@@ -15,7 +15,10 @@ before, the wall seconds, the CPU seconds of iolab and every process it
 waited for (QEMU's user + sys among them: this script's RUSAGE_CHILDREN
 across the run), the rounds it took, whether every primary row is exact
 (`=`), and each row's per-variant values (the same in every run, or the run
-is not exact as before).
+is not exact as before); and how its guests started (the report's note:
+restored from saved states, saved in that run, or cold; the first run after
+iolab's guest-side code or the kernel changed saves its states, later runs
+restore them).
 
 mail: `iolab patch MAIL` in a scratch directory and store, as a user types
 it, after its base build (the base kernel cached). The step's build is the
@@ -84,6 +87,8 @@ def seed004(iolab: list[str], runs: int) -> None:
             for r in document["rows"] if r.get("primary"))
         print(f"run {index + 1}: load before {before}; wall {wall:.2f} s; CPU {used:.2f} s; "
               f"rounds {document['run']['rounds_done']}; every primary row exact: {exact}; load after {load()}")
+        if document.get("guests"):  # saved states ([vm] start = "saved"): how this run's guests started
+            print(f"  {document['guests']}")
         print(f"  values: {values}")
 
 

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from iolab.report import claims, headers, reproduce
+from iolab.report import claims, footnotes, headers, reproduce
 from iolab.report.figures import json_number
 from iolab.analysis import Analysis, Diagnostic, Figure, iorows
 from iolab.analysis.series import TOTAL
@@ -215,6 +215,9 @@ def report_document(report: Report) -> dict[str, Any]:
         {"key": row.key, "values": row.values, "differs": row.differs, "checked": row.checked}
         for row in report.environment
     ]
+    guests = footnotes.guest_starts(report.samples)  # how the VMs' guests started, where saved states were asked
+    if guests:
+        doc["guests"] = guests[0]
     if report.hosts is not None:  # a queued run: each sample's host and try, the superseded ones too
         doc["samples"] = [_sample(s, True) for s in report.samples] + [
             _sample(s, False) for s in report.hosts.superseded_samples if not s.warmup]
