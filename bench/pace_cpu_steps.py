@@ -57,8 +57,11 @@ def main() -> int:
     kernel = kernels.ready(exp, lambda text: None)[args.variant]
     cells = [c for c in runner.cell_specs(exp, plan.plan(exp, 1)) if c.variant.name == args.variant and c.round == 0]
     vm.compile_iolab()
-    scratch = tempfile.mkdtemp(prefix="iolab-pace-cpu-")
-    host = vm.VMHost(kernel, exp.vm, scratch=Path(scratch))
+    with tempfile.TemporaryDirectory(prefix="iolab-pace-cpu-") as scratch:
+        return _measure(vm.VMHost(kernel, exp.vm, scratch=Path(scratch)), cells, scratch, args.tree)
+
+
+def _measure(host, cells, scratch: str, tree: str) -> int:
     trace: list[tuple[float, float]] = []
     lines: dict[str, float] = {}
     stop = threading.Event()
@@ -85,7 +88,7 @@ def main() -> int:
     rows = [(f"mark {name}", boot.started + at) for name, at in boot.marks.items()]
     rows += [(f"console {line.split(' ')[0]} {line.split(' ')[1]}", at) for line, at in lines.items()]
     rows += [(f"sample {index}", at) for index, at in enumerate(samples)]
-    print(f"# {args.tree}: load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}, "
+    print(f"# {tree}: load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}, "
           f"start {getattr(boot, 'start', {'kind': 'cold'})}")
     for name, at in sorted(rows, key=lambda row: row[1]):
         print(f"{name:28s} host {at - boot.started:6.2f} s  QEMU CPU {cpu_at(at):5.2f} s")
