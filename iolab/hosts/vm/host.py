@@ -17,6 +17,10 @@ One boot runs a batch of cells (``[vm] cells_per_boot``):
          its whole process group; cells left without a sample become
          failed samples carrying the console's last lines
 
+With [vm] start = "saved" (instructions mode's default) the guest is
+restored from a state QEMU saved after its start-up, or saved in this boot
+and run on (iolab.hosts.vm.saved); where that cannot be, the boot is cold.
+
 The guest's exit status (rc) is kept apart from QEMU's: QEMU exits 0 on
 poweroff, on a guest panic (-no-reboot, panic=-1) and on SIGTERM alike.
 
