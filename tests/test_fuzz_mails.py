@@ -66,6 +66,26 @@ def test_a_diff_name_outside_the_tree_is_neither_read_nor_copied(tmp_path):
     assert found == {"../secret": None, str(tmp_path / "src" / "secret"): None, "Makefile": "all:\n"}
 
 
+def test_a_diff_name_too_long_for_a_path_is_no_file_of_the_tree(tmp_path):
+    """Found by the fuzz (a mutated diff naming d/d/d/.../f, 5000 bytes): pathlib's is_file raised
+    ENAMETOOLONG out of the robot's check (iolab watch exited 1 with a traceback); such a name is no
+    file of the tree, and the patch naming it does not apply."""
+    from iolab.kernels import patches
+
+    root = tmp_path / "src" / "linux"
+    root.mkdir(parents=True)
+    (root / "Makefile").write_text("all:\n")
+    long = "d/" * 2500 + "f"
+    assert patches.pristine_files(root, [long, "Makefile"]) == {long: None, "Makefile": "all:\n"}
+    mutant = tmp_path / "long.patch"
+    mutant.write_text(f"--- a/{long}\n+++ b/{long}\n@@ -1 +1 @@\n-a\n+b\n")
+    try:
+        patches.check(root, [patches.Patch(mutant)])
+        raise AssertionError("applied")
+    except patches.PatchError as error:
+        assert "long.patch" in str(error)
+
+
 def test_a_from_header_b4_cannot_read_is_refused_not_a_traceback():
     """Found by the fuzz (a real btrfs-list mail with an encoded From of bytes
     that are not text put into its DKIM header's fold): b4's LoreMessage

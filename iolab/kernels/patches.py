@@ -29,6 +29,7 @@ hunk (with its @@ line); the tree is then pristine.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import re
@@ -395,6 +396,17 @@ def _inside(name: str) -> bool:
     return not Path(name).is_absolute() and ".." not in Path(name).parts
 
 
+def _regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file; a name no file can have (one too long, as a mail may
+    write) is none, where pathlib raises."""
+    try:
+        return path.is_file()
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
 def _pristine(root: Path, names: list[str], scratch: Path) -> None:
     """Copies of these files as the source tree came into ``scratch``: a
     build's saved original where the tree's journal lists one, the tree's
@@ -411,8 +423,8 @@ def _pristine(root: Path, names: list[str], scratch: Path) -> None:
                 if name in before["created"] or not _inside(name):
                     continue  # a mail's name outside the tree: neither read there nor written outside scratch
                 saved = tree.saved / name  # gone while a reset ends: the tree has it back by then
-                original = saved if name in before["saved"] and saved.is_file() else root / name
-                if original.is_file():
+                original = saved if name in before["saved"] and _regular(saved) else root / name
+                if _regular(original):
                     (scratch / name).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(original, scratch / name)
         except FileNotFoundError:
@@ -429,7 +441,7 @@ def pristine_files(root: Path, names: list[str]) -> dict[str, str | None]:
     with tempfile.TemporaryDirectory(prefix="iolab-pristine-") as scratch:
         top = Path(scratch) / "linux"
         _pristine(root, names, top)
-        return {name: (top / name).read_text(errors="surrogateescape") if _inside(name) and (top / name).is_file()
+        return {name: (top / name).read_text(errors="surrogateescape") if _inside(name) and _regular(top / name)
                 else None
                 for name in names}
 
