@@ -20,10 +20,8 @@ what Python read, its heap): the restore's figure is a lower bound for it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,31 +34,7 @@ sys.path.insert(0, str(REPO))
 from iolab import kernels, load  # noqa: E402
 from iolab.hosts.vm import host as vm  # noqa: E402
 from iolab.hosts.vm.qemu import guest_tsc_khz, lean_boot, qemu_argv  # noqa: E402
-
-
-class QMP:
-    def __init__(self, path: str, deadline: float = 30.0) -> None:
-        end = time.monotonic() + deadline
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX)
-                self.sock.connect(path)
-                break
-            except OSError:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.01)
-        self.file = self.sock.makefile("rw")
-        self.file.readline()
-        self.call("qmp_capabilities")
-
-    def call(self, command: str, **arguments: object) -> dict:
-        self.file.write(json.dumps({"execute": command, **({"arguments": arguments} if arguments else {})}) + "\n")
-        self.file.flush()
-        while True:
-            reply = json.loads(self.file.readline())
-            if "event" not in reply:
-                return reply
+from iolab.hosts.vm.saved import QMP, SavedError  # noqa: E402
 
 
 def cpu_of(pid: int) -> float:
@@ -94,7 +68,7 @@ def main() -> int:
         argv = argv_for(kernel, settings, xchg, f"{scratch}/qmp1")
         started = time.monotonic()
         first = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        qmp = QMP(f"{scratch}/qmp1")
+        qmp = QMP(Path(scratch, "qmp1"), lambda: first.poll() is None, time.monotonic() + 30)
         while "built-in shell" not in (xchg / "console.log").read_text(errors="replace"):
             if time.monotonic() - started > 120 or first.poll() is not None:
                 raise SystemExit("pace_snapshot: the kernel did not come up: "
@@ -104,12 +78,13 @@ def main() -> int:
         up, up_cpu = time.monotonic() - started, cpu_of(first.pid)
         qmp.call("stop")
         saving = time.monotonic()
-        reply = qmp.call("migrate", uri=f"exec:cat > {state}")
-        if "error" in reply:
-            raise SystemExit(f"pace_snapshot: migrate: {reply['error']['desc']}")
-        while qmp.call("query-migrate")["return"].get("status") not in ("completed", "failed"):
+        try:
+            qmp.call("migrate", uri=f"exec:cat > {state}")
+        except SavedError as error:
+            raise SystemExit(f"pace_snapshot: {error}") from None
+        while qmp.call("query-migrate").get("status") not in ("completed", "failed"):
             time.sleep(0.005)
-        saved, status = time.monotonic() - saving, qmp.call("query-migrate")["return"]["status"]
+        saved, status = time.monotonic() - saving, qmp.call("query-migrate")["status"]
         first.kill()
         first.wait()
         print(f"boot to init: {up:.2f} host s, QEMU's CPU {up_cpu:.2f} s; save: {status} in {saved:.2f} s, "
@@ -121,11 +96,11 @@ def main() -> int:
             begun = time.monotonic()
             second = subprocess.Popen(restored, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.PIPE)
-            qmp2 = QMP(f"{scratch}/qmp2")
-            while qmp2.call("query-status")["return"]["status"] != "running":
+            qmp2 = QMP(Path(scratch, "qmp2"), lambda: second.poll() is None, time.monotonic() + 30)
+            while qmp2.call("query-status")["status"] != "running":
                 if second.poll() is not None:
                     raise SystemExit(f"pace_snapshot: the restore failed: {second.stderr.read().decode()[-800:]}")
-                qmp2.call("cont") if qmp2.call("query-status")["return"]["status"] == "paused" else None
+                qmp2.call("cont") if qmp2.call("query-status")["status"] == "paused" else None
                 time.sleep(0.005)
             running = time.monotonic() - begun
             cpu = cpu_of(second.pid)
