@@ -19,7 +19,9 @@ Sample 3 (split.toml's sample_3), tuned on after its one held-out
 measurement, is cut by its own rule (sha256(slug)[16:24 hex] even:
 s3-look, odd: s3-check): read the rows of s3-look; of s3-check only its
 figures, so that a change's reach to mails nobody read is seen before
-sample 4 measures it.
+sample 4 measures it. Sample 4 (split.toml's sample_4), tuned on from the
+fourth session, is cut the same way by sha256(slug)[24:32 hex]: s4-look,
+s4-check.
 """
 
 from __future__ import annotations
@@ -56,29 +58,37 @@ def part(slug: str) -> str:
 
 
 @functools.cache
-def sample_3() -> frozenset[str]:
+def sample(name: str) -> frozenset[str]:
+    """The slugs of split.toml's list `name` ("sample_3", "sample_4")."""
     with open(Path(__file__).resolve().parents[1] / "tests" / "corpus" / "split.toml", "rb") as f:
-        return frozenset(tomllib.load(f)["sample_3"])
+        return frozenset(tomllib.load(f)[name])
 
 
-def s3_half(slug: str) -> str | None:
-    """Sample 3's half of a mail ("s3-look" or "s3-check"), None for a mail of another sample."""
-    if slug not in sample_3():
-        return None
-    return "s3-look" if int(hashlib.sha256(slug.encode()).hexdigest()[16:24], 16) % 2 == 0 else "s3-check"
+# each later sample's halves: its list in split.toml, the prefix of its halves, the digest's hex digits cut
+SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)))
+
+
+def halves(slug: str) -> tuple[str | None, ...]:
+    """The halves a mail is in, None (no half asked) first: a later sample's own ("s4-look"), else
+    the tune part's ("look", "check", "check-a" or "check-b")."""
+    for name, prefix, digits in SAMPLES:
+        if slug in sample(name):
+            even = int(hashlib.sha256(slug.encode()).hexdigest()[digits], 16) % 2 == 0
+            return None, f"{prefix}-look" if even else f"{prefix}-check"
+    return None, half(slug), part(slug)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
-    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b", "s3-look", "s3-check"), help="one half of the split (above)")
+    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b", "s3-look", "s3-check", "s4-look",
+                                           "s4-check"), help="one half of the split (above)")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     args = parser.parse_args()
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
         found = [item for item in corpus.scores(split)  # type: ignore[arg-type]
-                 if args.half in ((None, s3_half(item.slug)) if item.slug in sample_3() else
-                                 (None, half(item.slug), part(item.slug)))]
+                 if args.half in halves(item.slug)]
         print(_line(f"split {split}" + (f" half {args.half}" if args.half else ""), corpus.total(found)))
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))

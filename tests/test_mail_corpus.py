@@ -14,25 +14,26 @@ GOAL = 0.90
 
 
 TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "tune is samples 1-3 (180 mails, 970 rows) since sample 3 was measured once held out (18.8%/69.4% at "
-    "e85967f) and moved to tune: recall 784/970 80.8%, precision 784/802 97.8% at that move, 841/970 86.7%, "
-    "841/850 98.9% at 12bde45 (2026-11-28); remove this mark when the goal holds"))
+    "tune is samples 1-4 (266 mails, 1291 rows) since sample 4 was measured once held out (38.6%/35.1% at "
+    "c6f29f5) and moved to tune: recall 965/1291 74.7%, precision 965/1203 80.2% at that move (2026-11-28); "
+    "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (841, 0.97)}
+FLOOR = {"tune": (965, 0.80)}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "held_out is sample 4 (86 mails, 321 rows, 10 negatives), gathered and labelled apart from the reader's work "
-    "and measured once at c6f29f5 (2026-11-28, bench/data/mail-corpus-held-out-4-2026-11-28.txt): recall 124/321 "
-    "38.6%, precision 124/353 35.1% (samples 1-3, each measured once so: 26.7%/55.0%, 42.1%/72.7%, 18.8%/69.4%): "
-    "below the goal; remove this mark when it holds"))
+    "held_out is every mail after sample 4; samples 1-4 were each measured once, before they were tuned on: "
+    "26.7%/55.0%, 42.1%/72.7%, 18.8%/69.4%, 38.6%/35.1% (recall/precision): below the goal; remove this mark "
+    "when it holds"))
 
 
 @pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
                                    pytest.param("held_out", marks=HELD_OUT_SHORT)])
 def test_recall_and_precision_on_each_split(split):
     found = corpus.scores(split)
+    if not found:
+        pytest.skip(f"{split}: no mail in this part yet (the next sample is being gathered)")
     tally = corpus.total(found)
     assert tally.labelled >= 20, f"{split}: only {tally.labelled} labelled rows"
     missed = [f"{item.slug}: {row.label} {row.before} -> {row.after}" for item in found for row in item.missed]
