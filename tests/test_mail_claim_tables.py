@@ -2,7 +2,7 @@
 sides over several columns each, and sides a table names only by what the patch does to them."""
 
 from iolab.mail.claimed import claims
-from iolab.mail.claimed.grids import patch_side
+from iolab.mail.claimed.naming import patch_side
 
 TWO_LEVEL = """dbench -t 30 on a fast NVMe drive:
 

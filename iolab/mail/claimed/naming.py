@@ -147,3 +147,27 @@ def defined_sides(labels: list[str], lines: list[str]) -> dict[str, Side]:
         if side is not None:
             out[label] = side
     return out
+
+
+# what a patch does to a thing, in its subject or a sentence of its own ("xfs: drop async cache
+# flushes", "This patch removes the lock"): what it drops is the before side, what it brings the after
+_DROPS = r"(?:drop|remov|avoid|disabl|kill|eliminat|revert|get\s+rid\s+of|stop\s+using|no\s+longer\s+us)"
+_BRINGS = r"(?:add|us(?=e|ing)|enabl|introduc|implement|switch\w*\s+to|convert\w*\s+to)"
+_DOES = re.compile(rf"(?:^subject:.*?|\b(?:this|the)\s+(?:patch|series|patchset|change|commit)\s+)\b"
+                   rf"(?:(?P<drops>{_DROPS})|(?P<brings>{_BRINGS}))(?:e|es|ed|s|ing)?\s+(?:the\s+|all\s+|an?\s+)?"
+                   rf"(?P<name>[\w/+-]+)", re.I)
+
+
+_REACH = 200
+
+
+def patch_side(name: str, lines: list[str]) -> Side | None:
+    """The side a column or row is by what the patch says it does to what the name names: drops,
+    removes, avoids or disables it (before), or adds, uses, enables or introduces it (after)."""
+    said: set[Side] = set()
+    for line in lines[:_REACH]:  # the subjects, then the description's opening: a table's each name asks
+        for found in _DOES.finditer(line) if name.strip() else ():
+            if found.group("name").lower() == name.strip().lower():
+                side: Side = "before" if found.group("drops") else "after"
+                said.add(side)
+    return said.pop() if len(said) == 1 else None

@@ -28,10 +28,10 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.grids import aligned_grid, patch_side
+from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
-from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, row_sides, side_groups, side_of,
-                                       unsided)
+from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
+                                       side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
