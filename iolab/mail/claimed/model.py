@@ -8,7 +8,7 @@ machines: a claim's size is its ratio, after / before.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Better = Literal["higher", "lower"]
@@ -72,6 +72,11 @@ class Claim:
     better: Better | None  # which way the unit is better (None: the mail does not say, a count)
     stated: str = ""  # the mail's own delta, as written ("76.0%", "+0.9%")
     source: str = ""  # the line it was read from, for the reader
+    # which form read it ("columns", "pipes", "sides", "prose", ...: iolab.mail.claimed.reader sets it) and
+    # what the form saw of its two sides ("order": only their order; "": the form's own rule): the
+    # evidence the gate (iolab.mail.claimed.evidence) asks of a row before it is returned
+    form: str = field(default="", compare=False)
+    sides: str = field(default="", compare=False)
 
     @property
     def ratio(self) -> float | None:

@@ -9,8 +9,10 @@ row two forms read alike (the same figures before and after) is one row.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from iolab.mail.claimed.better import infer
+from iolab.mail.claimed.evidence import admitted
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
@@ -39,12 +41,14 @@ def claims(text: str, subject: str = "") -> list[Claim]:
     lines = [ascii_box(line.rstrip()[:MAX_WIDTH]) for line in description(text).splitlines()[:MAX_LINES]]
     lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
     about = [f"Subject: {line[:MAX_WIDTH]}" for line in subject.splitlines()[:MAX_LINES] if line.strip()]
-    found = pipe_tables(lines, about) + column_tables(lines, about) + repeated_tables(lines)
+    found = _as("pipes", pipe_tables(lines, about)) + _as("columns", column_tables(lines, about)) + \
+        _as("repeats", repeated_tables(lines))
     seen = {(c.before, c.after) for c in found}
-    found += _own(side_pairs(lines), found)
+    found += _own(_as("sides", side_pairs(lines)), found)
     seen |= {(c.before, c.after) for c in found}
     means = [k for k, c in enumerate(found) if "(mean of" in c.label]
-    for pair in trailing_pairs(lines) + side_rows(lines) + pairs(lines) + perf_diff(lines):
+    for pair in _as("trailing", trailing_pairs(lines)) + _as("side rows", side_rows(lines)) + \
+            _as("prose", pairs(lines)) + _as("perf", perf_diff(lines)):
         mean = next((k for k in means if "(mean of" in found[k].label and _same(found[k], pair)), None)
         if mean is not None:  # the mail states the mean of the runs it pasted: its figures are the row
             found[mean] = pair
@@ -53,7 +57,12 @@ def claims(text: str, subject: str = "") -> list[Claim]:
         elif (pair.before, pair.after) not in seen:
             found.append(pair)
         seen.add((pair.before, pair.after))
-    return infer(lines, found)
+    return infer(lines, admitted(found, lines, about))
+
+
+def _as(form: str, found: list[Claim]) -> list[Claim]:
+    """The rows, each saying which form read it."""
+    return [replace(c, form=form) for c in found]
 
 
 _SCRIPT = re.compile(r"^\s*(?:#!/|\$\s*cat\s+\S+\s*$|\$?\s*cat\s*(?:>|<<)|\w+\s*\(\)\s*\{\s*$)")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
@@ -191,6 +191,14 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             continue
         out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
     return out
+
+
+def _header_said(table: _Table, found: list[Claim]) -> list[Claim]:
+    """The rows read across, each saying whether its table's header names a side (the gate,
+    iolab.mail.claimed.evidence, asks more of a row whose header names none)."""
+    names = [n for n in re.split(r"\s{2,}|\t", table.header.strip()) if n]
+    said = "names" if any(side_of(n) for n in names) or _both_sides(table.header) else ""
+    return [replace(c, sides=said) for c in found]
 
 
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*|\+/-)$", re.I)
@@ -375,7 +383,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
             sides = _sides(rows, [*(about or []), *lines])
-            claims += _down(table, unit, better, sides) if sides else _across(table, unit, better)
+            claims += _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
         k += 1
     return claims
 

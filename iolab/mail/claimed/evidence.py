@@ -1,0 +1,187 @@
+"""The gate every candidate row passes before the reader returns it: the row shows evidence of
+its two sides, whatever form produced it.
+
+A form finds figures side by side; that alone does not make them a before and an after. Tables
+whose columns are operations' counts and latencies (dbench's ``Count  AvgLat  MaxLat``), devices,
+stripe sizes or settings read across as well as ``base  patched`` does. A row is returned when
+one of these shows:
+
+- ``delta``: the mail's delta on the row agrees with before -> after (``76.0%``, ``1.72x``);
+- ``names``: the table's header or its caption names both sides (``base  patched``,
+  ``6.15  6.15+revert``, ``Results before and after this series:``), or the row's own label does;
+- ``subject``: a column is what the patch's subject or opening brings (``buffered  dontcache``);
+- ``sides``: the form read the two sides from their own names (``[w/o]`` / ``[w]``, ``Before:`` /
+  ``After:``), which its ``sides`` says.
+
+And whatever the evidence, a row is never a spread statistic (stdev, min, max, a percentile) of a
+measure whose mean the same table gives, nor a cell paired with itself across twin tables.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from iolab.mail.claimed.model import Claim, unit_of
+from iolab.mail.claimed.naming import introduced, side_of
+from iolab.mail.claimed.rows import table_row
+
+Evidence = Literal["delta", "names", "subject", "sides"]
+
+_REACH = 30  # lines above a row that may be its table's header and groups
+_DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation)(?![a-z])", re.I)
+_EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
+_MEAN = re.compile(r"(?<![a-z])(?:mean|avg|average)(?![a-z])", re.I)
+_DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
+_RATIO = re.compile(r"([+\-−]?)\s*(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)
+
+
+def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Claim]:
+    """The candidate rows that show evidence of their two sides, in their order. ``lines``: the
+    description as the forms read it; ``about``: the patches' subjects, ``Subject: ...`` lines."""
+    index: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        index.setdefault(line.strip(), k)
+    out = []
+    for claim in found:
+        if spread(claim, found) or paired_with_itself(claim):
+            continue
+        if evidence(claim, lines, index, about) is not None:
+            out.append(claim)
+    return out
+
+
+def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[str]) -> Evidence | None:
+    """What shows the row's two sides, None when nothing does. A row read across one line of a
+    table whose header names no side is asked here; the other forms name their sides."""
+    if claim.form != "columns":
+        return "sides"
+    if claim.sides:
+        return "names"  # the table's header names a side (iolab.mail.claimed.tables)
+    k = index.get(claim.source)
+    if k is None:
+        return "sides"  # a row of two lines (a table a side, or rows that are the sides): named by the form
+    if delta_agrees(claim):
+        return "delta"
+    return _named_nearby(claim, lines, k, about)
+
+
+def _named_nearby(claim: Claim, lines: list[str], k: int, about: list[str]) -> Evidence | None:
+    """Both sides named by the row's label, by its table's header and group lines or by its caption,
+    a column of gains, or a column the patch brings."""
+    heads, caption = _above(lines, k)
+    if any(_names_both(text) for text in [claim.label, *heads]) or _caption_both(caption):
+        return "names"
+    if any(_DELTA_NAME.match(n) for head in heads for n in head.split()):
+        return "delta"  # a column of the mail's gains: the two columns it compares are the sides
+    names = [n for head in heads for n in _names(head)]
+    if names and introduced(names, [*about, *lines[:k]]) is not None:
+        return "subject"
+    if any(len(_names(head)) >= 2 and len([n for n in _names(head) if _subject_word(n, about)]) == 1
+           for head in heads):
+        return "subject"  # of a header's columns, one is what the subject names: the after side
+    return None
+
+
+_COMMON = {"read", "reads", "write", "writes", "random", "direct", "buffered", "file", "files", "test", "tests",
+           "block", "time", "size", "sync", "async"}
+
+
+def _subject_word(name: str, about: list[str]) -> bool:
+    """A column named by a word of the patches' subjects (``dontcache`` under ``enable RWF_DONTCACHE``)."""
+    words = [w for w in re.findall(r"[A-Za-z]{5,}", name) if w.lower() not in _COMMON and not unit_of(w)]
+    return any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", line, re.I) for w in words for line in about)
+
+
+def _above(lines: list[str], k: int) -> tuple[list[str], str]:
+    """The words-only lines above row k within its table (header and groups), and the caption: the
+    sentence above them."""
+    heads: list[str] = []
+    blank = 0
+    for j in range(k - 1, max(-1, k - _REACH), -1):
+        text = lines[j].strip()
+        if not text:
+            blank += 1
+            if blank >= 2:
+                break
+            continue
+        blank = 0
+        if set(text) <= set("-=+|:* "):
+            continue
+        if table_row(text) is not None or (text.count("|") >= 2 and re.search(r"\d", text)):
+            continue
+        if len(text) > 60 or text[-1] in ".:;,":
+            return heads, " ".join(x.strip() for x in lines[max(0, j - 1):j + 1])
+        heads.append(text)
+    return heads, ""
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in re.split(r"\s{2,}|\t|\||\s+vs\.?\s+|/(?![o\s])", text) if n.strip()]
+
+
+def _names_both(text: str) -> bool:
+    """A line whose names (columns apart by two spaces, a tab or a bar) are a before and an after."""
+    for cut in (_names(text), text.split()):
+        sides = {side_of(n) for n in cut}
+        if {"before", "after"} <= sides:
+            return True
+    return bool(re.search(r"\bbaseline\s+current\b", text))  # fsperf's: current is the kernel under test
+
+
+_CAPTION_BEFORE = re.compile(r"(?<![\w/-])(?:before|baseline|base|vanilla|unpatched|w/o|without|stock|original|"
+                             r"orig|mainline|upstream|old)(?![\w/-])", re.I)
+_CAPTION_AFTER = re.compile(r"(?<![\w/-])(?:after|patched|w/|with|new|modified|fixed|applied)(?![\w/-])|"
+                            r"\bthis\s+(?:patch|series|change)", re.I)
+
+
+def _caption_both(text: str) -> bool:
+    """A sentence that names both sides (``before and after this series``, ``with and without``)."""
+    before = _CAPTION_BEFORE.search(text)
+    return before is not None and _CAPTION_AFTER.search(text[:before.start()] + text[before.end():]) is not None
+
+
+def delta_agrees(claim: Claim) -> bool:
+    """The row's stated delta, or one written on its line, is its figures' change (``+15%``,
+    ``1.72x``), against either side (a gain written as before / after)."""
+    if not claim.before:
+        return False
+    change = (claim.after - claim.before) / claim.before
+    back = (claim.before - claim.after) / claim.after if claim.after else change
+    for match in _RATIO.finditer(f"{claim.stated} {claim.source}"):
+        value = float(match.group(2))
+        if match.group(3) == "%":
+            for want in (change, back):
+                if abs(abs(want) * 100 - value) <= max(0.6, 0.05 * value):
+                    return True
+        elif claim.after and any(abs(r - value) <= max(0.011, 0.01 * value)
+                                 for r in (claim.after / claim.before, claim.before / claim.after)):
+            return True
+    return False
+
+
+def spread(claim: Claim, found: list[Claim]) -> bool:
+    """A row of a measure's spread: its standard deviation (never a side's figure), or, in a tool's
+    output pasted per side (fio's ``lat (usec): min=20, max=241, avg=99.81``), its min or max where
+    the same output gives its mean: the average is the claim."""
+    words = _words(claim.label)
+    if _DEVIATION.search(words):
+        return True
+    if claim.form not in ("sides", "trailing") or not _EXTREME.search(words) or _MEAN.search(words):
+        return False
+    stem = _stem(words)
+    return any(o is not claim and _MEAN.search(_words(o.label)) and _stem(_words(o.label)) == stem for o in found)
+
+
+def _words(label: str) -> str:
+    return re.sub(r"_|(?<=[a-z0-9])(?=[A-Z])", " ", label)
+
+
+def _stem(words: str) -> str:
+    return " ".join(_MEAN.sub(" ", _EXTREME.sub(" ", words)).lower().split())
+
+
+def paired_with_itself(claim: Claim) -> bool:
+    """A row whose before and after lines are one text (a table a side whose rows are one line)."""
+    parts = claim.source.split(" / ")
+    return len(parts) == 2 and parts[0].strip() == parts[1].strip() and claim.form in ("columns", "repeats")

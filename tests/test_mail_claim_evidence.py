@@ -1,0 +1,88 @@
+"""The gate a candidate row passes before the reader returns it (iolab.mail.claimed.evidence): the
+row shows its two sides. Lines written for these tests, in the forms people paste."""
+
+from iolab.mail.claimed import Claim, claims
+from iolab.mail.claimed.evidence import delta_agrees
+
+# dbench's per-operation table under a setting's name: its columns are a count and two latencies
+DBENCH = """The array was measured with dbench for ten minutes:
+
+ 'queue_depth = 32'
+
+  Op          Count     AvgLat    MaxLat
+  ----------------------------------------
+  Create     812345     0.031    41.200
+  Remove     401122     0.052    38.900
+  Lookup    2210987     0.004    12.300
+"""
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_columns_that_are_no_sides_give_no_row():
+    assert _rows(DBENCH) == []
+
+
+def test_a_delta_that_is_not_the_rows_change_is_no_evidence():
+    text = DBENCH.replace("41.200\n", "41.200  (-12%)\n")
+    assert _rows(text) == []
+
+
+def test_a_header_that_names_both_sides_is_evidence():
+    text = DBENCH + """
+And the create rate with and without the series:
+
+  test        base      patched
+  create      1120      1387
+  remove      2210      2290
+"""
+    assert _rows(text) == [("create", 1120, 1387), ("remove", 2210, 2290)]
+
+
+def test_a_gain_column_that_agrees_is_evidence():
+    text = """Numbers from my box:
+
+  job          run1      run2     gain
+  seqread      1510      1822     20.7%
+  randread      310       333      7.4%
+"""
+    assert _rows(text) == [("seqread", 1510, 1822), ("randread", 310, 333)]
+
+
+def test_a_column_the_subject_names_is_the_after_side():
+    text = """Results:
+
+ sec   plain MB/s   nowaitio MB/s
+   1     1201.5       1388.0
+   2     1199.5       1392.0
+ avg     1200.5       1390.0
+"""
+    assert _rows(text) == []
+    assert _rows(text, "[PATCH] block: add NOWAITIO for buffered reads") == [("avg", 1200.5, 1390)]
+
+
+def test_a_sides_stdev_is_no_claim_its_mean_is():
+    text = """Before:
+    Mean:     40.12 msec
+    Stdev:     1.20 msec
+After:
+    Mean:     22.50 msec
+    Stdev:     3.40 msec
+"""
+    assert _rows(text) == [("Mean ms", 40.12, 22.5)]
+
+
+def _claim(before: float, after: float, stated: str = "", source: str = "") -> Claim:
+    return Claim("x", before, after, "MB/s", "bandwidth", "higher", stated, source)
+
+
+def test_a_delta_agrees_against_either_side_and_as_a_factor():
+    assert delta_agrees(_claim(100, 120, "+20%"))
+    assert delta_agrees(_claim(120, 100, "20%"))  # a gain written against the after side
+    assert delta_agrees(_claim(43.59, 0, "-100.00%"))
+    assert delta_agrees(_claim(1117, 1921, source="1117  1921  1.72x"))
+    assert not delta_agrees(_claim(100, 120, "+45%"))
+    # a share in each cell ("1.8M (33%)") is no delta: its digits are not a sign
+    assert not delta_agrees(_claim(1.8e6, 1.87e6, source="4k  1.8M (33%)  1.87M (32%)"))
