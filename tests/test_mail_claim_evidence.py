@@ -86,3 +86,44 @@ def test_a_delta_agrees_against_either_side_and_as_a_factor():
     assert not delta_agrees(_claim(100, 120, "+45%"))
     # a share in each cell ("1.8M (33%)") is no delta: its digits are not a sign
     assert not delta_agrees(_claim(1.8e6, 1.87e6, source="4k  1.8M (33%)  1.87M (32%)"))
+
+
+TWINS = """Buffered writes, MiB/s:
+
+  legacy:
+  bs      cached     uncached
+  4k      1010       58.0
+  64k     4120       790
+
+  folios:
+  bs      cached     uncached
+  4k      1090       61.0
+  64k     6210       1150
+"""
+
+
+def test_twin_tables_named_by_no_side_give_no_row():
+    assert _rows(TWINS) == []
+
+
+def test_twin_tables_whose_second_the_subject_brings():
+    assert _rows(TWINS, "[PATCH] mm: use large folios for buffered writes") == [
+        ("4k cached", 1010, 1090), ("4k uncached", 58, 61), ("64k cached", 4120, 6210), ("64k uncached", 790, 1150)]
+
+
+BANNERS = """Sequential reads of a 4 GiB file:
+
+========== lab-a ==========
+dd if=/mnt/f of=/dev/null bs=1M
+4294967296 bytes (4.3 GB, 4.0 GiB) copied, 17.2000 s, 250 MB/s
+
+========== lab-b ==========
+dd if=/mnt/f of=/dev/null bs=1M
+4294967296 bytes (4.3 GB, 4.0 GiB) copied, 3.9000 s, 1.1 GB/s
+"""
+
+
+def test_banners_that_name_no_side_give_no_row():
+    assert _rows(BANNERS) == []
+    named = BANNERS.replace("lab-a", "vanilla").replace("lab-b", "patched")
+    assert [(label, before, after) for label, before, after in _rows(named)] == [("dd", 250, 1100)]

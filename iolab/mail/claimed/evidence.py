@@ -54,6 +54,8 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
 def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[str]) -> Evidence | None:
     """What shows the row's two sides, None when nothing does. A row read across one line of a
     table whose header names no side is asked here; the other forms name their sides."""
+    if claim.sides == "order":
+        return _told_apart(claim, lines, index, about)
     if claim.form != "columns":
         return "sides"
     if claim.sides:
@@ -64,6 +66,38 @@ def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[
     if delta_agrees(claim):
         return "delta"
     return _named_nearby(claim, lines, k, about)
+
+
+def _told_apart(claim: Claim, lines: list[str], index: dict[str, int], about: list[str]) -> Evidence | None:
+    """A row whose sides a form took by their order (a table a side, a banner a side): the lines
+    between the first side's line and the second's, against as many above the first, name the sides
+    (``Before:`` / ``After:``), or the after side is what the subject brings (``buffer_head:`` /
+    ``iomap:`` under "use iomap"; ``==for-next==`` / ``==ra-expand==`` under "use readahead_expand")."""
+    where = [index.get(part.strip()) for part in claim.source.split(" / ")]
+    if len(where) != 2 or where[0] is None or where[1] is None or where[0] == where[1]:
+        return None
+    first, second = sorted((where[0], where[1]))
+    reach = min(_REACH, second - first + 2)  # the first side's names sit as far above it as the second's
+    above = {text for text in (line.strip() for line in lines[max(0, first - reach):first]) if _named(text)}
+    between = {text for text in (line.strip() for line in lines[first + 1:second]) if _named(text)}
+    mine, theirs = above - between, between - above
+    before, after = (mine, theirs) if where[0] < where[1] else (theirs, mine)
+    if any(side_of(_bare(n)) == "before" for n in before) and any(side_of(_bare(n)) == "after" for n in after):
+        return "names"
+    if any(_subject_word(n, about) for n in after) and not any(_subject_word(n, about) for n in before):
+        return "subject"
+    return None
+
+
+def _named(text: str) -> bool:
+    """A line that may name a side: a few words, not a sentence, a row of figures nor a rule."""
+    return bool(text) and len(text.split()) <= 6 and not text.endswith(".") and \
+        not set(text) <= set("-=+|:* ") and table_row(text) is None
+
+
+def _bare(text: str) -> str:
+    """A side's name without its banner's marks (``==========for-next==========``, ``[w/o]``, ``Before:``)."""
+    return text.strip("=-*#[]():| ")
 
 
 def _named_nearby(claim: Claim, lines: list[str], k: int, about: list[str]) -> Evidence | None:

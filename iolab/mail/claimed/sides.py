@@ -253,6 +253,7 @@ def side_pairs(lines: list[str]) -> list[Claim]:
     found = [s for s in segments(lines) if s.figures]
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
     said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
+    guessed = {id(s) for s in found if s.side is None} if said is None else set()
     for segment in found:
         if segment.side is None:
             first = neutral[0] if said is None else neutral[1 - said]
@@ -264,15 +265,21 @@ def side_pairs(lines: list[str]) -> list[Claim]:
         if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"} and \
                 {measure(f) for f in found[k].figures} & {measure(f) for f in found[k + 1].figures}:
             before, after = (found[k], found[k + 1]) if found[k].side == "before" else (found[k + 1], found[k])
-            out += _pair(before, after, named)
+            out += _ordered(_pair(before, after, named), {id(before), id(after)} & guessed)
             paired |= {k, k + 1}
     befores = [k for k, s in enumerate(found) if s.side == "before"]
     for k, segment in enumerate(found):  # another variant after the same baseline
         if k in paired or segment.side != "after" or not befores:
             continue
         nearest = min(befores, key=lambda j: (abs(j - k), j > k))
-        out += _pair(found[nearest], segment, named)
+        out += _ordered(_pair(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
     return [c for c in out if c.kind != "size" or c.before != c.after]  # "(2560 blocks of 4096 bytes)": a setting
+
+
+def _ordered(found: list[Claim], guessed: set[int]) -> list[Claim]:
+    """The rows, marked when a side of theirs was taken by its order alone (the gate,
+    iolab.mail.claimed.evidence, asks more of them)."""
+    return [replace(c, sides="order") for c in found] if guessed else found
 
 
 def _listed(lines: list[str], k: int) -> bool:

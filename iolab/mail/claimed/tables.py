@@ -314,9 +314,14 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
         return None
     if any(len(r.values) != len(t.values) or r.tags for r, t in pairs):
         return None  # cells of named figures (IOPS=88.2k, BW=344MiB/s) are what tools print: the sides' reader's
+    return _twin_names(first, second, lines) or (0, 1)  # names that are no sides: the first is the baseline
+
+
+def _twin_names(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[str]) -> tuple[int, int] | None:
+    """Which of two twin tables is before, by their headers or the names above them (None: they name no side)."""
+    (i, a), (j, b) = first, second
     order = row_sides(a.header, b.header) if a.header.split() != b.header.split() else None
-    order = order or row_sides(name_above(lines, a, i).rstrip(":"), name_above(lines, b, j).rstrip(":"))
-    return order or (0, 1)  # names that are no sides: the first is the baseline
+    return order or row_sides(name_above(lines, a, i).rstrip(":"), name_above(lines, b, j).rstrip(":"))
 
 
 def _row_pairs(a: _Table, b: _Table) -> list[tuple[Row, Row]]:
@@ -371,7 +376,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
         twins = _twins(tables[k], tables[k + 1], lines) if k + 1 < len(tables) else None
         if twins is not None:
             twin = (tables[k][1], tables[k + 1][1])
-            claims += twin_claims(twin[twins[0]], twin[twins[1]], unit, better)
+            said = "" if _twin_names(tables[k], tables[k + 1], lines) else "order"  # the gate asks more of "order"
+            claims += [replace(c, sides=said) for c in twin_claims(twin[twins[0]], twin[twins[1]], unit, better)]
             k += 2
             continue
         rows = [row for _, row in table.rows]
