@@ -127,3 +127,21 @@ def test_banners_that_name_no_side_give_no_row():
     assert _rows(BANNERS) == []
     named = BANNERS.replace("lab-a", "vanilla").replace("lab-b", "patched")
     assert [(label, before, after) for label, before, after in _rows(named)] == [("dd", 250, 1100)]
+
+
+def test_dds_seconds_are_not_a_row_beside_its_rate():
+    runs = "1048576000 bytes (1.0 G) copied, {} s, {} M/s\n"
+    text = "Before:\n" + runs.format("10.1097", 104) + runs.format("9.8031", 107) + \
+        "\nAfter:\n" + runs.format("2.4460", 429) + runs.format("2.3829", 440)
+    found = claims(text)
+    assert found and all(c.unit != "s" for c in found)
+    assert (104, 429) in [(c.before, c.after) for c in found]
+
+
+def test_a_runs_user_and_system_time_are_its_breakdown():
+    text = """Before:
+  Time (mean ± σ):     362.309 s ±  0.406 s   [User: 360.298 s, System: 0.956 s]
+After:
+  Time (mean ± σ):     20.880 s ±  0.026 s    [User: 19.751 s, System: 1.058 s]
+"""
+    assert [(c.before, c.after) for c in claims(text)] == [(362.309, 20.88)]

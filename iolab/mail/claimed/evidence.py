@@ -44,7 +44,8 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
         index.setdefault(line.strip(), k)
     out = []
     for claim in found:
-        if spread(claim, found) or paired_with_itself(claim):
+        if spread(claim, found) or paired_with_itself(claim) or dd_elapsed(claim) or \
+                breakdown(claim, found):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)
@@ -219,3 +220,34 @@ def paired_with_itself(claim: Claim) -> bool:
     """A row whose before and after lines are one text (a table a side whose rows are one line)."""
     parts = claim.source.split(" / ")
     return len(parts) == 2 and parts[0].strip() == parts[1].strip() and claim.form in ("columns", "repeats")
+
+
+_PART = re.compile(r"\b(?:user|sys|system)\b", re.I)
+_WHOLE = re.compile(r"\b(?:real|mean|elapsed|total|wall|time)\b", re.I)
+
+
+def breakdown(claim: Claim, found: list[Claim]) -> bool:
+    """The user or system time of a timed run (time(1)'s ``user``/``sys``, hyperfine's ``[User: ...,
+    System: ...]``) where a row of the same lines gives its whole (``real``, the mean): the whole is
+    the claim, its parts a breakdown."""
+    if claim.kind != "time" or not _PART.fullmatch(_key(claim.label)):
+        return False
+    return any(o is not claim and o.kind == "time" and o.source == claim.source and _WHOLE.fullmatch(_key(o.label))
+               for o in found)
+
+
+def _key(label: str) -> str:
+    """The name a row's figure is written under: its label's last word that is no unit (``Time mean s``:
+    mean; ``mean s User s``: User), a mean of runs' note set aside."""
+    words = [w for w in re.findall(r"[A-Za-z]\w*", re.sub(r"\(mean of [^)]*\)", "", label)) if not unit_of(w)]
+    return words[-1] if words else ""
+
+
+_DD_LINE = re.compile(r"\bbytes\b.*\bcopied,\s*[\d.]+\s*s,\s*[\d.]+\s*\S+/s", re.I)
+
+
+def dd_elapsed(claim: Claim) -> bool:
+    """The seconds of dd's summary line (``... copied, 17.8832 s, 240 MB/s``): its rate is the row, the
+    time it took is the same measurement, not a second one."""
+    return claim.kind == "time" and bool(_DD_LINE.search(claim.source))
+
