@@ -3,18 +3,22 @@ its two sides, whatever form produced it.
 
 A form finds figures side by side; that alone does not make them a before and an after. Tables
 whose columns are operations' counts and latencies (dbench's ``Count  AvgLat  MaxLat``), devices,
-stripe sizes or settings read across as well as ``base  patched`` does. A row is returned when
-one of these shows:
+stripe sizes or settings read across as well as ``base  patched`` does, and two tables or banners
+a side each pair as well when their names are ``legacy`` and ``folios`` as when they are
+``Before`` and ``After``. The evidence:
 
-- ``delta``: the mail's delta on the row agrees with before -> after (``76.0%``, ``1.72x``);
-- ``names``: the table's header or its caption names both sides (``base  patched``,
-  ``6.15  6.15+revert``, ``Results before and after this series:``), or the row's own label does;
-- ``subject``: a column is what the patch's subject or opening brings (``buffered  dontcache``);
-- ``sides``: the form read the two sides from their own names (``[w/o]`` / ``[w]``, ``Before:`` /
-  ``After:``), which its ``sides`` says.
+- ``delta``: the mail's delta on the row agrees with before -> after (``+20%``, ``1.72x``), or the
+  table has a column of gains or diffs;
+- ``names``: the table's header (the form saw it: ``Claim.sides``), its caption or the row's label
+  names both sides (``base  patched``, ``Results with and without the series:``); for two sides
+  taken by their order, the names between their lines do (``Before:`` / ``After:``);
+- ``subject``: the after side is what the patches' subjects bring (``dontcache`` under ``enable
+  RWF_DONTCACHE``, ``iomap:`` under "use iomap");
+- ``sides``: the form read the two sides from their own names (``[w/o]`` / ``[w]``, a row per side).
 
-And whatever the evidence, a row is never a spread statistic (stdev, min, max, a percentile) of a
-measure whose mean the same table gives, nor a cell paired with itself across twin tables.
+Whatever the evidence, a row is never a side's standard deviation, a tool's min or max beside its
+mean in output pasted per side, a cell paired with the same line's cell, dd's seconds beside its
+rate, nor a run's user or system time where the same lines give its whole.
 """
 
 from __future__ import annotations
