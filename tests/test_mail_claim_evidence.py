@@ -145,3 +145,10 @@ After:
   Time (mean ± σ):     20.880 s ±  0.026 s    [User: 19.751 s, System: 1.058 s]
 """
     assert [(c.before, c.after) for c in claims(text)] == [(362.309, 20.88)]
+
+
+def test_a_sweep_of_a_setting_written_with_arrows_is_no_change():
+    sweep = "Raising the queue cap: 8 tags -> ~410 MB/s    16 -> ~520 MB/s    64 -> ~600 MB/s\n"
+    assert claims(sweep) == []
+    assert [(c.before, c.after) for c in claims("Reads went from 410 MB/s -> 600 MB/s with the cap raised.\n")] == \
+        [(410, 600)]

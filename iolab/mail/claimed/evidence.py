@@ -18,7 +18,8 @@ a side each pair as well when their names are ``legacy`` and ``folios`` as when 
 
 Whatever the evidence, a row is never a side's standard deviation, a tool's min or max beside its
 mean in output pasted per side, a cell paired with the same line's cell, dd's seconds beside its
-rate, nor a run's user or system time where the same lines give its whole.
+rate, a run's user or system time where the same lines give its whole, nor a sweep of a
+setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[
     table whose header names no side is asked here; the other forms name their sides."""
     if claim.sides == "order":
         return _told_apart(claim, lines, index, about)
+    if claim.form == "prose" and _sweep(claim.source):
+        return None
     if claim.form != "columns":
         return "sides"
     if claim.sides:
@@ -92,6 +95,18 @@ def _told_apart(claim: Claim, lines: list[str], index: dict[str, int], about: li
     if any(_subject_word(n, about) for n in after) and not any(_subject_word(n, about) for n in before):
         return "subject"
     return None
+
+
+_ARROW = re.compile(r"->|→|=>")
+_SWEPT = re.compile(r"(?<![\w.])\d+\s+([A-Za-z]\w*)\s*(?:->|→|=>)\s*~?\d")
+
+
+def _sweep(line: str) -> bool:
+    """A line of arrows from a setting to a figure (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s    40 ->
+    ~2.15 GB/s``): the first arrow's left side counts things no unit names; a sweep, not a change."""
+    swept = _SWEPT.search(line)
+    return len(_ARROW.findall(line)) >= 2 and swept is not None and unit_of(swept.group(1)) is None and \
+        swept.group(1).lower() not in ("k", "m", "g", "thousand", "million", "billion")
 
 
 def _named(text: str) -> bool:
