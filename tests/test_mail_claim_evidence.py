@@ -152,3 +152,16 @@ def test_a_sweep_of_a_setting_written_with_arrows_is_no_change():
     assert claims(sweep) == []
     assert [(c.before, c.after) for c in claims("Reads went from 410 MB/s -> 600 MB/s with the cap raised.\n")] == \
         [(410, 600)]
+
+
+def test_a_sides_percentile_is_a_row_only_where_the_sentences_speak_of_it():
+    text = """Before:
+    Avg:     40.10 msec
+    P99:     92.00 msec
+After:
+    Avg:     22.50 msec
+    P99:     61.00 msec
+"""
+    assert _rows(text) == [("Avg ms", 40.1, 22.5)]
+    said = "With the patch the p99 falls by a third while the average halves.\n\n"
+    assert _rows(said + text) == [("Avg ms", 40.1, 22.5), ("P99 ms", 92, 61)]

@@ -16,10 +16,10 @@ a side each pair as well when their names are ``legacy`` and ``folios`` as when 
   RWF_DONTCACHE``, ``iomap:`` under "use iomap");
 - ``sides``: the form read the two sides from their own names (``[w/o]`` / ``[w]``, a row per side).
 
-Whatever the evidence, a row is never a side's standard deviation, a tool's min or max beside its
-mean in output pasted per side, a cell paired with the same line's cell, dd's seconds beside its
-rate, a run's user or system time where the same lines give its whole, nor a sweep of a
-setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
+Whatever the evidence, a row is never a side's standard deviation, a min, max or percentile of a
+tool's output pasted per side that no sentence speaks of, a cell paired with the same line's cell,
+dd's seconds beside its rate, a run's user or system time where the same lines give its whole,
+nor a sweep of a setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ Evidence = Literal["delta", "names", "subject", "sides"]
 
 _REACH = 30  # lines above a row that may be its table's header and groups
 _DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation)(?![a-z])", re.I)
+_PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|percentile)(?![a-z])", re.I)
 _EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
 _MEAN = re.compile(r"(?<![a-z])(?:mean|avg|average)(?![a-z])", re.I)
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
@@ -47,9 +48,10 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
     index: dict[str, int] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), k)
+    said = " ".join(line for line in lines if _sentence(line))
     out = []
     for claim in found:
-        if spread(claim, found) or paired_with_itself(claim) or dd_elapsed(claim) or \
+        if spread(claim, found, said) or paired_with_itself(claim) or dd_elapsed(claim) or \
                 breakdown(claim, found):
             continue
         if evidence(claim, lines, index, about) is not None:
@@ -107,6 +109,12 @@ def _sweep(line: str) -> bool:
     swept = _SWEPT.search(line)
     return len(_ARROW.findall(line)) >= 2 and swept is not None and unit_of(swept.group(1)) is None and \
         swept.group(1).lower() not in ("k", "m", "g", "thousand", "million", "billion")
+
+
+def _sentence(line: str) -> bool:
+    """A line of prose: six words or more, most of them words, not figures."""
+    words = line.split()
+    return len(words) >= 6 and sum(w.isalpha() for w in words) * 2 > len(words)
 
 
 def _named(text: str) -> bool:
@@ -214,17 +222,25 @@ def delta_agrees(claim: Claim) -> bool:
     return False
 
 
-def spread(claim: Claim, found: list[Claim]) -> bool:
+def spread(claim: Claim, found: list[Claim], said: str = "") -> bool:
     """A row of a measure's spread: its standard deviation (never a side's figure), or, in a tool's
-    output pasted per side (fio's ``lat (usec): min=20, max=241, avg=99.81``), its min or max where
-    the same output gives its mean: the average is the claim."""
+    output pasted per side (fio's ``lat (usec): min=20, max=241, avg=99.81``, its ``99.00th=[ 1234]``),
+    a min, max or percentile the mail's sentences (``said``) do not speak of: the average is the claim."""
     words = _words(claim.label)
     if _DEVIATION.search(words):
         return True
-    if claim.form not in ("sides", "trailing") or not _EXTREME.search(words) or _MEAN.search(words):
+    if claim.form not in ("sides", "trailing") or _MEAN.search(words):
         return False
-    stem = _stem(words)
-    return any(o is not claim and _MEAN.search(_words(o.label)) and _stem(_words(o.label)) == stem for o in found)
+    extreme = _EXTREME.search(words) or _PERCENTILE.search(words)
+    return extreme is not None and not _spoken(extreme.group(0), said)
+
+
+def _spoken(statistic: str, said: str) -> bool:
+    """Whether the sentences speak of the statistic (``the maximum latencies are cut``, ``p99 drops``)."""
+    kind = statistic.lower()
+    if kind.startswith(("min", "max")):
+        return re.search(rf"\b{kind[:3]}(?:imum|imal)?\b", said, re.I) is not None
+    return re.search(r"\bp\d{2}|\d{2}(?:\.\d+)?(?:th|%)?[- ]percentile|\bpercentiles?\b|\btail\b", said, re.I) is not None
 
 
 def _words(label: str) -> str:
