@@ -126,3 +126,39 @@ With SEGS_PER_SEC set to 128 the write speed goes back to what it was.
 def test_the_sides_named_after_a_pairs_figures_say_which_is_before():
     assert [(b, a) for _, b, a, _ in _rows("Results: 1.5 GB/s (patched) vs 1.1 GB/s (unpatched).\n")] == [(1.1, 1.5)]
     assert [(b, a) for _, b, a, _ in _rows("6745489(before) -> 203571(after) extents\n")] == [(6745489, 203571)]
+
+
+def test_a_figure_after_a_name_that_says_its_unit():
+    """Not a name per second (a setting), nor 0 on both sides."""
+    text = """Case A: jobs = 8
+  without patch:
+    LOGS_PER_SEC 16
+    Mean ops/sec:      1200.5
+    worst_wait_ms 310
+    idle_wait_ms 0
+  with patch:
+    LOGS_PER_SEC 16
+    Mean ops/sec:      1350.0
+    worst_wait_ms 120
+    idle_wait_ms 0
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1200.5, 1350.0, "ops/s"), (310, 120, "ms")]
+
+
+def test_fio_status_iops_and_time_with_its_tabs_lost():
+    text = """Before:
+[91K/0/0 iops]
+[95K/0/0 iops]
+
+After:
+[120K/0/0 iops]
+[124K/0/0 iops]
+
+Without patch:
+real3m0.500s
+user0m0.001s
+With patch:
+real0m2.250s
+user0m0.001s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(93000, 122000, "IOPS"), (180.5, 2.25, "s")]

@@ -31,15 +31,19 @@ _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)\s*$")  # its tail alone too
-_TIME_REAL = re.compile(r"^\s*real\s+(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
+_TIME_REAL = re.compile(r"^\s*real\s*(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
                         r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
                         r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
-_TIME_PART = re.compile(r"^\s*(user|sys)\s+(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
+_TIME_PART = re.compile(r"^\s*(user|sys)\s*(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
 # GNU time's default line: "4.52user 22.53system 0:38.16elapsed 70%CPU" (its elapsed the wall time)
 _GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)elapsed\b")
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
+# fio's status line before 3.0 ("Jobs: 4 (f=4): [rrrr] [45.2% done] [183K/0/0 iops] [eta 00m:33s]"), or
+# its iops part pasted alone ("[258K/0/0 iops]"): read, write (and trim) IOPS of that second
+_FIO_STATUS = re.compile(r"\[(?P<r>\d+(?:\.\d+)?[kKM]?)/(?P<w>\d+(?:\.\d+)?[kKM]?)(?:/(?P<t>\d+(?:\.\d+)?[kKM]?))?"
+                         r"\s*iops\]", re.I)
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 # bonnie++'s line of results: "debian0  7501M  375k  99  1.4g  97  117m  14 ..." (a rate, its %CP, ...)
@@ -93,13 +97,17 @@ def _fio(line: str) -> list[Figure] | None:
     lat = _FIO_LAT.match(line)
     if lat:
         found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
+    status = _FIO_STATUS.search(line)
+    for op in ("r", "w", "t") if status else ():
+        value = number(status.group(op) or "0") if status else None
+        found += _figure(f"{dict(r='read', w='write', t='trim')[op]} IOPS", value, _IOPS, line) if value else []
     old = _FIO_OLD.search(line)
     if old and old.group(1):
         found += _figure(f"{old.group(1)} IOPS", number(old.group(4)), _IOPS, line)
         found += _figure(f"{old.group(1)} BW", float(old.group(2)), unit_of(old.group(3)), line)
     elif old:
         found += _figure(f"{old.group(5)} bw", float(old.group(6)), unit_of(old.group(7)), line)
-    return found if (found or job or lat or old or bw or iops or _FIO_GROUP.search(line)) else None
+    return found if (found or job or lat or old or bw or iops or status or _FIO_GROUP.search(line)) else None
 
 
 def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
@@ -152,11 +160,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         cells = bonnie.group("cells").split()
         return [Figure(f"{bonnie.group('what')} #{n + 1}", value, ("/s", "rate", "higher"), "higher", line)
                 for n, value in enumerate(number(c) for c in cells[0::2]) if value is not None]
-    shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
-              for m in _PROFILE.finditer(line)]
-    report = _PERF_REPORT.match(line)  # perf report's row: "12.50%  fio  [kernel]  [k] native_queued_spin_lock"
-    shares += [Figure(report.group(2) + "()", float(report.group(1)), ("%", "ratio", "lower"), "lower", line)] \
-        if report and not shares else []
+    shares = _shares(line)
     if shares:
         return shares
     out: list[Figure] = []
@@ -171,6 +175,9 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         # a row of figures (bonnie++'s "Latency  35068us  24976us  2944ms"): each keyed by its column
         out.append(Figure(f"{_key_words(line[:measured[0][2].start()], label, '')} #{n + 1}" if row else key, value,
                           unit, None, line))
+    keyed = [] if out else _unit_keyed(line)
+    if keyed:
+        return keyed
     if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
         average = _AVERAGE.search(line)
         if average and number(average.group(2)) is not None:
@@ -178,6 +185,29 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
                               ("", "", None), None, line))
     counter = None if out else counted(line)
     return out + ([Figure(counter[0], counter[1], ("", "count", None), None, line, counter=True)] if counter else [])
+
+
+# a figure after a name that says its unit: "Average Files/sec:  96898.0", "max_commit_ms 233784", "BW (MB/s) = 512"
+_UNIT_KEYED = re.compile(r"^\s*(?P<name>[A-Za-z][\w ./()-]{0,60}?)\s*(?:[:=]\s*|\s)\s*(?P<v>\d[\d,]*(?:\.\d+)?)\s*$")
+def _shares(line: str) -> list[Figure]:
+    """A profile's share of a function: ``__blk_mq_alloc_requests() 1.47%``, perf report's row."""
+    shares = [Figure(m.group(1) + "()", float(m.group(2)), ("%", "ratio", "lower"), "lower", line)
+              for m in _PROFILE.finditer(line)]
+    report = _PERF_REPORT.match(line)  # perf report's row: "12.50%  fio  [kernel]  [k] native_queued_spin_lock"
+    return shares or ([Figure(report.group(2) + "()", float(report.group(1)), ("%", "ratio", "lower"), "lower", line)]
+                      if report else [])
+
+
+def _unit_keyed(line: str) -> list[Figure]:
+    """A figure after a name that says its unit (``Average Files/sec:  96898.0``, ``max_commit_ms 233784``);
+    a name per something (``SEGS_PER_SEC 128``) is a setting's, its SEC no unit of the figure."""
+    keyed = _UNIT_KEYED.match(line)
+    if not keyed or re.search(r"\bper\b|_per_", keyed.group("name"), re.I):
+        return []
+    unit, value = unit_of(keyed.group("name")), number(keyed.group("v"))
+    if unit is None or value is None or unit[1] not in ("time", "rate", "bandwidth"):
+        return []
+    return [Figure(" ".join(keyed.group("name").split()), value, unit, None, line)]
 
 
 # a counter's line: "pswpin: 29815871", "nr_dirty 1234", perf stat's "  12,345,678      cache-misses   # 3.45% ..."

@@ -273,7 +273,8 @@ def side_pairs(lines: list[str]) -> list[Claim]:
             continue
         nearest = min(befores, key=lambda j: (abs(j - k), j > k))
         out += _ordered(_pair(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
-    return [c for c in out if c.kind != "size" or c.before != c.after]  # "(2560 blocks of 4096 bytes)": a setting
+    # "(2560 blocks of 4096 bytes)": a setting; 0 on both sides ("cur_commit_ms 0", fio's idle write IOPS): nothing ran
+    return [c for c in out if (c.kind != "size" or c.before != c.after) and (c.before or c.after)]
 
 
 def _ordered(found: list[Claim], guessed: set[int]) -> list[Claim]:
