@@ -165,3 +165,12 @@ After:
     assert _rows(text) == [("Avg ms", 40.1, 22.5)]
     said = "With the patch the p99 falls by a third while the average halves.\n\n"
     assert _rows(said + text) == [("Avg ms", 40.1, 22.5), ("P99 ms", 92, 61)]
+
+
+ROWS = "\n\n  seqread     1510    1822\n  randread     310     333\n"
+
+
+def test_a_caption_that_names_both_sides_is_evidence():
+    assert _rows("Reads on my box, MB/s:" + ROWS) == []
+    for caption in ("Reads, MB/s, before/after:", "Reads on 6.18 and 6.18+this series, MB/s:"):
+        assert _rows(caption + ROWS) == [("seqread", 1510, 1822), ("randread", 310, 333)], caption

@@ -28,7 +28,7 @@ import re
 from typing import Literal
 
 from iolab.mail.claimed.model import Claim, unit_of
-from iolab.mail.claimed.naming import introduced, side_of
+from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import table_row
 
 Evidence = Literal["delta", "names", "subject", "sides"]
@@ -132,7 +132,7 @@ def _named_nearby(claim: Claim, lines: list[str], k: int, about: list[str]) -> E
     """Both sides named by the row's label, by its table's header and group lines or by its caption,
     a column of gains, or a column the patch brings."""
     heads, caption = _above(lines, k)
-    if any(_names_both(text) for text in [claim.label, *heads]) or _caption_both(caption):
+    if any(_names_both(text) for text in [claim.label, *heads, caption]) or _caption_both(caption):
         return "names"
     if any(_DELTA_NAME.match(n) for head in heads for n in head.split()):
         return "delta"  # a column of the mail's gains: the two columns it compares are the sides
@@ -183,10 +183,13 @@ def _names(text: str) -> list[str]:
 
 
 def _names_both(text: str) -> bool:
-    """A line whose names (columns apart by two spaces, a tab or a bar) are a before and an after."""
+    """A line whose names (columns apart by two spaces, a tab or a bar, else words) are a before and an
+    after, by their words or as a kernel and the kernel with the change (``6.18`` and ``6.18+this``)."""
     for cut in (_names(text), text.split()):
         sides = {side_of(n) for n in cut}
         if {"before", "after"} <= sides:
+            return True
+        if len(cut) <= 12 and any(row_sides(a, b) for k, a in enumerate(cut) for b in cut[k + 1:]):
             return True
     return bool(re.search(r"\bbaseline\s+current\b", text))  # fsperf's: current is the kernel under test
 

@@ -73,8 +73,8 @@ class Claim:
     stated: str = ""  # the mail's own delta, as written ("76.0%", "+0.9%")
     source: str = ""  # the line it was read from, for the reader
     # which form read it ("columns", "pipes", "sides", "prose", ...: iolab.mail.claimed.reader sets it) and
-    # what the form saw of its two sides ("order": only their order; "": the form's own rule): the
-    # evidence the gate (iolab.mail.claimed.evidence) asks of a row before it is returned
+    # what the form saw of its two sides ("names": a table's header names a side; "order": their order
+    # alone; "": the form's own rule): what the gate (iolab.mail.claimed.evidence) asks of a row depends on them
     form: str = field(default="", compare=False)
     sides: str = field(default="", compare=False)
 
