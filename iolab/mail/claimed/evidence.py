@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from iolab.mail.claimed.model import Claim, unit_of
+from iolab.mail.claimed.model import SUFFIX, Claim, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import table_row
 
@@ -64,7 +64,7 @@ def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[
     table whose header names no side is asked here; the other forms name their sides."""
     if claim.sides == "order":
         return _told_apart(claim, lines, index, about)
-    if claim.form == "prose" and _sweep(claim.source):
+    if claim.form == "prose" and _sweep(claim):
         return None
     if claim.form != "columns":
         return "sides"
@@ -100,15 +100,21 @@ def _told_apart(claim: Claim, lines: list[str], index: dict[str, int], about: li
 
 
 _ARROW = re.compile(r"->|→|=>")
-_SWEPT = re.compile(r"(?<![\w.])\d+\s+([A-Za-z]\w*)\s*(?:->|→|=>)\s*~?\d")
+_SWEPT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s+([A-Za-z]\w*)\s*(?:->|→|=>)\s*~?[\d.]+\s*([A-Za-z/]*)")
 
 
-def _sweep(line: str) -> bool:
-    """A line of arrows from a setting to a figure (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s    40 ->
-    ~2.15 GB/s``): the first arrow's left side counts things no unit names; a sweep, not a change."""
-    swept = _SWEPT.search(line)
-    return len(_ARROW.findall(line)) >= 2 and swept is not None and unit_of(swept.group(1)) is None and \
-        swept.group(1).lower() not in ("k", "m", "g", "thousand", "million", "billion")
+def _sweep(claim: Claim) -> bool:
+    """A row from a count of things no unit names arrowed to a figure of another kind, on its line
+    several times (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``) or as the row's before (``~0.6 GB/s
+    at 2 vCPU -> ~2.0 GB/s``): a setting swept, not a change (``300 extents -> 12 extents`` counts one
+    thing on both sides)."""
+    arrows = len(_ARROW.findall(claim.source))
+    for swept in _SWEPT.finditer(claim.source):
+        count, noun, unit = swept.groups()
+        if unit_of(noun) is None and noun.lower() != unit.lower() and noun.lower() not in SUFFIX and \
+                (float(count) == claim.before or arrows >= 2):
+            return True  # the row's before is the count, or the line sweeps it over several arrows
+    return False
 
 
 def _sentence(line: str) -> bool:
