@@ -34,6 +34,7 @@ from iolab.mail.claimed.rows import table_row
 Evidence = Literal["delta", "names", "subject", "sides"]
 
 _REACH = 30  # lines above a row that may be its table's header and groups
+_APART = 400  # lines between two sides' lines at most
 _DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation)(?![a-z])", re.I)
 _PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|percentile)(?![a-z])", re.I)
 _EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
@@ -49,10 +50,10 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), k)
     said = " ".join(line for line in lines if _sentence(line))
+    wholes = {c.source for c in found if c.kind == "time" and _WHOLE.fullmatch(_key(c.label))}
     out = []
     for claim in found:
-        if spread(claim, found, said) or paired_with_itself(claim) or dd_elapsed(claim) or \
-                breakdown(claim, found):
+        if spread(claim, said) or paired_with_itself(claim) or dd_elapsed(claim) or breakdown(claim, wholes):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)
@@ -87,6 +88,8 @@ def _told_apart(claim: Claim, lines: list[str], index: dict[str, int], about: li
     if len(where) != 2 or where[0] is None or where[1] is None or where[0] == where[1]:
         return None
     first, second = sorted((where[0], where[1]))
+    if second - first > _APART:
+        return None  # not two sides of one measurement (and a hostile mail's time stays bounded)
     reach = min(_REACH, second - first + 2)  # the first side's names sit as far above it as the second's
     above = {text for text in (line.strip() for line in lines[max(0, first - reach):first]) if _named(text)}
     between = {text for text in (line.strip() for line in lines[first + 1:second]) if _named(text)}
@@ -231,7 +234,7 @@ def delta_agrees(claim: Claim) -> bool:
     return False
 
 
-def spread(claim: Claim, found: list[Claim], said: str = "") -> bool:
+def spread(claim: Claim, said: str = "") -> bool:
     """A row of a measure's spread: its standard deviation (never a side's figure), or, in a tool's
     output pasted per side (fio's ``lat (usec): min=20, max=241, avg=99.81``, its ``99.00th=[ 1234]``),
     a min, max or percentile the mail's sentences (``said``) do not speak of: the average is the claim."""
@@ -256,10 +259,6 @@ def _words(label: str) -> str:
     return re.sub(r"_|(?<=[a-z0-9])(?=[A-Z])", " ", label)
 
 
-def _stem(words: str) -> str:
-    return " ".join(_MEAN.sub(" ", _EXTREME.sub(" ", words)).lower().split())
-
-
 def paired_with_itself(claim: Claim) -> bool:
     """A row whose before and after lines are one text (a table a side whose rows are one line)."""
     parts = claim.source.split(" / ")
@@ -270,14 +269,11 @@ _PART = re.compile(r"\b(?:user|sys|system)\b", re.I)
 _WHOLE = re.compile(r"\b(?:real|mean|elapsed|total|wall|time)\b", re.I)
 
 
-def breakdown(claim: Claim, found: list[Claim]) -> bool:
+def breakdown(claim: Claim, wholes: set[str]) -> bool:
     """The user or system time of a timed run (time(1)'s ``user``/``sys``, hyperfine's ``[User: ...,
-    System: ...]``) where a row of the same lines gives its whole (``real``, the mean): the whole is
-    the claim, its parts a breakdown."""
-    if claim.kind != "time" or not _PART.fullmatch(_key(claim.label)):
-        return False
-    return any(o is not claim and o.kind == "time" and o.source == claim.source and _WHOLE.fullmatch(_key(o.label))
-               for o in found)
+    System: ...]``) where a row of the same lines gives its whole (``real``, the mean; ``wholes``: the
+    lines of such rows): the whole is the claim, its parts a breakdown."""
+    return claim.kind == "time" and claim.source in wholes and _PART.fullmatch(_key(claim.label)) is not None
 
 
 def _key(label: str) -> str:
