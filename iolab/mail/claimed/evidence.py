@@ -40,7 +40,7 @@ _PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|p
 _EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
 _MEAN = re.compile(r"(?<![a-z])(?:mean|avg|average)(?![a-z])", re.I)
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
-_RATIO = re.compile(r"([+\-−]?)\s*(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)
+_RATIO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)  # a change as written, its sign aside
 
 
 def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Claim]:
@@ -223,8 +223,8 @@ def delta_agrees(claim: Claim) -> bool:
     change = (claim.after - claim.before) / claim.before
     back = (claim.before - claim.after) / claim.after if claim.after else change
     for match in _RATIO.finditer(f"{claim.stated} {claim.source}"):
-        value = float(match.group(2))
-        if match.group(3) == "%":
+        value = float(match.group(1))
+        if match.group(2) == "%":
             for want in (change, back):
                 if abs(abs(want) * 100 - value) <= max(0.6, 0.05 * value):
                     return True
