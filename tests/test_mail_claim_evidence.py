@@ -130,21 +130,21 @@ def test_banners_that_name_no_side_give_no_row():
 
 
 def test_dds_seconds_are_not_a_row_beside_its_rate():
-    runs = "1048576000 bytes (1.0 G) copied, {} s, {} M/s\n"
-    text = "Before:\n" + runs.format("10.1097", 104) + runs.format("9.8031", 107) + \
-        "\nAfter:\n" + runs.format("2.4460", 429) + runs.format("2.3829", 440)
+    runs = "2147483648 bytes (2.1 G) copied, {} s, {} M/s\n"
+    text = "Before:\n" + runs.format("16.4200", 131) + runs.format("15.9100", 135) + \
+        "\nAfter:\n" + runs.format("4.7700", 450) + runs.format("4.6100", 466)
     found = claims(text)
     assert found and all(c.unit != "s" for c in found)
-    assert (104, 429) in [(c.before, c.after) for c in found]
+    assert (131, 450) in [(c.before, c.after) for c in found]
 
 
 def test_a_runs_user_and_system_time_are_its_breakdown():
     text = """Before:
-  Time (mean ± σ):     362.309 s ±  0.406 s   [User: 360.298 s, System: 0.956 s]
+  Time (mean ± σ):     48.512 s ±  0.310 s   [User: 47.004 s, System: 1.203 s]
 After:
-  Time (mean ± σ):     20.880 s ±  0.026 s    [User: 19.751 s, System: 1.058 s]
+  Time (mean ± σ):     12.640 s ±  0.041 s    [User: 11.187 s, System: 1.317 s]
 """
-    assert [(c.before, c.after) for c in claims(text)] == [(362.309, 20.88)]
+    assert [(c.before, c.after) for c in claims(text)] == [(48.512, 12.64)]
 
 
 def test_a_sweep_of_a_setting_written_with_arrows_is_no_change():
