@@ -162,3 +162,56 @@ real0m2.250s
 user0m0.001s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(93000, 122000, "IOPS"), (180.5, 2.25, "s")]
+
+
+def test_a_kernel_named_alone_and_then_with_the_change():
+    text = """Results with fio randwrite:
+
+v6.9:           write: IOPS=1200, BW=4800KiB/s
+v6.9 (patched): write: IOPS=2400, BW=9600KiB/s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1200, 2400, "IOPS"), (4800, 9600, "KiB/s")]
+
+
+def test_output_pasted_between_from_and_to():
+    text = """Sequential reads do get faster, from
+
+Run status group 0 (all jobs):
+   READ: bw=100MiB/s (105MB/s), 100MiB/s-100MiB/s (105MB/s-105MB/s), io=1024MiB
+
+on the old path to
+
+Run status group 0 (all jobs):
+   READ: bw=130MiB/s (136MB/s), 130MiB/s-130MiB/s (136MB/s-136MB/s), io=1024MiB
+
+with the new one.
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(100, 130, "MiB/s")]
+
+
+def test_a_side_opened_mid_line_by_a_sentence_ending_in_a_colon():
+    text = """The test copies a large file. Without
+the change, a cold copy takes about
+four seconds:
+
+real\t0m4.100s
+
+With the change, it takes:
+
+real\t0m3.200s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(4.1, 3.2, "s")]
+
+
+def test_a_row_label_under_both_sides_is_no_side():
+    text = """Before the change, runtime:
+
+with $nr == 1000:  20 seconds
+with $nr == 2000:  45 seconds
+
+After the change, runtime:
+
+with $nr == 1000:  18 seconds
+with $nr == 2000:  40 seconds
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(20, 18, "s"), (45, 40, "s")]

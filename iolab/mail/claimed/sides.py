@@ -134,26 +134,72 @@ def segments(lines: list[str]) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
     markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
-               or _bare(lines, k) or _item(lines, k) for k, line in enumerate(lines)]
-    opened = [k for k, line in enumerate(lines) if re.search(r"\bfrom:\s*$", line)]  # "... the performance from:"
-    closed = [k for k, line in enumerate(lines)  # "to", "... 86% sys time, to:": figures under it
-              if re.fullmatch(r"\s*to:?\s*", line) or re.search(r"\bto:\s*$", line)]
-    for k in opened[:50]:  # a few such sentences a mail; a hostile one is not read further
-        j = next((j for j in closed if j > k), None)
-        if j is not None:
-            markers[k], markers[j] = ("before", "from", ""), ("after", "to", "")
+               or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) for k, line in enumerate(lines)]
+    _row_keys(markers)
+    _from_to(lines, markers)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
-        name = m[1].strip() if m is not None else _heading(_LEAD.sub("", lines[k])) if changed else None
+        label = _LABEL.match(_LEAD.sub("", lines[k])) if m is None and changed else None  # "v6.2:  write: IOPS=.."
+        name = m[1].strip() if m is not None else _heading(_LEAD.sub("", lines[k])) or \
+            (label.group("name") if label else None) if changed else None
         if name and (m is None or m[0] is None) and any(c.startswith(name + " ") or c.startswith(name + "+")
                                                         for c in changed):
-            markers[k] = ("before", name, m[2] if m else "")
+            markers[k] = ("before", name, m[2] if m else label.group("rest") if label and name == label.group("name")
+                          else "")
     out = _cut(lines, markers, True)
     # names that are no sides count only where no side named has figures under it
     return out if any(s.side is not None and s.figures for s in out) else _cut(lines, markers, False)
 
 
-def _cut(lines: list[str], markers: list[tuple[Side | None, str, str] | None], known: bool) -> list[Segment]:
+Marker = tuple[Side | None, str, str] | None
+
+
+def _sentence(lines: list[str], k: int) -> Marker:
+    """A sentence that opens with a side where the one before it ends, on a line above, and ends in a
+    colon over figures (``... a copy operation. Without`` / ``this patch, the cold file reads in`` /
+    ``3 seconds:``)."""
+    if not lines[k].rstrip().endswith(":") or not lines[k - 1:k] or not lines[k - 1].strip():
+        return None
+    above = [line.strip() for line in lines[max(0, k - 3):k]]
+    while above and not above[0]:
+        above.pop(0)
+    if "" in above:
+        above = above[above.index("") + 1:]
+    text = " ".join([*above, lines[k].strip()])
+    last = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)[-1]
+    return marker(last) if last != text and len(last.split()) <= 25 else None
+
+
+def _row_keys(markers: list[Marker]) -> None:
+    """Labels that name a row, not a side: the same label with its figure under both sides named above
+    them (``Before this change:`` / ``with $count == 200000:  165 seconds`` / ``After this change:`` /
+    ``with $count == 200000:  149 seconds``)."""
+    labelled: dict[str, list[int]] = {}
+    for k, m in enumerate(markers):
+        if m is not None and m[2].strip():
+            labelled.setdefault(m[1].strip(), []).append(k)
+    for at in labelled.values():
+        between = [m for m in markers[at[0] + 1:at[-1]] if m is not None and m[0] is not None and not m[2].strip()]
+        if len(at) > 1 and between:
+            for k in at:
+                markers[k] = None
+
+
+def _from_to(lines: list[str], markers: list[Marker]) -> None:
+    """Output pasted between ``... the performance from`` and ``... to`` (a colon or none), figures
+    under each: the first is before, the second after."""
+    def under(k: int) -> bool:
+        return any(line_figures(line) for line in [t for t in lines[k + 1:k + 8] if t.strip()][:3])
+    opened = [k for k, line in enumerate(lines) if re.search(r"\bfrom:?\s*$", line) and under(k)]
+    closed = [k for k, line in enumerate(lines)  # "to", "... 86% sys time, to:", "without CQE to": figures under it
+              if (re.fullmatch(r"\s*to:?\s*", line) or re.search(r"\bto:?\s*$", line)) and under(k)]
+    for k in opened[:50]:  # a few such sentences a mail; a hostile one is not read further
+        j = next((j for j in closed if j > k), None)
+        if j is not None:
+            markers[k], markers[j] = ("before", "from", ""), ("after", "to", "")
+
+
+def _cut(lines: list[str], markers: list[Marker], known: bool) -> list[Segment]:
     """The lines cut at the markers (those naming no side too, unless known) into sides."""
     out: list[Segment] = []
     current: Segment | None = None
