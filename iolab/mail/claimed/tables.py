@@ -28,7 +28,9 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
+from iolab.mail.claimed.blocks import block_pairs
 from iolab.mail.claimed.grids import aligned_grid
+from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
@@ -362,8 +364,9 @@ def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better
 def column_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]:
     """Every table of columns in the lines, read across, down, as a series or as twins (a table a side);
     ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
-    claims: list[Claim] = []
-    tables = _tables(lines)
+    claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
+    claims += block_pairs(lines, about)  # labelled figures a side, one a line
+    tables = [(i, t) for i, t in _tables(lines) if not compared & set(range(i, t.end))]
     k = 0
     while k < len(tables):
         i, table = tables[k]

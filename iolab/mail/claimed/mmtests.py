@@ -1,0 +1,84 @@
+"""mmtests' comparison of kernels (``compare-kernels.sh``), read as claims.
+
+mmtests prints one column a kernel, the first the baseline, each figure
+with its change against the first in parentheses (``(   0.00%)``) or
+between stars when the change is significant (``*   8.81%*``)::
+
+                       5.18-rc8-vanilla       5.18-rc8-patched
+    Amean     1        71.22 (   0.00%)       64.94 *   8.81%*
+    Hmean     1-files/sec  5004.75 (   0.00%)  5075.96 (   1.42%)
+
+A row is a statistic of a key's samples (Min, quartiles, Max-N, Stddev,
+BHmean-N, ...); the claim is the key's mean row (``Amean``, ``Hmean``,
+``Gmean``), the others describe the samples. Its ``Duration`` block is the
+run's time(1): ``Elapsed`` the claim, ``User`` and ``System`` its breakdown.
+Each later column is claimed against the first (the baseline its changes
+are computed against).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from iolab.mail.claimed.model import Claim, better_of, make, unit_of
+
+_CELL = r"-?\d+(?:\.\d+)?\s*[(*]\s*-?\d+(?:\.\d+)?%\s*[)*]"
+_ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<cells>{_CELL}(?:\s+{_CELL})+)\s*$")
+_VALUE = re.compile(r"(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%")
+_MEAN = re.compile(r"^[AHG]mean$|^Mean$", re.I)
+_DURATION = re.compile(r"^\s*Duration\s+(?P<what>Elapsed)\s+(?P<values>\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+)\s*$")
+
+
+def _columns(lines: list[str], k: int) -> list[str]:
+    """The kernels' names above row k: the last line of words above the rows (a kernel's name
+    its column's last word, ``5.3.0-rc3`` over ``vanilla``)."""
+    j = k - 1
+    while j >= 0 and _ROW.match(lines[j]):
+        j -= 1
+    return lines[j].split() if j >= 0 and lines[j].strip() else []
+
+
+def _rows(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
+    """Each line of a comparison whose first figure is the baseline (its change ``0.00%``)."""
+    out = []
+    for k, line in enumerate(lines):
+        row = _ROW.match(line)
+        if row and float(_VALUE.findall(row.group("cells"))[0][1]) == 0.0:
+            out.append((k, row))
+    return out
+
+
+def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
+    """The claims of every mmtests comparison in the lines, and the lines it was read from."""
+    claims: list[Claim] = []
+    used: set[int] = set()
+    for k, row in _rows(lines):
+        used.add(k)
+        if not _MEAN.match(row.group("stat")):
+            continue
+        values = [float(v) for v, _ in _VALUE.findall(row.group("cells"))]
+        key = " ".join(row.group("key").split())
+        names = _columns(lines, k)
+        unit = unit_of(key.split("-", 1)[-1]) if key else None  # "1-files/sec": files/s
+        for n, after in enumerate(values[1:], start=1):
+            named = f" ({names[n]})" if len(values) > 2 and len(names) == len(values) else ""
+            label = f"{row.group('stat')} {key}{named}".strip()
+            claims.append(make(label, values[0], after, unit, better_of(key) if unit is None else None, "",
+                               row.group(0)))
+    if used:
+        claims += _durations(lines, used)
+    return claims, used
+
+
+def _durations(lines: list[str], used: set[int]) -> list[Claim]:
+    """mmtests' Duration block under a comparison: its Elapsed row, the run's wall time."""
+    out = []
+    for k, line in enumerate(lines):
+        found = _DURATION.match(line)
+        if found and any(j < k for j in used):
+            values = [float(v) for v in found.group("values").split()]
+            used.add(k)
+            out += [replace(make(f"Duration {found.group('what')}", values[0], after, None, "lower", "", line),
+                            sides="order") for after in values[1:]]  # the comparison's order: its first the baseline
+    return out

@@ -1,0 +1,125 @@
+"""The claims reader's tables of tools and of blocks: mmtests' comparison of kernels (the mean row of
+each key against the first column), and blocks of labelled figures pasted once a side."""
+
+from iolab.mail.claimed import claims
+from iolab.mail.claimed.mmtests import compare_tables
+
+MMTESTS = """dbench4 latency on the test box:
+
+                   6.9-rc2-base          6.9-rc2-series
+Min       8        31.04 (   0.00%)       29.87 (   3.77%)
+Amean     8        40.10 (   0.00%)       36.52 *   8.93%*
+Stddev    8         4.20 (   0.00%)        3.11 (  25.95%)
+Amean     32      120.50 (   0.00%)      118.25 (   1.87%)
+Hmean     4-ops/sec   911.20 (   0.00%)      950.40 (   4.30%)
+
+                 6.9-rc2      6.9-rc2
+                    base       series
+Duration User      88.10       86.70
+Duration System   310.44      305.90
+Duration Elapsed  622.75      610.02
+"""
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_an_mmtests_comparison_claims_each_mean_row_and_the_elapsed_duration():
+    found, used = compare_tables(MMTESTS.splitlines())
+    assert [(c.label, c.before, c.after, c.unit) for c in found] == [
+        ("Amean 8", 40.10, 36.52, ""), ("Amean 32", 120.50, 118.25, ""),
+        ("Hmean 4-ops/sec", 911.20, 950.40, "ops/s"), ("Duration Elapsed", 622.75, 610.02, "")]
+    assert found[2].better == "higher" and found[3].better == "lower"
+    assert len(used) == 6  # its five rows and the Elapsed line, which no other table reads again
+
+
+def test_the_samples_statistics_of_an_mmtests_comparison_are_no_claims():
+    assert {label.split()[0] for label, _, _ in _rows(MMTESTS)} <= {"Amean", "Hmean", "Duration"}
+
+
+def test_three_kernels_claim_each_later_column_against_the_first():
+    text = """                 base        v1        v2
+Amean     1     10.00 (   0.00%)     9.00 (  10.00%)     8.00 *  20.00%*
+"""
+    assert _rows(text) == [("Amean 1 (v1)", 10.0, 9.0), ("Amean 1 (v2)", 10.0, 8.0)]
+
+
+def test_columns_without_a_baseline_change_are_no_mmtests_comparison():
+    assert compare_tables(["Amean  1   10.00 (  1.00%)   9.00 (  10.00%)"]) == ([], set())
+
+
+LISTS = """Two runs of the create test, with and without the change.
+
+Run A: 8 threads
+  without patch:
+    Average Files/sec:      5120.5
+    311 commits (311 requested), each up to 4096 blocks
+  with patch:
+    Average Files/sec:      5480.0
+    298 commits (298 requested), each up to 4096 blocks
+
+Run B: 16 threads
+  without patch:
+    Average Files/sec:      8003.0
+  with patch:
+    Average Files/sec:      9010.0
+"""
+
+
+def test_labelled_figures_under_each_side_pair_by_their_label_block_by_block():
+    assert _rows(LISTS) == [("Average Files/sec", 5120.5, 5480.0), ("Average Files/sec", 8003.0, 9010.0)]
+
+
+def test_a_labels_figures_among_its_words_and_a_unit_after_the_figure():
+    text = """Before:
+box1   Copy 512 bufsize 100 maxblocks     40210.0 KBps
+box2   Copy 512 bufsize 100 maxblocks     51000.0 KBps
+
+After:
+box1   Copy 512 bufsize 100 maxblocks     44100.0 KBps
+box2   Copy 512 bufsize 100 maxblocks     56020.0 KBps
+"""
+    assert _rows(text) == [("box1 Copy 512 bufsize 100 maxblocks", 40210.0, 44100.0),
+                           ("box2 Copy 512 bufsize 100 maxblocks", 51000.0, 56020.0)]
+
+
+NUMBERED = """Each case three times, the average of the three:
+1.Static queue depth
+1) Random write:
+Speed: 80 81 82
+Average speed: 81MB/S
+
+2) Random read:
+Average speed: 50MB/S
+
+2.Adaptive queue depth
+1) Random write:
+Speed: 90 91 92
+Average speed: 91MB/S
+
+2) Random read:
+Average speed: 50MB/S
+"""
+
+
+def test_two_numbered_headings_are_the_sides_by_the_word_the_subject_names():
+    assert _rows(NUMBERED, "mmc: make the queue depth adaptive") == [
+        ("Random write: Average speed", 81.0, 91.0), ("Random read: Average speed", 50.0, 50.0)]
+    assert _rows(NUMBERED, "mmc: tune the queue depth") == []
+
+
+def test_a_sides_samples_and_its_settings_are_no_entries_its_total_is():
+    text = """[before]
+threads = 4
+Speed: 80 81 82
+disk.img (2560 blocks of 4096 bytes)
+total files/sec: 81
+
+[after]
+threads = 4
+Speed: 90 91 92
+disk.img (2560 blocks of 4096 bytes)
+total files/sec: 91
+"""
+    assert _rows(text) == [("total files/sec", 81.0, 91.0)]
