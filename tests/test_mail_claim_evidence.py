@@ -2,7 +2,7 @@
 row shows its two sides. Lines written for these tests, in the forms people paste."""
 
 from iolab.mail.claimed import Claim, claims
-from iolab.mail.claimed.evidence import delta_agrees
+from iolab.mail.claimed.evidence import delta_agrees, paired_with_itself
 
 # dbench's per-operation table under a setting's name: its columns are a count and two latencies
 DBENCH = """The array was measured with dbench for ten minutes:
@@ -178,3 +178,12 @@ def test_a_caption_that_names_both_sides_is_evidence():
 
 def test_a_count_of_things_arrowed_to_a_figure_is_a_setting():
     assert claims("Throughput scales with the CPUs (~0.4 GB/s at 4 vCPU -> ~1.9 GB/s at 32 vCPU).\n") == []
+
+
+def test_a_row_that_reads_alike_in_both_tables_is_no_change_not_a_cell_with_itself():
+    alike = TWINS.replace("4k      1090       61.0", "4k      1010       58.0")
+    found = _rows(alike, "[PATCH] mm: use large folios for buffered writes")
+    assert ("4k cached", 1010, 1010) in found and ("4k uncached", 58, 58) in found
+    line = "  4k      1010       58.0"
+    assert paired_with_itself(Claim("4k", 1010, 1010, "", "count", None, "", f"{line.strip()} / {line.strip()}"),
+                              {line.strip(): [3]})

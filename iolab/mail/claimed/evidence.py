@@ -46,21 +46,21 @@ _RATIO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)  # a change as
 def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Claim]:
     """The candidate rows that show evidence of their two sides, in their order. ``lines``: the
     description as the forms read it; ``about``: the patches' subjects, ``Subject: ...`` lines."""
-    index: dict[str, int] = {}
+    index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
-        index.setdefault(line.strip(), k)
+        index.setdefault(line.strip(), []).append(k)
     said = " ".join(line for line in lines if _sentence(line))
     wholes = {c.source for c in found if c.kind == "time" and _WHOLE.fullmatch(_key(c.label))}
     out = []
     for claim in found:
-        if spread(claim, said) or paired_with_itself(claim) or dd_elapsed(claim) or breakdown(claim, wholes):
+        if spread(claim, said) or paired_with_itself(claim, index) or dd_elapsed(claim) or breakdown(claim, wholes):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)
     return out
 
 
-def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[str]) -> Evidence | None:
+def evidence(claim: Claim, lines: list[str], index: dict[str, list[int]], about: list[str]) -> Evidence | None:
     """What shows the row's two sides, None when nothing does. A row read across one line of a
     table whose header names no side is asked here; the other forms name their sides."""
     if claim.sides == "order":
@@ -71,23 +71,23 @@ def evidence(claim: Claim, lines: list[str], index: dict[str, int], about: list[
         return "sides"
     if claim.sides:
         return "names"  # the table's header names a side (iolab.mail.claimed.tables)
-    k = index.get(claim.source)
-    if k is None:
+    if claim.source not in index:
         return "sides"  # a row of two lines (a table a side, or rows that are the sides): named by the form
+    k = index[claim.source][0]
     if delta_agrees(claim):
         return "delta"
     return _named_nearby(claim, lines, k, about)
 
 
-def _told_apart(claim: Claim, lines: list[str], index: dict[str, int], about: list[str]) -> Evidence | None:
+def _told_apart(claim: Claim, lines: list[str], index: dict[str, list[int]], about: list[str]) -> Evidence | None:
     """A row whose sides a form took by their order (a table a side, a banner a side): the lines
     between the first side's line and the second's, against as many above the first, name the sides
     (``Before:`` / ``After:``), or the after side is what the subject brings (``buffer_head:`` /
     ``iomap:`` under "use iomap"; ``==for-next==`` / ``==ra-expand==`` under "use readahead_expand")."""
-    where = [index.get(part.strip()) for part in claim.source.split(" / ")]
-    if len(where) != 2 or where[0] is None or where[1] is None or where[0] == where[1]:
+    where = _lines_of(claim, index)
+    if where is None:
         return None
-    first, second = sorted((where[0], where[1]))
+    first, second = sorted(where)
     if second - first > _APART:
         return None  # not two sides of one measurement (and a hostile mail's time stays bounded)
     reach = min(_REACH, second - first + 2)  # the first side's names sit as far above it as the second's
@@ -259,10 +259,22 @@ def _words(label: str) -> str:
     return re.sub(r"_|(?<=[a-z0-9])(?=[A-Z])", " ", label)
 
 
-def paired_with_itself(claim: Claim) -> bool:
-    """A row whose before and after lines are one text (a table a side whose rows are one line)."""
-    parts = claim.source.split(" / ")
-    return len(parts) == 2 and parts[0].strip() == parts[1].strip() and claim.form in ("columns", "repeats")
+def _lines_of(claim: Claim, index: dict[str, list[int]]) -> tuple[int, int] | None:
+    """Where a row of two lines has its before line and its after line (the after's text found
+    again past the before's when both read alike); None when either is not a line of the mail."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    if len(parts) != 2 or parts[0] not in index or parts[1] not in index:
+        return None
+    before = index[parts[0]][0]
+    after = next((k for k in index[parts[1]] if k != before), None)
+    return None if after is None else (before, after)
+
+
+def paired_with_itself(claim: Claim, index: dict[str, list[int]]) -> bool:
+    """A row of two lines that are one line of the mail: a cell paired with itself (two tables read
+    as a side each where the mail has one). Two lines that read alike in two places are no change."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    return len(parts) == 2 and parts[0] == parts[1] and len(index.get(parts[0], [])) == 1
 
 
 _PART = re.compile(r"\b(?:user|sys|system)\b", re.I)
