@@ -187,3 +187,23 @@ def test_a_row_that_reads_alike_in_both_tables_is_no_change_not_a_cell_with_itse
     line = "  4k      1010       58.0"
     assert paired_with_itself(Claim("4k", 1010, 1010, "", "count", None, "", f"{line.strip()} / {line.strip()}"),
                               {line.strip(): [3]})
+
+
+MMTESTS = """                      6.9.0-rc2              6.9.0-rc2
+                        vanilla          batchfix-v2r1
+Amean     1        100.10 (   0.00%)       90.20 *   9.89%*
+Amean     4        200.50 (   0.00%)      180.30 *  10.07%*
+
+                 6.9.0-rc2   6.9.0-rc2
+                   vanillabatchfix-v2r1
+Duration User         100.11      99.20
+Duration System       400.30     380.12
+Duration Elapsed      900.76     850.05
+"""
+
+
+def test_columns_in_their_order_need_a_baseline_named_above_them():
+    assert ("Duration Elapsed", 900.76, 850.05) in _rows(MMTESTS)  # "vanilla", glued to the next name
+    two_kernels = MMTESTS.replace("vanillabatchfix-v2r1", "").replace("vanilla          batchfix-v2r1", "") \
+        .replace("6.9.0-rc2", "6.9.0")  # a regression between two releases: no baseline named
+    assert "Duration Elapsed" not in [label for label, _, _ in _rows(two_kernels)]

@@ -11,7 +11,8 @@ a side each pair as well when their names are ``legacy`` and ``folios`` as when 
   table has a column of gains or diffs;
 - ``names``: the table's header (the form saw it: ``Claim.sides``), its caption or the row's label
   names both sides (``base  patched``, ``Results with and without the series:``); for two sides
-  taken by their order, the names between their lines do (``Before:`` / ``After:``);
+  taken by their order, the names between their lines do (``Before:`` / ``After:``), or for
+  columns taken in their order, the names above say a baseline (mmtests' ``vanilla``);
 - ``subject``: the after side is what the patches' subjects bring (``dontcache`` under ``enable
   RWF_DONTCACHE``, ``iomap:`` under "use iomap");
 - ``sides``: the form read the two sides from their own names (``[w/o]`` / ``[w]``, a row per side).
@@ -86,7 +87,7 @@ def _told_apart(claim: Claim, lines: list[str], index: dict[str, list[int]], abo
     ``iomap:`` under "use iomap"; ``==for-next==`` / ``==ra-expand==`` under "use readahead_expand")."""
     where = _lines_of(claim, index)
     if where is None:
-        return None
+        return _columns_named(claim, lines, index, about)
     first, second = sorted(where)
     if second - first > _APART:
         return None  # not two sides of one measurement (and a hostile mail's time stays bounded)
@@ -100,6 +101,23 @@ def _told_apart(claim: Claim, lines: list[str], index: dict[str, list[int]], abo
     if any(_subject_word(n, about) for n in after) and not any(_subject_word(n, about) for n in before):
         return "subject"
     return None
+
+
+_GLUED_BASE = re.compile(r"(?:vanilla|baseline|unpatched|stock)(?=[a-z0-9])", re.I)
+
+
+def _columns_named(claim: Claim, lines: list[str], index: dict[str, list[int]], about: list[str]) -> Evidence | None:
+    """A row of one line whose columns a form took as the sides by their order (mmtests' kernels,
+    the first the baseline): the names above it say a baseline (``5.3.0-rc3 5.3.0-rc3`` over ``vanilla
+    shrinker-v1r1``), both sides, or a column the subject brings."""
+    if claim.source not in index:
+        return None
+    heads, caption = _above(lines, index[claim.source][0])
+    if any(_names_both(text) for text in [*heads, caption]):
+        return "names"
+    if any(side_of(word) == "before" or _GLUED_BASE.match(word) for head in heads for word in head.split()):
+        return "names"  # a baseline and another (mmtests glues names wider than their column: vanillashrinker-v1r1)
+    return "subject" if any(_subject_word(word, about) for head in heads for word in head.split()) else None
 
 
 _ARROW = re.compile(r"->|→|=>")
