@@ -123,3 +123,26 @@ disk.img (2560 blocks of 4096 bytes)
 total files/sec: 91
 """
     assert _rows(text) == [("total files/sec", 81.0, 91.0)]
+
+
+def test_a_tables_spread_rows_beside_their_mean_are_no_claims_unless_marked_significant():
+    text = """metric               baseline     current     stdev      diff
+read_lat_ns_mean        5000.00     4000.00     20.00   -20.00%
+read_lat_ns_max        90000.00    80000.00    900.00   -11.11%
+read_lat_ns_p99        20000.00    10000.00    300.00   -50.00% *
+avg_sync_ms               12.00       10.00      0.50   -16.67%
+max_sync_ms               30.00       24.00      2.00   -20.00%
+"""
+    assert [label for label, _, _ in _rows(text)] == ["read_lat_ns_mean", "read_lat_ns_p99", "avg_sync_ms"]
+
+
+def test_two_paragraphs_of_the_same_rows_but_one_word_are_the_sides_that_word_names():
+    text = """Image sizes of a kernel tree:
+
+tree-6.1 (lz4, 4k packed)\t204800
+tree-6.1 (lz4, 16k packed)\t188416
+
+tree-6.1 (lz4, 4k vanilla)\t229376
+tree-6.1 (lz4, 16k vanilla)\t212992
+"""
+    assert _rows(text) == [("tree-6.1 (lz4, 4k)", 229376.0, 204800.0), ("tree-6.1 (lz4, 16k)", 212992.0, 188416.0)]

@@ -37,7 +37,7 @@ _TAIL = re.compile(r"\s*(?:\]|[=#*~-]{3,})?\s*:?\s*$")
 _DELTA = re.compile(r"\s*\(\s*[+-]?~?\d+(?:\.\d+)?\s*%\s*\)\s*$")
 _BYTES = re.compile(r"[kKMGT]?i?B(?:ps)?")  # UnixBench's "KBps", a size's "M", "GiB"
 _MEAN = re.compile(r"(?<![a-z])(?:avg|average|mean)(?![a-z])", re.I)
-_SPREAD = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum|stdev|stddev|std|deviation)(?![a-z])", re.I)
+_SPREAD = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum|stdev|stddev|std|deviation|p\d{2,4})(?![a-z])", re.I)
 _STEM = 5  # a word the subject names when a subject's word begins like it ("Dynamic", "dynamically")
 
 
@@ -64,8 +64,9 @@ def _heading(line: str) -> str | None:
     return name
 
 
-def _entry(line: str) -> tuple[str, float, str] | None:
-    """A line's label, its figure (its last, at its end) and the unit after it."""
+def _entry(line: str, bare: bool = False) -> tuple[str, float, str] | None:
+    """A line's label, its figure (its last, at its end) and the unit after it (a figure with no
+    unit only when bare allows it)."""
     if "|" in line or NOT_MEASURED.match(line):
         return None  # a pipe table's row is the pipes' reader's; a test suite's totals measure nothing
     tokens = _DELTA.sub("", line).replace(":", " : ").split()
@@ -83,7 +84,7 @@ def _entry(line: str) -> tuple[str, float, str] | None:
     said = figures(f"{tokens[-1]} {unit}") if unit else []
     if len(said) == 1 and said[0][1][1] != "ratio":
         value = said[0][0]  # "596 KIOPS": 596000 IOPS, as every other form reads it
-    elif not unit and not re.search(r"\d[kKMG]$", tokens[-1]) and not unit_of(" ".join(head)):
+    elif not unit and not bare and not re.search(r"\d[kKMG]$", tokens[-1]) and not unit_of(" ".join(head)):
         return None  # a figure with no unit ("uncached 0"): a setting as often as a measure
     return " ".join(head).rstrip("=").strip(), value, unit
 
@@ -164,4 +165,70 @@ def _pairs(before: _Block, after: _Block) -> list[Claim]:
         found = unit_of(unit or other) or unit_of(label.split(":")[-1]) or unit_of(label)
         claim = make(label, a, b, found, None, "", f"{before.name}: {line} / {after.name}: {source}")
         out.append(replace(claim, sides="names"))
+    return out
+
+
+def spread_rows(claims: list[Claim]) -> list[Claim]:
+    """Of one table's rows, those that describe a measure's samples (``write_lat_ns_max``,
+    ``frag_pct_p99``, ``max_commit_ms``) where the table gives the same measure's mean
+    (``write_lat_ns_mean``, ``avg_commit_ms``): the mean is the claim, they are not, unless the tool
+    marks the row's change significant (fsperf's ``-10.29% *``)."""
+    words = {k: re.split(r"[_\s]+", c.label.lower()) for k, c in enumerate(claims)}
+    means = {" ".join("~" if _MEAN.fullmatch(w) else w for w in ws) for ws in words.values()}
+    return [c for k, c in enumerate(claims)
+            if any(_SPREAD.fullmatch(w) for w in words[k]) and not re.search(r"%\s*\*\s*$", c.source)
+            and " ".join("~" if _SPREAD.fullmatch(w) else w for w in words[k]) in means]
+
+
+def _paragraphs(lines: list[str]) -> list[list[tuple[str, float, str, str]]]:
+    """Runs of two lines or more, each one labelled figure (label, figure, unit, line)."""
+    out: list[list[tuple[str, float, str, str]]] = []
+    run: list[tuple[str, float, str, str]] = []
+    for line in [*lines, ""]:
+        found = _entry(line, bare=True) if line.strip() else None
+        if found is not None:
+            run.append((*found, line.strip()))
+            continue
+        if len(run) >= 2:
+            out.append(run)
+        run = []
+    return out
+
+
+def _word_apart(mine: list[str], theirs: list[str]) -> tuple[str, str, str] | None:
+    """Two paragraphs' labels, row by row, that differ in one word each, the same word in every row of
+    a paragraph (``(erofs, lz4hc,9 4k tailpacking)`` / ``(erofs, lz4hc,9 4k vanilla)``): the two words
+    and the rows' position of it."""
+    words: set[tuple[str, str, int]] = set()
+    for a, b in zip(mine, theirs):
+        x, y = a.split(), b.split()
+        apart = [k for k, (p, q) in enumerate(zip(x, y)) if p != q]
+        if len(x) != len(y) or len(apart) != 1:
+            return None
+        words.add((x[apart[0]].strip("(),:"), y[apart[0]].strip("(),:"), apart[0]))
+    return (*list(words)[0][:2], "") if len({w[:2] for w in words}) == 1 else None
+
+
+def config_rows(lines: list[str], about: list[str] | None = None) -> list[Claim]:
+    """Two paragraphs of labelled figures, the same rows in each but for one word that names each
+    paragraph's side (``... 4k tailpacking)  391696384`` over ``... 4k vanilla)  416079872``): a
+    vanilla, base or stock word is before, the other after (or the one the subjects name)."""
+    out: list[Claim] = []
+    found = _paragraphs(lines)
+    for mine, theirs in zip(found, found[1:]):
+        apart = _word_apart([r[0] for r in mine], [r[0] for r in theirs]) if len(mine) == len(theirs) else None
+        if apart is None:
+            continue
+        sides = [side_of(apart[0]), side_of(apart[1])]
+        said = _sides([apart[0], apart[1]], about or []) if sides == [None, None] else {}
+        sides = [s or said.get(w) for s, w in zip(sides, apart[:2])]
+        if None in sides and set(sides) - {None}:
+            sides = [s or ("after" if "before" in sides else "before") for s in sides]
+        if set(sides) != {"before", "after"}:
+            continue
+        before, after = (mine, theirs) if sides[0] == "before" else (theirs, mine)
+        word = apart[0] if sides[0] == "before" else apart[1]
+        for (label, a, unit, line), (_, b, other, source) in zip(before, after):
+            claim = make(re.sub(rf"\s*{re.escape(word)}", "", label), a, b, unit_of(unit or other), None, "", f"{line} / {source}")
+            out.append(replace(claim, sides="names"))
     return out

@@ -28,7 +28,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.blocks import block_pairs
+from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
@@ -365,7 +365,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     """Every table of columns in the lines, read across, down, as a series or as twins (a table a side);
     ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
     claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
-    claims += block_pairs(lines, about)  # labelled figures a side, one a line
+    claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
     tables = [(i, t) for i, t in _tables(lines) if not compared & set(range(i, t.end))]
     k = 0
     while k < len(tables):
@@ -392,7 +392,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
             sides = _sides(rows, [*(about or []), *lines])
-            claims += _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
+            read = _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
+            claims += [c for c in read if c not in spread_rows(read)]
         k += 1
     return claims
 
