@@ -66,7 +66,7 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
             label = f"{row.group('stat')} {key}{named}".strip()
             claims.append(make(label, values[0], after, unit, better_of(key) if unit is None else None, "",
                                row.group(0)))
-    if claims:  # the Duration block of a comparison whose columns its changes told apart
+    if used:
         claims += _durations(lines, used)
     return claims, used
 
@@ -80,5 +80,5 @@ def _durations(lines: list[str], used: set[int]) -> list[Claim]:
             values = [float(v) for v in found.group("values").split()]
             used.add(k)
             out += [replace(make(f"Duration {found.group('what')}", values[0], after, None, "lower", "", line),
-                            sides="names") for after in values[1:]]  # the comparison's columns: its first the baseline
+                            sides="order") for after in values[1:]]  # by the columns' order: the gate asks for more
     return out
