@@ -215,3 +215,8 @@ with $nr == 1000:  18 seconds
 with $nr == 2000:  40 seconds
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(20, 18, "s"), (45, 40, "s")]
+
+
+def test_a_vs_pair_oriented_by_a_delta_joined_with_or():
+    text = "On my box the test ran at 300KIOPS vs 360KIOPS, or +20% on bare metal.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(300, 360, "IOPS")]

@@ -25,7 +25,7 @@ _NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name
 _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
 PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
-                  r"(?:\s*,?\s*\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
+                  r"(?:\s*,?\s*(?:or\s+|i\.e\.,?\s+|that\s+is\s+)?\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
 # the after side first: "reduces the size to 1472 bytes from 1216", "36 extent maps per 4K page instead of 32"
 _REVERSED = re.compile(rf"\bto\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+from\s+(?P<a>{_VALUE})(?!\.?\d)\s*"
                        rf"(?P<ua>{_WORD_UNIT})?|(?P<b2>{_VALUE})\s*(?P<count>[A-Za-z][\w-]*s\b)?(?:\s+(?:per\s+\S+|"
