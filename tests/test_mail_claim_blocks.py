@@ -146,3 +146,16 @@ tree-6.1 (lz4, 4k vanilla)\t229376
 tree-6.1 (lz4, 16k vanilla)\t212992
 """
     assert _rows(text) == [("tree-6.1 (lz4, 4k)", 229376.0, 204800.0), ("tree-6.1 (lz4, 16k)", 212992.0, 188416.0)]
+
+
+def test_a_pipe_tables_change_column_compares_the_two_columns_before_it_even_in_rows_named_as_sides():
+    text = """4k randread, 2 jobs:
+
+            | IOPS (sync mode) | IOPS (async mode) | diff
+----------- | ---------------- | ----------------- | ----
+without fix |      100k        |        90k        | ~-10%
+with fix    |      102k        |       120k        | ~18%
+"""
+    assert _rows(text) == [("without fix", 100e3, 90e3), ("with fix", 102e3, 120e3)]
+    one = text.replace("without fix |      100k        |        90k        | ~-10%\n", "")
+    assert _rows(one) == [("with fix", 102e3, 120e3)]

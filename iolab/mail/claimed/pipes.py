@@ -126,8 +126,9 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
 
 def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list[Claim]:
     named = [c.strip() for c in header[1:] if c.strip()]
-    deltas = any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
-                 any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
+    deltas = _delta_column(header) or \
+        any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
+            any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
     if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas:
         return []  # columns that are modes or devices with no delta: no before and after
     pairs = column_pairs([c.strip() for c in header])
@@ -143,7 +144,7 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
             continue  # "| 11.14s | 3808 |": a time and a count, two measures of the row
         if swap:
             (ka, a), (kb, b) = (kb, b), (ka, a)
-        stated = next((c.strip() for c in row if PERCENT.match(c.strip())), "")
+        stated = next((c.strip().lstrip("~") for c in row if PERCENT.match(c.strip().lstrip("~"))), "")
         unit = _unit(row[ka]) or unit_of(row[0]) or \
             (unit_of(header[ka]) if ka < len(header) else None) or said
         out.append(make(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
@@ -224,8 +225,21 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
             for key, b, a in groups:
                 claims += [replace(c, label=f"{key} {c.label}") for c in _down(header, body[b], body[a], said)]
             continue
-        claims += _down(header, *sides, said) if sides else _across(header, body, said)
+        if sides and not _delta_column(header):  # a column of the changes: the two before it are compared
+            claims += _down(header, *sides, said)
+        else:
+            claims += _across(header, body, said)
     return claims
+
+
+_DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|%\s*\w*)$", re.I)
+
+
+def _delta_column(header: list[str]) -> bool:
+    """A header whose last column names the change (``| IOPS (IRQ mode) | IOPS (iopoll=1 mode) | diff``)
+    after two columns of figures: each row compares those two."""
+    named = [c.strip() for c in header[1:] if c.strip()]
+    return len(named) == 3 and _DELTA_NAME.match(named[-1]) is not None
 
 
 # -- rows against a baseline row ------------------------------------------------------------
