@@ -220,3 +220,23 @@ with $nr == 2000:  40 seconds
 def test_a_vs_pair_oriented_by_a_delta_joined_with_or():
     text = "On my box the test ran at 300KIOPS vs 360KIOPS, or +20% on bare metal.\n"
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(300, 360, "IOPS")]
+
+
+def test_two_variants_both_named_with_the_subject_says_which_is_after():
+    text = """Profile of a 64k read test:
+
+With cached zone map:
+
+  --40.00%--zone_lookup
+            |
+            |--30.00%--zone_walk
+
+With cached extent map:
+
+  --20.00%--zone_lookup
+            |
+            |--10.00%--zone_walk
+"""
+    rows = [(c.label, c.before, c.after) for c in claims(text, "zonefs: add a cached extent map")]
+    assert [(b, a) for _, b, a in rows] == [(40, 20), (30, 10)]
+    assert claims(text, "zonefs: tidy up the lookup") == []  # no subject names either: no sides

@@ -44,7 +44,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
     found = _as("pipes", pipe_tables(lines, about)) + _as("columns", column_tables(lines, about)) + \
         _as("repeats", repeated_tables(lines))
     seen = {(c.before, c.after) for c in found}
-    found += _own(_as("sides", side_pairs(lines)), found)
+    found += _own(_as("sides", side_pairs(lines, tuple(about))), found)
     seen |= {(c.before, c.after) for c in found}
     means = [k for k, c in enumerate(found) if "(mean of" in c.label]
     for pair in _as("trailing", trailing_pairs(lines)) + _as("side rows", side_rows(lines)) + \

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
-from iolab.mail.claimed.naming import AFTER, BEFORE, Side, introduced, side_of
+from iolab.mail.claimed.naming import AFTER, BEFORE, Side, introduced, side_of, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
@@ -294,8 +294,9 @@ def _series(key: str, mine: list[Figure], theirs: list[Figure]) -> list[Claim]:
                  f"{mine[-1].line.strip()} / {theirs[-1].line.strip()}")]
 
 
-def side_pairs(lines: list[str]) -> list[Claim]:
-    """Every after side's figures paired with those of the before side nearest it."""
+def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
+    """Every after side's figures paired with those of the before side nearest it. ``about``: the
+    patches' subjects (of two variants named alike, the one a subject names is after)."""
     found = [s for s in segments(lines) if s.figures]
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
     said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
@@ -304,6 +305,7 @@ def side_pairs(lines: list[str]) -> list[Claim]:
         if segment.side is None:
             first = neutral[0] if said is None else neutral[1 - said]
             segment.side = "before" if segment.name == first else "after"
+    _two_withs(found, lines, about)
     named = len({s.name.lower() for s in found if s.side == "after"}) > 1
     out: list[Claim] = []
     paired: set[int] = set()
@@ -321,6 +323,22 @@ def side_pairs(lines: list[str]) -> list[Claim]:
         out += _ordered(_pair(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
     # "(2560 blocks of 4096 bytes)": a setting; 0 on both sides ("cur_commit_ms 0", fio's idle write IOPS): nothing ran
     return [c for c in out if (c.kind != "size" or c.before != c.after) and (c.before or c.after)]
+
+
+def _two_withs(found: list[Segment], lines: list[str], about: tuple[str, ...]) -> None:
+    """Two variants both named as after (``With premapped bvec:`` / ``With premapped DMA:``) and no
+    before: the one the subjects name, else the one the text says the change brings, by the words
+    the two names do not share, stays after; the other is the before side."""
+    names = list(dict.fromkeys(s.name for s in found))
+    if len(names) != 2 or any(s.side != "after" for s in found):
+        return
+    words = [set(unsided(n.lower()).split()) for n in names]
+    own = [" ".join(w for w in unsided(n).split() if w.lower() not in words[1 - k]) for k, n in enumerate(names)]
+    subject = " ".join(about).lower()
+    named = [k for k, o in enumerate(own) if o and re.search(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])", subject)]
+    said = named[0] if len(named) == 1 else introduced(own, lines) if all(own) else None
+    for segment in found if said is not None else []:
+        segment.side = "after" if segment.name == names[said or 0] else "before"
 
 
 def _ordered(found: list[Claim], guessed: set[int]) -> list[Claim]:
