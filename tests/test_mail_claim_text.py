@@ -240,3 +240,28 @@ With cached extent map:
     rows = [(c.label, c.before, c.after) for c in claims(text, "zonefs: add a cached extent map")]
     assert [(b, a) for _, b, a in rows] == [(40, 20), (30, 10)]
     assert claims(text, "zonefs: tidy up the lookup") == []  # no subject names either: no sides
+
+
+def test_a_pair_of_approximate_figures_in_words():
+    text = "Write throughput went from about 1.1GB/s to about 1.5GB/s here.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1.1, 1.5, "GB/s")]
+
+
+def test_cases_of_a_side_one_after_the_other_pair_by_position():
+    text = """Before the change, a cold run takes:
+
+real\t0m5.000s
+
+and a warm run looks like this:
+
+real\t0m1.000s
+
+After the change, a cold run takes:
+
+real\t0m4.000s
+
+and the warm run looks like this:
+
+real\t0m0.500s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(5, 4, "s"), (1, 0.5, "s")]

@@ -19,7 +19,7 @@ TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (1039, 0.92)}
+FLOOR = {"tune": (1045, 0.92)}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(

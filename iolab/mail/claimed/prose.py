@@ -23,8 +23,9 @@ _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:u
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
 _NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
 _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
-PAIR = re.compile(rf"(?:\bfrom\s+)?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
-                  rf"(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
+_ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost)\s+)?"  # "from about 1.1GB/s to about 1.5GB/s"
+PAIR = re.compile(rf"(?:\bfrom\s+{_ABOUT})?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
+                  rf"{_ABOUT}(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*(?:or\s+|i\.e\.,?\s+|that\s+is\s+)?\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
 # the after side first: "reduces the size to 1472 bytes from 1216", "36 extent maps per 4K page instead of 32"
 _REVERSED = re.compile(rf"\bto\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+from\s+(?P<a>{_VALUE})(?!\.?\d)\s*"

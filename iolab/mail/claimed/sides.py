@@ -137,6 +137,7 @@ def segments(lines: list[str]) -> list[Segment]:
                or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) for k, line in enumerate(lines)]
     _row_keys(markers)
     _from_to(lines, markers)
+    _and_captions(lines, markers)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
         label = _LABEL.match(_LEAD.sub("", lines[k])) if m is None and changed else None  # "v6.2:  write: IOPS=.."
@@ -183,6 +184,22 @@ def _row_keys(markers: list[Marker]) -> None:
         if len(at) > 1 and between:
             for k in at:
                 markers[k] = None
+
+
+_AND = re.compile(r"^\s*and\s+[^:.;]{3,80}:\s*$")  # "and a subsequent cache hot run looks like this:"
+
+
+def _and_captions(lines: list[str], markers: list[Marker]) -> None:
+    """A caption that goes on with the sentence of the side above it (``With this patch, the cold
+    case takes:`` ... ``and the cache hot case looks like this:``) opens another case of that side."""
+    side: Side | None = None
+    for k, line in enumerate(lines):
+        m = markers[k]
+        if m is not None:
+            side = m[0]
+        elif side is not None and _AND.match(line) and \
+                any(line_figures(t) for t in [t for t in lines[k + 1:k + 8] if t.strip()][:3]):
+            markers[k] = (side, line.strip().rstrip(":"), "")
 
 
 def _from_to(lines: list[str], markers: list[Marker]) -> None:
@@ -309,6 +326,9 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     named = len({s.name.lower() for s in found if s.side == "after"}) > 1
     out: list[Claim] = []
     paired: set[int] = set()
+    for k, j in _blocks(found):  # "before: cold, hot" then "after: cold, hot": the nth case of each
+        out += _ordered(_pair(found[k], found[j], named), {id(found[k]), id(found[j])} & guessed)
+        paired |= {k, j}
     for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
         if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"} and \
                 {measure(f) for f in found[k].figures} & {measure(f) for f in found[k + 1].figures}:
@@ -323,6 +343,20 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
         out += _ordered(_pair(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
     # "(2560 blocks of 4096 bytes)": a setting; 0 on both sides ("cur_commit_ms 0", fio's idle write IOPS): nothing ran
     return [c for c in out if (c.kind != "size" or c.before != c.after) and (c.before or c.after)]
+
+
+def _blocks(found: list[Segment]) -> list[tuple[int, int]]:
+    """The cases of a side pasted one after the other, then the other side's in the same order
+    (``Without the patch, cold:`` / ``and hot:`` / ``With it, cold:`` / ``and hot:``): (before, after)
+    by position, when the two runs are as long and each case measures what its twin does."""
+    sides = [s.side for s in found]
+    half = len(found) // 2
+    if half < 2 or len(found) % 2 or len(set(sides[:half])) != 1 or len(set(sides[half:])) != 1 or \
+            {sides[0], sides[-1]} != {"before", "after"}:
+        return []
+    twins = [(k, half + k) if sides[0] == "before" else (half + k, k) for k in range(half)]
+    alike = all({measure(f) for f in found[a].figures} & {measure(f) for f in found[b].figures} for a, b in twins)
+    return twins if alike else []
 
 
 def _two_withs(found: list[Segment], lines: list[str], about: tuple[str, ...]) -> None:
