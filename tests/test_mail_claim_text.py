@@ -240,6 +240,8 @@ With cached extent map:
     rows = [(c.label, c.before, c.after) for c in claims(text, "zonefs: add a cached extent map")]
     assert [(b, a) for _, b, a in rows] == [(40, 20), (30, 10)]
     assert claims(text, "zonefs: tidy up the lookup") == []  # no subject names either: no sides
+    jobs = text.replace("cached zone map", "4 jobs").replace("cached extent map", "8 jobs")
+    assert claims(jobs, "[PATCH v2 4/8] zonefs: add a cached extent map") == []  # a setting's two values
 
 
 def test_a_pair_of_approximate_figures_in_words():

@@ -368,9 +368,11 @@ def _two_withs(found: list[Segment], lines: list[str], about: tuple[str, ...]) -
         return
     words = [set(unsided(n.lower()).split()) for n in names]
     own = [" ".join(w for w in unsided(n).split() if w.lower() not in words[1 - k]) for k, n in enumerate(names)]
-    subject = " ".join(about).lower()
-    named = [k for k, o in enumerate(own) if o and re.search(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])", subject)]
-    said = named[0] if len(named) == 1 else introduced(own, lines) if all(own) else None
+    if not all(re.search(r"[A-Za-z]{3}", o) for o in own):
+        return  # "With 4 jobs:" / "With 8 jobs:": a setting's two values, not a change and its baseline
+    subject = " ".join(re.sub(r"\[[^\]]*\]", " ", line) for line in about).lower()  # "[PATCH v2 4/8]" aside
+    named = [k for k, o in enumerate(own) if re.search(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])", subject)]
+    said = named[0] if len(named) == 1 else introduced(own, lines)
     for segment in found if said is not None else []:
         segment.side = "after" if segment.name == names[said or 0] else "before"
 
