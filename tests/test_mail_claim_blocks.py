@@ -159,3 +159,27 @@ with fix    |      102k        |       120k        | ~18%
     assert _rows(text) == [("without fix", 100e3, 90e3), ("with fix", 102e3, 120e3)]
     one = text.replace("without fix |      100k        |        90k        | ~-10%\n", "")
     assert _rows(one) == [("with fix", 102e3, 120e3)]
+
+
+def test_a_table_a_side_under_a_caption_naming_it_pairs_its_cells_not_its_columns():
+    text = """Results without the patch
+test       read     write
+job1       100      200
+job2       110      210
+
+Results with the patch
+test       read     write
+job1       150      250
+job2       160      260
+"""
+    assert _rows(text) == [("job1 read", 100, 150), ("job1 write", 200, 250),
+                           ("job2 read", 110, 160), ("job2 write", 210, 260)]
+
+
+def test_rows_that_name_their_side_in_a_column_take_the_names_of_the_columns_after_it():
+    text = """  bs    kernel     IOPS     lat(us)
+  4k    base       100k     320
+  4k    patched    120k     270
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("IOPS", 100e3, 120e3, "IOPS"), ("lat(us)", 320, 270, "us")]

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, PERCENT, SUFFIX, number, unit_of
-from iolab.mail.claimed.naming import row_sides
+from iolab.mail.claimed.naming import row_sides, side_of
 
 # a box drawn in Unicode is the same table as one drawn in ASCII: its lines and corners as | - = +
 _BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━╌╍┄┅┈┉", "-"), "═": "=",
@@ -170,3 +170,17 @@ def word_sides(first: str, second: str) -> tuple[int, int] | None:
     if (a, b) == (first.split(), second.split()) or not a or not b:
         return None
     return row_sides(" ".join(a), " ".join(b))
+
+
+def caption(header: str, text: str, first: str) -> bool:
+    """A table's first words line is a caption naming one side (``Results with the patch``) when the
+    line under it names the columns (``test  read  write`` over ``job1  100  200``)."""
+    return side_of(header) is not None and len(re.split(r"\s{2,}|\t", header.strip())) == 1 and \
+        not names_columns(header, first) and names_columns(text, first)
+
+
+def names_columns(text: str, first: str) -> bool:
+    """A line of one word a column over the first row (``test  read  write`` over ``job1  100  200``)."""
+    row = table_row(first)
+    return row is not None and len(text.split()) == len(row.values) + len(row.label.split()) and \
+        not re.search(r"\d", text)

@@ -34,7 +34,7 @@ from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
-from iolab.mail.claimed.rows import KEYED, Row, read_row, table_row
+from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
@@ -86,19 +86,21 @@ def _table_at(lines: list[str], i: int) -> _Table:
                 break  # a sentence, or text not above rows: the table ends
             if rows and side_of(header.split(":")[0]) and side_of(text.split(":")[0]):
                 break  # "after:  avg" under the rows of "before:  avg": the other side's table
-            if opening:
-                header = text  # the columns' names
+            if opening or not rows and not group and caption(header, text, following):
+                header = text  # the columns' names, under a caption naming a side ("Results with the patch")
             else:
                 group = text  # a group's name above its rows ("A seq 128k qd1")
         j += 1
     return _Table(header, tuple(rows), j)
 
 
-def _columns(header: str, count: int) -> list[str]:
-    """The names of a table's count figure columns, from its header (columns apart by two spaces or a tab)."""
+def _columns(header: str, count: int, label: int = 1) -> list[str]:
+    """The names of a table's count figure columns, from its header (columns apart by two spaces or a tab);
+    ``label``: the columns the rows' labels take (``4k  base``: two)."""
     names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
     if len(names) > count:
-        names = names[1:count + 1]  # the labels' column first; a delta's column after
+        skip = label if len(names) == label + count else 1  # the labels' columns first; a delta's column after
+        names = names[skip:skip + count]
     return names if len(names) == count else [f"column {k + 1}" for k in range(count)]
 
 
@@ -121,7 +123,7 @@ def _down(table: _Table, unit: Unit | None, better: Better | None,
         return []
     before, after = pair
     count = min(len(before.values), len(after.values))
-    names = _columns(table.header, count)
+    names = _columns(table.header, count, len(before.label.split()))
     group = next((g for g, row in table.rows if row is before), "")
     if names[0] == "column 1" and group and _columns(group, count)[0] != "column 1":
         names = _columns(group, count)  # the line right above the rows names the columns; the header was a caption
