@@ -13,6 +13,8 @@ from iolab.mail.claimed.model import better_of
     ("tps_med", "higher"), ("Fragmentation score", "lower"), ("Avg. extents per file", "lower"),
     ("Num. free extent", "lower"), ("Number of extents per file", "lower"), ("Avg. size per extent(KB)", "higher"),
     ("Avg. free extent size(KB)", "higher"), ("commits", None), ("post mount", None),
+    ("frag_pct_mean", "lower"), ("major page faults", "lower"), ("L2 misses", "lower"), ("key comparisons", "lower"),
+    ("lock contention", "lower"), ("memory usage", "lower"), ("Hmean tput-8", "higher"), ("copy in KBps", "higher"),
 ])
 def test_the_words_of_a_name_say_which_way_is_better(name, better):
     assert better_of(name) == better
@@ -88,3 +90,52 @@ def test_a_factor_under_a_gain_column_below_one_says_the_other_way():
 2      3375   1950      0.58
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(2023, 3998, "higher"), (3375, 1950, "higher")]
+
+
+def test_mmtests_prints_each_change_as_a_gain_whichever_way_is_better():
+    text = """compare-kernels, 4 clients:
+
+                        7.1-vanilla         7.1-patched
+Amean     fsync-4        12.40 (   0.00%)      10.10 *  18.55%*
+Hmean     4            4100.00 (   0.00%)    3900.00 (  -4.88%)
+Hmean     8            5200.00 (   0.00%)    5460.00 (   5.00%)
+Amean     16             30.00 (   0.00%)      33.00 * -10.00%*
+"""
+    assert _better(text) == [("Amean fsync-4", 12.4, 10.1, "lower"), ("Hmean 4", 4100.0, 3900.0, "higher"),
+                             ("Hmean 8", 5200.0, 5460.0, "higher"), ("Amean 16", 30.0, 33.0, "lower")]
+
+
+def test_the_header_over_the_two_figures_names_what_they_count():
+    text = """Sorting a million keys, before and after:
+
+| keys | comparisons(base) | comparisons(patched) |
+|------|-------------------|----------------------|
+| 1000 |      81234        |      61023           |
+| 2000 |     172221        |     130444           |
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(81234, 61023, "lower"), (172221, 130444, "lower")]
+
+
+def test_a_caption_in_other_words_says_the_way():
+    text = """Replaying the log (smaller is better):
+
+| journal | before | after |
+|---------|--------|-------|
+| 64M     | 812    | 640   |
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(812, 640, "lower")]
+
+
+def test_the_unit_written_after_the_figure_says_the_way():
+    text = """Before:
+  seqwrite 4k blocks     41230.0 KBps
+After:
+  seqwrite 4k blocks     45510.0 KBps
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(41230.0, 45510.0, "higher")]
+
+
+def test_a_gain_column_is_found_over_a_long_table():
+    rows = "\n".join(f"{n:<5d}{1000 + n:>8d}{2000 + n:>8d}   {(2000 + n) / (1000 + n):.2f}" for n in range(1, 12))
+    text = "jobs    base  patched  gain\n" + rows + "\n"
+    assert {c.better for c in claims(text)} == {"higher"}

@@ -5,12 +5,25 @@ A kernel developer reads it from the mail around the row, in this order:
 - the mail's own delta against the figures: a delta whose sign is the
   opposite of the figures' move is a gain (``p99 1.876 -> 0.963 +48.69%``:
   lower is better);
-- a factor under a column named gain or speedup (``1117  1921  1.72``):
-  above 1 the figures moved the better way;
+- mmtests' comparison, whose changes are gains (its compare prints each
+  kernel's change against the first as ``pdiff`` for a measure better
+  higher and ``pndiff`` for one better lower: ``71.22 (0.00%) 64.94 *
+  8.81%*`` is lower better);
+- a factor under a column named gain, speedup or improvement (``1117
+  1921  1.72``): above 1 the figures moved the better way;
+- the table's header over the row's two figures (``comparisons(old)
+  comparisons(new)``, ``IOPS base  IOPS patched``), and the unit written
+  after the figure (``524708.0 KBps``): the words a name would say;
+- a profile's share of a function (``blk_mq_submit_bio() 12.5%``, perf
+  report's ``[k]`` rows): lower is better, as time spent in it;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
-  ``fio (iops higher better, p99 lower better)``): throughput, IOPS and
-  rates are better higher, latency, time and usage lower.
+  ``fio (iops higher better, p99 lower better)``, ``(lower is better)``):
+  throughput, IOPS and rates are better higher, latency, time and usage
+  lower.
+
+Where none of these says, the row's better stays None: a wrong way is worse
+than none.
 """
 
 from __future__ import annotations
@@ -18,11 +31,18 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from iolab.mail.claimed.model import Better, Claim, better_of, unit_of
+from iolab.mail.claimed.model import Better, Claim, better_of, number, unit_of
 
 _SIGNED = re.compile(r"^[+-−]")
 _REACH = 40  # lines above a row that may say what it measures
 _SAID = 3  # lines of words above a row (its table's passed over) that may
+_STATED = re.compile(r"\b(lower|higher|less|more|smaller|bigger|larger|greater|fewer)\s+(?:is\s+|=\s*)?better\b", re.I)
+_LESS = ("lower", "less", "smaller", "fewer")
+
+
+def _way(claim: Claim, gain: bool) -> Better:
+    """The way the figures moved when the move is a gain, else the other."""
+    return "higher" if (claim.direction == "up") == gain else "lower"
 
 
 def _gain(claim: Claim) -> Better | None:
@@ -36,6 +56,24 @@ def _gain(claim: Claim) -> Better | None:
     return "higher" if claim.direction == "up" else "lower"
 
 
+_MMTESTS = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%\s*[)*]")
+
+
+def _mmtests(claim: Claim) -> Better | None:
+    """mmtests' comparison row (``Amean 1  71.22 (   0.00%)  64.94 *   8.81%*``): the first column
+    the baseline (0.00%), each other's percentage its gain against it, whichever way is better."""
+    if claim.direction == "none":
+        return None
+    for part in claim.source.split(" / "):
+        cells = [(float(v), float(p)) for v, p in _MMTESTS.findall(part)]
+        if len(cells) < 2 or cells[0][1] != 0.0 or cells[0][0] != claim.before:
+            continue
+        gains = {p for v, p in cells[1:] if v == claim.after and p != 0.0}
+        if len(gains) == 1:
+            return _way(claim, gains.pop() > 0)
+    return None
+
+
 def _where(index: dict[str, int], claim: Claim) -> int | None:
     """The line the claim was read from (its after side's, for a row of two lines), by the lines' index."""
     parts = [p.strip() for p in claim.source.split(" / ") if p.strip()]
@@ -46,20 +84,26 @@ def _where(index: dict[str, int], claim: Claim) -> int | None:
     return None
 
 
+def _stated(text: str) -> Better | None:
+    """'(lower is better)', 'higher = better', 'less is better': one way said, else None."""
+    said: set[Better] = {"lower" if w.lower() in _LESS else "higher" for w in _STATED.findall(text)}
+    return said.pop() if len(said) == 1 else None
+
+
 def _said_above(lines: list[str], k: int) -> Better | None:
     """The way the nearest lines above the row that say what is measured say is better (a table's
-    rows and headers, lines of figures, are passed over)."""
+    rows and headers, lines of figures, are passed over, but for a way they state)."""
     said = 0
     for line in reversed(lines[max(0, k - _REACH):k]):
+        stated = _stated(line) if len(line) <= 200 else None
+        if stated is not None:
+            return stated
         if not line.strip() or len(line) > 200 or "|" in line or re.search(r"\d", line.split(":")[-1]):
             continue  # a table's row or header, a device's name: not a line that says what was measured
         units = [u for u in (unit_of(w) for w in line.split()) if u and u[1] in ("rate", "bandwidth")]
         named = better_of(line) or (units[0][2] if units else None)  # "sec  normal MB/s  dontcache MB/s"
-        stated = re.findall(r"\b(lower|higher)\s+(?:is\s+)?better\b", line, re.I)
         if named is not None:
             return named
-        if len({w.lower() for w in stated}) == 1:
-            return "lower" if stated[0].lower() == "lower" else "higher"
         said += 1
         if said >= _SAID:
             break
@@ -67,19 +111,114 @@ def _said_above(lines: list[str], k: int) -> Better | None:
 
 
 _GAIN = re.compile(r"\b(gain|speed-?up|improvement)s?\b", re.I)
+_RULE = re.compile(r"^[\s|+:=*-]*$")  # a table's rule: "|-----|-----|", "----  ------", "+===+"
+
+
+def _numeric(line: str) -> int:
+    """How many cells of a line are figures ("| 10000 |  239233 |": 2; "jobs  base  patched": 0)."""
+    return sum(number(w.strip("()*%,")) is not None for w in line.replace("|", " ").split())
+
+
+def _header(lines: list[str], k: int) -> int | None:
+    """The header of the table whose row is line k: the nearest line above its rows of figures and its
+    rules that has words and at most one figure; None when a blank line or prose comes first."""
+    for j in range(k - 1, max(-1, k - _REACH), -1):
+        text = lines[j].strip()
+        if not text:
+            return None
+        if _RULE.match(text) or _numeric(text) >= 2:
+            continue
+        return j if len(text) <= 200 else None
+    return None
+
+
+def _cells(line: str) -> list[tuple[int, int, str]]:
+    """A line's cells with their columns: between pipes, else apart by two spaces or a tab."""
+    text = line.expandtabs(8)
+    pattern = r"[^|]+" if "|" in text else r"\S+(?: \S+)*"
+    return [(m.start(), m.end(), m.group().strip()) for m in re.finditer(pattern, text) if m.group().strip()]
+
+
+def _over(header: str, row: str, value: float) -> str:
+    """The header's cell over the row's cell holding the value (by its place in the columns, or by its
+    count when the two lines have as many cells): "" when none is."""
+    heads, cells = _cells(header), _cells(row)
+    for n, (start, end, cell) in enumerate(cells):
+        if not any(number(w.strip("()*,")) == value for w in cell.split()):
+            continue
+        if len(heads) == len(cells):
+            return heads[n][2]
+        over = [h for s, e, h in heads if s < end and e > start]
+        return over[0] if len(over) == 1 else ""
+    return ""
+
+
+def _headed(lines: list[str], k: int, claim: Claim) -> Better | None:
+    """What the header's cells over the row's two figures name (``comparisons(old)``,
+    ``IOPS (base)``, ``lat (lower is better)``): the way both say, or one says and the other leaves open."""
+    h = _header(lines, k)
+    if h is None:
+        return None
+    said: set[Better] = set()
+    for value in (claim.before, claim.after):
+        cell = _over(lines[h], lines[k], value)
+        unit = unit_of(cell)
+        way = _stated(cell) or better_of(cell) or (unit[2] if unit and unit[1] != "ratio" else None)
+        if way is not None:
+            said.add(way)
+    return said.pop() if len(said) == 1 else None
 
 
 def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
     """Under a column named gain or speedup, the row's factor (``2023  3998  2.42``): above 1, the
-    way the figures moved is the better one; below 1, the other."""
-    if claim.direction == "none" or not any(_GAIN.search(line) for line in lines[max(0, k - _SAID * 2):k]):
+    way the figures moved is the better one; below 1, the other. A percentage there (``+10%``) that
+    agrees with the move says that way is better."""
+    h = _header(lines, k)
+    above = lines[max(0, k - _SAID * 2):k] + ([lines[h]] if h is not None else [])
+    if claim.direction == "none" or not any(_GAIN.search(line) for line in above):
         return None
     written = [float(w) for w in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.%])", lines[k])]
     factors = [r for r in written if r not in (claim.before, claim.after) and r > 0 and r != 1]
-    if len(factors) != 1:
+    if len(factors) == 1:
+        return _way(claim, factors[0] > 1)
+    return None
+
+
+_SYMBOL = re.compile(r"_*[A-Za-z]\w*(?:\.\w+)*\(\)")  # "blk_mq_submit_bio()", "nvme_prep_rq.part.68()"
+_PROFILE = re.compile(r"\bperf\b|\bprofil\w*|\boverhead\b|\bcycles\b|\bsamples\b", re.I)
+
+
+def _share(lines: list[str], k: int | None, claim: Claim) -> Better | None:
+    """A profile's share of a function, lower better: perf report's ``[k]`` row, a name written as a
+    call, or a kernel symbol (words joined by underscores) where the text above speaks of a profile."""
+    if claim.unit != "%":
         return None
-    up = (claim.direction == "up") == (factors[0] > 1)
-    return "higher" if up else "lower"
+    name = claim.label.removesuffix(" share").strip()
+    if re.search(r"\[[k.]\]", claim.source) or _SYMBOL.fullmatch(name):
+        return "lower"
+    if k is not None and re.fullmatch(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\.\w+)*", name) and \
+            any(_PROFILE.search(line) for line in lines[max(0, k - _REACH):k + 1]):
+        return "lower"
+    return None
+
+
+def _unit_after(claim: Claim) -> Better | None:
+    """The word written after the after figure in its line (``569218.0 KBps``), when it names a way."""
+    for part in claim.source.split(" / "):
+        for match in re.finditer(r"(?<![\w.])([\d,]+(?:\.\d+)?)\s*([A-Za-z][\w/]*)", part):
+            if number(match.group(1)) == claim.after:
+                word = match.group(2)
+                unit = unit_of(word)
+                return unit[2] if unit else better_of(word)
+    return None
+
+
+def _better(lines: list[str], k: int | None, claim: Claim) -> Better | None:
+    """The first of the rules above that says which way the row is better."""
+    found = _gain(claim) or _mmtests(claim) or _share(lines, k, claim) or _unit_after(claim)
+    if found is not None or k is None:
+        return found
+    return _gain_column(lines, k, claim) or _headed(lines, k, claim) or _said_above(lines, k)
 
 
 def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
@@ -91,9 +230,7 @@ def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
             index.setdefault(text, n)
     for claim in found:
         if claim.better is None:
-            k = _where(index, claim)
-            better = _gain(claim) or (_gain_column(lines, k, claim) or _said_above(lines, k) if k is not None
-                                      else None)
+            better = _better(lines, _where(index, claim), claim)
             claim = replace(claim, better=better) if better else claim
         out.append(claim)
     return out

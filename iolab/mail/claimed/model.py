@@ -137,13 +137,14 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
     return out
 
 
-_HIGHER = re.compile(r"\b(bw|bandwidth|throughput|iops|k?ops|tps|qps|rate|speed|score|transactions?|"
+_HIGHER = re.compile(r"\b(bw|bandwidth|throughput|tput|iops|k?ops|tps|qps|[kmg]?bps|rate|speed|score|transactions?|"
                      r"operations\s+per|per\s+sec(?:ond)?)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
-                    r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+))\b", re.I)
+                    r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
+                    r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage)\b", re.I)
 
 
-_FRAGMENTED = re.compile(r"\bfragment\w*|\bextents\s+per\b|"
+_FRAGMENTED = re.compile(r"\bfrag(?:ment\w*)?\b|\bextents\s+per\b|"
                          r"\b(?:num(?:ber)?\.?|count)\s+(?:of\s+)?(?:free\s+)?extents?\b",
                          re.I)
 
