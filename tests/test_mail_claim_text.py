@@ -267,3 +267,24 @@ and the warm run looks like this:
 real\t0m0.500s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(5, 4, "s"), (1, 0.5, "s")]
+
+
+def test_time_v_and_time_p_and_a_duration_in_words():
+    text = """Without the patch:
+\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:23.45
+With the patch:
+\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:03.45
+
+Before:
+real 12.50
+user 0.10
+After:
+real 10.00
+user 0.10
+
+Before: Total run time: 3 minutes, 38 seconds
+After: Total run time: 1 minute, 2 seconds
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(83.45, 63.45, "s"), (12.5, 10, "s"), (218, 62, "s")]
+    prose = "With the patch, mkfs time drops from 3 minutes, 38 seconds to 1 minute 2 seconds.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(prose)] == [(218, 62, "s")]

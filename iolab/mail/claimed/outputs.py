@@ -37,6 +37,12 @@ _TIME_REAL = re.compile(r"^\s*real\s*(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
 _TIME_PART = re.compile(r"^\s*(user|sys)\s*(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
 # GNU time's default line: "4.52user 22.53system 0:38.16elapsed 70%CPU" (its elapsed the wall time)
 _GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)elapsed\b")
+# time -v's wall time: "Elapsed (wall clock) time (h:mm:ss or m:ss): 1:23.45"; time -p's "real 83.45"
+_TIME_V = re.compile(r"\bElapsed \(wall clock\) time\s*(?:\([^)]*\))?\s*:\s*(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)\s*$")
+_TIME_P = re.compile(r"^\s*(?P<what>real|user|sys)\s+(?P<s>\d+(?:\.\d+)?)\s*$")
+# a duration in words, its parts one figure: "3 minutes, 38 seconds", "1 hour 2 minutes and 5 seconds"
+_WORDED = re.compile(r"(?<![\w.])(?:(?P<h>\d+)\s*hours?,?\s+(?:and\s+)?)?(?P<m>\d+)\s*min(?:ute)?s?,?\s+(?:and\s+)?"
+                     r"(?P<s>\d+(?:\.\d+)?)\s*sec(?:ond)?s?\b", re.I)
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
@@ -116,7 +122,11 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
     if part:
         return _figure(part.group(1), int(part.group(2)) * 60 + float(part.group(3)), unit_of("s"), line) \
             if part.group(1) in parts else []
-    gnu = _GNU_TIME.search(line)
+    plain = _TIME_P.match(line)
+    if plain:
+        return _figure(plain.group("what"), float(plain.group("s")), unit_of("s"), line) \
+            if plain.group("what") == "real" or plain.group("what") in parts else []
+    gnu = _GNU_TIME.search(line) or _TIME_V.search(line)
     if gnu:
         wall = float(gnu.group("h") or 0) * 3600 + float(gnu.group("m")) * 60 + float(gnu.group("s"))
         return _figure("real", wall, unit_of("s"), line)
@@ -128,6 +138,12 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
     return None
 
 
+def worded(line: str) -> str:
+    """A line with each duration in words written as its seconds (``3 minutes, 38 seconds``: ``218 seconds``)."""
+    return _WORDED.sub(lambda m: f"{int(m.group('h') or 0) * 3600 + int(m.group('m')) * 60 + float(m.group('s')):g} "
+                       "seconds", line)
+
+
 def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
     """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
     ``sys`` only when parts names them (the text speaks of user or system time)."""
@@ -136,7 +152,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         return [Figure(node.group(2) + "()", float(node.group(1)), ("%", "ratio", "lower"), "lower", line, alone=True)]
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
-    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
+    line = worded(_SPREAD.sub(" ", line))  # "1.234 s ±  0.010 s": the spread is no figure of its own
     timed = _timed(line, parts)
     if timed is not None:
         return timed

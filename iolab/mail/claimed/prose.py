@@ -15,6 +15,7 @@ import re
 
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import introduced, side_of
+from iolab.mail.claimed.outputs import worded
 from iolab.mail.claimed.sides import clause_pairs
 
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z/]))?"
@@ -217,6 +218,7 @@ def pairs(lines: list[str]) -> list[Claim]:
     for k, line in enumerate(lines):
         if "|" in line or NOT_TABLE.match(line.strip()):
             continue
+        line = worded(line)  # "from 3 minutes, 38 seconds to 62 seconds": each side one figure
         claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
         claims += named_vs(lines, k) if _VERSUS.search(line) else []
         claims += was_pairs(lines, k) if "(was " in line else []
