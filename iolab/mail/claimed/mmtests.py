@@ -24,7 +24,7 @@ from dataclasses import replace
 from iolab.mail.claimed.model import Claim, better_of, make, unit_of
 
 _CELL = r"-?\d+(?:\.\d+)?\s*[(*]\s*-?\d+(?:\.\d+)?%\s*[)*]"
-_ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<cells>{_CELL}(?:\s+{_CELL})+)\s*$")
+_ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z0-9][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<cells>{_CELL}(?:\s+{_CELL})+)\s*$")
 _VALUE = re.compile(r"(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%")
 _MEAN = re.compile(r"^[AHG]mean$|^Mean$", re.I)
 _DURATION = re.compile(r"^\s*Duration\s+(?P<what>Elapsed)\s+(?P<values>\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+)\s*$")
