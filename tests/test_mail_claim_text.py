@@ -288,3 +288,20 @@ After: Total run time: 1 minute, 2 seconds
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(83.45, 63.45, "s"), (12.5, 10, "s"), (218, 62, "s")]
     prose = "With the patch, mkfs time drops from 3 minutes, 38 seconds to 1 minute 2 seconds.\n"
     assert [(b, a, u) for _, b, a, u in _rows(prose)] == [(218, 62, "s")]
+
+
+def test_stress_ng_and_sysbench_rates_under_each_side():
+    text = """Before:
+stress-ng: info:  [101] dispatching hogs: 4 hdd
+stress-ng: info:  [101] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s
+stress-ng: info:  [101] hdd              20000     60.00      1.00     20.00       333.33         952.38
+stress-ng: info:  [101] successful run completed in 60.02s
+    transactions:                        60000 (1000.00 per sec.)
+After:
+stress-ng: info:  [202] dispatching hogs: 4 hdd
+stress-ng: info:  [202] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s
+stress-ng: info:  [202] hdd              24000     60.00      1.00     19.00       400.00        1200.00
+stress-ng: info:  [202] successful run completed in 60.01s
+    transactions:                        66000 (1100.00 per sec.)
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(333.33, 400, "ops/s"), (1000, 1100, "/s")]

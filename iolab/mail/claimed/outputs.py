@@ -138,6 +138,26 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
     return None
 
 
+# stress-ng's metrics row: "stress-ng: info:  [3305] hdd   23568   60.01   0.94   19.92   392.74   1129.82"
+# (bogo ops, real, usr and sys seconds, bogo ops/s by real time, by usr+sys time); its other lines measure nothing
+_STRESS_NG = re.compile(r"^\s*stress-ng:\s*\w+:\s*\[\d+\]\s+(?P<name>[a-z][\w-]*)\s+\d+\s+(?:[\d.]+\s+){3}"
+                        r"(?P<rate>\d+(?:\.\d+)?)\s+[\d.]+\s*$")
+# sysbench's counts with their rate: "transactions:   100000 (1666.33 per sec.)"
+_SYSBENCH = re.compile(r"^\s*(?P<name>[a-z][\w ]*?):\s+\d+\s+\((?P<rate>\d+(?:\.\d+)?) per sec\.\)\s*$")
+
+
+def _tools(line: str) -> list[Figure] | None:
+    """stress-ng's bogo ops a second (its other lines: none) and sysbench's rates; None: neither tool's line."""
+    if re.match(r"^\s*stress-ng:", line):
+        row = _STRESS_NG.match(line)
+        return _figure(f"{row.group('name')} bogo ops/s", float(row.group("rate")), ("ops/s", "rate", "higher"),
+                       line) if row else []
+    bench = _SYSBENCH.match(line)
+    if bench:
+        return _figure(f"{bench.group('name')} per sec", float(bench.group("rate")), ("/s", "rate", "higher"), line)
+    return None
+
+
 def worded(line: str) -> str:
     """A line with each duration in words written as its seconds (``3 minutes, 38 seconds``: ``218 seconds``)."""
     return _WORDED.sub(lambda m: f"{int(m.group('h') or 0) * 3600 + int(m.group('m')) * 60 + float(m.group('s')):g} "
@@ -159,6 +179,9 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
     fio = _fio(line)
     if fio is not None:
         return [replace(f, fio=True) for f in fio]
+    tool = _tools(line)
+    if tool is not None:
+        return tool
     uring = _IO_URING.match(line)
     if uring:
         found = _figure("IOPS", number(uring.group("iops")), _IOPS, line)
