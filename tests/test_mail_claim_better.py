@@ -139,3 +139,24 @@ def test_a_gain_column_is_found_over_a_long_table():
     rows = "\n".join(f"{n:<5d}{1000 + n:>8d}{2000 + n:>8d}   {(2000 + n) / (1000 + n):.2f}" for n in range(1, 12))
     text = "jobs    base  patched  gain\n" + rows + "\n"
     assert {c.better for c in claims(text)} == {"higher"}
+
+
+def test_mmtests_names_its_mean_by_the_way_a_row_that_did_not_move_is_better():
+    text = """compare-kernels:
+
+                        7.1-vanilla         7.1-patched
+Hmean     4            4100.00 (   0.00%)    4100.00 (   0.00%)
+Amean     8              12.00 (   0.00%)      12.00 (   0.00%)
+"""
+    assert _better(text) == [("Hmean 4", 4100.0, 4100.0, "higher"), ("Amean 8", 12.0, 12.0, "lower")]
+
+
+def test_the_header_over_the_rows_names_says_what_they_count():
+    text = """Results:
+
+| faults    | base   | patched |
+|-----------|--------|---------|
+| small     | 81234  | 61023   |
+| large     | 172221 | 130444  |
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(81234, 61023, "lower"), (172221, 130444, "lower")]

@@ -8,11 +8,13 @@ A kernel developer reads it from the mail around the row, in this order:
 - mmtests' comparison, whose changes are gains (its compare prints each
   kernel's change against the first as ``pdiff`` for a measure better
   higher and ``pndiff`` for one better lower: ``71.22 (0.00%) 64.94 *
-  8.81%*`` is lower better);
+  8.81%*`` is lower better), and where a row did not move, its mean's name
+  (mmtests takes the harmonic mean of rates, the arithmetic one of times);
 - a factor under a column named gain, speedup or improvement (``1117
   1921  1.72``): above 1 the figures moved the better way;
 - the table's header over the row's two figures (``comparisons(old)
-  comparisons(new)``, ``IOPS base  IOPS patched``), and the unit written
+  comparisons(new)``, ``IOPS base  IOPS patched``) or over the rows' names
+  (``faults | base | patched``), and the unit written
   after the figure (``524708.0 KBps``): the words a name would say;
 - a profile's share of a function (``blk_mq_submit_bio() 12.5%``, perf
   report's ``[k]`` rows): lower is better, as time spent in it;
@@ -61,16 +63,18 @@ _MMTESTS = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%\
 
 def _mmtests(claim: Claim) -> Better | None:
     """mmtests' comparison row (``Amean 1  71.22 (   0.00%)  64.94 *   8.81%*``): the first column
-    the baseline (0.00%), each other's percentage its gain against it, whichever way is better."""
-    if claim.direction == "none":
-        return None
+    the baseline (0.00%), each other's percentage its gain against it, whichever way is better; where
+    the row did not move, its mean's name: mmtests takes the harmonic mean (Hmean) of rates, better
+    higher, and the arithmetic one (Amean) of times, better lower."""
     for part in claim.source.split(" / "):
         cells = [(float(v), float(p)) for v, p in _MMTESTS.findall(part)]
         if len(cells) < 2 or cells[0][1] != 0.0 or cells[0][0] != claim.before:
             continue
         gains = {p for v, p in cells[1:] if v == claim.after and p != 0.0}
-        if len(gains) == 1:
+        if len(gains) == 1 and claim.direction != "none":
             return _way(claim, gains.pop() > 0)
+        mean = re.match(r"\s*B?([AH])mean\b", part)
+        return None if mean is None else "higher" if mean.group(1) == "H" else "lower"
     return None
 
 
@@ -133,18 +137,28 @@ def _header(lines: list[str], k: int) -> int | None:
 
 
 def _cells(line: str) -> list[tuple[int, int, str]]:
-    """A line's cells with their columns: between pipes, else apart by two spaces or a tab."""
-    text = line.expandtabs(8)
-    pattern = r"[^|]+" if "|" in text else r"\S+(?: \S+)*"
+    """A line's cells with their columns (tabs expanded): between pipes, else apart by two spaces or a tab."""
+    text = "".join(c if c != "\t" else "\0" * (8 - n % 8) for n, c in _columns(line))
+    pattern = r"[^|]+" if "|" in text else r"[^\s\0]+(?: [^\s\0]+)*"
     return [(m.start(), m.end(), m.group().strip()) for m in re.finditer(pattern, text) if m.group().strip()]
 
 
-def _over(header: str, row: str, value: float) -> str:
-    """The header's cell over the row's cell holding the value (by its place in the columns, or by its
-    count when the two lines have as many cells): "" when none is."""
+def _columns(line: str) -> list[tuple[int, str]]:
+    """Each character of the line with the column it starts at, a tab reaching the next multiple of 8."""
+    out, n = [], 0
+    for c in line:
+        out.append((n, c))
+        n += 8 - n % 8 if c == "\t" else 1
+    return out
+
+
+def _over(header: str, row: str, value: float | None) -> str:
+    """The header's cell over the row's cell holding the value, or over its first cell when value is
+    None (the rows' names: "MB/s", "lat (us)"), by its place in the columns, or by its count when the
+    two lines have as many cells: "" when none is."""
     heads, cells = _cells(header), _cells(row)
     for n, (start, end, cell) in enumerate(cells):
-        if not any(number(w.strip("()*,")) == value for w in cell.split()):
+        if value is not None and not any(number(w.strip("()*,")) == value for w in cell.split()):
             continue
         if len(heads) == len(cells):
             return heads[n][2]
@@ -155,18 +169,22 @@ def _over(header: str, row: str, value: float) -> str:
 
 def _headed(lines: list[str], k: int, claim: Claim) -> Better | None:
     """What the header's cells over the row's two figures name (``comparisons(old)``,
-    ``IOPS (base)``, ``lat (lower is better)``): the way both say, or one says and the other leaves open."""
+    ``IOPS (base)``, ``lat (lower is better)``): the way both say, or one says and the other leaves open;
+    else what the header over the rows' names says (``MB/s   base   patched``)."""
     h = _header(lines, k)
     if h is None:
         return None
-    said: set[Better] = set()
-    for value in (claim.before, claim.after):
-        cell = _over(lines[h], lines[k], value)
-        unit = unit_of(cell)
-        way = _stated(cell) or better_of(cell) or (unit[2] if unit and unit[1] != "ratio" else None)
-        if way is not None:
-            said.add(way)
-    return said.pop() if len(said) == 1 else None
+    for values in ((claim.before, claim.after), (None,)):
+        said: set[Better] = set()
+        for value in values:
+            cell = _over(lines[h], lines[k], value)
+            unit = unit_of(cell)
+            way = _stated(cell) or better_of(cell) or (unit[2] if unit and unit[1] != "ratio" else None)
+            if way is not None:
+                said.add(way)
+        if said:
+            return said.pop() if len(said) == 1 else None
+    return None
 
 
 def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
