@@ -305,3 +305,14 @@ stress-ng: info:  [202] successful run completed in 60.01s
     transactions:                        66000 (1100.00 per sec.)
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(333.33, 400, "ops/s"), (1000, 1100, "/s")]
+
+
+def test_hdparm_rates_and_busybox_time_under_each_side():
+    text = """Before:
+ Timing buffered disk reads: 600 MB in  3.00 seconds = 200.00 MB/sec
+real    0m 9.50s
+After:
+ Timing buffered disk reads: 750 MB in  3.00 seconds = 250.00 MB/sec
+real    0m 7.25s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(200, 250, "MB/s"), (9.5, 7.25, "s")]

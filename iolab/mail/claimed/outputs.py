@@ -31,10 +31,10 @@ _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]
 _FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)\s*$")  # its tail alone too
-_TIME_REAL = re.compile(r"^\s*real\s*(?P<m>\d+)m(?P<s>\d+(?:\.\d+)?)s\b|"
+_TIME_REAL = re.compile(r"^\s*real\s*(?P<m>\d+)m\s?(?P<s>\d+(?:\.\d+)?)s\b|"
                         r"^\s*(?P<m2>\d+)m(?P<s2>\d+(?:\.\d+)?)s\s+real\b|"
                         r"\bcpu\s+(?:(?P<m3>\d+):)?(?P<s3>\d+(?:\.\d+)?)\s+total\b")  # zsh's "... 95% cpu 0.031 total"
-_TIME_PART = re.compile(r"^\s*(user|sys)\s*(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
+_TIME_PART = re.compile(r"^\s*(user|sys)\s*(\d+)m\s?(\d+(?:\.\d+)?)s\b")  # time(1)'s breakdown of real
 # GNU time's default line: "4.52user 22.53system 0:38.16elapsed 70%CPU" (its elapsed the wall time)
 _GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)elapsed\b")
 # time -v's wall time: "Elapsed (wall clock) time (h:mm:ss or m:ss): 1:23.45"; time -p's "real 83.45"
@@ -142,16 +142,22 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
 # (bogo ops, real, usr and sys seconds, bogo ops/s by real time, by usr+sys time); its other lines measure nothing
 _STRESS_NG = re.compile(r"^\s*stress-ng:\s*\w+:\s*\[\d+\]\s+(?P<name>[a-z][\w-]*)\s+\d+\s+(?:[\d.]+\s+){3}"
                         r"(?P<rate>\d+(?:\.\d+)?)\s+[\d.]+\s*$")
+# hdparm -t / -T: "Timing buffered disk reads: 1024 MB in  3.00 seconds = 341.33 MB/sec" (the seconds its own)
+_HDPARM = re.compile(r"^\s*Timing (?P<what>[\w ]+?):\s*[\d.]+\s*[kMG]?B in\s+[\d.]+\s*seconds\s*=\s*"
+                     r"(?P<rate>\d+(?:\.\d+)?)\s*(?P<unit>[kMG]B/sec)\s*$", re.I)
 # sysbench's counts with their rate: "transactions:   100000 (1666.33 per sec.)"
 _SYSBENCH = re.compile(r"^\s*(?P<name>[a-z][\w ]*?):\s+\d+\s+\((?P<rate>\d+(?:\.\d+)?) per sec\.\)\s*$")
 
 
 def _tools(line: str) -> list[Figure] | None:
-    """stress-ng's bogo ops a second (its other lines: none) and sysbench's rates; None: neither tool's line."""
+    """stress-ng's bogo ops a second (its other lines: none), hdparm's and sysbench's rates; None: none of theirs."""
     if re.match(r"^\s*stress-ng:", line):
         row = _STRESS_NG.match(line)
         return _figure(f"{row.group('name')} bogo ops/s", float(row.group("rate")), ("ops/s", "rate", "higher"),
                        line) if row else []
+    hdparm = _HDPARM.match(line)
+    if hdparm:
+        return _figure(hdparm.group("what"), float(hdparm.group("rate")), unit_of(hdparm.group("unit")), line)
     bench = _SYSBENCH.match(line)
     if bench:
         return _figure(f"{bench.group('name')} per sec", float(bench.group("rate")), ("/s", "rate", "higher"), line)
