@@ -26,6 +26,7 @@ from iolab.mail.claimed.model import Claim, better_of, make, unit_of
 _CELL = r"-?\d+(?:\.\d+)?\s*[(*]\s*-?\d+(?:\.\d+)?%\s*[)*]"
 _ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z0-9][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<cells>{_CELL}(?:\s+{_CELL})+)\s*$")
 _VALUE = re.compile(r"(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%")
+_REACH = 200  # rows a comparison's names may stand above (a hostile mail's time stays bounded)
 _MEAN = re.compile(r"^[AHG]mean$|^Mean$", re.I)
 _DURATION = re.compile(r"^\s*Duration\s+(?P<what>Elapsed)\s+(?P<values>\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+)\s*$")
 
@@ -34,7 +35,7 @@ def _columns(lines: list[str], k: int) -> list[str]:
     """The kernels' names above row k: the last line of words above the rows (a kernel's name
     its column's last word, ``5.3.0-rc3`` over ``vanilla``)."""
     j = k - 1
-    while j >= 0 and _ROW.match(lines[j]):
+    while j >= max(0, k - _REACH) and _ROW.match(lines[j]):
         j -= 1
     return lines[j].split() if j >= 0 and lines[j].strip() else []
 
@@ -53,13 +54,14 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
     """The claims of every mmtests comparison in the lines, and the lines it was read from."""
     claims: list[Claim] = []
     used: set[int] = set()
+    names: list[str] = []
     for k, row in _rows(lines):
+        names = names if k - 1 in used else _columns(lines, k)  # a table's rows share its names
         used.add(k)
         if not _MEAN.match(row.group("stat")):
             continue
         values = [float(v) for v, _ in _VALUE.findall(row.group("cells"))]
         key = " ".join(row.group("key").split())
-        names = _columns(lines, k)
         unit = unit_of(key.split("-", 1)[-1]) if key else None  # "1-files/sec": files/s
         for n, after in enumerate(values[1:], start=1):
             named = f" ({names[n]})" if len(values) > 2 and len(names) == len(values) else ""
