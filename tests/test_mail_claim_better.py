@@ -14,7 +14,7 @@ from iolab.mail.claimed.model import better_of
     ("Num. free extent", "lower"), ("Number of extents per file", "lower"), ("Avg. size per extent(KB)", "higher"),
     ("Avg. free extent size(KB)", "higher"), ("commits", None), ("post mount", None),
     ("frag_pct_mean", "lower"), ("major page faults", "lower"), ("L2 misses", "lower"), ("key comparisons", "lower"),
-    ("lock contention", "lower"), ("memory usage", "lower"), ("Hmean tput-8", "higher"), ("copy in KBps", "higher"),
+    ("lock contention", "lower"), ("memory usage", "lower"), ("Hmean tput-8", "higher"), ("copy in KBps", "higher"), ("compressed blocks", "lower"),
 ])
 def test_the_words_of_a_name_say_which_way_is_better(name, better):
     assert better_of(name) == better
@@ -160,3 +160,17 @@ def test_the_header_over_the_rows_names_says_what_they_count():
 | large     | 172221 | 130444  |
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(81234, 61023, "lower"), (172221, 130444, "lower")]
+
+
+def test_a_share_of_a_measure_is_better_its_way():
+    text = "With the patch the uncached path reaches 74% of buffered bandwidth (was 41%).\n"
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(41, 74, "higher")]
+
+
+def test_a_compression_ratio_in_percent_is_a_size_better_lower():
+    text = """Compressing a kernel tree:
+
+                    before      after
+compression ratio   38.2%       35.7%
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(38.2, 35.7, "lower")]

@@ -17,7 +17,9 @@ A kernel developer reads it from the mail around the row, in this order:
   (``faults | base | patched``), and the unit written
   after the figure (``524708.0 KBps``): the words a name would say;
 - a profile's share of a function (``blk_mq_submit_bio() 12.5%``, perf
-  report's ``[k]`` rows): lower is better, as time spent in it;
+  report's ``[k]`` rows): lower is better, as time spent in it; a share of
+  a measure (``81% of buffered throughput``) is better its measure's way;
+  a compression ratio in percent (the compressed size's share) lower;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
   ``fio (iops higher better, p99 lower better)``, ``(lower is better)``):
@@ -221,19 +223,35 @@ def _share(lines: list[str], k: int | None, claim: Claim) -> Better | None:
 
 
 def _unit_after(claim: Claim) -> Better | None:
-    """The word written after the after figure in its line (``569218.0 KBps``), when it names a way."""
+    """The word written after the after figure in its line (``569218.0 KBps``), when it names a way;
+    a share of a measure (``reaches 81% of buffered throughput``, ``40% of CPU``) is better its way."""
     for part in claim.source.split(" / "):
-        for match in re.finditer(r"(?<![\w.])([\d,]+(?:\.\d+)?)\s*([A-Za-z][\w/]*)", part):
-            if number(match.group(1)) == claim.after:
-                word = match.group(2)
-                unit = unit_of(word)
-                return unit[2] if unit else better_of(word)
+        for match in re.finditer(r"(?<![\w.])([\d,]+(?:\.\d+)?)\s*(%\s+of\s+(?:the\s+)?(?:[\w/-]+\s*){1,3}|"
+                                 r"[A-Za-z][\w/]*)", part):
+            if number(match.group(1)) != claim.after:
+                continue
+            word = match.group(2)
+            if word.startswith("%"):  # "% of the time" (idle? waiting?) names no way
+                measure = re.sub(r"^%\s+of\s+(?:the\s+)?", "", word).strip()
+                return None if re.fullmatch(r"time\b.*", measure, re.I) else better_of(measure)
+            unit = unit_of(word)
+            return unit[2] if unit else better_of(word)
+    return None
+
+
+def _compressed(claim: Claim) -> Better | None:
+    """A compression ratio in percent is the compressed size's share of the original: lower is better
+    (written as a factor, ``2.4x``, it is the other way round, and left to the mail)."""
+    if claim.unit == "%" and re.search(r"\bcompress\w*\s+ratio\b", claim.label, re.I) and \
+            max(claim.before, claim.after) <= 100:
+        return "lower"
     return None
 
 
 def _better(lines: list[str], k: int | None, claim: Claim) -> Better | None:
     """The first of the rules above that says which way the row is better."""
-    found = _gain(claim) or _mmtests(claim) or _share(lines, k, claim) or _unit_after(claim)
+    found = _gain(claim) or _mmtests(claim) or _share(lines, k, claim) or _unit_after(claim) or \
+        _compressed(claim)
     if found is not None or k is None:
         return found
     return _gain_column(lines, k, claim) or _headed(lines, k, claim) or _said_above(lines, k)

@@ -141,7 +141,8 @@ _HIGHER = re.compile(r"\b(bw|bandwidth|throughput|tput|iops|k?ops|tps|qps|[kmg]?
                      r"operations\s+per|per\s+sec(?:ond)?)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
-                    r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage)\b", re.I)
+                    r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage|"
+                    r"compressed\s+(?:size|blocks?|bytes|pages))\b", re.I)
 
 
 _FRAGMENTED = re.compile(r"\bfrag(?:ment\w*)?\b|\bextents\s+per\b|"
