@@ -316,3 +316,11 @@ After:
 real    0m 7.25s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(200, 250, "MB/s"), (9.5, 7.25, "s")]
+
+
+def test_two_clauses_each_a_figure_followed_by_its_side():
+    text = "Throughput is 562K IOPS without the patch and 574K IOPS with it.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(562000, 574000, "IOPS")]
+    text = "It takes 12.3s on the vanilla kernel and 9.8s on the patched one.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(12.3, 9.8, "s")]
+    assert _rows("We run 4 jobs at 128 MB/s and 8 jobs at 64 MB/s.\n") == []  # no side said
