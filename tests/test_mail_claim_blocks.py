@@ -184,3 +184,14 @@ def test_rows_that_name_their_side_in_a_column_take_the_names_of_the_columns_aft
 """
     assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
         ("IOPS", 100e3, 120e3, "IOPS"), ("lat(us)", 320, 270, "us")]
+
+
+def test_a_blocks_rows_the_sides_reader_leaves_are_still_read():
+    text = """1) Without the patch:
+   Throughput: 1200 MB/s
+   Latency: 85 us
+2) With the patch:
+   Throughput: 1500 MB/s
+   Latency: 70 us
+"""
+    assert sorted((c.before, c.after, c.unit) for c in claims(text)) == [(85, 70, "us"), (1200, 1500, "MB/s")]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from iolab.mail.claimed.model import NOT_MEASURED, Claim, figures, make, number, unit_of
+from iolab.mail.claimed.model import NOT_MEASURED, Claim, Unit, figures, make, number, unit_of
 from iolab.mail.claimed.naming import Side, side_of
 from iolab.mail.claimed.sides import side_pairs
 
@@ -84,9 +84,16 @@ def _entry(line: str, bare: bool = False) -> tuple[str, float, str] | None:
     said = figures(f"{tokens[-1]} {unit}") if unit else []
     if len(said) == 1 and said[0][1][1] != "ratio":
         value = said[0][0]  # "596 KIOPS": 596000 IOPS, as every other form reads it
-    elif not unit and not bare and not re.search(r"\d[kKMG]$", tokens[-1]) and not unit_of(" ".join(head)):
+    elif not unit and not bare and not re.search(r"\d[kKMG]$", tokens[-1]) and not _label_unit(" ".join(head)):
         return None  # a figure with no unit ("uncached 0"): a setting as often as a measure
     return " ".join(head).rstrip("=").strip(), value, unit
+
+
+def _label_unit(label: str) -> Unit | None:
+    """The unit a label names by a word of its own (``Average Files/sec``, ``create (files/s)``), not
+    within a name (``LOGS_PER_SEC 16`` is a setting a second, ``worst_wait_ms`` the sides' reader's)."""
+    return next((found for word in re.findall(r"[\w/µ]+", label) if "_" not in word
+                 for found in [unit_of(word)] if found is not None), None)
 
 
 def _sides(names: list[str], about: list[str]) -> dict[str, Side]:
@@ -149,8 +156,7 @@ def block_pairs(lines: list[str], about: list[str] | None = None) -> list[Claim]
             continue
         k += 1  # a block pairs once: "without", "with", then "without" again opens the next pair
         before, after = (first, second) if first.side == "before" else (second, first)
-        pairs = _pairs(before, after)
-        out += [] if any((c.before, c.after) in read for c in pairs) else pairs
+        out += [c for c in _pairs(before, after) if (c.before, c.after) not in read]  # the sides' rows are theirs
     return out
 
 
@@ -162,7 +168,7 @@ def _pairs(before: _Block, after: _Block) -> list[Claim]:
         if label not in after.entries or label in before.twice | after.twice or averaged and _SPREAD.search(label):
             continue  # the samples' spread where the block gives their mean: the mean is the claim
         b, other, source = after.entries[label]
-        found = unit_of(unit or other) or unit_of(label.split(":")[-1]) or unit_of(label)
+        found = unit_of(unit or other) or _label_unit(label.split(":")[-1]) or _label_unit(label)
         claim = make(label, a, b, found, None, "", f"{before.name}: {line} / {after.name}: {source}")
         out.append(replace(claim, sides="names"))
     return out
