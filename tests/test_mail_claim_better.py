@@ -15,6 +15,7 @@ from iolab.mail.claimed.model import better_of
     ("Avg. free extent size(KB)", "higher"), ("commits", None), ("post mount", None),
     ("frag_pct_mean", "lower"), ("major page faults", "lower"), ("L2 misses", "lower"), ("key comparisons", "lower"),
     ("lock contention", "lower"), ("memory usage", "lower"), ("Hmean tput-8", "higher"), ("copy in KBps", "higher"), ("compressed blocks", "lower"),
+    ("cache miss rate", "lower"), ("packet drop rate", "lower"), ("write amplification", "lower"), ("%sys", "lower"),
 ])
 def test_the_words_of_a_name_say_which_way_is_better(name, better):
     assert better_of(name) == better
@@ -174,3 +175,17 @@ def test_a_compression_ratio_in_percent_is_a_size_better_lower():
 compression ratio   38.2%       35.7%
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(38.2, 35.7, "lower")]
+
+
+def test_meminfo_says_free_memory_is_better_higher_and_what_the_kernel_holds_lower():
+    text = """Before:
+MemFree:         7340032 kB
+Slab:             804112 kB
+Cached:          2990000 kB
+
+After:
+MemFree:         7650000 kB
+Slab:             498000 kB
+Cached:          3120000 kB
+"""
+    assert [(c.label, c.better) for c in claims(text)] == [("MemFree", "higher"), ("Slab", "lower"), ("Cached", None)]

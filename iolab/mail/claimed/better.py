@@ -20,6 +20,7 @@ A kernel developer reads it from the mail around the row, in this order:
   report's ``[k]`` rows): lower is better, as time spent in it; a share of
   a measure (``81% of buffered throughput``) is better its measure's way;
   a compression ratio in percent (the compressed size's share) lower;
+  /proc/meminfo's free memory higher, what the kernel holds (Slab, Dirty) lower;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
   ``fio (iops higher better, p99 lower better)``, ``(lower is better)``):
@@ -248,10 +249,28 @@ def _compressed(claim: Claim) -> Better | None:
     return None
 
 
+_MEMINFO = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_]+(?:\(\w+\))?):\s+\d+\s*kB\s*$")
+# /proc/meminfo's keys: what is left free, better higher; what the kernel holds, better lower (the page cache's,
+# Cached, Buffers, Active, Inactive, are neither: a cache that holds more may serve more)
+_MEMINFO_WAY: dict[str, Better] = {**dict.fromkeys(("MemFree", "MemAvailable"), "higher"),
+                                   **dict.fromkeys(("Slab", "SReclaimable", "SUnreclaim", "KernelStack", "PageTables",
+                                                    "Percpu", "VmallocUsed", "Committed_AS", "Dirty", "Writeback",
+                                                    "AnonPages", "Shmem", "Mlocked"), "lower")}
+
+
+def _meminfo(claim: Claim) -> Better | None:
+    """A /proc/meminfo line (``Slab:  123456 kB``): its key's way, where it has one."""
+    for part in claim.source.split(" / "):
+        line = _MEMINFO.search(part)
+        if line:
+            return _MEMINFO_WAY.get(line.group("key"))
+    return None
+
+
 def _better(lines: list[str], k: int | None, claim: Claim) -> Better | None:
     """The first of the rules above that says which way the row is better."""
     found = _gain(claim) or _mmtests(claim) or _share(lines, k, claim) or _unit_after(claim) or \
-        _compressed(claim)
+        _compressed(claim) or _meminfo(claim)
     if found is not None or k is None:
         return found
     return _gain_column(lines, k, claim) or _headed(lines, k, claim) or _said_above(lines, k)

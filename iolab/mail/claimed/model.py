@@ -142,7 +142,10 @@ _HIGHER = re.compile(r"\b(bw|bandwidth|throughput|tput|iops|k?ops|tps|qps|[kmg]?
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtime|duration|elapsed|wall|cpu|overhead|cycles|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
                     r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage|"
-                    r"compressed\s+(?:size|blocks?|bytes|pages))\b", re.I)
+                    r"compressed\s+(?:size|blocks?|bytes|pages)|write\s+amplification|footprint|rss|sys|usr|iowait)\b",
+                    re.I)
+_LOWER_RATE = re.compile(r"\b(?:miss|error|drop|loss|failure|fault|retr(?:y|ies)|retransmit)\w*\s+(?:rate|ratio)\b",
+                         re.I)
 
 
 _FRAGMENTED = re.compile(r"\bfrag(?:ment\w*)?\b|\bextents\s+per\b|"
@@ -160,6 +163,8 @@ def better_of(label: str) -> Better | None:
         return "lower"  # fragmentation, however it is scored: fewer extents a file, fewer free pieces
     if _CONTIGUOUS.search(words):
         return "higher"  # its other face: larger extents
+    if _LOWER_RATE.search(words):
+        return "lower"  # a rate of what goes wrong: misses, errors, drops
     higher, lower = _HIGHER.search(words), _LOWER.search(words)
     if higher and not lower:
         return "higher"
