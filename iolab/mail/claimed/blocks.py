@@ -20,6 +20,12 @@ among them (``1024 bufsize``), are its label; a line of several figures
 (``Speed: 168 164 165``, a side's samples) or of a setting (``sync_mod =
 1``) is none. Two neighbouring blocks, a side each, pair each label they
 both give once.
+
+Two paragraphs of such lines with no heading, the same rows but for one
+word each (``... 4k tailpacking)  391696384`` over ``... 4k vanilla)
+416079872``), are the sides that word names (``config_rows``). And in any
+table, rows of a measure's spread beside its mean are no claim
+(``spread_rows``).
 """
 
 from __future__ import annotations
@@ -78,9 +84,10 @@ def _entry(line: str, bare: bool = False) -> tuple[str, float, str] | None:
         tokens[-1:], unit = [glued.group(1)], glued.group(2)
     value = number(tokens[-1]) if tokens else None
     head = [t for t in tokens[:-1] if t != ":"]
-    if value is None or not head or " ".join(head).count("(") > " ".join(head).count(")") or number(tokens[-2]) is not None or tokens[-2] in ("=", "==", "±") or \
-            not re.search(r"[A-Za-z]{2}", " ".join(head)):  # "1s: 100 MB/s": a series' sample
-        return None
+    words = " ".join(head)
+    if value is None or not head or words.count("(") > words.count(")") or number(tokens[-2]) is not None \
+            or tokens[-2] in ("=", "==", "±") or not re.search(r"[A-Za-z]{2}", words):
+        return None  # several figures, a setting, a figure in parentheses, a series' sample ("1s: 100 MB/s")
     said = figures(f"{tokens[-1]} {unit}") if unit else []
     if len(said) == 1 and said[0][1][1] != "ratio":
         value = said[0][0]  # "596 KIOPS": 596000 IOPS, as every other form reads it
@@ -235,6 +242,7 @@ def config_rows(lines: list[str], about: list[str] | None = None) -> list[Claim]
         before, after = (mine, theirs) if sides[0] == "before" else (theirs, mine)
         word = apart[0] if sides[0] == "before" else apart[1]
         for (label, a, unit, line), (_, b, other, source) in zip(before, after):
-            claim = make(re.sub(rf"\s*{re.escape(word)}", "", label), a, b, unit_of(unit or other), None, "", f"{line} / {source}")
+            named = re.sub(rf"\s*{re.escape(word)}", "", label)
+            claim = make(named, a, b, unit_of(unit or other), None, "", f"{line} / {source}")
             out.append(replace(claim, sides="names"))
     return out
