@@ -189,3 +189,11 @@ Slab:             498000 kB
 Cached:          3120000 kB
 """
     assert [(c.label, c.better) for c in claims(text)] == [("MemFree", "higher"), ("Slab", "lower"), ("Cached", None)]
+
+
+def test_a_structure_size_is_better_lower():
+    text = """                   before   after
+sizeof(struct bio)    136      128
+sizeof(struct req)    384      360
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(136, 128, "lower"), (384, 360, "lower")]

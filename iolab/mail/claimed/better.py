@@ -19,7 +19,8 @@ A kernel developer reads it from the mail around the row, in this order:
 - a profile's share of a function (``blk_mq_submit_bio() 12.5%``, perf
   report's ``[k]`` rows): lower is better, as time spent in it; a share of
   a measure (``81% of buffered throughput``) is better its measure's way;
-  a compression ratio in percent (the compressed size's share) lower;
+  a compression ratio in percent (the compressed size's share) and a
+  structure's size (pahole's ``/* size: 128 */``, ``sizeof``) lower;
   /proc/meminfo's free memory higher, what the kernel holds (Slab, Dirty) lower;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
@@ -242,11 +243,18 @@ def _unit_after(claim: Claim) -> Better | None:
 
 def _compressed(claim: Claim) -> Better | None:
     """A compression ratio in percent is the compressed size's share of the original: lower is better
-    (written as a factor, ``2.4x``, it is the other way round, and left to the mail)."""
+    (written as a factor, ``2.4x``, it is the other way round, and left to the mail). A structure's
+    size (pahole's ``/* size: 128, cachelines: 2 */``, ``sizeof(struct bio)``) is lower better too."""
     if claim.unit == "%" and re.search(r"\bcompress\w*\s+ratio\b", claim.label, re.I) and \
             max(claim.before, claim.after) <= 100:
         return "lower"
+    if _STRUCT.search(claim.label) or _STRUCT.search(claim.source):
+        return "lower"
     return None
+
+
+_STRUCT = re.compile(r"/\*\s*size:\s*\d+|\bsizeof\b|\bcachelines\b|\bstruct\s+\w+\s+(?:size|is)\b|"
+                     r"\bsize\s+of\s+(?:the\s+|a\s+)?(?:struct\b|structure\b)", re.I)
 
 
 _MEMINFO = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_]+(?:\(\w+\))?):\s+\d+\s*kB\s*$")
