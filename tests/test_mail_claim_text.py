@@ -324,3 +324,12 @@ def test_two_clauses_each_a_figure_followed_by_its_side():
     text = "It takes 12.3s on the vanilla kernel and 9.8s on the patched one.\n"
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(12.3, 9.8, "s")]
     assert _rows("We run 4 jobs at 128 MB/s and 8 jobs at 64 MB/s.\n") == []  # no side said
+
+
+def test_prose_sides_by_sentence_tense_and_names_after_the_pair():
+    assert [(b, a) for _, b, a, _ in _rows("Before this patch: 1200 MB/s. After this patch: 1500 MB/s.\n")] == \
+        [(1200, 1500)]
+    assert [(b, a) for _, b, a, _ in _rows("Runtime was 120s and is now 95s.\n")] == [(120, 95)]
+    assert [(b, a) for _, b, a, _ in _rows("The throughput is now 2.5 GB/s, compared to 2.0 GB/s before.\n")] == \
+        [(2.0, 2.5)]
+    assert [(b, a) for _, b, a, _ in _rows("I saw 3.2 GB/s vs 2.9 GB/s (patched vs unpatched).\n")] == [(2.9, 3.2)]

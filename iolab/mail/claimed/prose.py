@@ -48,6 +48,13 @@ _SETTING = re.compile(r"\b(?:set|sets|chang(?:e|es|ed)|bump(?:s|ed)?|lower(?:s|e
                       r"decreas(?:e|es|ed)|reduc(?:e|es|ed)|adjust(?:s|ed)?|tun(?:e|es|ed)|switch(?:es|ed)?)\s+"
                       r"(?:the\s+|its\s+|our\s+)?(?:[\w-]+\s+){0,2}(?:default|timeout|interval|threshold|limit|target|"
                       r"watermark|setting|parameter|knob|tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
+# "3.2 GB/s vs 2.9 GB/s (patched vs unpatched)": the two sides named after the pair, in its order
+_NAMES_AFTER = re.compile(r"\(\s*([^()]{1,30}?)\s+(?:vs\.?|versus)\s+([^()]{1,30}?)\s*\)")
+# "was 120s and is now 95s", "is now 2.5 GB/s, compared to 2.0 GB/s before": the side said by its tense
+_WAS_NOW = re.compile(rf"\b(?:was|were)\s+(?:about\s+|~)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?[^.;\d]{{0,30}}?"
+                      rf"\b(?:is|are)\s+now\s+(?:about\s+|~)?(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?|"
+                      rf"\bnow\s+(?:about\s+|~)?(?P<b2>{_VALUE})\s*(?P<ub2>{_WORD_UNIT})?,?\s+(?:compared\s+(?:to|with)|"
+                      rf"against|versus|vs\.?)\s+(?:about\s+|~)?(?P<a2>{_VALUE})\s*(?P<ua2>{_WORD_UNIT})?\s+before\b")
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
 
 
@@ -105,7 +112,7 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
         re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
-    first, second = unit_of(groups.get("ua") or groups.get("ua2") or ""), unit_of(groups.get("ub") or "")
+    first, second = unit_of(groups.get("ua") or groups.get("ua2") or ""), unit_of(groups.get("ub") or groups.get("ub2") or "")
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
         b = convert(b, second[0], first[0])
     unit = first or second
@@ -135,6 +142,9 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
     if sided and side_of(re.findall(r"\(([^()]*)\)", match.group(0))[0]) == "after":
         a, b = b, a  # "1.5 GB/s (patched) vs 1.1 GB/s (unpatched)": the sides named say which is before
+    named = _NAMES_AFTER.search(text[match.start("b") if groups.get("b") else match.end():match.end() + 40])
+    if named and link[:1] in ("v", "V") and [side_of(named.group(1)), side_of(named.group(2))] == ["after", "before"]:
+        a, b, sided = b, a, True
     if link[:1] in ("v", "V") and not (stated or sided or _SIDED.search(_context(lines, k, text))):
         return None  # "throughput now matches buffered (4,532 vs 4,616 MB/s)": two variants, no side said
     if link.startswith("v") and stated[:1] in ("+", "-") and (b - a) * float(stated.rstrip("%")) < 0:
@@ -222,7 +232,7 @@ def pairs(lines: list[str]) -> list[Claim]:
         claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
         claims += named_vs(lines, k) if _VERSUS.search(line) else []
         claims += was_pairs(lines, k) if "(was " in line else []
-        for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_REVERSED.finditer(line)]:
+        for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_REVERSED.finditer(line), *_WAS_NOW.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
                 continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's

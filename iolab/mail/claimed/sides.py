@@ -409,7 +409,7 @@ def _spoken(lines: list[str]) -> Callable[[str], bool]:
 
 # -- two sides in one line ----------------------------------------------------------------
 
-_CLAUSES = re.compile(r"[,;]\s*|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+|"
+_CLAUSES = re.compile(r"[,;]\s*|\.\s+(?=[A-Z])|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+|"
                       r"\s{2,}(?=(?:after|patched|with (?:the |this )?patch)\b)", re.I)
 
 
