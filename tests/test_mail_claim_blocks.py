@@ -195,3 +195,13 @@ def test_a_blocks_rows_the_sides_reader_leaves_are_still_read():
    Latency: 70 us
 """
     assert sorted((c.before, c.after, c.unit) for c in claims(text)) == [(85, 70, "us"), (1200, 1500, "MB/s")]
+
+
+def test_a_line_of_units_under_a_header_gives_each_column_its_unit():
+    text = """            base        patched
+            (MB/s)      (MB/s)
+read        2100        2600
+write       1800        1900
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
+        ("read", 2100, 2600, "MB/s"), ("write", 1800, 1900, "MB/s")]

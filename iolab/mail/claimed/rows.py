@@ -184,3 +184,19 @@ def names_columns(text: str, first: str) -> bool:
     row = table_row(first)
     return row is not None and len(text.split()) == len(row.values) + len(row.label.split()) and \
         not re.search(r"\d", text)
+
+
+def units_line(text: str) -> bool:
+    """A line of units alone, a column each, under a table's header (``(MB/s)    (MB/s)``)."""
+    words = text.split()
+    return bool(words) and all(unit_of(w.strip("()[]")) is not None for w in words)
+
+
+def with_units(header: str, units: str) -> str:
+    """The header with each of its last columns' names followed by the unit under it."""
+    names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
+    marks = units.split()
+    if len(marks) > len(names):
+        return header
+    head = names[:len(names) - len(marks)]
+    return "  ".join([*head, *(f"{n} {u}" for n, u in zip(names[len(head):], marks))])

@@ -34,7 +34,7 @@ from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
-from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row
+from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
@@ -86,7 +86,9 @@ def _table_at(lines: list[str], i: int) -> _Table:
                 break  # a sentence, or text not above rows: the table ends
             if rows and side_of(header.split(":")[0]) and side_of(text.split(":")[0]):
                 break  # "after:  avg" under the rows of "before:  avg": the other side's table
-            if opening or not rows and not group and caption(header, text, following):
+            if not rows and header and not group and units_line(text):
+                header = with_units(header, text)  # "base  patched" over "(MB/s)  (MB/s)": one header
+            elif opening or not rows and not group and caption(header, text, following):
                 header = text  # the columns' names, under a caption naming a side ("Results with the patch")
             else:
                 group = text  # a group's name above its rows ("A seq 128k qd1")
