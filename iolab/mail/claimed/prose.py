@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
+from iolab.mail.claimed.clauses import clause_pairs
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import introduced, side_of
 from iolab.mail.claimed.outputs import worded
-from iolab.mail.claimed.sides import clause_pairs
 
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z/]))?"
 _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"

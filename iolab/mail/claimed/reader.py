@@ -12,13 +12,14 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.better import infer
+from iolab.mail.claimed.clauses import trailing_pairs
 from iolab.mail.claimed.evidence import admitted
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
 from iolab.mail.claimed.repeats import repeated_tables
 from iolab.mail.claimed.rows import ascii_box
-from iolab.mail.claimed.sides import side_pairs, trailing_pairs
+from iolab.mail.claimed.sides import side_pairs
 from iolab.mail.claimed.tables import column_tables, side_rows
 
 

@@ -10,9 +10,8 @@ pairs the same key's figures before and after, in order. A banner that
 names no side (a branch's name) is a side by its order: the first name is
 the baseline, unless the text says the change brings the other (``(block)``
 / ``(passthru)`` where "this patchset implements io_uring passthrough").
-One line with two clauses (``base IOPS is 562K, patch IOPS is 574K``) is
-read the same way, and so are two lines each ending in its side (``...
-0:43.39elapsed without the patch, and`` / ``... with the patch.``).
+One line with two clauses (``base IOPS is 562K, patch IOPS is 574K``) and
+two lines each ending in its side are read in iolab.mail.claimed.clauses.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.model import Claim, Unit, convert, figures, make, number, unit_of
-from iolab.mail.claimed.naming import AFTER, BEFORE, Side, introduced, side_of, unsided
+from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
+from iolab.mail.claimed.naming import Side, introduced, side_of, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
@@ -273,7 +272,7 @@ def _rows(figures: list[Figure], key: str) -> list[list[Figure]]:
     return rows
 
 
-def _pair(before: Segment, after: Segment, named: bool) -> list[Claim]:
+def pair_sides(before: Segment, after: Segment, named: bool) -> list[Claim]:
     """The same key's rows on the two sides, in order (the nth with the nth); a row of samples
     (``1s: ..`` to ``20s: ..``, three runs of time(1)) is claimed by its mean."""
     out = []
@@ -327,20 +326,20 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     out: list[Claim] = []
     paired: set[int] = set()
     for k, j in _blocks(found):  # "before: cold, hot" then "after: cold, hot": the nth case of each
-        out += _ordered(_pair(found[k], found[j], named), {id(found[k]), id(found[j])} & guessed)
+        out += _ordered(pair_sides(found[k], found[j], named), {id(found[k]), id(found[j])} & guessed)
         paired |= {k, j}
     for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
         if k not in paired and {found[k].side, found[k + 1].side} == {"before", "after"} and \
                 {measure(f) for f in found[k].figures} & {measure(f) for f in found[k + 1].figures}:
             before, after = (found[k], found[k + 1]) if found[k].side == "before" else (found[k + 1], found[k])
-            out += _ordered(_pair(before, after, named), {id(before), id(after)} & guessed)
+            out += _ordered(pair_sides(before, after, named), {id(before), id(after)} & guessed)
             paired |= {k, k + 1}
     befores = [k for k, s in enumerate(found) if s.side == "before"]
     for k, segment in enumerate(found):  # another variant after the same baseline
         if k in paired or segment.side != "after" or not befores:
             continue
         nearest = min(befores, key=lambda j: (abs(j - k), j > k))
-        out += _ordered(_pair(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
+        out += _ordered(pair_sides(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
     # "(2560 blocks of 4096 bytes)": a setting; 0 on both sides ("cur_commit_ms 0", fio's idle write IOPS): nothing ran
     return [c for c in out if (c.kind != "size" or c.before != c.after) and (c.before or c.after)]
 
@@ -405,89 +404,3 @@ def _spoken(lines: list[str]) -> Callable[[str], bool]:
         return name in words if " " not in name else \
             re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
     return said
-
-
-# -- two sides in one line ----------------------------------------------------------------
-
-_CLAUSES = re.compile(r"[,;]\s*|\.\s+(?=[A-Z])|\s+(?:and|vs\.?|versus|while|whereas|compared to)\s+|"
-                      r"\s{2,}(?=(?:after|patched|with (?:the |this )?patch)\b)", re.I)
-
-
-def _clause(text: str) -> tuple[Side, str, float, Unit | None] | None:
-    """A clause that opens with a side and holds one figure: ``base IOPS is 562K``."""
-    text = re.sub(r"^\s*(?:(?:and|but|the|on)\s+)+", "", text, flags=re.I)
-    head = " ".join(text.split()[:3])  # "base IOPS is 562K", "IOPS base: 570K"
-    opened = BEFORE.search(head) or AFTER.search(head)
-    side = side_of(" ".join(head[opened.start():].split()[:4])) if opened else None
-    if side is None:
-        return _clause_after(text)
-    found = [(v, u) for v, u, _ in figures(text) if u[0] != "%"]
-    plain = re.findall(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?[kKmMgG]?)(?![\w%]|\.\d)", text)
-    unit = found[0][1] if len(found) == 1 else unit_of(text) if len(plain) == 1 else None
-    value = found[0][0] if len(found) == 1 else number(plain[0]) if len(plain) == 1 else None
-    if value is None:
-        return None
-    words = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text) if side_of(w) is None and unit_of(w) is None
-             and w.lower() not in ("is", "was", "the", "code", "kernel", "it", "of", "at", "gives", "got")]
-    return side, " ".join(words[:3]), value, unit
-
-
-_ON = re.compile(r"^\s*(?:(?:on|in|for|from|using)\s+)?(?:the\s+|a\s+)?")
-
-
-def _clause_after(text: str) -> tuple[Side, str, float, Unit | None] | None:
-    """A clause whose one figure is followed by its side: ``562K IOPS without the patch``, ``9.8s on the
-    patched kernel``, ``1500 MB/s after this series``, ``574K IOPS with it``."""
-    found = [(v, u, m) for v, u, m in figures(text) if u[0] != "%"]
-    if len(found) != 1:
-        return None
-    value, unit, match = found[0]
-    rest = _ON.sub("", text[match.end():])
-    words = rest.split()[:4]
-    side = side_of(" ".join(words)) if words and (BEFORE.match(rest) or AFTER.match(rest) or
-                                                    side_of(" ".join(words[:2]))) else None
-    if side is None:
-        return None
-    label = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text[:match.start()])
-             if w.lower() not in ("is", "was", "we", "get", "got", "it", "takes", "took", "the", "of", "at")]
-    return side, " ".join(label[-3:]), value, unit
-
-
-def clause_pairs(line: str) -> list[Claim]:
-    """One line that names both sides: ``base IOPS is 562K, patch IOPS is 574K``."""
-    clauses = [c for c in (_clause(part) for part in _CLAUSES.split(line)) if c is not None]
-    if len(clauses) != 2 or {clauses[0][0], clauses[1][0]} != {"before", "after"}:
-        return []
-    (side, words, a, unit), (_, _, b, other) = clauses
-    if side == "after":
-        a, b, unit, other = b, a, other, unit
-    unit, other = unit or other, other or unit  # "IOPS base: 570K, patch: 590K": one unit for both
-    if unit is None or other is None:
-        return []
-    value = convert(b, other[0], unit[0])
-    if value is None:
-        return []
-    return [make(words or unit[0], a, value, unit, None, "", line)]
-
-
-
-
-# figures, then the side they were measured on: "4.29user ... 0:43.39elapsed 75%CPU without the patch, and"
-_TRAILING = re.compile(r"^(?P<body>.*\d.*?)\s+(?P<side>(?:with(?:out)?|before|after)\b[^,.;:]{0,30}?)\s*[,.;]?"
-                       r"(?:\s*(?:and|but|while|whereas))?\s*$", re.I)
-
-
-def trailing_pairs(lines: list[str]) -> list[Claim]:
-    """Two lines one under the other, each figures followed by the side they are of
-    (``... 0:43.39elapsed 75%CPU without the patch, and`` / ``... with the patch.``)."""
-    out: list[Claim] = []
-    for k in range(len(lines) - 1):
-        found = [m for m in (_TRAILING.match(line) for line in lines[k:k + 2]) if m is not None]
-        sides = [side_of(m.group("side")) for m in found]
-        if len(found) != 2 or set(sides) != {"before", "after"}:
-            continue
-        first, second = (Segment(side, m.group("side"), line_figures(m.group("body")))
-                         for side, m in zip(sides, found))
-        before, after = (first, second) if sides[0] == "before" else (second, first)
-        out += _pair(before, after, False)
-    return out
