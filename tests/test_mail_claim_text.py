@@ -333,3 +333,16 @@ def test_prose_sides_by_sentence_tense_and_names_after_the_pair():
     assert [(b, a) for _, b, a, _ in _rows("The throughput is now 2.5 GB/s, compared to 2.0 GB/s before.\n")] == \
         [(2.0, 2.5)]
     assert [(b, a) for _, b, a, _ in _rows("I saw 3.2 GB/s vs 2.9 GB/s (patched vs unpatched).\n")] == [(2.9, 3.2)]
+
+
+def test_perf_stat_times_under_each_side_are_its_real_time():
+    text = """Without the patch:
+       2.000000000 seconds time elapsed
+       0.100000000 seconds user
+       1.800000000 seconds sys
+With the patch:
+       1.500000000 seconds time elapsed
+       0.100000000 seconds user
+       1.300000000 seconds sys
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(2.0, 1.5, "s")]

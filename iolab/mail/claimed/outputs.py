@@ -40,6 +40,8 @@ _GNU_TIME = re.compile(r"\b[\d.]+user\s+[\d.]+system\s+(?:(?P<h>\d+):)?(?P<m>\d+
 # time -v's wall time: "Elapsed (wall clock) time (h:mm:ss or m:ss): 1:23.45"; time -p's "real 83.45"
 _TIME_V = re.compile(r"\bElapsed \(wall clock\) time\s*(?:\([^)]*\))?\s*:\s*(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)\s*$")
 _TIME_P = re.compile(r"^\s*(?P<what>real|user|sys)\s+(?P<s>\d+(?:\.\d+)?)\s*$")
+# perf stat's own: "1.234567890 seconds time elapsed", "0.500000000 seconds sys"
+_PERF_TIME = re.compile(r"^\s*(?P<s>\d+(?:\.\d+)?)\s+seconds\s+(?P<what>time elapsed|user|sys)\s*$")
 # a duration in words, its parts one figure: "3 minutes, 38 seconds", "1 hour 2 minutes and 5 seconds"
 _WORDED = re.compile(r"(?<![\w.])(?:(?P<h>\d+)\s*hours?,?\s+(?:and\s+)?)?(?P<m>\d+)\s*min(?:ute)?s?,?\s+(?:and\s+)?"
                      r"(?P<s>\d+(?:\.\d+)?)\s*sec(?:ond)?s?\b", re.I)
@@ -122,10 +124,10 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
     if part:
         return _figure(part.group(1), int(part.group(2)) * 60 + float(part.group(3)), unit_of("s"), line) \
             if part.group(1) in parts else []
-    plain = _TIME_P.match(line)
+    plain = _TIME_P.match(line) or _PERF_TIME.match(line)
     if plain:
-        return _figure(plain.group("what"), float(plain.group("s")), unit_of("s"), line) \
-            if plain.group("what") == "real" or plain.group("what") in parts else []
+        what = "real" if plain.group("what") == "time elapsed" else plain.group("what")
+        return _figure(what, float(plain.group("s")), unit_of("s"), line) if what == "real" or what in parts else []
     gnu = _GNU_TIME.search(line) or _TIME_V.search(line)
     if gnu:
         wall = float(gnu.group("h") or 0) * 3600 + float(gnu.group("m")) * 60 + float(gnu.group("s"))
