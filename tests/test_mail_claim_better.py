@@ -197,3 +197,10 @@ sizeof(struct bio)    136      128
 sizeof(struct req)    384      360
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(136, 128, "lower"), (384, 360, "lower")]
+
+
+def test_a_negative_delta_against_a_rise_says_no_way():
+    text = """metric        baseline     patched    change
+foo_total          4.0         5.0    -20.00%
+"""
+    assert _better(text) == [("foo_total", 4.0, 5.0, None)]  # a loss, or the change of the inverse measure

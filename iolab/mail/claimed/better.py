@@ -59,6 +59,8 @@ def _gain(claim: Claim) -> Better | None:
     up = stated[0] == "+"
     if up == (claim.direction == "up"):
         return None  # the delta is the change itself: it says nothing of which way is better
+    if stated[0] in "-\u2212":
+        return None  # against a rise: a loss (lower better) or the inverse measure's change (higher): not said
     return "higher" if claim.direction == "up" else "lower"
 
 
