@@ -204,3 +204,12 @@ def test_a_negative_delta_against_a_rise_says_no_way():
 foo_total          4.0         5.0    -20.00%
 """
     assert _better(text) == [("foo_total", 4.0, 5.0, None)]  # a loss, or the change of the inverse measure
+
+
+def test_an_unsigned_change_says_no_way_and_a_gain_column_per_pair_is_read_by_its_cell():
+    assert _better("test        before   after    diff\nfoo_run      10.0     12.0     20%\n") == [
+        ("foo_run", 10.0, 12.0, None)]  # the change's size only
+    text = """jobs   base   patched   gain    base   patched   gain
+1      2023   3998      1.98    1902   1800      0.95
+"""
+    assert [(c.before, c.after, c.better) for c in claims(text)] == [(2023, 3998, "higher"), (1902, 1800, "higher")]

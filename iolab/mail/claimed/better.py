@@ -39,7 +39,7 @@ from dataclasses import replace
 
 from iolab.mail.claimed.model import Better, Claim, better_of, number, unit_of
 
-_SIGNED = re.compile(r"^[+-−]")
+_SIGNED = re.compile(r"^[-+\u2212]")
 _REACH = 40  # lines above a row that may say what it measures
 _SAID = 3  # lines of words above a row (its table's passed over) that may
 _STATED = re.compile(r"\b(lower|higher|less|more|smaller|bigger|larger|greater|fewer)\s+(?:is\s+|=\s*)?better\b", re.I)
@@ -203,8 +203,21 @@ def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
         return None
     written = [float(w) for w in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.%])", lines[k])]
     factors = [r for r in written if r not in (claim.before, claim.after) and r > 0 and r != 1]
+    after = _after_cell(lines[k], claim)
+    if len(factors) > 1 and after in factors:  # a gain column to each pair of columns: the cell after the row's
+        factors = [after]
     if len(factors) == 1:
         return _way(claim, factors[0] > 1)
+    return None
+
+
+def _after_cell(line: str, claim: Claim) -> float | None:
+    """The figure in the cell after the row's before and after (``1117  1921  1.72  1902  1942  1.02``: 1.72
+    for 1117 -> 1921)."""
+    cells = [number(w) for w in line.replace("|", " ").split()]
+    for n in range(len(cells) - 2):
+        if cells[n] == claim.before and cells[n + 1] == claim.after:
+            return cells[n + 2]
     return None
 
 
