@@ -16,6 +16,7 @@ from iolab.mail.claimed.model import better_of
     ("frag_pct_mean", "lower"), ("major page faults", "lower"), ("L2 misses", "lower"), ("key comparisons", "lower"),
     ("lock contention", "lower"), ("memory usage", "lower"), ("Hmean tput-8", "higher"), ("copy in KBps", "higher"), ("compressed blocks", "lower"),
     ("cache miss rate", "lower"), ("packet drop rate", "lower"), ("write amplification", "lower"), ("%sys", "lower"),
+    ("syscalls", "lower"), ("wakeups", "lower"), ("page allocations", "lower"), ("calls/s", None),
 ])
 def test_the_words_of_a_name_say_which_way_is_better(name, better):
     assert better_of(name) == better

@@ -185,7 +185,7 @@ def _headed(lines: list[str], k: int, claim: Claim) -> Better | None:
         for value in values:
             cell = _over(lines[h], lines[k], value)
             unit = unit_of(cell)
-            way = _stated(cell) or better_of(cell) or (unit[2] if unit and unit[1] != "ratio" else None)
+            way = _stated(cell) or (unit[2] if unit and unit[1] != "ratio" else None) or better_of(cell)
             if way is not None:
                 said.add(way)
         if said:
