@@ -195,8 +195,8 @@ def _headed(lines: list[str], k: int, claim: Claim) -> Better | None:
 
 def _gain_column(lines: list[str], k: int, claim: Claim) -> Better | None:
     """Under a column named gain or speedup, the row's factor (``2023  3998  2.42``): above 1, the
-    way the figures moved is the better one; below 1, the other. A percentage there (``+10%``) that
-    agrees with the move says that way is better."""
+    way the figures moved is the better one; below 1, the other. With a gain column to each pair of
+    columns, the factor is the cell after the row's after."""
     h = _header(lines, k)
     above = lines[max(0, k - _SAID * 2):k] + ([lines[h]] if h is not None else [])
     if claim.direction == "none" or not any(_GAIN.search(line) for line in above):
@@ -268,7 +268,7 @@ def _compressed(claim: Claim) -> Better | None:
     return None
 
 
-_STRUCT = re.compile(r"/\*\s*size:\s*\d+|\bsizeof\b|\bcachelines\b|\bstruct\s+\w+\s+(?:size|is)\b|"
+_STRUCT = re.compile(r"/\*\s*size:\s*\d+|\bsizeof\b|\bcachelines\b|\bstruct\s+\w+\s+size\b|"
                      r"\bsize\s+of\s+(?:the\s+|a\s+)?(?:struct\b|structure\b)", re.I)
 
 
