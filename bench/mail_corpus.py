@@ -21,7 +21,8 @@ s3-look, odd: s3-check): read the rows of s3-look; of s3-check only its
 figures, so that a change's reach to mails nobody read is seen before
 sample 4 measures it. Sample 4 (split.toml's sample_4), tuned on from the
 fourth session, is cut the same way by sha256(slug)[24:32 hex]: s4-look,
-s4-check.
+s4-check; samples 5 and 6 (held out, measured once) by [32:40] and [40:48]
+once they are tuned on. --sample N keeps the mails of one sample.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def sample(name: str) -> frozenset[str]:
 
 
 # each later sample's halves: its list in split.toml, the prefix of its halves, the digest's hex digits cut
-SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)))
+SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)), ("sample_5", "s5", slice(32, 40)),
+           ("sample_6", "s6", slice(40, 48)))
 
 
 def halves(slug: str) -> tuple[str | None, ...]:
@@ -81,15 +83,17 @@ def halves(slug: str) -> tuple[str | None, ...]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
-    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b", "s3-look", "s3-check", "s4-look",
-                                           "s4-check"), help="one half of the split (above)")
+    parser.add_argument("--half", choices=("look", "check", "check-a", "check-b") + tuple(
+        f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")), help="one half of the split (above)")
+    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6), help="only the mails of split.toml's sample_N")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     args = parser.parse_args()
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
         found = [item for item in corpus.scores(split)  # type: ignore[arg-type]
-                 if args.half in halves(item.slug)]
-        print(_line(f"split {split}" + (f" half {args.half}" if args.half else ""), corpus.total(found)))
+                 if args.half in halves(item.slug) and (not args.sample or item.slug in sample(f"sample_{args.sample}"))]
+        print(_line(f"split {split}" + (f" half {args.half}" if args.half else "")
+                    + (f" sample {args.sample}" if args.sample else ""), corpus.total(found)))
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))
         for item in found if args.mails or args.rows else []:

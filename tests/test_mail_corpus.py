@@ -25,8 +25,10 @@ BETTER = {"tune": 986}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "held_out is every mail after sample 4; samples 1-4 were each measured once, before they were tuned on: "
-    "26.7%/55.0%, 42.1%/72.7%, 18.8%/69.4%, 38.6%/35.1% (recall/precision): below the goal; remove this mark "
+    "held_out is samples 5 and 6 (149 mails, 596 rows, 19 negatives), gathered and labelled apart from the "
+    "reader's work and measured once at b2eae99 (2026-11-28, bench/data/mail-corpus-held-out-5-6-2026-11-28.txt): "
+    "recall 162/596 27.2%, precision 162/354 45.8% (sample 5 39.4%/56.6%, sample 6 16.0%/32.1%; samples 1-4, each "
+    "measured once so: 26.7%/55.0%, 42.1%/72.7%, 18.8%/69.4%, 38.6%/35.1%): below the goal; remove this mark "
     "when it holds"))
 
 
