@@ -146,3 +146,18 @@ patched       9.2       9.4       10.1
     found = [(c.before, c.after, c.unit, c.better) for c in claims(text)]
     assert (100e3, 110e3, "IOPS", "higher") in found and (10.1, 9.2, "us", "lower") in found
     assert (10.1, 9.2, "IOPS", "higher") not in found
+
+
+UNDERSCORE_BOX = """Building the images with and without the change:
+
+ ______________________________________________________________
+|_____ Image _____|________|_____ Before ______|_____ After ____|
+|  Rootfs         |  Size  |__ 120000 (117 KiB) |__ 110000 (107 KiB) |
+|_________________|_ Time _|_____ 2m10.500s ___|_____ 1m05.250s _|
+"""
+
+
+def test_a_box_ruled_with_underscores_pairs_each_measure_under_its_test_name_and_reads_minutes_seconds():
+    rows = [(c.label, c.before, c.after, c.unit) for c in claims(UNDERSCORE_BOX)]
+    assert ("Rootfs / Size", 120000.0, 110000.0, "") in rows
+    assert ("Rootfs / Time", 130.5, 65.25, "s") in rows

@@ -22,6 +22,14 @@ from iolab.mail.claimed.rows import word_sides
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _BORDER = re.compile(r"^[+=|-][-+=| ]*$")
 _SIZE = re.compile(r"^\s*\d+(?:\.\d+)?\s*[KMGT]i?B\s*$")  # a size (an I/O size seen by iostat): no measure
+_PADDING = re.compile(r"(?<![^\s|])_+(?![^\s|])")  # "|__ 6604 (630 MiB) __|_ Time _|": underscores that pad a cell
+_MIN_SEC = re.compile(r"^\s*(\d+)m(\d+(?:\.\d+)?)s\b")  # time(1)'s "4m12.249s" in a cell
+
+
+def unpadded(text: str) -> str:
+    """A table line with the underscores that pad its cells (an underscore-ruled box) as spaces;
+    an identifier's underscores (``__blk_mq_alloc``) stay."""
+    return _PADDING.sub(lambda m: " " * len(m.group()), text) if text.count("|") >= 2 else text
 
 
 def _pipe_rows(line: str) -> list[list[str]]:
@@ -61,7 +69,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
     tables: list[tuple[int, list[list[str]]]] = []
     current: list[list[str]] = []
     start = 0
-    texts = [line.strip().lstrip(">").strip() for line in lines]
+    texts = [unpadded(line.strip().lstrip(">").strip()) for line in lines]
     for k, text in enumerate(texts):
         near = [t for t in _neighbours(texts, k) if t.count("|") >= 2 or ("+" in t and _BORDER.match(t))]
         if text.count("|") >= 3 or (text.count("|") >= 2 and (current or near)):
@@ -94,13 +102,18 @@ _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?!
 
 
 def _first(cell: str) -> float | None:
-    """The figure a cell opens with ("101.8ms": 101.8)."""
+    """The figure a cell opens with ("101.8ms": 101.8; "4m12.249s": 252.249 seconds)."""
+    timed = _MIN_SEC.match(cell)
+    if timed:
+        return int(timed.group(1)) * 60 + float(timed.group(2))
     found = _LEADING.match(cell)
     return number(found.group(1)) if found else None
 
 
 def _unit(cell: str) -> Unit | None:
     """The unit written after a cell's figure ("101.8ms", "2064.6 GiB/s")."""
+    if _MIN_SEC.match(cell):
+        return unit_of("s")
     found = _LEADING.match(cell)
     return unit_of(found.group(2)) if found and found.group(2) else None
 
@@ -133,10 +146,11 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         return []  # columns that are modes or devices with no delta: no before and after
     pairs = column_pairs([c.strip() for c in header])
     swap = bool(pairs) and pairs[0][0] > pairs[0][1]  # "| test | patched | base |": the after side first
-    out = []
+    out, name = [], ""
     for row in body:
         found = [(k, v) for k, v in ((k, _first(c)) for k, c in enumerate(row) if k) if v is not None]
-        if len(found) < 2 or not row[0].strip():
+        name = _row_name(row, name, found[0][0] if found else 0)
+        if len(found) < 2 or not name:
             continue
         (ka, a), (kb, b) = found[0], found[1]
         kinds = [(_unit(row[k]) or ("", "", None))[1] for k in (ka, kb)]
@@ -147,9 +161,19 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         stated = next((c.strip().lstrip("~") for c in row if PERCENT.match(c.strip().lstrip("~"))), "")
         unit = _unit(row[ka]) or unit_of(row[0]) or \
             (unit_of(header[ka]) if ka < len(header) else None) or said
-        out.append(make(row[0].strip(), a, b, unit, None, stated, "|".join(row).strip()))
+        out.append(make(name, a, b, unit, None, stated, "|".join(row).strip()))
         out += _parts(header[0], row[0], row[ka], row[kb], "|".join(row).strip())
     return out
+
+
+def _row_name(row: list[str], above: str, first: int) -> str:
+    """A row's name: its first cell, or the row's above when that cell is blank (a test's second
+    measure under its first), with the words of the cells before its figures (``| CoreOS | Size |``)."""
+    if not row[0].strip() and not above:
+        return ""
+    head = row[0].strip() or above.rsplit(" / ", 1)[0]
+    words = [c.strip() for c in row[1:first] if c.strip()]
+    return " / ".join([head, *words]) if words and all(_first(w) is None for w in words) else head
 
 
 def _parts(names: str, label: str, before: str, after: str, source: str) -> list[Claim]:
