@@ -346,3 +346,17 @@ With the patch:
        1.300000000 seconds sys
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(2.0, 1.5, "s")]
+
+
+def test_fio_job_iops_with_thousands_commas_under_each_side():
+    text = """Before:
+  read: IOPS=1,234,567, BW=4822MiB/s (5056MB/s)(10.0GiB/2001msec)
+After:
+  read: IOPS=1,345,000, BW=5254MiB/s (5509MB/s)(10.0GiB/2001msec)
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1234567, 1345000, "IOPS"), (4822, 5254, "MiB/s")]
+
+
+def test_from_to_with_each_figure_again_in_another_unit():
+    text = "With this patch the copy time drops from 1500s (25 min, 1.2G) to 180s (3 min, 1.1G).\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1500, 180, "s")]

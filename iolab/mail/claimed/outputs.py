@@ -21,7 +21,7 @@ from iolab.mail.claimed.naming import side_of
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
 _FIO_GROUP = re.compile(r"\b(READ|WRITE|TRIM|MIXED)\s*:\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")
-_FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
+_FIO_JOB = re.compile(r"^\s*(?:([\w ]*?\w)\s*(?::\s*|\s))?IOPS=(\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)?[kKMG]?)(?:\s*,\s*BW=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s))?"
                       r"(?![\w.])")
 # fio's "bw (  MiB/s): min= 2056, max= 2308, per=100.00%, avg=2186.20": an average it prints
 _FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.\d+)?)")

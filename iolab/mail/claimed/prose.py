@@ -22,7 +22,8 @@ _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z/]))?"
 _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
-_NAMED = r"(?:\s*\([A-Za-z_][\w\s-]*\))?"  # "42.40M(BATCH_IO)": the side's name after its figure
+# "42.40M(BATCH_IO)": the side's name after its figure; "139736 blocks (545M)": the figure again in another unit
+_NAMED = r"(?:\s*\((?:[A-Za-z_][\w\s-]*|\d[^()%\n]{0,40})\))?"
 _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
 _ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost)\s+)?"  # "from about 1.1GB/s to about 1.5GB/s"
 PAIR = re.compile(rf"(?:\bfrom\s+{_ABOUT})?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
