@@ -360,3 +360,12 @@ After:
 def test_from_to_with_each_figure_again_in_another_unit():
     text = "With this patch the copy time drops from 1500s (25 min, 1.2G) to 180s (3 min, 1.1G).\n"
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1500, 180, "s")]
+
+
+def test_runs_on_a_line_with_their_stated_average_are_that_average():
+    text = """Without the patch:
+4 jobs:  12.0s 12.4s 11.8s  total: 36.2s, avg: 12.07s
+With the patch:
+4 jobs:  9.1s 9.3s 9.0s  total: 27.4s, avg: 9.13s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(12.07, 9.13, "s")]

@@ -52,6 +52,7 @@ _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>
 # its iops part pasted alone ("[258K/0/0 iops]"): read, write (and trim) IOPS of that second
 _FIO_STATUS = re.compile(r"\[(?P<r>\d+(?:\.\d+)?[kKM]?)/(?P<w>\d+(?:\.\d+)?[kKM]?)(?:/(?P<t>\d+(?:\.\d+)?[kKM]?))?"
                          r"\s*iops\]", re.I)
+_STATED_AVERAGE = re.compile(r"\b(?:avg|average|mean)\s*[:=]?\s*~?$", re.I)  # a line's own mean of its runs
 _AVERAGE = re.compile(r"\b(avg|average|mean|median)\b\s*[:=]?\s*(\d[\d,]*(?:\.\d+)?)(?![\w.])", re.I)
 FIO_JOB_HEAD = re.compile(r"^\s*(\S+): \(groupid=\d+, jobs=\d+\)")
 # bonnie++'s line of results: "debian0  7501M  375k  99  1.4g  97  117m  14 ..." (a rate, its %CP, ...)
@@ -215,6 +216,8 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         return []  # "34 -> 46 GiB/s": a pair of its own, the prose's
     measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
                 and not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
+    averaged = [f for f in measured if _STATED_AVERAGE.search(line[:f[2].start()])]
+    measured = averaged if len(averaged) == 1 else measured  # "35s 34s 33s total: 170s, avg: 34s": the runs' mean
     row = len(measured) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
                                       for a, b in zip(measured, measured[1:]))
     for n, (value, unit, match) in enumerate(measured):  # not a share, a delta, a figure naming its line ("1s: ..")
