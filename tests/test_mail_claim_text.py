@@ -369,3 +369,14 @@ With the patch:
 4 jobs:  9.1s 9.3s 9.0s  total: 27.4s, avg: 9.13s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(12.07, 9.13, "s")]
+
+
+def test_durations_in_time1s_short_form_are_seconds_in_prose_and_under_sides():
+    assert [(b, a, u) for _, b, a, u in _rows("The image build drops from 1h2m3s to 4m30.5s.\n")] == \
+        [(3723, 270.5, "s")]
+    text = """Before:
+  untar  2m10.5s
+After:
+  untar  1m58.0s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(130.5, 118, "s")]

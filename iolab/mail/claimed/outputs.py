@@ -45,6 +45,7 @@ _PERF_TIME = re.compile(r"^\s*(?P<s>\d+(?:\.\d+)?)\s+seconds\s+(?P<what>time ela
 # a duration in words, its parts one figure: "3 minutes, 38 seconds", "1 hour 2 minutes and 5 seconds"
 _WORDED = re.compile(r"(?<![\w.])(?:(?P<h>\d+)\s*hours?,?\s+(?:and\s+)?)?(?P<m>\d+)\s*min(?:ute)?s?,?\s+(?:and\s+)?"
                      r"(?P<s>\d+(?:\.\d+)?)\s*sec(?:ond)?s?\b", re.I)
+_COMPACT = re.compile(r"(?<![\w.])(?:(?P<h>\d+)h\s?)?(?P<m>\d+)m\s?(?P<s>\d+(?:\.\d+)?)s(?![\w/])")  # "3m38.2s"
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
@@ -168,9 +169,12 @@ def _tools(line: str) -> list[Figure] | None:
 
 
 def worded(line: str) -> str:
-    """A line with each duration in words written as its seconds (``3 minutes, 38 seconds``: ``218 seconds``)."""
-    return _WORDED.sub(lambda m: f"{int(m.group('h') or 0) * 3600 + int(m.group('m')) * 60 + float(m.group('s')):g} "
-                       "seconds", line)
+    """A line with each duration in words or in time(1)'s short form written as its seconds
+    (``3 minutes, 38 seconds``, ``3m38s``, ``1h2m3.5s``: ``218 seconds``)."""
+    for form in (_WORDED, _COMPACT):
+        line = form.sub(lambda m: f"{int(m.group('h') or 0) * 3600 + int(m.group('m')) * 60 + float(m.group('s')):g} "
+                        "seconds", line)
+    return line
 
 
 def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
@@ -181,10 +185,11 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         return [Figure(node.group(2) + "()", float(node.group(1)), ("%", "ratio", "lower"), "lower", line, alone=True)]
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
-    line = worded(_SPREAD.sub(" ", line))  # "1.234 s ±  0.010 s": the spread is no figure of its own
-    timed = _timed(line, parts)
+    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
+    timed = _timed(line, parts)  # time(1)'s "real 3m11.5s" before its minutes are read as seconds
     if timed is not None:
         return timed
+    line = worded(line)
     fio = _fio(line)
     if fio is not None:
         return [replace(f, fio=True) for f in fio]
