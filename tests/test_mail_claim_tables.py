@@ -161,3 +161,16 @@ def test_a_box_ruled_with_underscores_pairs_each_measure_under_its_test_name_and
     rows = [(c.label, c.before, c.after, c.unit) for c in claims(UNDERSCORE_BOX)]
     assert ("Rootfs / Size", 120000.0, 110000.0, "") in rows
     assert ("Rootfs / Time", 130.5, 65.25, "s") in rows
+
+
+REFERENCE_COLUMN = """dbench4 on xfs, compared by mmtests:
+
+                        6.1-reference          6.2-vanilla          6.2-patched
+Amean     1         10.00 (   0.00%)     12.00 ( -20.00%)     11.00 ( -10.00%)
+Amean     8         40.00 (   0.00%)     48.00 ( -20.00%)     44.00 ( -10.00%)
+"""
+
+
+def test_beside_a_reference_kernel_the_columns_that_name_the_sides_are_compared_and_the_gains_give_the_way():
+    rows = [(c.label, c.before, c.after, c.better) for c in claims(REFERENCE_COLUMN)]
+    assert rows == [("Amean 1 (6.2-patched)", 12.0, 11.0, "lower"), ("Amean 8 (6.2-patched)", 48.0, 44.0, "lower")]

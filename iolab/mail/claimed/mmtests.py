@@ -21,13 +21,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from iolab.mail.claimed.model import Claim, better_of, make, unit_of
+from iolab.mail.claimed.model import Better, Claim, better_of, make, unit_of
+from iolab.mail.claimed.naming import side_of
 
 _CELL = r"-?\d+(?:\.\d+)?\s*[(*]\s*-?\d+(?:\.\d+)?%\s*[)*]"
 _ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z0-9][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<cells>{_CELL}(?:\s+{_CELL})+)\s*$")
 _VALUE = re.compile(r"(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%")
 _REACH = 200  # rows a comparison's names may stand above (a hostile mail's time stays bounded)
 _MEAN = re.compile(r"^[AHG]mean$|^Mean$", re.I)
+_REFERENCE = re.compile(r"\bref(?:erence)?\b", re.I)
 _DURATION = re.compile(r"^\s*Duration\s+(?P<what>Elapsed)\s+(?P<values>\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+)\s*$")
 
 
@@ -60,17 +62,41 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
         used.add(k)
         if not _MEAN.match(row.group("stat")):
             continue
-        values = [float(v) for v, _ in _VALUE.findall(row.group("cells"))]
+        cells = _VALUE.findall(row.group("cells"))
+        values = [float(v) for v, _ in cells]
         key = " ".join(row.group("key").split())
         unit = unit_of(key.split("-", 1)[-1]) if key else None  # "1-files/sec": files/s
-        for n, after in enumerate(values[1:], start=1):
-            named = f" ({names[n]})" if len(values) > 2 and len(names) == len(values) else ""
+        sided = _sided(names) if len(names) == len(values) > 2 else None
+        for b, a in [sided] if sided else [(0, n) for n in range(1, len(values))]:
+            named = f" ({names[a]})" if len(values) > 2 and len(names) == len(values) else ""
             label = f"{row.group('stat')} {key}{named}".strip()
-            claims.append(make(label, values[0], after, unit, better_of(key) if unit is None else None, "",
-                               row.group(0)))
+            better = _gained(values, [float(p) for _, p in cells], b, a) if sided else None
+            claim = make(label, values[b], values[a], unit, better or (better_of(key) if unit is None else None), "",
+                         row.group(0))
+            claims.append(replace(claim, sides="names") if sided else claim)  # the header names both sides
     if used:
         claims += _durations(lines, used)
     return claims, used
+
+
+def _sided(names: list[str]) -> tuple[int, int] | None:
+    """(before, after) columns when beside a reference column (``6.1-reference  6.2-vanilla
+    6.2-patched``) exactly one other column names the before side and one the after; the
+    changes in parentheses stay against the reference, the claim is between the sides."""
+    sides = [None if _REFERENCE.search(n) else side_of(n.replace("-", " ")) for n in names]
+    before = [k for k, side in enumerate(sides) if side == "before"]
+    after = [k for k, side in enumerate(sides) if side == "after"]
+    if len(before) != 1 or len(after) != 1 or not any(_REFERENCE.search(n) for n in names):
+        return None
+    return before[0], after[0]
+
+
+def _gained(values: list[float], gains: list[float], b: int, a: int) -> Better | None:
+    """The better way of a row from mmtests' changes against the reference (a gain is positive:
+    the after side's larger gain with a smaller figure says lower is better)."""
+    if gains[a] == gains[b] or values[a] == values[b]:
+        return None
+    return "higher" if (values[a] > values[b]) == (gains[a] > gains[b]) else "lower"
 
 
 def _durations(lines: list[str], used: set[int]) -> list[Claim]:
