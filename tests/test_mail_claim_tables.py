@@ -174,3 +174,22 @@ Amean     8         40.00 (   0.00%)     48.00 ( -20.00%)     44.00 ( -10.00%)
 def test_beside_a_reference_kernel_the_columns_that_name_the_sides_are_compared_and_the_gains_give_the_way():
     rows = [(c.label, c.before, c.after, c.better) for c in claims(REFERENCE_COLUMN)]
     assert rows == [("Amean 1 (6.2-patched)", 12.0, 11.0, "lower"), ("Amean 8 (6.2-patched)", 48.0, 44.0, "lower")]
+
+
+DASH_BANNERS = """Results on a 16-core box.
+
+---- v6.8 ----
+  jobs   read MB/s   write MB/s
+  1      410         300
+  4      900         610
+
+---- v6.8 + this series ----
+  jobs   read MB/s   write MB/s
+  1      520         330
+  4      1100        700
+"""
+
+
+def test_a_banner_of_dashes_names_the_table_under_it_and_two_such_tables_are_the_sides():
+    assert _rows(DASH_BANNERS) == [("1 read MB/s", 410.0, 520.0), ("1 write MB/s", 300.0, 330.0),
+                                   ("4 read MB/s", 900.0, 1100.0), ("4 write MB/s", 610.0, 700.0)]

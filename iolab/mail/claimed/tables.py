@@ -62,6 +62,9 @@ class _Table:
     end: int  # the line after it
 
 
+_BANNER = re.compile(r"([-=#*~]{3,})\s*[^-=#*~]+?\s*\1")  # "---- v6.8 + this series ----", "=== base ==="
+
+
 def _rule(text: str) -> bool:
     return set(text) <= set("-=+ ")
 
@@ -88,6 +91,8 @@ def _table_at(lines: list[str], i: int) -> _Table:
                 break  # "after:  avg" under the rows of "before:  avg": the other side's table
             if not rows and header and not group and units_line(text):
                 header = with_units(header, text)  # "base  patched" over "(MB/s)  (MB/s)": one header
+            elif opening and _BANNER.fullmatch(text):
+                pass  # "---- v6.8 ----" above the columns' names: the table's name (name_above), no header
             elif opening or not rows and not group and caption(header, text, following):
                 header = text  # the columns' names, under a caption naming a side ("Results with the patch")
             else:
@@ -303,7 +308,7 @@ def _tables(lines: list[str]) -> list[tuple[int, _Table]]:
 def name_above(lines: list[str], table: _Table, start: int) -> str:
     """The line that names a table ("buffer_head:", "Without the patch:"), above its header."""
     k = next((j for j in range(start, table.end) if lines[j].strip() == table.header.strip()), start)
-    return next((lines[j].strip() for j in range(k - 1, max(-1, k - 3), -1) if lines[j].strip()), "")
+    return next((lines[j].strip().strip("-=#*~ ") for j in range(k - 1, max(-1, k - 3), -1) if lines[j].strip()), "")
 
 
 def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[str]) -> tuple[int, int] | None:
