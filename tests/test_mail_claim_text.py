@@ -380,3 +380,25 @@ After:
   untar  1m58.0s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(130.5, 118, "s")]
+
+
+def test_a_block_size_before_a_colon_names_the_row():
+    text = """Unmodified 6.1:
+4k:  bw=1004MiB/s
+64K: bw=2074MiB/s
+
+Modified 6.1:
+4k:  bw=1193MiB/s
+64K: bw=2258MiB/s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1004, 1193, "MiB/s"), (2074, 2258, "MiB/s")]
+
+
+def test_a_long_caption_names_its_side_in_its_first_clause():
+    text = """For unmodified 6.1, with every write completion deferred to the workqueue:
+4k:  bw=1004MiB/s
+
+For modified 6.1, with every write completion called in the interrupt handler:
+4k:  bw=1193MiB/s
+"""
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1004, 1193, "MiB/s")]

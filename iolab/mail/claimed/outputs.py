@@ -301,9 +301,10 @@ def _key_words(before: str, label: str, unit: str) -> str:
                        text.split(":")[-1] if not head.endswith(":") else text)
     words = [re.sub(r"\s", "", w) for w in words]
     words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
-    count = _COUNT.match(text)  # "1048576 records - 95 seconds": the count names the row, not a sample's time
-    return " ".join([*label.split(), *([count.group(1)] if count else []), *words[-3:], unit]).strip()
+    count = _COUNT.match(text) or _SIZE_NAME.match(before)  # "1048576 records - 95 seconds", "4k: bw=1193MiB/s":
+    return " ".join([*label.split(), *([count.group(1)] if count else []), *words[-3:], unit]).strip()  # a row's name
 
 
+_SIZE_NAME = re.compile(r"^\s*(\d+(?:\.\d+)?[kKmMgG](?:i?B)?)\s*:")  # a size before a colon ("16k:"): a block size
 # a line that opens with a count of things ("1048576 records", "4k blocks", "32 jobs"): not a time stamp ("1s", "10 sec")
 _COUNT = re.compile(r"^\s*(\d[\d,]*[kKmMgG]?)\s+(?=[A-Za-z])(?![smhu]?s(?:ec\w*)?\b|min\w*\b|hours?\b)")

@@ -72,9 +72,12 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     if variant:  # a side by its name, else by which variant the text says the change brings
         return side_of(variant.group("name")), variant.group("name"), variant.group("rest")
     label = _LABEL.match(line)
-    if label and len(label.group("name").split()) <= 10 and not NOISE.match(line):
-        side = side_of(label.group("name"))
-        return (side, label.group("name"), label.group("rest")) if side else None
+    name = label.group("name") if label else ""
+    # a long caption names its side in its first clause: "For modified 6.1, with all completions in the handler:"
+    said = name if len(name.split()) <= 10 else name.split(",")[0] if "," in name else ""
+    if label and said and len(said.split()) <= 10 and not NOISE.match(line):
+        side = side_of(said)
+        return (side, name, label.group("rest")) if side else None
     return None
 
 
