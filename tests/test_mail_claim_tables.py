@@ -193,3 +193,23 @@ DASH_BANNERS = """Results on a 16-core box.
 def test_a_banner_of_dashes_names_the_table_under_it_and_two_such_tables_are_the_sides():
     assert _rows(DASH_BANNERS) == [("1 read MB/s", 410.0, 520.0), ("1 write MB/s", 300.0, 330.0),
                                    ("4 read MB/s", 900.0, 1100.0), ("4 write MB/s", 610.0, 700.0)]
+
+
+CORNER_SIDES = """Results on a 16-core box.
+
+| base      | read MB/s | write MB/s |
+|-----------|-----------|------------|
+| seq       | 410       | 300        |
+| rand      | 90        | 61         |
+
+| patched   | read MB/s | write MB/s |
+|-----------|-----------|------------|
+| rand      | 110       | 70         |
+| seq       | 520       | 330        |
+"""
+
+
+def test_pipe_tables_whose_corner_cell_names_the_side_pair_their_cells_by_row_and_column_name():
+    rows = [(c.label, c.before, c.after, c.unit) for c in claims(CORNER_SIDES)]
+    assert rows == [("seq read MB/s", 410.0, 520.0, "MB/s"), ("seq write MB/s", 300.0, 330.0, "MB/s"),
+                    ("rand read MB/s", 90.0, 110.0, "MB/s"), ("rand write MB/s", 61.0, 70.0, "MB/s")]

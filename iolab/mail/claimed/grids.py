@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import Side, pair_columns, patch_side, side_of
+from iolab.mail.claimed.naming import Side, pair_columns, patch_side, side_of, unsided
 from iolab.mail.claimed.sides import marker
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
@@ -189,7 +189,8 @@ class _Sided:
 
 
 def _sided_tables(lines: list[str]) -> list[_Sided]:
-    """The pipe tables under a line that names a side (``Before(PAGE_SIZE=4096):``, ``Patched(...):``)."""
+    """The pipe tables under a line that names a side (``Before(PAGE_SIZE=4096):``, ``Patched(...):``),
+    or whose corner cell names it (``| base | read MB/s |``)."""
     out: list[_Sided] = []
     side: Side | None = None
     k = 0
@@ -197,12 +198,15 @@ def _sided_tables(lines: list[str]) -> list[_Sided]:
         found = marker(lines[k])
         if found is not None and found[0] is not None and not found[2].strip():
             side = found[0]
-        if lines[k].count("|") >= 2 and side is not None:
+        if lines[k].count("|") >= 2:
             heads, data, end = _block(lines, k)
-            if heads and data:
-                out.append(_Sided(k, side, heads[-1].cell(0), heads, data))
-            k = max(end, k + 1)
-            continue
+            corner = heads[-1].cell(0) if heads else ""
+            named = side_of(corner) if corner else None  # "| base | read MB/s |": the corner names the side
+            if heads and data and (named or side):
+                out.append(_Sided(k, named or side or "before", unsided(corner) if named else corner, heads, data))
+            if named or side:
+                k = max(end, k + 1)
+                continue
         k += 1
     return out
 
@@ -243,6 +247,6 @@ def _cells(table: _Sided, row: _Line, other: _Line) -> list[Claim]:
         if value is None:
             continue
         name = _name(table.heads[-1], row, c)
-        out.append(make(" ".join(x for x in (table.key, _key(row), name) if x), a[0], value, unit_a or unit_b,
+        out.append(make(" ".join(x for x in (table.key, _key(row), name) if x), a[0], value, unit_a or unit_b or unit_of(name),
                         None, "", f"{row.text.strip()} / {other.text.strip()}"))
     return out
