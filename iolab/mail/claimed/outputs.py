@@ -219,10 +219,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
     out: list[Figure] = []
     if _ARROW.search(line):
         return []  # "34 -> 46 GiB/s": a pair of its own, the prose's
-    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
-                and not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
-    averaged = [f for f in measured if _STATED_AVERAGE.search(line[:f[2].start()])]
-    measured = averaged if len(averaged) == 1 else measured  # "35s 34s 33s total: 170s, avg: 34s": the runs' mean
+    measured = _measured(line)
     row = len(measured) >= 3 and not any(re.search(r"[A-Za-z]{2}", line[a[2].end():b[2].start()])
                                       for a, b in zip(measured, measured[1:]))
     for n, (value, unit, match) in enumerate(measured):  # not a share, a delta, a figure naming its line ("1s: ..")
@@ -240,6 +237,15 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
                               ("", "", None), None, line))
     counter = None if out else counted(line)
     return out + ([Figure(counter[0], counter[1], ("", "count", None), None, line, counter=True)] if counter else [])
+
+
+def _measured(line: str) -> list[tuple[float, Unit, re.Match[str]]]:
+    """A line's figures with their units, not a share, nor one that names its line ("1s: ..") or a setting;
+    of runs with their stated average ("35s 34s 33s total: 170s, avg: 34s") the average alone."""
+    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
+                and not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
+    averaged = [f for f in measured if _STATED_AVERAGE.search(line[:f[2].start()])]
+    return averaged if len(averaged) == 1 else measured
 
 
 # a figure after a name that says its unit: "Average Files/sec:  96898.0", "max_commit_ms 233784", "BW (MB/s) = 512"
