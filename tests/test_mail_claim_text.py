@@ -402,3 +402,12 @@ For modified 6.1, with every write completion called in the interrupt handler:
 4k:  bw=1193MiB/s
 """
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(1004, 1193, "MiB/s")]
+
+
+def test_a_spread_in_exponent_form_leaves_the_figure_its_unit():
+    text = """Before:
+Average rate: 40210.5+/-1.9e+04 files/sec.
+After:
+Average rate: 45118.0+/-2.1e+04 files/sec.
+"""
+    assert [(b, a) for _, b, a, _ in _rows(text)] == [(40210.5, 45118.0)]

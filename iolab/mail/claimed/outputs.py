@@ -62,7 +62,7 @@ _BONNIE = re.compile(r"^\s*(?:\S+\s+)?(?P<what>\d+[KMGT]|\d+:\d+:\d+/\d+)"
 # pidstat's line a second: "08:38:33  0  93  0.00  0.00  0.00  0.00  0.00  3  kswapd0" (%CPU the last share)
 _PIDSTAT = re.compile(r"^\s*\d\d:\d\d:\d\d(?:\s+[AP]M)?\s+\d+\s+\d+(?:\s+\d+\.\d+){3,5}\s+(?P<cpu>\d+\.\d+)\s+\d+\s+"
                       r"(?P<command>\S+)\s*$")
-_SPREAD = re.compile(r"(?:±|\+/-)\s*\d[\d.]*\s*(?:[A-Za-zµ%]+(?:/[a-z]+)?)?")
+_SPREAD = re.compile(r"(?:±|\+/-)\s*\d[\d.]*(?:e[+-]?\d+)?\s*(?P<u>[A-Za-zµ%]+(?:/[a-z]+)?)?")
 _PERF_REPORT = re.compile(r"^\s*(\d+(?:\.\d+)?)%\s+(?:\d+(?:\.\d+)?%\s+)?\S.*?\[[k.]\]\s+([A-Za-z_][\w.]*)\s*$")
 _CALLGRAPH = re.compile(r"^[\s|]*--(\d+(?:\.\d+)?)%--([A-Za-z_][\w.]*)\s*$")  # perf report -g's node: "|--31.67%--foo"
 _PROFILE = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\)\s*:?\s+(\d+(?:\.\d+)?)\s*%")  # from a name's start: linear
@@ -177,6 +177,11 @@ def worded(line: str) -> str:
     return line
 
 
+def _unspread(spread: re.Match[str]) -> str:
+    """A spread dropped, its unit kept when the figure before it has none (fs_mark's "57634.2+/-2.8e+04 files/sec")."""
+    return " " + (spread.group("u") or "") if re.search(r"\d\s*$", spread.string[:spread.start()]) else " "
+
+
 def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> list[Figure]:
     """The figures of one line under a side, keyed by what they measure; time(1)'s ``user`` and
     ``sys`` only when parts names them (the text speaks of user or system time)."""
@@ -185,7 +190,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         return [Figure(node.group(2) + "()", float(node.group(1)), ("%", "ratio", "lower"), "lower", line, alone=True)]
     if NOISE.match(line) or NOT_MEASURED.match(line):
         return []
-    line = _SPREAD.sub(" ", line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
+    line = _SPREAD.sub(_unspread, line)  # "1.234 s ±  0.010 s": the spread is no figure of its own
     timed = _timed(line, parts)  # time(1)'s "real 3m11.5s" before its minutes are read as seconds
     if timed is not None:
         return timed
