@@ -213,3 +213,19 @@ def test_pipe_tables_whose_corner_cell_names_the_side_pair_their_cells_by_row_an
     rows = [(c.label, c.before, c.after, c.unit) for c in claims(CORNER_SIDES)]
     assert rows == [("seq read MB/s", 410.0, 520.0, "MB/s"), ("seq write MB/s", 300.0, 330.0, "MB/s"),
                     ("rand read MB/s", 90.0, 110.0, "MB/s"), ("rand write MB/s", 61.0, 70.0, "MB/s")]
+
+
+KEYED_ROWS = """Results on a 16-core box.
+
+kernel     bs     IOPS     lat(us)
+base       4k     410K     38.1
+base       64k    90K      120.5
+patched    4k     520K     30.2
+patched    64k    110K     100.4
+"""
+
+
+def test_aligned_rows_opening_with_a_sides_name_and_a_key_pair_by_that_key_not_by_neighbours():
+    rows = [(c.label, c.before, c.after, c.unit) for c in claims(KEYED_ROWS)]
+    assert rows == [("IOPS, bs 4k", 410000.0, 520000.0, "IOPS"), ("lat(us), bs 4k", 38.1, 30.2, "us"),
+                    ("IOPS, bs 64k", 90000.0, 110000.0, "IOPS"), ("lat(us), bs 64k", 120.5, 100.4, "us")]

@@ -247,6 +247,7 @@ def _cells(table: _Sided, row: _Line, other: _Line) -> list[Claim]:
         if value is None:
             continue
         name = _name(table.heads[-1], row, c)
-        out.append(make(" ".join(x for x in (table.key, _key(row), name) if x), a[0], value, unit_a or unit_b or unit_of(name),
+        label = " ".join(x for x in (table.key, _key(row), name) if x)
+        out.append(make(label, a[0], value, unit_a or unit_b or unit_of(name),
                         None, "", f"{row.text.strip()} / {other.text.strip()}"))
     return out

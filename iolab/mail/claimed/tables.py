@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.grids import aligned_grid
+from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
@@ -374,6 +375,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     """Every table of columns in the lines, read across, down, as a series or as twins (a table a side);
     ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
     claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
+    keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
+    claims, compared = claims + keyed, compared | paired
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
     tables = [(i, t) for i, t in _tables(lines) if not compared & set(range(i, t.end))]
     k = 0
@@ -464,11 +467,12 @@ def side_rows(lines: list[str]) -> list[Claim]:
     """Two rows of one figure or more whose labels are the two sides (``-git  4720 usec`` /
     ``-git+commit  4311 usec  -8.7%``), read down under the header above them."""
     claims: list[Claim] = []
+    paired = keyed_rows(lines)[1]  # rows paired by key are their own reader's
     texts = [(k, line.strip()) for k, line in enumerate(lines) if line.strip() and not _rule(line.strip())]
     for (k, first), (_, second) in zip(texts, texts[1:]):
         a, b = (read_row(t) if t and "|" not in t and not NOT_TABLE.match(t) and not KEYED.search(t) else None
                 for t in (first, second))  # fio's "min=4, max=241, avg=99.81" lines are the sides reader's
-        if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4:
+        if a is None or b is None or not a.values or len(a.values) != len(b.values) or len(a.values) > 4 or k in paired:
             continue
         order = (row_sides(a.label, b.label) if _one_key(a.label, b.label) else None) or _one_side(a, b) or \
             _plus_feature(a.label, b.label, lines)
