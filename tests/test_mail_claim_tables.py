@@ -229,3 +229,19 @@ def test_aligned_rows_opening_with_a_sides_name_and_a_key_pair_by_that_key_not_b
     rows = [(c.label, c.before, c.after, c.unit) for c in claims(KEYED_ROWS)]
     assert rows == [("IOPS, bs 4k", 410000.0, 520000.0, "IOPS"), ("lat(us), bs 4k", 38.1, 30.2, "us"),
                     ("IOPS, bs 64k", 90000.0, 110000.0, "IOPS"), ("lat(us), bs 64k", 120.5, 100.4, "us")]
+
+
+PER_CONFIGURATION = """Results on a 16-core box.
+
+| config   | metric | base | patched |
+|----------|--------|------|---------|
+| 4 jobs   | read   | 410  | 520     |
+|          | write  | 300  | 330     |
+| 16 jobs  | read   | 900  | 1100    |
+|          | write  | 610  | 700     |
+"""
+
+
+def test_a_configurations_rows_under_base_and_patched_columns_are_named_by_it_and_their_measure():
+    assert _rows(PER_CONFIGURATION) == [("4 jobs read", 410.0, 520.0), ("4 jobs write", 300.0, 330.0),
+                                        ("16 jobs read", 900.0, 1100.0), ("16 jobs write", 610.0, 700.0)]

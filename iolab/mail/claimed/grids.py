@@ -116,9 +116,12 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
     if not pairs or len(columns) < 2:
         return None
     said: Unit | None = said_unit(lines, k)
-    out = []
+    out, name = [], ""
+    first = min(min(b, a) for b, a, _ in pairs)
     for row in data:
-        label = row.cell(0)
+        name = row.cell(0) or name  # a blank first cell: the row is another measure of the name above
+        words = [row.cell(c) for c in range(1, min(first, len(row.spans))) if _figure(row.cell(c)) is None]
+        label = " ".join(w for w in (name, *words) if w)  # "| 4 jobs | read | 410 | 520 |": "4 jobs read"
         for b, a, key in pairs:
             if max(a, b) >= len(row.spans):
                 continue
