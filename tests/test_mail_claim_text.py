@@ -411,3 +411,8 @@ After:
 Average rate: 45118.0+/-2.1e+04 files/sec.
 """
     assert [(b, a) for _, b, a, _ in _rows(text)] == [(40210.5, 45118.0)]
+
+
+def test_a_vs_pair_whose_clauses_name_the_sides_after_the_figures():
+    text = "With the series we measured 3.1 GB/s vs 2.4 GB/s without it.\n"
+    assert [(b, a, u) for _, b, a, u in _rows(text)] == [(2.4, 3.1, "GB/s")]
