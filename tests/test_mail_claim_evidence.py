@@ -207,3 +207,53 @@ def test_columns_in_their_order_need_a_baseline_named_above_them():
     two_kernels = MMTESTS.replace("vanillabatchfix-v2r1", "").replace("vanilla          batchfix-v2r1", "") \
         .replace("6.9.0-rc2", "6.9.0")  # a regression between two releases: no baseline named
     assert "Duration Elapsed" not in [label for label, _, _ in _rows(two_kernels)]
+
+
+# runs per line a side, with their total and average: the average is the row
+RUNS = """Each case was timed five times, seconds per round.
+Before:
+32 jobs:  41s 40s 42s 41s 40s total: 204s, avg: 40.8s
+4  jobs:  58s 57s 59s 58s 57s total: 289s, avg: 57.8s
+
+After:
+32 jobs:  36s 37s 35s 36s 36s total: 180s, avg: 36s
+4  jobs:  50s 51s 50s 52s 50s total: 253s, avg: 50.6s
+"""
+
+
+def test_a_line_of_runs_with_their_average_gives_the_average_alone():
+    found = {(before, after) for _, before, after in _rows(RUNS)}
+    assert (40.8, 36) in found and (57.8, 50.6) in found
+    assert not found - {(40.8, 36), (57.8, 50.6)}  # no run, no total, no mean of runs
+
+
+# pahole per side: the size is the row, the holes and the last cacheline are its layout
+PAHOLE = """Before:
+struct request_slot {
+        unsigned int               tag;                  /*     0     4 */
+
+        /* XXX 4 bytes hole, try to pack */
+
+        void *                     priv;                 /*     8     8 */
+
+        /* size: 208, cachelines: 4, members: 9 */
+        /* sum members: 200, holes: 2, sum holes: 8 */
+        /* last cacheline: 16 bytes */
+};
+
+After:
+struct request_slot {
+        void *                     priv;                 /*     0     8 */
+
+        /* XXX 1 bytes hole, try to pack */
+
+        /* size: 200, cachelines: 4, members: 9 */
+        /* sum members: 199, holes: 1, sum holes: 1 */
+        /* last cacheline: 8 bytes */
+};
+"""
+
+
+def test_paholes_layout_is_no_row_beside_the_structs_size():
+    found = _rows(PAHOLE, "[PATCH] blk-mq: shrink struct request_slot")
+    assert all((before, after) in {(208, 200)} for _, before, after in found), found
