@@ -245,3 +245,26 @@ PER_CONFIGURATION = """Results on a 16-core box.
 def test_a_configurations_rows_under_base_and_patched_columns_are_named_by_it_and_their_measure():
     assert _rows(PER_CONFIGURATION) == [("4 jobs read", 410.0, 520.0), ("4 jobs write", 300.0, 330.0),
                                         ("16 jobs read", 900.0, 1100.0), ("16 jobs write", 610.0, 700.0)]
+
+
+HEADINGS = """Results on a 16-core box.
+
+### Before
+
+| test | read MB/s | write MB/s |
+|------|-----------|------------|
+| seq  | 410       | 300        |
+| rand | 90        | 61         |
+
+### After
+
+| test | read MB/s | write MB/s |
+|------|-----------|------------|
+| rand | 110       | 70         |
+| seq  | 520       | 330        |
+"""
+
+
+def test_a_markdown_heading_names_the_side_of_the_table_under_it_and_rows_pair_by_key():
+    assert _rows(HEADINGS) == [("test seq read MB/s", 410.0, 520.0), ("test seq write MB/s", 300.0, 330.0),
+                               ("test rand read MB/s", 90.0, 110.0), ("test rand write MB/s", 61.0, 70.0)]

@@ -182,6 +182,9 @@ def aligned_grid(lines: list[str], start: int, end: int, about: list[str] | None
 _ROW_KEY = re.compile(r"^\s*([^\s(|]+)")
 
 
+_HEADING = re.compile(r"^#{1,6}\s+(.*\S)\s*$")
+
+
 @dataclass(frozen=True)
 class _Sided:
     start: int
@@ -198,7 +201,8 @@ def _sided_tables(lines: list[str]) -> list[_Sided]:
     side: Side | None = None
     k = 0
     while k < len(lines):
-        found = marker(lines[k])
+        heading = _HEADING.match(lines[k])  # a markdown heading ("### Before") is a caption too
+        found = marker(f"{heading.group(1).rstrip(':')}:" if heading else lines[k])
         if found is not None and found[0] is not None and not found[2].strip():
             side = found[0]
         if lines[k].count("|") >= 2:
