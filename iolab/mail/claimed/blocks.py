@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from iolab.mail.claimed.model import NOT_MEASURED, Claim, Unit, figures, make, number, unit_of
+from iolab.mail.claimed.model import MEAN, NOT_MEASURED, Claim, Unit, figures, make, number, unit_of
 from iolab.mail.claimed.naming import Side, side_of
 from iolab.mail.claimed.sides import side_pairs
 
@@ -42,7 +42,6 @@ _LEAD = re.compile(r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s+|[=#*~-]{3,}\s*|\[)")
 _TAIL = re.compile(r"\s*(?:\]|[=#*~-]{3,})?\s*:?\s*$")
 _DELTA = re.compile(r"\s*\(\s*[+-]?~?\d+(?:\.\d+)?\s*%\s*\)\s*$")
 _BYTES = re.compile(r"[kKMGT]?i?B(?:ps)?")  # UnixBench's "KBps", a size's "M", "GiB"
-_MEAN = re.compile(r"(?<![a-z])(?:avg|average|mean)(?![a-z])", re.I)
 _SPREAD = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum|stdev|stddev|std|deviation|p\d{2,4})(?![a-z])", re.I)
 _STEM = 5  # a word the subject names when a subject's word begins like it ("Dynamic", "dynamically")
 
@@ -170,7 +169,7 @@ def block_pairs(lines: list[str], about: list[str] | None = None) -> list[Claim]
 def _pairs(before: _Block, after: _Block) -> list[Claim]:
     """Each label both blocks give once: its figure before and after."""
     out = []
-    averaged = any(_MEAN.search(label) for label in before.entries)
+    averaged = any(MEAN.search(label) for label in before.entries)
     for label, (a, unit, line) in before.entries.items():
         if label not in after.entries or label in before.twice | after.twice or averaged and _SPREAD.search(label):
             continue  # the samples' spread where the block gives their mean: the mean is the claim
@@ -187,7 +186,7 @@ def spread_rows(claims: list[Claim]) -> list[Claim]:
     (``write_lat_ns_mean``, ``avg_commit_ms``): the mean is the claim, they are not, unless the tool
     marks the row's change significant (fsperf's ``-10.29% *``)."""
     words = {k: re.split(r"[_\s]+", c.label.lower()) for k, c in enumerate(claims)}
-    means = {" ".join("~" if _MEAN.fullmatch(w) else w for w in ws) for ws in words.values()}
+    means = {" ".join("~" if MEAN.fullmatch(w) else w for w in ws) for ws in words.values()}
     return [c for k, c in enumerate(claims)
             if any(_SPREAD.fullmatch(w) for w in words[k]) and not re.search(r"%\s*\*\s*$", c.source)
             and " ".join("~" if _SPREAD.fullmatch(w) else w for w in words[k]) in means]

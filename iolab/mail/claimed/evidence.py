@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from iolab.mail.claimed.model import FIGURE, SUFFIX, Claim, unit_of
+from iolab.mail.claimed.model import FIGURE, MEAN, SUFFIX, Claim, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import table_row
 
@@ -40,7 +40,6 @@ _APART = 400  # lines between two sides' lines at most
 _DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation)(?![a-z])", re.I)
 _PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|percentile)(?![a-z])", re.I)
 _EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
-_MEAN = re.compile(r"(?<![a-z])(?:mean|avg|average)(?![a-z])", re.I)
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
 _RATIO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)  # a change as written, its sign aside
 
@@ -261,7 +260,7 @@ def spread(claim: Claim, said: str = "") -> bool:
     words = _words(claim.label)
     if _DEVIATION.search(words):
         return True
-    if claim.form not in ("sides", "trailing") or _MEAN.search(words):
+    if claim.form not in ("sides", "trailing") or MEAN.search(words):
         return False
     extreme = _EXTREME.search(words) or _PERCENTILE.search(words)
     return extreme is not None and not _spoken(extreme.group(0), said)

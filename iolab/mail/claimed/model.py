@@ -43,6 +43,9 @@ _UNITS: dict[str, Unit] = {
     "%": ("%", "ratio", None),
     "bytes": ("bytes", "size", "lower"),  # a structure's size ("struct extent_map from 128 bytes down to 112")
 }
+# a mean named as one (avg, average, mean), as a word of its own
+MEAN = re.compile(r"(?<![a-z])(?:avg|average|mean)(?![a-z])", re.I)
+
 SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NUMBER = re.compile(r"^~?[+-]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+(?:e[+-]?\d+)?|e[+-]?\d+)?([kKmMgG])?$")
 PERCENT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
