@@ -14,21 +14,21 @@ GOAL = 0.90
 
 
 TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "tune is samples 1-5 (345 mails, 1575 rows) since sample 5 was measured once held out (39.4%/56.6% at "
-    "b2eae99) and moved to tune: recall 1158/1575 73.5%, precision 1158/1319 87.8% at that move (2026-11-28); "
+    "tune is samples 1-6 (415 mails, 1887 rows) since sample 6 was measured once held out (16.0%/32.1% at "
+    "b2eae99) and moved to tune: recall 1218/1887 64.5%, precision 1218/1456 83.7% at that move (2026-11-28); "
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (1167, 0.89)}
+FLOOR = {"tune": (1218, 0.83)}
 # of the rows read, how many carry the label's better way (higher or lower): a change that loses a row's way fails
-BETTER = {"tune": 1095}
+BETTER = {"tune": 1149}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "held_out is sample 6 (70 mails, 312 rows, 8 negatives), gathered and labelled apart from the reader's work "
-    "and measured once at b2eae99 (2026-11-28, bench/data/mail-corpus-held-out-5-6-2026-11-28.txt): recall 50/312 "
-    "16.0%, precision 50/156 32.1% (samples 1-5, each measured once so: 26.7%/55.0%, 42.1%/72.7%, 18.8%/69.4%, "
-    "38.6%/35.1%, 39.4%/56.6%): below the goal; remove this mark when it holds"))
+    "held_out is every mail gathered after sample 6 (sample 7 on), labelled apart from the reader's work and "
+    "measured once when it comes in; samples 1-6 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
+    "18.8%/69.4%, 38.6%/35.1%, 39.4%/56.6%, 16.0%/32.1% recall/precision): below the goal; remove this mark "
+    "when it holds"))
 
 
 @pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
