@@ -21,8 +21,9 @@ s3-look, odd: s3-check): read the rows of s3-look; of s3-check only its
 figures, so that a change's reach to mails nobody read is seen before
 sample 4 measures it. Sample 4 (split.toml's sample_4), tuned on from the
 fourth session, is cut the same way by sha256(slug)[24:32 hex]: s4-look,
-s4-check; samples 5 and 6 (held out, measured once) by [32:40] and [40:48]
-once they are tuned on. --sample N keeps the mails of one sample.
+s4-check; samples 5 and 6 (tuned on after their one measurement) by
+[32:40] and [40:48], and sample 7 (held out) by [48:56] once it is tuned on.
+--sample N keeps the mails of one sample.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import signal
 import sys
 import tomllib
 from pathlib import Path
@@ -62,12 +64,12 @@ def part(slug: str) -> str:
 def sample(name: str) -> frozenset[str]:
     """The slugs of split.toml's list `name` ("sample_3", "sample_4")."""
     with open(Path(__file__).resolve().parents[1] / "tests" / "corpus" / "split.toml", "rb") as f:
-        return frozenset(tomllib.load(f)[name])
+        return frozenset(tomllib.load(f).get(name, ()))
 
 
 # each later sample's halves: its list in split.toml, the prefix of its halves, the digest's hex digits cut
 SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)), ("sample_5", "s5", slice(32, 40)),
-           ("sample_6", "s6", slice(40, 48)))
+           ("sample_6", "s6", slice(40, 48)), ("sample_7", "s7", slice(48, 56)))
 
 
 def halves(slug: str) -> tuple[str | None, ...]:
@@ -85,10 +87,11 @@ def main() -> int:
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
     parser.add_argument("--half", choices=("look", "check", "check-a", "check-b") + tuple(
         f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")), help="one half of the split (above)")
-    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6), help="only the mails of split.toml's sample_N")
+    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7), help="only the mails of split.toml's sample_N")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     args = parser.parse_args()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # piped into head: stop quietly
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
         found = [item for item in corpus.scores(split)  # type: ignore[arg-type]
                  if args.half in halves(item.slug) and (not args.sample or item.slug in sample(f"sample_{args.sample}"))]
