@@ -35,6 +35,8 @@ class Row:
     deltas: tuple[tuple[int, str], ...] = ()  # each delta as written, after how many figures
 
 
+_SIGN_APART = re.compile(r"(?<=\S)\s+([+-])\s+(?=\d+(?:\.\d+)?%(?:\s|$))")
+_SPREAD = re.compile(r"^\((\d+(?:\.\d+)?)\)$")  # "1152920 (7453)": a figure's spread, bare, in parentheses
 _GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
 
 
@@ -42,6 +44,7 @@ def _tokens(line: str) -> list[str]:
     """A row's words; a unit written onto its figure ("8.2ms", "1203MiB/s") and a cell of
     named figures ("r=27.5GiB/s,w=3125MiB/s": "r=", "27.5", "GiB/s", ...) apart."""
     tokens = []
+    line = _SIGN_APART.sub(r" \1", line)  # "162K  + 4.5%": the delta's sign written apart from it
     for word in line.replace("±", " ± ").split():
         named = re.fullmatch(r"(?:[A-Za-z]\w*=[^,=\s]+,?)+", word)
         parts = re.findall(r"([A-Za-z]\w*=)([^,=\s]+)", word) if named else [("", word)]
@@ -112,6 +115,8 @@ def read_row(line: str) -> Row | None:
             deltas.append((len(values), token))
         elif _MARK.match(token) and values:
             pass  # fsperf's mark of a significant row
+        elif (spread := _SPREAD.match(token)) and values and float(spread.group(1)) < values[-1][0]:
+            pass  # "avg (stdev)": a bare figure in parentheses, smaller than the one before it, is its spread
         elif value is not None and (values or label or _rate_after(tokens, i)):
             if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
                 value *= SUFFIX[tokens[i + 1].lower()]

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
+from iolab.mail.claimed.cells import gain_claims, gains, key_cells, two_measures
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.mmtests import compare_tables
@@ -80,8 +81,12 @@ def _table_at(lines: list[str], i: int) -> _Table:
         if not text and j > i and not lines[j - 1].strip():
             break  # two blank lines: whatever follows is another table (and a run of them is crossed once)
         row = table_row(text)
-        if row:
-            rows.append((group, row))
+        ruled = row and row.tags and not rows and j + 1 < len(lines) and lines[j + 1].strip() and \
+            _rule(lines[j + 1].strip())  # settings over a rule ("rw  bs  hipri=0  hipri=1" over "----"): names
+        if ruled:
+            header, group = text, ""
+        elif row:
+            rows.append((group, key_cells(group or header, row)))
         elif text and not _rule(text):
             following = next((line.strip() for line in itertools.islice(lines, j + 1, None)  # no copy: linear
                               if line.strip() and not _rule(line.strip())), "")
@@ -179,8 +184,8 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         and any(_SUMMARY.match(r.label) for _, r in rows)
     if series:  # a series by the second (its columns the two ways compared): its average is the claim
         rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]
-    elif all(_gains(row.values) for _, row in rows) and not _compared(table):
-        return [claim for group, row in rows for claim in _gain_claims(group, row, unit, better)]
+    elif all(gains(row.values) for _, row in rows) and not _compared(table):
+        return [claim for group, row in rows for claim in gain_claims(group, row, unit, better)]
     elif not _compared(table):
         return []
     out = []
@@ -199,7 +204,7 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
             unit_of(" ".join(table.header.split()[1:]))
         if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
-            out += _two_measures(table.header, row, found, better)
+            out += two_measures(table.header, row, found, better)
             continue
         out.append(make(f"{group}: {row.label}" if group else row.label, a, b, found, better, row.stated, row.text))
     return out
@@ -234,44 +239,6 @@ def _cell_pair(header: str, group: str, row: Row, pair: tuple[int, int, str], un
     found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or unit_of(" ".join(header.split()[1:]))
     stated = next((d for n, d in row.deltas if n > pair[1]), "") if row.deltas else row.stated
     return make(label, a, b, found, better, stated, row.text)
-
-
-def _gains(values: tuple[tuple[float, str], ...]) -> list[int]:
-    """Where a row's figures run a, b, b / a (the mail's gain, as a ratio): the index of each a.
-    A column of ratios of the two before it says those two are a before and an after."""
-    out, k = [], 0
-    while k + 2 < len(values):
-        (a, _), (b, _), (r, unit) = values[k], values[k + 1], values[k + 2]
-        if a > 0 and r > 0 and not unit and abs(b / a - r) <= max(0.006, 0.005 * r):
-            out.append(k)
-            k += 3
-        else:
-            k += 1
-    return out
-
-
-def _gain_claims(group: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
-    """A claim per a, b, b / a run of a row (``1  1117  1921  1.72  1902  1942  1.02``)."""
-    out = []
-    for n, k in enumerate(_gains(row.values)):
-        (a, ua), (b, ub), (r, _) = row.values[k:k + 3]
-        label = " ".join(x for x in (group, row.label, f"#{n + 1}" if n else "") if x)
-        out.append(make(label, a, b, unit_of(ua or ub) or unit, better, f"{r:g}x", row.text))
-    return out
-
-
-def _two_measures(header: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
-    """A row of two measures, each its before, after and delta (``iopsB iopsBL iops%  p99Bms p99BLms
-    p99%``): each named by its column, whose name says which way it is better."""
-    words = header.split()
-    names = (words[1], words[4]) if len(words) == 7 else ("", "")
-    out = []
-    for k, name in enumerate(names):
-        (a, ua), (b, ub) = row.values[2 * k], row.values[2 * k + 1]
-        found = unit_of(ua or ub) or unit_of(name) or (unit if better_of(name) is None else None)
-        label = row.label if k == 0 else f"{row.label} ({name or 2})"
-        out.append(make(label, a, b, found, better or better_of(name), row.deltas[k][1], row.text))
-    return out
 
 
 def _two_sides(header: str) -> bool:

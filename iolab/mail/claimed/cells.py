@@ -1,0 +1,78 @@
+"""Cells of a table's row that are not a before and an after: a key a column names
+(``randread  4k  149,426  170,763`` under ``rw  bs  hipri=0  hipri=1``: the 4k is
+the row's block size), a ratio of the two before it (``1117  1921  1.72``), two
+measures a row each with its delta.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from iolab.mail.claimed.model import Better, Claim, Unit, better_of, make, unit_of
+from iolab.mail.claimed.rows import Row
+
+# a column whose cells are the row's key, not a figure measured: a size, a depth, a count of workers
+_KEY_COLUMN = re.compile(r"^(?:bs|block[ _-]?size|(?:io|file|req(?:uest)?|record|block|i/o)?[ _-]?size|qd|"
+                         r"queue[ _-]?depth|io[ _-]?depth|depth|(?:num)?jobs|threads?|th\.?|clients|procs|"
+                         r"tasks|files|no\.?|nr|#)$", re.I)
+
+
+def key_cells(header: str, row: Row) -> Row:
+    """The row with the figures under its header's key columns (``bs``, ``Size``, ``QD``, ``threads``) in
+    its label: ``1  10M  0m8.401s  0m5.623s`` under ``no.  Size  without-patch  with-patch`` is row "1 10M"
+    of two figures. Only where the header names each of the row's columns, one name a word or a column
+    apart by two spaces or a tab, and a figure stays on each side."""
+    for cut in (r"\s{2,}|\t", r"\s+"):
+        names = [n for n in re.split(cut, header.strip()) if n]
+        words = len(row.label.split())
+        if len(names) - words not in (len(row.values), len(row.values) + 1) or words == 0:
+            continue
+        keys = 0
+        while keys < len(row.values) and _KEY_COLUMN.match(names[words + keys]):
+            keys += 1
+        if not keys or len(row.values) - keys < 2 or any(row.tags) or \
+                (len(names) - words == len(row.values) + 1 and not row.deltas):
+            return row
+        label = " ".join([row.label, *row.text.split()[words:words + keys]])
+        deltas = tuple((n - keys, d) for n, d in row.deltas)
+        return replace(row, label=label, values=row.values[keys:], deltas=deltas)
+    return row
+
+
+def gains(values: tuple[tuple[float, str], ...]) -> list[int]:
+    """Where a row's figures run a, b, b / a (the mail's gain, as a ratio): the index of each a.
+    A column of ratios of the two before it says those two are a before and an after."""
+    out, k = [], 0
+    while k + 2 < len(values):
+        (a, _), (b, _), (r, unit) = values[k], values[k + 1], values[k + 2]
+        if a > 0 and r > 0 and not unit and abs(b / a - r) <= max(0.006, 0.005 * r):
+            out.append(k)
+            k += 3
+        else:
+            k += 1
+    return out
+
+
+def gain_claims(group: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A claim per a, b, b / a run of a row (``1  1117  1921  1.72  1902  1942  1.02``)."""
+    out = []
+    for n, k in enumerate(gains(row.values)):
+        (a, ua), (b, ub), (r, _) = row.values[k:k + 3]
+        label = " ".join(x for x in (group, row.label, f"#{n + 1}" if n else "") if x)
+        out.append(make(label, a, b, unit_of(ua or ub) or unit, better, f"{r:g}x", row.text))
+    return out
+
+
+def two_measures(header: str, row: Row, unit: Unit | None, better: Better | None) -> list[Claim]:
+    """A row of two measures, each its before, after and delta (``iopsB iopsBL iops%  p99Bms p99BLms
+    p99%``): each named by its column, whose name says which way it is better."""
+    words = header.split()
+    names = (words[1], words[4]) if len(words) == 7 else ("", "")
+    out = []
+    for k, name in enumerate(names):
+        (a, ua), (b, ub) = row.values[2 * k], row.values[2 * k + 1]
+        found = unit_of(ua or ub) or unit_of(name) or (unit if better_of(name) is None else None)
+        label = row.label if k == 0 else f"{row.label} ({name or 2})"
+        out.append(make(label, a, b, found, better or better_of(name), row.deltas[k][1], row.text))
+    return out

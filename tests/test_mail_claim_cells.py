@@ -1,0 +1,53 @@
+"""The claims reader's table cells that are no before and no after: a key a column names (a block
+size, a depth), a spread in parentheses, a delta whose sign is written apart from it, and settings
+that name the columns over a rule."""
+
+from iolab.mail.claimed import claims
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_a_size_under_a_key_column_is_the_rows_label_not_a_figure():
+    text = """Copying a file with and without the patch:
+
+id   bs    without-patch   with-patch   change
+1    64k   0m12.250s       0m9.125s     25.5%
+2    2M    2m1.500s        1m30.250s    25.7%
+"""
+    assert _rows(text) == [("1 64k", 12.25, 9.125), ("2 2M", 121.5, 90.25)]
+
+
+def test_settings_over_a_rule_name_the_columns_and_the_sizes_under_bs_are_keys():
+    text = """Random reads on a loop device, IOPS:
+
+op       bs  nowait=0  nowait=1
+-------------------------------
+read     8k   52,110   61,480  +18%
+read    32k   20,300   20,420   +1%
+"""
+    assert _rows(text) == [("read 8k", 52110, 61480), ("read 32k", 20300, 20420)]
+
+
+def test_a_delta_whose_sign_is_written_apart_is_the_rows_delta():
+    text = """Random writes, before and after:
+
+\tBase\tPatched\t\tDiff
+QD2\t210K\t232K\t\t+ 10.5%
+QD8\t480K\t505K\t\t+ 5.2%
+"""
+    found = claims(text)
+    assert [(c.label, c.before, c.after, c.stated) for c in found] == [
+        ("QD2", 210e3, 232e3, "+10.5%"), ("QD8", 480e3, 505e3, "+5.2%")]
+
+
+def test_a_bare_figure_in_parentheses_after_a_figure_is_its_spread():
+    text = """dbench over 5 runs:
+
+ procs   v7.1 avg (stdev)   +series avg (stdev)   change
+ -----   ----------------   -------------------   ------
+ 4\t20450 (310)\t\t21010 (122)\t\t+2.7%
+ 8\t38100 (954)\t\t39900 (801)\t\t+4.7%
+"""
+    assert _rows(text) == [("4", 20450, 21010), ("8", 38100, 39900)]
