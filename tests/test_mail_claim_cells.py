@@ -51,3 +51,50 @@ def test_a_bare_figure_in_parentheses_after_a_figure_is_its_spread():
  8\t38100 (954)\t\t39900 (801)\t\t+4.7%
 """
     assert _rows(text) == [("4", 20450, 21010), ("8", 38100, 39900)]
+
+
+def test_columns_that_are_steps_of_the_series_compare_the_baseline_with_the_last_step():
+    text = """Throughput, Gbit/s:
+
+msg size   baseline   p 1     p 1+2   p 1-3
+4K         1.50       1.62    1.80    2.25
+64K        9.10       9.40    11.2    12.8
+"""
+    assert _rows(text) == [("4K", 1.50, 2.25), ("64K", 9.10, 12.8)]
+
+
+def test_pipe_columns_that_are_steps_compare_the_baseline_with_the_last_step():
+    text = """IOPS (k):
+
+| job       | base | +patch1 | +patch1-2 | +patch1-3 |
+|-----------|------|---------|-----------|-----------|
+| randread  | 410  | 415     | 450       | 480       |
+| randwrite | 220  | 240     | 236       | 260       |
+"""
+    assert _rows(text) == [("randread", 410, 480), ("randwrite", 220, 260)]
+
+
+def test_a_line_of_words_over_pipe_rows_is_their_header():
+    text = """Mean of 5 runs:
+          Stock        Patched
+-------------------------------
+seqread  | 410 MB/s   | 455 MB/s
+seqwrite | 380 MB/s   | 402 MB/s
+"""
+    assert _rows(text) == [("seqread", 410, 455), ("seqwrite", 380, 402)]
+
+
+def test_rows_keyed_by_a_legend_compare_the_base_configuration_with_the_one_the_series_brings():
+    text = """This series introduces the lazy_flush mode for the journal.
+
+Setup A: ext4 on a plain disk (base)
+Setup B: ext4 on dm-crypt (base)
+Setup C: ext4 on a plain disk (lazy_flush)
+
+Setup   commits/s   flush (ms)
+A       1210        8.1
+B       1090        9.5
+C       1530        5.2
+"""
+    assert _rows(text) == [("commits/s", 1210, 1530), ("flush (ms)", 8.1, 5.2)]
+    assert _rows(text.replace("introduces", "was tested with")) == []

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import Side, pair_columns, patch_side, side_of, unsided
 from iolab.mail.claimed.sides import marker
+from iolab.mail.claimed.steps import step_pair
 
 _BORDER = re.compile(r"^[\s+=|:-]*$")
 _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?![A-Za-z]))?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
@@ -112,7 +113,8 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
                  about: list[str]) -> tuple[list[Claim], int] | None:
     """A claim per row and pair of a before and an after column the header lines name."""
     columns = _columns(heads, data[0], [*about, *lines])
-    pairs = pair_columns(columns)
+    step = step_pair([_name(heads[-1], data[0], c) for c in range(len(data[0].spans))])
+    pairs = [step] if step else pair_columns(columns)  # "| base | +p1 | +p1-2 |": the first against the last
     if not pairs or len(columns) < 2:
         return None
     said: Unit | None = said_unit(lines, k)

@@ -18,6 +18,7 @@ from iolab.mail.claimed.grids import side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
+from iolab.mail.claimed.steps import step_pair
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _BORDER = re.compile(r"^[+=|-][-+=| ]*$")
@@ -87,6 +88,22 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
             for k, table in tables]
 
 
+def _header_above(lines: list[str], k: int, table: list[list[str]]) -> list[list[str]]:
+    """The table with the line of words above its first row of figures as its header, when that line
+    has no pipes and names one column a figure cell (``  Mainline     Patch`` over a rule, then
+    ``RAID1  | 18.9 MiB/s | 26.5 MiB/s``)."""
+    if not table or not any(_first(c) is not None for c in table[0][1:]):
+        return table
+    j = k - 1
+    while j >= 0 and len(lines[j].strip()) >= 3 and set(lines[j].strip()) <= set("-=+"):
+        j -= 1  # a rule under the header
+    above = lines[j].strip() if j >= 0 else ""
+    names = [n for n in re.split(r"\s{2,}|\t", above) if n]
+    if "|" in above or re.search(r"\d", above) or len(names) != len(table[0]) - 1 or len(names) < 2:
+        return table
+    return [["", *names], *table]
+
+
 def _neighbours(texts: list[str], k: int) -> list[str]:
     """The lines above and below line k, past a rule of dashes between a table's rows."""
     out = []
@@ -144,11 +161,13 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
             any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
     if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas:
         return []  # columns that are modes or devices with no delta: no before and after
-    pairs = column_pairs([c.strip() for c in header])
+    step = step_pair([c.strip() for c in header])  # "| before | p 1 | p 2+3 |": the first against the last
+    pairs = [step] if step else column_pairs([c.strip() for c in header])
     swap = bool(pairs) and pairs[0][0] > pairs[0][1]  # "| test | patched | base |": the after side first
     out, name = [], ""
     for row in body:
-        found = [(k, v) for k, v in ((k, _first(c)) for k, c in enumerate(row) if k) if v is not None]
+        found = [(k, v) for k, v in ((k, _first(c)) for k, c in enumerate(row) if k) if v is not None
+                 and (not step or k in step[:2])]
         name = _row_name(row, name, found[0][0] if found else 0)
         if len(found) < 2 or not name:
             continue
@@ -226,6 +245,7 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
     for k, table in _tables(lines):
         if k in used:
             continue
+        table = _header_above(lines, k, table)
         variants = grouped(lines, k) or sided_grid(lines, k, about)
         if variants is not None:
             claims += variants[0]

@@ -32,11 +32,13 @@ from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.cells import gain_claims, gains, key_cells, two_measures
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
+from iolab.mail.claimed.legend import legend_pair
 from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
+from iolab.mail.claimed.steps import step_pair
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
@@ -228,7 +230,8 @@ def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
         names = [n for n in re.split(cut, header.strip()) if n and not (row.deltas and _DELTA_NAME.match(n))]
         names = names[1:] if len(names) == len(row.values) + 1 else names
         if len(names) == len(row.values):
-            return column_pairs(names)
+            step = step_pair(names)  # "before  p 1  p 2+3  p 4+5": the baseline against the last step
+            return [step] if step else column_pairs(names)
     return []
 
 
@@ -370,7 +373,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
             for _, b, a in groups:
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
-            sides = _sides(rows, [*(about or []), *lines])
+            legend = legend_pair([row.label for row in rows], lines)  # "Config 1: ... (base)" above rows 1, 2, 3
+            sides = _sides(rows, [*(about or []), *lines]) or ((rows[legend[0]], rows[legend[1]]) if legend else None)
             read = _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
             claims += [c for c in read if c not in spread_rows(read)]
         k += 1
