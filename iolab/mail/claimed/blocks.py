@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from iolab.mail.claimed.model import MEAN, NOT_MEASURED, Claim, Unit, figures, make, number, unit_of
+from iolab.mail.claimed.model import MEAN, NOT_MEASURED, Claim, Unit, aligned, figures, make, number, unit_of
 from iolab.mail.claimed.naming import Side, side_of
 from iolab.mail.claimed.sides import side_pairs
 
@@ -175,6 +175,7 @@ def _pairs(before: _Block, after: _Block) -> list[Claim]:
             continue  # the samples' spread where the block gives their mean: the mean is the claim
         b, other, source = after.entries[label]
         found = unit_of(unit or other) or _label_unit(label.split(":")[-1]) or _label_unit(label)
+        b = aligned(b, unit_of(other), unit_of(unit)) if unit and other else b  # "980 MiB/s" / "1.2 GiB/s"
         claim = make(label, a, b, found, None, "", f"{before.name}: {line} / {after.name}: {source}")
         out.append(replace(claim, sides="names"))
     return out
@@ -242,6 +243,7 @@ def config_rows(lines: list[str], about: list[str] | None = None) -> list[Claim]
         word = apart[0] if sides[0] == "before" else apart[1]
         for (label, a, unit, line), (_, b, other, source) in zip(before, after):
             named = re.sub(rf"\s*{re.escape(word)}", "", label)
+            b = aligned(b, unit_of(other), unit_of(unit)) if unit and other else b
             claim = make(named, a, b, unit_of(unit or other), None, "", f"{line} / {source}")
             out.append(replace(claim, sides="names"))
     return out

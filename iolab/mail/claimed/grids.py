@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.model import PERCENT, Claim, Unit, convert, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, convert, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import Side, pair_columns, patch_side, side_of, unsided
 from iolab.mail.claimed.sides import marker
 from iolab.mail.claimed.steps import step_pair
@@ -134,7 +134,8 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
             cells = [after[1], *(row.cell(c) for c in range(1, len(row.spans)))]
             stated = next((w for cell in cells for w in re.findall(r"[+-]?\d+(?:\.\d+)?%", cell)
                            if PERCENT.match(w)), "")
-            out.append(make(" ".join(x for x in (label, key) if x), before[0], after[0], unit, None, stated,
+            value = aligned(after[0], unit_of(after[1]), unit_of(before[1]))
+            out.append(make(" ".join(x for x in (label, key) if x), before[0], value, unit, None, stated,
                             row.text))
     return out, end
 

@@ -199,6 +199,16 @@ def convert(value: float, unit: str, to: str) -> float | None:
     return value * _SCALE[unit] / _SCALE[to]
 
 
+
+def aligned(value: float, written: Unit | None, to: Unit | None) -> float:
+    """An after side's figure in the before side's unit, when a row writes each side in another unit
+    of one kind (``980 MiB/s`` and ``1.2 GiB/s``, ``1500 usec`` and ``1.2 msec``); as written otherwise."""
+    if written is None or to is None or written[0] == to[0]:
+        return value
+    found = convert(value, written[0], to[0])
+    return value if found is None else found
+
+
 _SAID_UNIT = re.compile(r"(?:\bin|\()\s*(?P<u>[A-Za-zµ/]{2,})\s*(?:\)|\b)")
 
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.grids import side_tables, sided_grid
-from iolab.mail.claimed.model import PERCENT, Claim, Unit, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.steps import step_pair
@@ -149,7 +149,7 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
             continue
         if a is not None and b is not None and header[k].strip():
             unit = _unit(before[k]) or unit_of(header[k]) or said
-            out.append(make(header[k].strip(), a, b, unit, None, "",
+            out.append(make(header[k].strip(), a, aligned(b, _unit(after[k]), _unit(before[k])), unit, None, "",
                             f"{header[k].strip()}: {'|'.join(before).strip()} / {'|'.join(after).strip()}"))
     return out
 
@@ -180,7 +180,7 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         stated = next((c.strip().lstrip("~") for c in row if PERCENT.match(c.strip().lstrip("~"))), "")
         unit = _unit(row[ka]) or unit_of(row[0]) or \
             (unit_of(header[ka]) if ka < len(header) else None) or said
-        out.append(make(name, a, b, unit, None, stated, "|".join(row).strip()))
+        out.append(make(name, a, aligned(b, _unit(row[kb]), _unit(row[ka])), unit, None, stated, "|".join(row).strip()))
         out += _parts(header[0], row[0], row[ka], row[kb], "|".join(row).strip())
     return out
 

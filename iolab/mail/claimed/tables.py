@@ -34,7 +34,7 @@ from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.legend import legend_pair
 from iolab.mail.claimed.mmtests import compare_tables
-from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, better_of, make, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, better_of, make, unit_of
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
@@ -151,7 +151,7 @@ def _down(table: _Table, unit: Unit | None, better: Better | None,
     out = []
     for k in columns:
         (a, ua), (b, ub) = before.values[k], after.values[k]
-        found = unit_of(ua or ub) if (ua or ub) else unit_of(names[k]) or unit
+        found, b = unit_of(ua or ub) if (ua or ub) else unit_of(names[k]) or unit, aligned(b, unit_of(ub), unit_of(ua))
         stated = after.stated if count == 1 else ""
         out.append(make(names[k], a, b, found, better, stated, f"{names[k]}: {before.text} / {after.text}"))
     return out
@@ -165,7 +165,7 @@ def _named(group: str, row: Row, unit: Unit | None, better: Better | None) -> li
         if len(found) != 2:
             return []
         (a, ua), (b, ub) = found
-        label = " ".join(x for x in (group, row.label, tag) if x)
+        label, b = " ".join(x for x in (group, row.label, tag) if x), aligned(b, unit_of(ub), unit_of(ua))
         out.append(make(label, a, b, unit_of(ua or ub) or unit, better, row.stated, row.text))
     return out
 
@@ -203,8 +203,8 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         (a, ua), (b, ub) = row.values[0], row.values[1]
         if ua and ub and (unit_of(ua) or ("", ""))[1] != (unit_of(ub) or ("", ""))[1]:
             continue  # "3462 msec  1183Mbit": two measures of a row, not a before and an after
-        found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
-            unit_of(" ".join(table.header.split()[1:]))
+        found, b = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
+            unit_of(" ".join(table.header.split()[1:])), aligned(b, unit_of(ub), unit_of(ua))
         if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
             out += two_measures(table.header, row, found, better)
             continue
@@ -241,7 +241,7 @@ def _cell_pair(header: str, group: str, row: Row, pair: tuple[int, int, str], un
     label = " ".join(x for x in (f"{group}:" if group else "", row.label, f"({pair[2]})" if pair[2] else "") if x)
     found = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or unit_of(" ".join(header.split()[1:]))
     stated = next((d for n, d in row.deltas if n > pair[1]), "") if row.deltas else row.stated
-    return make(label, a, b, found, better, stated, row.text)
+    return make(label, a, aligned(b, unit_of(ub), unit_of(ua)), found, better, stated, row.text)
 
 
 def _two_sides(header: str) -> bool:
@@ -336,7 +336,7 @@ def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better
             if averaged and k != len(mine.values) - 1:
                 continue
             label = " ".join(x for x in (group, mine.label, names[k]) if x)
-            out.append(make(label, a, b, unit_of(ua or ub) or unit_of(names[k]) or unit, better, "",
+            out.append(make(label, a, aligned(b, unit_of(ub), unit_of(ua)), unit_of(ua or ub) or unit_of(names[k]) or unit, better, "",
                             f"{mine.text} / {theirs.text}"))
     return out
 
