@@ -98,3 +98,38 @@ C       1530        5.2
 """
     assert _rows(text) == [("commits/s", 1210, 1530), ("flush (ms)", 8.1, 5.2)]
     assert _rows(text.replace("introduces", "was tested with")) == []
+
+
+def test_fs_mark_lines_pasted_a_side_are_one_runs_samples_claimed_by_each_sides_mean_rate():
+    text = """Without the series:
+
+FSUse%        Count         Size    Files/sec     App Overhead
+     5       400000            0      81000.0          3100000
+    11       800000            0      79000.0          3200000
+    17      1200000            0      77000.0          3300000
+
+With the series:
+
+FSUse%        Count         Size    Files/sec     App Overhead
+     5       400000            0      90000.0          3000000
+    11       800000            0      88000.0          3050000
+    18      1200000            0      86000.0          3100000
+"""
+    found = claims(text)
+    assert [(c.before, c.after, c.unit) for c in found] == [(79000.0, 88000.0, "files/s")]
+
+
+def test_variants_against_the_row_naming_a_release_in_an_org_mode_table():
+    text = """This series introduces a radix allocator for the log.
+
+|----------------------+---------+-----------|
+| Allocator            | Perf    | Time      |
+|----------------------+---------+-----------|
+| Linear scan (v6.1)   | 900 KB/s| 4m10s     |
+|----------------------+---------+-----------|
+| With readahead       | 1.2 MB/s| 3m05s     |
+|----------------------+---------+-----------|
+| Radix allocator      | 3.6 MB/s| 1m02s     |
+|----------------------+---------+-----------|
+"""
+    assert _rows(text) == [("Radix allocator Perf", 900, 3600), ("Radix allocator Time", 250, 62)]

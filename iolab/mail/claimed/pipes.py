@@ -21,6 +21,7 @@ from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.steps import step_pair
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
+_CROSSING = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")  # an org-mode rule between pipes ("|-----+-----|")
 _BORDER = re.compile(r"^[+=|-][-+=| ]*$")
 _SIZE = re.compile(r"^\s*\d+(?:\.\d+)?\s*[KMGT]i?B\s*$")  # a size (an I/O size seen by iostat): no measure
 _PADDING = re.compile(r"(?<![^\s|])_+(?![^\s|])")  # "|__ 6604 (630 MiB) __|_ Time _|": underscores that pad a cell
@@ -293,11 +294,15 @@ def _has_figures(row: list[str]) -> bool:
     return any(_first(c) is not None for c in row[1:])
 
 
+_RELEASE = re.compile(r"\(v?\d+\.\d+(?:\.\d+)?(?:-rc\d+)?\)|\b(?:mainline|vanilla|stock|upstream)\b", re.I)
+
+
 def _introduced_rows(table: list[list[str]], lines: list[str]) -> list[Claim] | None:
     """Rows of variants against the one the change does not bring (``pid``, where "this patch introduces
     three balancing methods: rotation, latency, and devid"): a row of a name alone heads the rows of
     numbers under it (``rotation`` / ``196608``). Each variant's cell against the baseline's, in the
     columns whose figures carry a unit: bare counts beside them say how the work spread."""
+    table = [row for row in table if not (len(row) == 1 and _CROSSING.match(row[0]))]  # org-mode's rules
     start = next((k for k, row in enumerate(table) if _has_figures(row)), 0)
     width = len(table[start]) if start else 0
     if not start or any(len(row) != width for row in table[start:]):
@@ -314,6 +319,8 @@ def _introduced_rows(table: list[list[str]], lines: list[str]) -> list[Claim] | 
         rows.append((f"{group} {label}" if group and re.fullmatch(r"[\d.]+[kKM]?", label) else label, row))
     said = set(introduced_all([re.sub(r"[^A-Za-z\w-].*$", "", n) for n, _ in rows], lines))
     base = [row for k, (_, row) in enumerate(rows) if k not in said]
+    if len(base) > 1:  # "Buddy Allocator (v5.7)" beside "With --prefetch": the row naming a release is the base
+        base = [row for row in base if _RELEASE.search(row[0])]
     if len(base) != 1 or not said:
         return None
     out = []
@@ -322,6 +329,7 @@ def _introduced_rows(table: list[list[str]], lines: list[str]) -> list[Claim] | 
         for c in range(1, len(row)):
             a, b = _first(base[0][c]), _first(row[c])
             unit = _unit(base[0][c]) or _unit(row[c]) or unit_of(header[c])
+            b = None if b is None else aligned(b, _unit(row[c]), unit)  # "6.8 KB/s" against "2.6 MB/s"
             if a is not None and b is not None and unit is not None and unit[0] != "%":
                 out.append(make(f"{label} {header[c]}", a, b, unit, None, "", "|".join(row).strip()))
     return out

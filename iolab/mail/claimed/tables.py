@@ -38,6 +38,7 @@ from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, be
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
+from iolab.mail.claimed.samples import sample_means, sampled
 from iolab.mail.claimed.steps import step_pair
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
@@ -292,7 +293,7 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
     pairs = _row_pairs(a, b)
-    if not pairs:
+    if not pairs and not (sampled(a.header) and sampled(b.header)):  # fs_mark's lines pair as a run's samples
         return None
     if any(len(r.values) != len(t.values) or r.tags for r, t in pairs):
         return None  # cells of named figures (IOPS=88.2k, BW=344MiB/s) are what tools print: the sides' reader's
@@ -327,6 +328,8 @@ def _unsided_words(header: str) -> list[str]:
 def twin_claims(before: _Table, after: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
     """A claim per row and column: the same cell of the two tables (only the last, when the header
     ends in an average's name over runs: ``before:  avg``)."""
+    if sampled(before.header):  # fs_mark's lines a side: each side's mean rate
+        return sample_means(before.header, [r for _, r in before.rows], [r for _, r in after.rows], better)
     out = []
     averaged = bool(before.header.split()) and _SUMMARY.match(before.header.split()[-1]) is not None
     groups = dict((id(row), group) for group, row in before.rows)
