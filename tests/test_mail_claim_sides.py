@@ -31,3 +31,46 @@ Patched:
   small files:   0.75 MiB/s
 """
     assert _rows(text) == [(720, 1280, "MiB/s"), (640, 768, "KiB/s")]
+
+
+def test_a_mixed_jobs_latencies_are_each_of_their_own_direction():
+    text = """Without the patch:
+  read: IOPS=800, BW=3200KiB/s (3277kB/s)(188MiB/60001msec)
+     lat (usec): min=70, max=91000, avg=14000.50, stdev=700.10
+  write: IOPS=802, BW=3208KiB/s (3285kB/s)(188MiB/60001msec)
+     lat (usec): min=70, max=91000, avg=9000.50, stdev=700.10
+
+With the patch:
+  read: IOPS=1000, BW=4000KiB/s (4096kB/s)(234MiB/60001msec)
+     lat (usec): min=60, max=81000, avg=12000.50, stdev=600.10
+  write: IOPS=1003, BW=4012KiB/s (4108kB/s)(235MiB/60001msec)
+     lat (usec): min=60, max=81000, avg=7000.50, stdev=600.10
+"""
+    rows = _rows(text)
+    assert (14000.5, 12000.5, "us") in rows and (9000.5, 7000.5, "us") in rows
+    assert not any("mean of" in c.label for c in claims(text))
+
+
+def test_lines_of_grep_over_run_files_a_side_each_by_their_mean():
+    text = """# grep IOPS *.log
+
+stock-run1.log:   write: IOPS=41.0k, BW=160MiB/s
+stock-run2.log:   write: IOPS=45.0k, BW=176MiB/s
+patched-run1.log: write: IOPS=52.0k, BW=203MiB/s
+patched-run2.log: write: IOPS=56.0k, BW=219MiB/s
+"""
+    assert (43000, 54000, "IOPS") in _rows(text) and (168, 211, "MiB/s") in _rows(text)
+
+
+def test_run_files_of_a_switch_off_and_on_the_subject_names():
+    text = """Random reads on pmem, io_uring:
+
+# grep IOPS *.fio
+poll-off-1.fio:   read: IOPS=2100k, BW=8203MiB/s
+poll-off-2.fio:   read: IOPS=2300k, BW=8984MiB/s
+
+poll-on-1.fio:    read: IOPS=3000k, BW=11.4GiB/s
+poll-on-2.fio:    read: IOPS=3200k, BW=12.2GiB/s
+"""
+    assert (2200000, 3100000, "IOPS") in _rows(text, "[PATCH] pmem: let users turn on polling")
+    assert _rows(text) == []  # a switch no subject names: modes of one kernel, no before and after

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
-from iolab.mail.claimed.naming import Side, introduced, side_of, unsided
+from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
@@ -52,6 +52,7 @@ class Segment:
     runs: int = 0
     unit: Unit | None = None  # the unit the side's name says its figures are in ("latencies (in usecs)")
     job: str = ""  # the fio job whose output the lines are ("job1: (groupid=0, jobs=1): err= 0: ...")
+    op: str = ""  # the direction fio's lines under it are of ("  write: IOPS=..": its lat lines are the write's)
 
 
 def marker(line: str) -> tuple[Side | None, str, str] | None:
@@ -132,10 +133,12 @@ def _heading(text: str) -> str | None:
     return name
 
 
-def segments(lines: list[str]) -> list[Segment]:
+def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     """The sides in the text, each with the figures under it until the next side,
     a paragraph of prose, or a banner that names no side where others do."""
-    markers = [marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip()) if _continued(lines, k) else None)
+    files = _files(lines, about)
+    markers = [files.get(k) or marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip())
+                                                if _continued(lines, k) else None)
                or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) for k, line in enumerate(lines)]
     _row_keys(markers)
     _from_to(lines, markers)
@@ -155,6 +158,30 @@ def segments(lines: list[str]) -> list[Segment]:
 
 
 Marker = tuple[Side | None, str, str] | None
+# a file's name opening its line, as grep prints a match in several files ("nowait-off-2.fio:  read: IOPS=..")
+_FILE = re.compile(r"^\s*(?P<file>[A-Za-z][\w.+-]*?)\.(?:fio|log|out|txt|json|res)\s*:\s*(?P<rest>\S.*)$")
+
+
+def _files(lines: list[str], about: tuple[str, ...]) -> dict[int, Marker]:
+    """Lines opening with the name of the file they were found in, of two kinds of files (a run's
+    number aside: ``base.2.log``): a side each, by a side's word (``default-nullb.1.fio`` /
+    ``with-memcpy-page-nullb.1.fio``), or switched off and on (``nowait-off-1.fio`` / ``nowait-on-1.fio``)
+    where the subjects name what is switched."""
+    found = {k: (re.sub(r"[-_.]?\d{1,3}$", "", m.group("file")), m.group("rest")) for k, line in enumerate(lines)
+             if (m := _FILE.match(line)) and line_figures(m.group("rest"))}
+    stems = list(dict.fromkeys(stem for stem, _ in found.values()))
+    if len(stems) != 2:
+        return {}
+    sides = [side_of(re.sub(r"[-_.]+", " ", stem)) for stem in stems]  # "stock-run", "with-memcpy-page"
+    if sides.count(None) == 1:
+        sides = [s or ("after" if "before" in sides else "before") for s in sides]
+    subject = " ".join(about).lower()
+    shared = set(re.split(r"[-_=.]+", stems[0].lower())) & set(re.split(r"[-_=.]+", stems[1].lower()))
+    if set(sides) != {"before", "after"} and any(len(w) > 2 and w in subject for w in shared):
+        sides = list(switched(*stems) or sides)
+    if set(sides) != {"before", "after"}:
+        return {}
+    return {k: (sides[stems.index(stem)], stem, rest) for k, (stem, rest) in found.items()}
 
 
 def _sentence(lines: list[str], k: int) -> Marker:
@@ -230,6 +257,10 @@ def _cut(lines: list[str], markers: list[Marker], known: bool) -> list[Segment]:
         opened = markers[k]
         if opened is not None and (opened[0] is not None or not known):
             side, name, rest = opened
+            if current is not None and current.name == name and (markers[k - 1] or ("",))[:2] == opened[:2] \
+                    and _FILE.match(line):  # the same file's next run, a line of grep's each: the side's samples
+                current.figures += [replace(f, line=line, run=current.runs, at=k) for f in line_figures(rest)]
+                continue
             current = Segment(side, name, [replace(f, line=line) for f in line_figures(rest)] if rest else [],
                               unit=unit_of(name) or (unit_of(lines[k - 1]) if k else None))
             out.append(current)
@@ -244,16 +275,29 @@ def _cut(lines: list[str], markers: list[Marker], known: bool) -> list[Segment]:
         if not line.strip() and current.figures and _prose(following):
             current = None
             continue
-        job = FIO_JOB_HEAD.match(line)
+        job, op = FIO_JOB_HEAD.match(line), _FIO_OP.match(line)
         current.job = job.group(1) if job else current.job
-        found = [replace(f, key=f"{current.job} {f.key}") if f.fio and current.job else f
-                 for f in line_figures(line, parts=parts)
+        current.op = op.group(1).lower() if op else "" if job else current.op
+        found = [_keyed(f, current) for f in line_figures(line, parts=parts)
                  if not f.counter or _listed(lines, k) and spoken(f.key)]
         current.runs += not found  # a line without figures ends a run of samples
         current.figures += [replace(f, run=current.runs, at=k, unit=f.unit if f.unit[0] or current.unit is None
                                     else current.unit) for f in found]
         current.lines += 1
     return out
+
+
+_FIO_OP = re.compile(r"^\s*(read|write|trim|randread|randwrite|mixed)\s*:\s*IOPS=", re.I)
+_PER_OP = re.compile(r"^(?:[cs]?lat|bw|iops) avg$")  # fio's lines under a direction's: its latencies, bw and iops
+
+
+def _keyed(figure: Figure, segment: Segment) -> Figure:
+    """A figure of fio's output keyed by its job, and its latencies by the direction they are of
+    (a mixed job's ``read:`` and ``write:`` each print their own ``lat (usec): .. avg=``)."""
+    if not figure.fio:
+        return figure
+    key = f"{segment.op} {figure.key}" if segment.op and _PER_OP.match(figure.key) else figure.key
+    return replace(figure, key=f"{segment.job} {key}" if segment.job else key)
 
 
 def measure(figure: Figure) -> str:
@@ -316,7 +360,7 @@ def _series(key: str, mine: list[Figure], theirs: list[Figure]) -> list[Claim]:
 def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     """Every after side's figures paired with those of the before side nearest it. ``about``: the
     patches' subjects (of two variants named alike, the one a subject names is after)."""
-    found = [s for s in segments(lines) if s.figures]
+    found = [s for s in segments(lines, about) if s.figures]
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
     said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
     guessed = {id(s) for s in found if s.side is None} if said is None else set()
