@@ -133,3 +133,26 @@ def test_variants_against_the_row_naming_a_release_in_an_org_mode_table():
 |----------------------+---------+-----------|
 """
     assert _rows(text) == [("Radix allocator Perf", 900, 3600), ("Radix allocator Time", 250, 62)]
+
+
+def test_rows_that_are_steps_of_the_series_under_a_line_of_sizes_compare_the_first_with_the_last():
+    text = """Receive throughput, Gbit/s:
+
+             128B    2K      16K
+baseline     0.42    5.1     14.2
+p 1          0.45    5.3     14.9
+p 2-3        0.50    5.9     16.0
+p 2-4        0.61    6.8     18.4
+"""
+    assert _rows(text) == [("128B", 0.42, 0.61), ("2K", 5.1, 6.8), ("16K", 14.2, 18.4)]
+
+
+def test_a_row_of_one_figure_more_than_the_others_reads_its_first_whole_number_as_its_label():
+    text = """Latency, before and after:
+
+           v6.8     v6.8+patch
+read 1     120      95
+write      140      118
+trim       300      240
+"""
+    assert _rows(text) == [("read 1", 120, 95), ("write", 140, 118), ("trim", 300, 240)]

@@ -10,12 +10,41 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.model import Better, Claim, Unit, better_of, make, unit_of
-from iolab.mail.claimed.rows import Row
+from iolab.mail.claimed.rows import Row, read_row
 
 # a column whose cells are the row's key, not a figure measured: a size, a depth, a count of workers
 _KEY_COLUMN = re.compile(r"^(?:bs|block[ _-]?size|(?:io|file|req(?:uest)?|record|block|i/o)?[ _-]?size|qd|"
                          r"queue[ _-]?depth|io[ _-]?depth|depth|(?:num)?jobs|threads?|th\.?|clients|procs|"
                          r"tasks|files|no\.?|nr|#)$", re.I)
+
+
+_SIZE = re.compile(r"^\d+(?:\.\d+)?[kKmMgG]?(?:i?B)?$")
+
+
+def sizes_line(text: str, below: list[str]) -> bool:
+    """A line of sizes alone (``64B  1K  4K  64K``) over a row of a label in words and a figure under each
+    size: the names of the table's columns."""
+    words = text.split()
+    row = read_row(below[0]) if below else None
+    return len(words) >= 2 and all(_SIZE.match(w) for w in words) and \
+        any(re.search(r"[A-Za-z]$", w) for w in words) and row is not None and len(row.values) == len(words) and \
+        bool(re.fullmatch(r"[A-Za-z][\w -]*", row.label))
+
+
+def even_rows(rows: list[Row]) -> list[Row]:
+    """The rows with a row of one figure more than all the others (two or more) read with its first
+    figure, a whole number, in its label (``p 1  0.33  4.4`` among ``p 2+3  0.40  5.1``: row "p 1")."""
+    counts = [len(row.values) for row in rows]
+    out = []
+    for k, row in enumerate(rows):
+        others = counts[:k] + counts[k + 1:]
+        value, unit = row.values[0]
+        if len(others) >= 2 and len(set(others)) == 1 and counts[k] == others[0] + 1 and row.label and \
+                not unit and value == int(value) and not row.tags and others[0] >= 2:
+            row = replace(row, label=f"{row.label} {value:g}", values=row.values[1:],
+                          deltas=tuple((n - 1, d) for n, d in row.deltas))
+        out.append(row)
+    return out
 
 
 def key_cells(header: str, row: Row) -> Row:

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
-from iolab.mail.claimed.cells import gain_claims, gains, key_cells, two_measures
+from iolab.mail.claimed.cells import even_rows, gain_claims, gains, key_cells, sizes_line, two_measures
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.legend import legend_pair
@@ -86,6 +86,7 @@ def _table_at(lines: list[str], i: int) -> _Table:
         row = table_row(text)
         ruled = row and row.tags and not rows and j + 1 < len(lines) and lines[j + 1].strip() and \
             _rule(lines[j + 1].strip())  # settings over a rule ("rw  bs  hipri=0  hipri=1" over "----"): names
+        ruled = ruled or (not rows and sizes_line(text, lines[j + 1:j + 2]))  # "64B  1K  4K  64K": sizes
         if ruled:
             header, group = text, ""
         elif row:
@@ -107,7 +108,7 @@ def _table_at(lines: list[str], i: int) -> _Table:
             else:
                 group = text  # a group's name above its rows ("A seq 128k qd1")
         j += 1
-    return _Table(header, tuple(rows), j)
+    return _Table(header, tuple(zip([g for g, _ in rows], even_rows([r for _, r in rows]))), j)
 
 
 def _columns(header: str, count: int, label: int = 1) -> list[str]:
@@ -376,7 +377,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
             for _, b, a in groups:
                 claims += _down(table, unit, better, (rows[b], rows[a]))
         else:
-            legend = legend_pair([row.label for row in rows], lines)  # "Config 1: ... (base)" above rows 1, 2, 3
+            legend = legend_pair([row.label for row in rows], lines) or \
+                step_pair([row.label.strip().rstrip(":") for row in rows])  # "Config 1: ... (base)"; "before", "p 1"
             sides = _sides(rows, [*(about or []), *lines]) or ((rows[legend[0]], rows[legend[1]]) if legend else None)
             read = _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
             claims += [c for c in read if c not in spread_rows(read)]
