@@ -156,3 +156,42 @@ write      140      118
 trim       300      240
 """
     assert _rows(text) == [("read 1", 120, 95), ("write", 140, 118), ("trim", 300, 240)]
+
+
+def test_tables_a_size_each_of_a_base_and_a_patched_row_are_read_down_not_as_twins():
+    text = """fio randwrite on the kernel client:
+
+8K:
+            IOPS    BW          clat      p99       p999
+base        7.7k    60MiB/s     4.1ms     9.2ms     12.1ms
+patched     9.2k    72MiB/s     3.4ms     7.9ms     10.4ms
+
+128K:
+            IOPS    BW          clat      p99       p999
+base        2.2k    275MiB/s    14.4ms    30.1ms    41.5ms
+patched     2.5k    312MiB/s    12.9ms    26.0ms    35.2ms
+"""
+    assert [(label, a, b) for label, a, b in _rows(text) if label == "IOPS"] == [("IOPS", 7700, 9200),
+                                                                                   ("IOPS", 2200, 2500)]
+
+
+def test_step_rows_under_a_row_of_rising_settings_compare_the_first_step_with_the_last():
+    text = """Send throughput, MB/s:
+
+msg_len      512     2048    8192
+baseline     410     1290    2980
+p 1          415     1302    3010
+p 1-3        470     1488    3395
+"""
+    assert _rows(text) == [("msg_len=512", 410, 470), ("msg_len=2048", 1290, 1488), ("msg_len=8192", 2980, 3395)]
+
+
+def test_a_share_under_a_column_the_header_names_as_a_measure_is_a_figure_not_a_delta():
+    text = """fio, 8 jobs, two rows a side:
+
+side        IOPS     BW          clat     p99      sys
+stock       7.7k     60MiB/s     4.1ms    9.8ms    31%
+patched     9.2k     72MiB/s     3.4ms    8.1ms    27%
+"""
+    found = {c.label: (c.before, c.after, c.unit) for c in claims(text)}
+    assert found["sys"] == (31, 27, "%") and found["IOPS"][:2] == (7700, 9200)

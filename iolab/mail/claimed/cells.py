@@ -47,6 +47,39 @@ def even_rows(rows: list[Row]) -> list[Row]:
     return out
 
 
+_DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*|\+/-|\(%\)|.*\(%\))$", re.I)
+
+
+def percent_cells(header: str, row: Row) -> Row:
+    """The row with each share its header names as a measure (``sys`` over ``31%``, not ``diff``) read as
+    a figure in %, not as the mail's delta: only where the header names each of the row's cells."""
+    if not row.deltas or row.tags:
+        return row
+    words = len(row.label.split())
+    cells: list[tuple[str, object]] = []
+    for k, value in enumerate(row.values):
+        cells.append(("value", value))
+        cells += [("delta", text) for n, text in row.deltas if n == k + 1]
+    for cut in (r"\s{2,}|\t", r"\s+"):
+        names = [n for n in re.split(cut, header.strip()) if n]
+        if len(names) != words + len(cells):
+            continue  # the header names the labels' columns too, and each cell's
+        names = names[words:]
+        values: list[tuple[float, str]] = []
+        deltas: list[tuple[int, str]] = []
+        for name, (kind, cell) in zip(names, cells):
+            if kind == "value":
+                values.append(cell)  # type: ignore[arg-type]
+            elif not _DELTA_NAME.match(name) and re.fullmatch(r"\d+(?:\.\d+)?%", str(cell)):
+                values.append((float(str(cell)[:-1]), "%"))  # "sys" over "31%": a measure in %
+            else:
+                deltas.append((len(values), str(cell)))
+        if len(values) == len(row.values):
+            return row
+        return replace(row, values=tuple(values), deltas=tuple(deltas), stated=deltas[0][1] if deltas else "")
+    return row
+
+
 def key_cells(header: str, row: Row) -> Row:
     """The row with the figures under its header's key columns (``bs``, ``Size``, ``QD``, ``threads``) in
     its label: ``1  10M  0m8.401s  0m5.623s`` under ``no.  Size  without-patch  with-patch`` is row "1 10M"

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
-from iolab.mail.claimed.cells import even_rows, gain_claims, gains, key_cells, sizes_line, two_measures
+from iolab.mail.claimed.cells import (even_rows, gain_claims, gains, key_cells, percent_cells, sizes_line,
+                                      two_measures)
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.legend import legend_pair
@@ -90,7 +91,7 @@ def _table_at(lines: list[str], i: int) -> _Table:
         if ruled:
             header, group = text, ""
         elif row:
-            rows.append((group, key_cells(group or header, row)))
+            rows.append((group, key_cells(group or header, percent_cells(group or header, row))))
         elif text and not _rule(text):
             following = next((line.strip() for line in itertools.islice(lines, j + 1, None)  # no copy: linear
                               if line.strip() and not _rule(line.strip())), "")
@@ -293,6 +294,8 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
         return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
     if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or j - a.end > 4:
         return None  # "before:  avg" and "after:  avg" are one header, a side each
+    if any(len(t.rows) == 2 and _sides([r for _, r in t.rows]) for t in (a, b)):
+        return None  # "4K:" then "64K:", each of a base and a patched row: a table a size, not a side
     pairs = _row_pairs(a, b)
     if not pairs and not (sampled(a.header) and sampled(b.header)):  # fs_mark's lines pair as a run's samples
         return None
@@ -399,6 +402,9 @@ def _defined(rows: list[Row], lines: list[str], unit: Unit | None, better: Bette
     said = defined_sides([row.label for row in rows[1:]], lines)
     before = [row for row in rows[1:] if said.get(row.label) == "before"]
     after = [row for row in rows[1:] if said.get(row.label) == "after"]
+    step = step_pair([row.label.strip().rstrip(":") for row in rows[1:]])  # "before", "p 1", "p 2+3": steps
+    if step and not (before or after):
+        before, after = [rows[1 + step[0]]], [rows[1 + step[1]]]
     if len(before) != 1 or len(after) != 1:
         return []
     header = "  ".join([rows[0].label, *(f"{rows[0].label}={v:g}" for v, _ in rows[0].values)])
