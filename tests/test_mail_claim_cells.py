@@ -195,3 +195,15 @@ patched     9.2k     72MiB/s     3.4ms    8.1ms    27%
 """
     found = {c.label: (c.before, c.after, c.unit) for c in claims(text)}
     assert found["sys"] == (31, 27, "%") and found["IOPS"][:2] == (7700, 9200)
+
+
+def test_a_column_named_no_patch_or_pre_patch_is_before_and_post_patch_after():
+    text = """Mean of 3 runs:
+
+workload     post-patch    pre-patch
+untar        41.2s         48.9s
+compile      301.5s        322.0s
+"""
+    assert [(a, b) for _, a, b in _rows(text)] == [(48.9, 41.2), (322.0, 301.5)]
+    assert [(a, b) for _, a, b in _rows(text.replace("post-patch    pre-patch", "patch         no patch  "))] == [
+        (48.9, 41.2), (322.0, 301.5)]

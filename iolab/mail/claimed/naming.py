@@ -33,6 +33,10 @@ def side_of(name: str) -> Side | None:
     if re.fullmatch(r"(?:with\s+)?(?:this|the)?\s*commit", text, re.I):
         return "after"  # "mainline: 513MiB/s" / "commit: 633MiB/s": the commit the mail is
     before, after = BEFORE.search(text), AFTER.search(text)
+    if re.fullmatch(r"(?:no|non|not|pre)[\s-]*(?:the\s+)?(?:patch(?:es|ed|set)?|series|fix(?:ed)?)", text, re.I):
+        return "before"  # "no patch", "non-patched", "pre-patch"
+    if re.fullmatch(r"post[\s-]*(?:patch(?:es|ed|set)?|series|fix)", text, re.I):
+        return "after"
     if _PLUS.search(text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch", "v6.12 + this series"
         return "after"
     if before and after:
