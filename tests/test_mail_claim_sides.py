@@ -74,3 +74,15 @@ poll-on-2.fio:    read: IOPS=3200k, BW=12.2GiB/s
 """
     assert (2200000, 3100000, "IOPS") in _rows(text, "[PATCH] pmem: let users turn on polling")
     assert _rows(text) == []  # a switch no subject names: modes of one kernel, no before and after
+
+
+def test_lines_that_differ_by_a_size_are_rows_not_samples():
+    text = """Before:
+fsync of a 4k file:   2100 us
+fsync of a 1M file:   9800 us
+
+After:
+fsync of a 4k file:   800 us
+fsync of a 1M file:   7600 us
+"""
+    assert _rows(text) == [(2100, 800, "us"), (9800, 7600, "us")]

@@ -308,7 +308,7 @@ def _key_words(before: str, label: str, unit: str) -> str:
     is "name: figure"), without the sides' names, and its unit."""
     head = before.rstrip()
     text = head[:-1] if head.endswith(":") else before.split(":")[-1]
-    words = re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*(?:\s?==?\s?[^\s,()]+)?",  # "bs=400K", "nr_wb_ctx = 8" name a row
+    words = re.findall(r"(?<![\w.])(?:[A-Za-z][\w/.-]*(?:\s?==?\s?[^\s,()]+)?|\d+[kKMG](?:i?B)?(?![\w/.]))",  # "bs=400K", "nr_wb_ctx = 8", "4k" name a row
                        text.split(":")[-1] if not head.endswith(":") else text)
     words = [re.sub(r"\s", "", w) for w in words]
     words = [w for w in words if side_of(w) is None and w.lower() not in ("is", "was", "at", "of", "the")]
