@@ -207,3 +207,26 @@ compile      301.5s        322.0s
     assert [(a, b) for _, a, b in _rows(text)] == [(48.9, 41.2), (322.0, 301.5)]
     assert [(a, b) for _, a, b in _rows(text.replace("post-patch    pre-patch", "patch         no patch  "))] == [
         (48.9, 41.2), (322.0, 301.5)]
+
+
+def test_a_column_that_adds_to_the_tree_before_it_is_after():
+    text = """Throughput, MB/s:
+
+job        for-7.1/block    +p1     +p1-2
+seqread    1210             1250    1380
+seqwrite   980              1010    1105
+"""
+    assert _rows(text) == [("seqread", 1210, 1380), ("seqwrite", 980, 1105)]
+
+
+def test_a_kernel_and_the_kernel_patched_under_a_unit_in_the_corner_after_a_pipe_table():
+    text = """| job | stock | patched |
+|-----|-------|---------|
+| rr  | 100   | 130     |
+
+lat(us)     7.1     7.1-patched
+read        88      71
+write       92      80
+"""
+    found = [(c.label, c.before, c.after, c.unit) for c in claims(text) if c.label in ("read", "write")]
+    assert found == [("read", 88, 71, "us"), ("write", 92, 80, "us")]

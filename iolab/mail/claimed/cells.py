@@ -21,6 +21,14 @@ _KEY_COLUMN = re.compile(r"^(?:bs|block[ _-]?size|(?:io|file|req(?:uest)?|record
 _SIZE = re.compile(r"^\d+(?:\.\d+)?[kKmMgG]?(?:i?B)?$")
 
 
+def corner_unit(header: str) -> Unit | None:
+    """The unit the header's first name gives in parentheses over the rows' labels (``lat(us)``,
+    ``Throughput (MB/s)``), where the figures' columns name sides, not units."""
+    first = re.split(r"\s{2,}|\t", header.strip())[0]
+    said = re.search(r"\(([^()]+)\)\s*$", first)
+    return unit_of(said.group(1).strip()) if said else None
+
+
 def sizes_line(text: str, below: list[str]) -> bool:
     """A line of sizes alone (``64B  1K  4K  64K``) over a row of a label in words and a figure under each
     size: the names of the table's columns."""

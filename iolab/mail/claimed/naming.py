@@ -50,7 +50,8 @@ def row_sides(first: str, second: str) -> tuple[int, int] | None:
     a, b = first.strip().rstrip(":").strip(), second.strip().rstrip(":").strip()
     for k, (short, long) in enumerate(((a, b), (b, a))):
         rest = long[len(short):]
-        side = side_of(rest)
+        side = side_of(rest) or side_of(rest.lstrip("-_. ")) or \
+            ("after" if rest == "+" and re.fullmatch(r"v?\d+\.\d+[\w.-]*", short) else None)  # "5.15-patched", "6.10+"
         if long.startswith(short) and long != short and side is not None:
             longer = 1 - k
             return (1 - longer, longer) if side == "after" else (longer, 1 - longer)

@@ -160,9 +160,9 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
     deltas = _delta_column(header) or \
         any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
             any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
-    if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas:
-        return []  # columns that are modes or devices with no delta: no before and after
     step = step_pair([c.strip() for c in header])  # "| before | p 1 | p 2+3 |": the first against the last
+    if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas and not step:
+        return []  # columns that are modes or devices with no delta: no before and after
     pairs = [step] if step else column_pairs([c.strip() for c in header])
     swap = bool(pairs) and pairs[0][0] > pairs[0][1]  # "| test | patched | base |": the after side first
     out, name = [], ""

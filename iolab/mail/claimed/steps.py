@@ -25,6 +25,10 @@ def step_pair(names: list[str]) -> tuple[int, int, str] | None:
     """(baseline, last step, "") when a header's names are one baseline column followed by two or more
     steps of the series (the last naming the highest patch); None otherwise."""
     before = [k for k, name in enumerate(names) if side_of(name) == "before"]
+    added = [k for k, name in enumerate(names) if name.strip().startswith("+")]
+    if not before and added and added == list(range(added[0], len(names))) and added[0] >= 1 and \
+            (len(added) == 1 or all(_numbered(names[k]) for k in added)):
+        return added[0] - 1, len(names) - 1, ""  # "for-6.10/block  +this series": the tree, then what it adds
     if len(before) != 1 or before[0] + 3 > len(names):
         return None
     steps = names[before[0] + 1:]

@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
-from iolab.mail.claimed.cells import (even_rows, gain_claims, gains, key_cells, percent_cells, sizes_line,
-                                      two_measures)
+from iolab.mail.claimed.cells import (corner_unit, even_rows, gain_claims, gains, key_cells, percent_cells,
+                                      sizes_line, two_measures)
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.legend import legend_pair
@@ -96,6 +96,10 @@ def _table_at(lines: list[str], i: int) -> _Table:
             following = next((line.strip() for line in itertools.islice(lines, j + 1, None)  # no copy: linear
                               if line.strip() and not _rule(line.strip())), "")
             opening = not rows and not header
+            if not rows and text.count("|") >= 2:
+                header = group = ""  # a pipe table's line above: the pipe tables' reader's, no header here
+                j += 1
+                continue
             if len(text) > 60 or text[-1] in ".:;," or (not opening and not table_row(following)):
                 break  # a sentence, or text not above rows: the table ends
             if rows and side_of(header.split(":")[0]) and side_of(text.split(":")[0]):
@@ -207,7 +211,7 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
         if ua and ub and (unit_of(ua) or ("", ""))[1] != (unit_of(ub) or ("", ""))[1]:
             continue  # "3462 msec  1183Mbit": two measures of a row, not a before and an after
         found, b = unit_of(ua or ub) if (ua or ub) else unit_of(row.label) or unit or \
-            unit_of(" ".join(table.header.split()[1:])), aligned(b, unit_of(ub), unit_of(ua))
+            unit_of(" ".join(table.header.split()[1:])) or corner_unit(table.header), aligned(b, unit_of(ub), unit_of(ua))
         if len(row.values) == 4 and [n for n, _ in row.deltas] == [2, 4]:  # two measures a row, each with its delta
             out += two_measures(table.header, row, found, better)
             continue
@@ -255,7 +259,8 @@ def _two_sides(header: str) -> bool:
 
 def _both_sides(header: str) -> bool:
     """A header whose columns name a before and an after (names apart by two spaces or a tab, else by one)."""
-    return any(column_pairs([n for n in re.split(cut, header.strip()) if n]) for cut in (r"\s{2,}|\t", r"\s+"))
+    return any(column_pairs(names) or column_pairs(names[1:]) or step_pair(names) for cut in (r"\s{2,}|\t", r"\s+")
+               for names in [[n for n in re.split(cut, header.strip()) if n]])  # the labels' column named too
 
 
 def _named_columns(table: _Table) -> bool:
