@@ -230,3 +230,24 @@ write       92      80
 """
     found = [(c.label, c.before, c.after, c.unit) for c in claims(text) if c.label in ("read", "write")]
     assert found == [("read", 88, 71, "us"), ("write", 92, 80, "us")]
+
+
+def test_the_rows_of_the_table_above_give_no_unit_to_the_next_table():
+    text = """Latency:
+
+job        stock     patched
+p99        1.2 ms    0.9 ms
+
+job        stock     patched    delta
+randread   1.21M     1.45M      +19.8%
+"""
+    found = {c.label: c.unit for c in claims(text)}
+    assert found == {"p99": "ms", "randread": ""}
+
+
+def test_a_measure_with_its_multiplier_in_the_corner_names_the_unit():
+    text = """IOPS (k)      7.0      7.0+series
+randread      512      601
+randwrite     402      455
+"""
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(512, 601, "IOPS"), (402, 455, "IOPS")]

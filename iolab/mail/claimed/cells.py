@@ -26,7 +26,7 @@ def corner_unit(header: str) -> Unit | None:
     ``Throughput (MB/s)``), where the figures' columns name sides, not units."""
     first = re.split(r"\s{2,}|\t", header.strip())[0]
     said = re.search(r"\(([^()]+)\)\s*$", first)
-    return unit_of(said.group(1).strip()) if said else None
+    return (unit_of(said.group(1).strip()) or unit_of(first[:said.start()].strip())) if said else None
 
 
 def sizes_line(text: str, below: list[str]) -> bool:

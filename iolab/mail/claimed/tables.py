@@ -54,6 +54,8 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
     if said:
         better = "lower" if said.group(1).lower() == "lower" else "higher"
     for line in reversed(lines):  # the nearest line that names one ("IOPS" above, then "lat (usec)": usec)
+        if table_row(line.strip()):
+            continue  # another table's row ("lat p99  1.2 ms  980 us"): its units are its own
         for word in re.findall(r"[A-Za-zµ/%]+", line):
             found = unit_of(word)
             if found and found[1] in ("time", "rate", "bandwidth"):
