@@ -86,3 +86,13 @@ fsync of a 4k file:   800 us
 fsync of a 1M file:   7600 us
 """
     assert _rows(text) == [(2100, 800, "us"), (9800, 7600, "us")]
+
+
+def test_a_prose_pair_with_each_side_again_in_another_measure():
+    text = "With the series random writes rose from ~880K IOPS (or ~3440MiB/sec) to ~960K IOPS (or ~3750MiB/sec).\n"
+    assert _rows(text) == [(880000, 960000, "IOPS"), (3440, 3750, "MiB/s")]
+
+
+def test_hours_and_minutes_written_short_are_one_duration():
+    text = "With this patch the full rebuild dropped from 9h41m to 3h05m on the same array.\n"
+    assert _rows(text) == [(34860, 11100, "s")]

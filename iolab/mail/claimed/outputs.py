@@ -45,7 +45,8 @@ _PERF_TIME = re.compile(r"^\s*(?P<s>\d+(?:\.\d+)?)\s+seconds\s+(?P<what>time ela
 # a duration in words, its parts one figure: "3 minutes, 38 seconds", "1 hour 2 minutes and 5 seconds"
 _WORDED = re.compile(r"(?<![\w.])(?:(?P<h>\d+)\s*hours?,?\s+(?:and\s+)?)?(?P<m>\d+)\s*min(?:ute)?s?,?\s+(?:and\s+)?"
                      r"(?P<s>\d+(?:\.\d+)?)\s*sec(?:ond)?s?\b", re.I)
-_COMPACT = re.compile(r"(?<![\w.])(?:(?P<h>\d+)h\s?)?(?P<m>\d+)m\s?(?P<s>\d+(?:\.\d+)?)s(?![\w/])")  # "3m38.2s"
+_COMPACT = re.compile(r"(?<![\w.])(?:(?P<h>\d+)h\s?)?(?P<m>\d+)m\s?(?P<s>\d+(?:\.\d+)?)s(?![\w/])|"  # "3m38.2s"
+                      r"(?<![\w.])(?P<h2>\d+)h\s?(?P<m2>\d+)m(?:in)?(?![\w/])")  # "14h29m": hours and minutes
 # t/io_uring's line a second: "IOPS=3700000, BW=1806MiB/s, IOS/call=32/31"
 _IO_URING = re.compile(r"^\s*IOPS=(?P<iops>\d+(?:\.\d+)?[kKM]?),\s*(?:BW=(?P<bw>\d+(?:\.\d+)?)(?P<unit>[KMG]i?B/s),\s*)?"
                        r"IOS/call=")
@@ -168,12 +169,17 @@ def _tools(line: str) -> list[Figure] | None:
     return None
 
 
+def _seconds(found: re.Match[str]) -> str:
+    parts = found.groupdict()
+    hours, minutes = int(parts["h"] or parts.get("h2") or 0), int(parts["m"] or parts.get("m2") or 0)
+    return f"{hours * 3600 + minutes * 60 + float(parts['s'] or 0):g} seconds"
+
+
 def worded(line: str) -> str:
     """A line with each duration in words or in time(1)'s short form written as its seconds
     (``3 minutes, 38 seconds``, ``3m38s``, ``1h2m3.5s``: ``218 seconds``)."""
     for form in (_WORDED, _COMPACT):
-        line = form.sub(lambda m: f"{int(m.group('h') or 0) * 3600 + int(m.group('m')) * 60 + float(m.group('s')):g} "
-                        "seconds", line)
+        line = form.sub(_seconds, line)
     return line
 
 

@@ -23,7 +23,7 @@ _WORD_UNIT = r"[A-Za-zµ/%]+(?:/[a-z]+)?"
 _MOVED = r"(?:decreased|increased|dropped|reduced|fell|rose|improved|went\s+(?:up|down))"
 _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?\s*(?:which|and)\s+(?:has\s+|is\s+|was\s+)?{_MOVED}\s+to\b)"
 # "42.40M(BATCH_IO)": the side's name after its figure; "139736 blocks (545M)": the figure again in another unit
-_NAMED = r"(?:\s*\((?:[A-Za-z_][\w\s-]*|\d[^()%\n]{0,40})\))?"
+_NAMED = r"(?:\s*\((?:[A-Za-z_][\w\s-]*|(?:or\s+|i\.e\.,?\s+)?~?\d[^()%\n]{0,40})\))?"
 _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
 _ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost)\s+)?"  # "from about 1.1GB/s to about 1.5GB/s"
 PAIR = re.compile(rf"(?:\bfrom\s+{_ABOUT})?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
@@ -156,6 +156,29 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     return make(label or (unit[0] if unit else "figure"), a, b, unit, better, stated, text)
 
 
+_ALTERNATE = re.compile(r"\((?:or\s+|i\.e\.,?\s+)?(?P<v>~?\d[\d,]*(?:\.\d+)?(?:\s?[kKMG](?![A-Za-z]))?)\s*"
+                        r"(?P<u>[A-Za-z/]+)(?:[,;][^()]{0,30})?\)")  # "(or ~5290MiB/sec)", "(3,096,842,240 bytes, 2.9G)"
+
+
+def _alternate(found: Claim, match: re.Match[str]) -> list[Claim]:
+    """The same pair in another measure, each side's in parentheses after its figure (``from ~1350K
+    IOPS (or ~5290MiB/sec) to ~1410K IOPS (or ~5500MiB/sec)``): a row of its own."""
+    if "b" not in match.groupdict() or not match.group("b"):
+        return []
+    text, cut = match.string, match.start("b")
+    first, second = _ALTERNATE.search(text, match.end("a"), cut), _ALTERNATE.search(text, match.end("b"), match.end())
+    if first is None or second is None:
+        return []
+    units = [unit_of(m.group("u")) for m in (first, second)]
+    a, b = (number(m.group("v").replace(" ", "")) for m in (first, second))
+    if units[0] is None or units[1] is None or units[0][1] != units[1][1] or units[0][1] == found.kind or \
+            a is None or b is None:
+        return []
+    b = convert(b, units[1][0], units[0][0]) if units[0] != units[1] else b
+    return [make(f"{found.label} ({units[0][0]})", a, b, units[0], None, found.stated, found.source)] \
+        if b is not None else []
+
+
 _SLASHED = re.compile(r"(?P<names>(?:[A-Za-z]\w*/)+[A-Za-z]\w*)?[^\d\n]{0,30}?(?P<a>\d[\d.]*(?:/\d[\d.]*)+)\s*"
                       rf"(?P<ua>{_WORD_UNIT})?\s*(?:->|→|=>|\bto\b)\s*(?P<b>\d[\d.]*(?:/\d[\d.]*)+)\s*"
                       rf"(?P<ub>{_WORD_UNIT})?")
@@ -238,7 +261,7 @@ def pairs(lines: list[str]) -> list[Claim]:
                                                               if "b" in match.groupdict() else ""):
                 continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's
             found = _pair(lines, k, line, match)
-            claims += [found] if found else []
+            claims += [found, *_alternate(found, match)] if found else []
         following = lines[k + 1] if k + 1 < len(lines) else ""
         if following.strip() and "|" not in following:  # a pair the line break cut: "from 122 MB/s" / "to 167 MB/s"
             joined = line.rstrip() + " " + following.strip()
