@@ -251,3 +251,15 @@ randread      512      601
 randwrite     402      455
 """
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(512, 601, "IOPS"), (402, 455, "IOPS")]
+
+
+def test_a_pipe_tables_header_names_its_unit_and_gives_none_to_the_next_table():
+    text = """| Workload   | 7.0 (MB/s) | 7.0 + series (MB/s) |
+|------------|------------|---------------------|
+| seq read   | 2010       | 2300                |
+
+| Setup        | Baseline IOPS | Patched IOPS | Gain |
+|--------------|---------------|--------------|------|
+| nvme, 1 job  | 512K          | 601K         | 17%  |
+"""
+    assert [(c.label, c.unit) for c in claims(text)] == [("seq read", "MB/s"), ("nvme, 1 job", "IOPS")]

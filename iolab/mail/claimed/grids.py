@@ -100,6 +100,17 @@ def _columns(heads: list[_Line], first: _Line, lines: list[str] | None = None) -
     return out
 
 
+def named_unit(cell: str) -> Unit | None:
+    """The unit a header's cell names, alone or among its words (``Baseline IOPS``, ``6.9 (MB/s)``)."""
+    return unit_of(cell.strip()) or next((u for w in re.findall(r"[A-Za-zµ/%]+", cell) for u in [unit_of(w)]
+                                          if u and u[1] in ("time", "rate", "bandwidth")), None)
+
+
+def prose_only(lines: list[str]) -> list[str]:
+    """The lines with the rows of pipe tables blanked: a unit one table's header names is not another's."""
+    return [line if line.count("|") < 2 else "" for line in lines]
+
+
 def sided_grid(lines: list[str], k: int, about: list[str] | None = None) -> tuple[list[Claim], int] | None:
     """The claims of the pipe table at line k when header rows name sides over its columns (``about``:
     the patches' subjects, ``Subject: ...`` lines, that may say what a change drops or brings)."""
@@ -117,7 +128,7 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
     pairs = [step] if step else pair_columns(columns)  # "| base | +p1 | +p1-2 |": the first against the last
     if not pairs or len(columns) < 2:
         return None
-    said: Unit | None = said_unit(lines, k)
+    said: Unit | None = said_unit(prose_only(lines), k)
     out, name = [], ""
     first = min(min(b, a) for b, a, _ in pairs)
     for row in data:
@@ -130,7 +141,8 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
             before, after = _figure(row.cell(b)), _figure(row.cell(a))
             if before is None or after is None:
                 continue
-            unit = unit_of(before[1]) or unit_of(after[1]) or unit_of(key) or unit_of(label) or said
+            unit = unit_of(before[1]) or unit_of(after[1]) or unit_of(key) or unit_of(label) or \
+                named_unit(_name(heads[-1], data[0], b)) or said
             cells = [after[1], *(row.cell(c) for c in range(1, len(row.spans)))]
             stated = next((w for cell in cells for w in re.findall(r"[+-]?\d+(?:\.\d+)?%", cell)
                            if PERCENT.match(w)), "")

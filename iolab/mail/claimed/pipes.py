@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from iolab.mail.claimed.grids import side_tables, sided_grid
+from iolab.mail.claimed.grids import named_unit, prose_only, side_tables, sided_grid
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
@@ -179,8 +179,7 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         if swap:
             (ka, a), (kb, b) = (kb, b), (ka, a)
         stated = next((c.strip().lstrip("~") for c in row if PERCENT.match(c.strip().lstrip("~"))), "")
-        unit = _unit(row[ka]) or unit_of(row[0]) or \
-            (unit_of(header[ka]) if ka < len(header) else None) or said
+        unit = _unit(row[ka]) or unit_of(row[0]) or (named_unit(header[ka]) if ka < len(header) else None) or said
         out.append(make(name, a, aligned(b, _unit(row[kb]), _unit(row[ka])), unit, None, stated, "|".join(row).strip()))
         out += _parts(header[0], row[0], row[ka], row[kb], "|".join(row).strip())
     return out
@@ -264,7 +263,7 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
         if variants_of is not None:
             claims += variants_of
             continue
-        sides, said = _sides(body), said_unit(lines, k)
+        sides, said = _sides(body), said_unit(prose_only(lines), k)
         groups = side_groups([row[0] for row in body]) if not sides and len(body) > 2 else []
         if groups:  # "Read (Vanilla)", "Read (Patched)", "Write (Vanilla)", ...: each pair read down
             for key, b, a in groups:
