@@ -263,3 +263,16 @@ def test_a_pipe_tables_header_names_its_unit_and_gives_none_to_the_next_table():
 | nvme, 1 job  | 512K          | 601K         | 17%  |
 """
     assert [(c.label, c.unit) for c in claims(text)] == [("seq read", "MB/s"), ("nvme, 1 job", "IOPS")]
+
+
+def test_rows_whose_side_word_is_joined_to_their_key_by_a_dash_pair_by_that_key():
+    text = """fio, 4 jobs:
+
+test                IOPS     lat(us)
+8k-seqread-base     210k     152
+8k-seqread-patched  260k     121
+8k-seqwrite-base    180k     177
+8k-seqwrite-patched 199k     160
+"""
+    assert _rows(text) == [("8k-seqread IOPS", 210e3, 260e3), ("8k-seqread lat(us)", 152, 121),
+                           ("8k-seqwrite IOPS", 180e3, 199e3), ("8k-seqwrite lat(us)", 177, 160)]

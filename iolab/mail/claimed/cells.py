@@ -29,6 +29,16 @@ def corner_unit(header: str) -> Unit | None:
     return (unit_of(said.group(1).strip()) or unit_of(first[:said.start()].strip())) if said else None
 
 
+_SIDE_WORD = r"(?:base(?:line)?|vanilla|stock|orig(?:inal)?|unpatched|patch(?:ed)?|before|after|old|new)"
+
+
+def joined_side(label: str) -> str:
+    """A row's label with a side's word joined to its key by a dash or an underscore set apart
+    (``4k-randread-base`` / ``4k-randread-patch``: ``4k-randread base`` / ``4k-randread patch``)."""
+    text = re.sub(rf"(?<=\w)[-_](?={_SIDE_WORD}$)", " ", label.strip(), flags=re.I)
+    return re.sub(rf"^({_SIDE_WORD})[-_](?=\w)", r"\1 ", text, flags=re.I)
+
+
 def sizes_line(text: str, below: list[str]) -> bool:
     """A line of sizes alone (``64B  1K  4K  64K``) over a row of a label in words and a figure under each
     size: the names of the table's columns."""

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
-from iolab.mail.claimed.cells import (corner_unit, even_rows, gain_claims, gains, key_cells, percent_cells,
+from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
                                       sizes_line, two_measures)
 from iolab.mail.claimed.grids import aligned_grid
 from iolab.mail.claimed.keyed import keyed_rows
@@ -380,12 +380,12 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
             k += 2
             continue
         rows = [row for _, row in table.rows]
-        groups = side_groups([row.label for row in rows]) if len(rows) > 2 else []
+        groups = side_groups([joined_side(row.label) for row in rows]) if len(rows) > 2 else []
         if _axis(rows[0]) and not _both_sides(table.header):  # "K  4  8  16  32": columns are settings
             claims += _defined(rows, lines, unit, better)
         elif groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
-            for _, b, a in groups:
-                claims += _down(table, unit, better, (rows[b], rows[a]))
+            for key, b, a in groups:  # each pair named by its key ("4k-randread")
+                claims += [replace(c, label=f"{key} {c.label}") for c in _down(table, unit, better, (rows[b], rows[a]))]
         else:
             legend = legend_pair([row.label for row in rows], lines) or \
                 step_pair([row.label.strip().rstrip(":") for row in rows])  # "Config 1: ... (base)"; "before", "p 1"
