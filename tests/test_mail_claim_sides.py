@@ -96,3 +96,16 @@ def test_a_prose_pair_with_each_side_again_in_another_measure():
 def test_hours_and_minutes_written_short_are_one_duration():
     text = "With this patch the full rebuild dropped from 9h41m to 3h05m on the same array.\n"
     assert _rows(text) == [(34860, 11100, "s")]
+
+
+def test_two_output_lines_alike_but_a_setting_switched_off_and_on():
+    text = """This series enables jcsum (journal checksums) by default. The cost:
+
+meta-data=/dev/vdb  isize=512  agcount=4, crc=1, jcsum=0
+real    0m41.200s
+
+meta-data=/dev/vdb  isize=512  agcount=4, crc=1, jcsum=1
+real    0m43.900s
+"""
+    assert _rows(text) == [(41.2, 43.9, "s")]
+    assert _rows(text.replace("enables jcsum (journal checksums)", "keeps the defaults")) == []

@@ -143,6 +143,7 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     _row_keys(markers)
     _from_to(lines, markers)
     _and_captions(lines, markers)
+    _switch_lines(lines, markers, about)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
         label = _LABEL.match(_LEAD.sub("", lines[k])) if m is None and changed else None  # "v6.2:  write: IOPS=.."
@@ -213,6 +214,29 @@ def _row_keys(markers: list[Marker]) -> None:
         if len(at) > 1 and between:
             for k in at:
                 markers[k] = None
+
+
+_SETTING_TOKEN = re.compile(r"^(?P<name>[A-Za-z][\w-]*)=(?P<value>\w+),?$")
+
+
+def _switch_lines(lines: list[str], markers: list[Marker], about: tuple[str, ...]) -> None:
+    """Two lines alike but for one setting switched off and on (mkfs's ``... ftype=1, parent=0`` and
+    ``... ftype=1, parent=1``), each over figures, where the subjects or the text say the change brings
+    what is switched (``enable parent pointers``): the off line is before, the on line after."""
+    heads = [k for k, line in enumerate(lines) if markers[k] is None and "=" in line and
+             any(line_figures(t) for t in [t for t in lines[k + 1:k + 4] if t.strip()][:1])][:50]
+    text = " ".join([*about, *lines])
+    for k in heads:
+        for j in heads:
+            mine, theirs = lines[k].split(), lines[j].split()
+            apart = [(a, b) for a, b in zip(mine, theirs) if a != b] if len(mine) == len(theirs) else []
+            found = [_SETTING_TOKEN.match(t) for t in apart[0]] if len(apart) == 1 else []
+            if len(found) != 2 or not found[0] or not found[1] or found[0]["name"] != found[1]["name"] or \
+                    introduced([found[0]["name"]], [], text) is None:
+                continue
+            sides = switched(found[0]["name"] + "=" + found[0]["value"], found[1]["name"] + "=" + found[1]["value"])
+            if sides is not None:
+                markers[k] = (sides[0], lines[k].strip(), "")
 
 
 _AND = re.compile(r"^\s*and\s+[^:.;]{3,80}:\s*$")  # "and a subsequent cache hot run looks like this:"
