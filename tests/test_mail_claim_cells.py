@@ -276,3 +276,18 @@ test                IOPS     lat(us)
 """
     assert _rows(text) == [("8k-seqread IOPS", 210e3, 260e3), ("8k-seqread lat(us)", 152, 121),
                            ("8k-seqwrite IOPS", 180e3, 199e3), ("8k-seqwrite lat(us)", 177, 160)]
+
+
+def test_pipe_columns_of_an_option_switched_off_and_on_are_sides_when_the_subject_brings_it():
+    text = """| job       | dio_batch=0 | dio_batch=1 |
+|-----------|-------------|-------------|
+| randread  | 410 MB/s    | 515 MB/s    |
+| randwrite | 380 MB/s    | 402 MB/s    |
+
+| msg size | recv   | recv-mshot |
+|----------|--------|------------|
+| 4K       | 9.1    | 11.8       |
+"""
+    subject = "block: add dio_batch knob\nio_uring/net: add recv-mshot support"
+    assert _rows(text, subject) == [("randread", 410, 515), ("randwrite", 380, 402), ("4K", 9.1, 11.8)]
+    assert _rows(text, "block: tune the plug") == []

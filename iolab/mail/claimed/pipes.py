@@ -19,6 +19,7 @@ from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.steps import step_pair
+from iolab.mail.claimed.switches import switch_names
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _CROSSING = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")  # an org-mode rule between pipes ("|-----+-----|")
@@ -272,7 +273,8 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
         if sides and not _delta_column(header):  # a column of the changes: the two before it are compared
             claims += _down(header, *sides, said)
         else:
-            claims += _across(header, body, said)
+            switch = switch_names([c.strip() for c in header[1:]], about or []) if len(header) == 3 else None
+            claims += _across([header[0], *switch] if switch else header, body, said)  # "| send | send-zc |"
     return claims
 
 
