@@ -205,3 +205,13 @@ write       1800        1900
 """
     assert [(c.label, c.before, c.after, c.unit) for c in claims(text)] == [
         ("read", 2100, 2600, "MB/s"), ("write", 1800, 1900, "MB/s")]
+
+
+def test_a_spread_named_as_the_gate_names_it_beside_a_mean_is_no_claim():
+    # one set of names for a spread (model.SPREAD): a percentile written '99.9th', a deviation written 'σ'
+    text = """metric              baseline    current    diff
+commit_lat_us_mean     410.00     380.00   -7.32%
+commit_lat_us_99.9th  2900.00    2100.00  -27.59%
+commit_lat_us_σ        120.00     150.00  +25.00%
+"""
+    assert [label for label, _, _ in _rows(text)] == ["commit_lat_us_mean"]

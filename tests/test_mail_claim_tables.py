@@ -268,3 +268,15 @@ HEADINGS = """Results on a 16-core box.
 def test_a_markdown_heading_names_the_side_of_the_table_under_it_and_rows_pair_by_key():
     assert _rows(HEADINGS) == [("test seq read MB/s", 410.0, 520.0), ("test seq write MB/s", 300.0, 330.0),
                                ("test rand read MB/s", 90.0, 110.0), ("test rand write MB/s", 61.0, 70.0)]
+
+
+def test_a_texts_tables_of_columns_are_found_once_a_reading(monkeypatch):
+    # column_tables and repeats both read the tables of columns: a long mail's search (seconds) runs once
+    from iolab.mail.claimed import tables
+    calls = []
+    found = tables._tables
+    monkeypatch.setattr(tables, "_tables", lambda lines: calls.append(1) or found(lines))
+    text = TWO_LEVEL + "\n$ time make -j8\n\n  real  1m2.5s\n  user  3m1.0s\n"
+    claims(text, "nvme: drop polled completions from the flush path")
+    claims(text, "nvme: drop polled completions from the flush path")
+    assert len(calls) == 1

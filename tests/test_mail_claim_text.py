@@ -371,6 +371,16 @@ With the patch:
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(12.07, 9.13, "s")]
 
 
+def test_an_average_written_as_a_setting_or_twice_a_line_stands_for_the_runs_before_it():
+    # 'mean=' reads like a setting's value ('delay=10 usec'); two averages a line each end their own runs
+    text = """Without the patch:
+unlink: 3.1s 3.3s 3.2s mean=3.2s   rmdir: 1.4s 1.6s 1.5s mean=1.5s
+With the patch:
+unlink: 2.1s 2.2s 2.0s mean=2.1s   rmdir: 1.0s 1.2s 1.1s mean=1.1s
+"""
+    assert sorted((b, a) for _, b, a, _ in _rows(text)) == [(1.5, 1.1), (3.2, 2.1)]
+
+
 def test_durations_in_time1s_short_form_are_seconds_in_prose_and_under_sides():
     assert [(b, a, u) for _, b, a, u in _rows("The image build drops from 1h2m3s to 4m30.5s.\n")] == \
         [(3723, 270.5, "s")]

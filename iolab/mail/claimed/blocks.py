@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from iolab.mail.claimed.model import MEAN, NOT_MEASURED, Claim, Unit, aligned, figures, make, number, unit_of
+from iolab.mail.claimed.model import SPREAD as _SPREAD
 from iolab.mail.claimed.naming import Side, side_of
 from iolab.mail.claimed.sides import side_pairs
 
@@ -42,7 +43,6 @@ _LEAD = re.compile(r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s+|[=#*~-]{3,}\s*|\[)")
 _TAIL = re.compile(r"\s*(?:\]|[=#*~-]{3,})?\s*:?\s*$")
 _DELTA = re.compile(r"\s*\(\s*[+-]?~?\d+(?:\.\d+)?\s*%\s*\)\s*$")
 _BYTES = re.compile(r"[kKMGT]?i?B(?:ps)?")  # UnixBench's "KBps", a size's "M", "GiB"
-_SPREAD = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum|stdev|stddev|std|deviation|p\d{2,4})(?![a-z])", re.I)
 _STEM = 5  # a word the subject names when a subject's word begins like it ("Dynamic", "dynamically")
 
 

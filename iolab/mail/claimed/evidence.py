@@ -20,8 +20,7 @@ a side each pair as well when their names are ``legacy`` and ``folios`` as when 
 Whatever the evidence, a row is never a side's standard deviation, a min, max or percentile of a
 tool's output pasted per side that no sentence speaks of, a cell paired with the same line's cell,
 dd's seconds beside its rate, a run's user or system time where the same lines give its whole,
-a run or a total on a line of runs that gives their average (``16 tasks:  35s 34s 33s  total: 102s,
-avg: 34s``), pahole's layout (its holes, padding and last cacheline beside the struct's size), nor a sweep of a setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
+pahole's layout (its holes, padding and last cacheline beside the struct's size), nor a sweep of a setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from iolab.mail.claimed.model import FIGURE, MEAN, SUFFIX, Claim, unit_of
+from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFIX, Claim, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import table_row
 
@@ -37,9 +36,6 @@ Evidence = Literal["delta", "names", "subject", "sides"]
 
 _REACH = 30  # lines above a row that may be its table's header and groups
 _APART = 400  # lines between two sides' lines at most
-_DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation)(?![a-z])", re.I)
-_PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|percentile)(?![a-z])", re.I)
-_EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
 _RATIO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)  # a change as written, its sign aside
 
@@ -55,7 +51,7 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
     out = []
     for claim in found:
         if spread(claim, said) or paired_with_itself(claim, index) or dd_elapsed(claim) or \
-                breakdown(claim, wholes) or beside_average(claim) or layout(claim):
+                breakdown(claim, wholes) or layout(claim):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)
@@ -258,11 +254,11 @@ def spread(claim: Claim, said: str = "") -> bool:
     output pasted per side (fio's ``lat (usec): min=20, max=241, avg=99.81``, its ``99.00th=[ 1234]``),
     a min, max or percentile the mail's sentences (``said``) do not speak of: the average is the claim."""
     words = _words(claim.label)
-    if _DEVIATION.search(words):
+    if DEVIATION.search(words):
         return True
     if claim.form not in ("sides", "trailing") or MEAN.search(words):
         return False
-    extreme = _EXTREME.search(words) or _PERCENTILE.search(words)
+    extreme = EXTREME.search(words) or PERCENTILE.search(words)
     return extreme is not None and not _spoken(extreme.group(0), said)
 
 
@@ -323,29 +319,6 @@ def dd_elapsed(claim: Claim) -> bool:
     return claim.kind == "time" and bool(_DD_LINE.search(claim.source))
 
 
-
-_AVERAGE = re.compile(r"(?<![a-z])(?:avg|average|mean)\s*[:=]\s*~?(\d[\d,]*(?:\.\d+)?)\s*([A-Za-zµμ/%]*)", re.I)
-
-
-def beside_average(claim: Claim) -> bool:
-    """A row of one run, or of the runs' total, on a line of runs that gives their average (``16 tasks:
-    35s 34s 33s 34s  total: 136s, avg: 34s``, a line a side): the average is the claim, the runs its samples."""
-    parts = [part.strip() for part in claim.source.split(" / ")]
-    if len(parts) != 2:
-        return False
-    means = []
-    for part in parts:
-        mean = _AVERAGE.search(part)
-        if mean is None:
-            return False
-        unit = mean.group(2).lower()
-        same = [m for m in FIGURE.finditer(part[:mean.start()]) if m.group("u").lower() == unit]
-        if len(same) < 2 or (unit and unit_of(unit) != unit_of(claim.unit or unit)):
-            return False  # not a line of runs in the average's unit
-        means.append(float(mean.group(1).replace(",", "")))
-    return any(abs(m - v) > 1e-9 * max(1.0, abs(v)) for m, v in zip(means, (claim.before, claim.after)))
-
-
 _LAYOUT = re.compile(r"/\*\s*(?:XXX\b.*\bhole|XXX\b.*\bbits?\b|padding:|last cacheline:|sum members:|"
                      r"bit holes?:|bit_padding:|(?:\d+\s+)?holes?:|member types with holes:)", re.I)
 
@@ -355,3 +328,4 @@ def layout(claim: Claim) -> bool:
     bytes */``, ``/* padding: 4 */``): where a struct is laid out per side, its ``/* size: ... */`` is the claim."""
     parts = [part.strip() for part in claim.source.split(" / ")]
     return all(_LAYOUT.search(part) for part in parts)
+

@@ -252,11 +252,17 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
 
 def _measured(line: str) -> list[tuple[float, Unit, re.Match[str]]]:
     """A line's figures with their units, not a share, nor one that names its line ("1s: ..") or a setting;
-    of runs with their stated average ("35s 34s 33s total: 170s, avg: 34s") the average alone."""
-    measured = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")
-                and not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
-    averaged = [f for f in measured if _STATED_AVERAGE.search(line[:f[2].start()])]
-    return averaged if len(averaged) == 1 else measured
+    of runs with their stated average ("35s 34s 33s total: 170s, avg: 34s", "mean=34s") the average alone,
+    each average for the runs of its unit since the one before it."""
+    found = [f for f in figures(line) if f[1][0] != "%" and not line[f[2].end():].lstrip().startswith(":")]
+    stated = [f for f in found if _STATED_AVERAGE.search(line[:f[2].start()])]
+    measured = [f for f in found if f in stated or not (f[1][1] == "time" and _setting(line[:f[2].start()]))]
+    runs: list[tuple[float, Unit, re.Match[str]]] = []
+    for k, average in enumerate(stated):
+        since = stated[k - 1][2].end() if k else 0
+        mine = [f for f in measured if since <= f[2].start() < average[2].start() and f[1][0] == average[1][0]]
+        runs += mine if len(mine) >= 2 else []
+    return [f for f in measured if f not in runs]
 
 
 # a figure after a name that says its unit: "Average Files/sec:  96898.0", "max_commit_ms 233784", "BW (MB/s) = 512"

@@ -18,7 +18,7 @@ from iolab.mail.claimed.tables import column_table_list, command_above, twin_cla
 
 def repeated_tables(lines: list[str]) -> list[Claim]:
     """The cells of each table shown twice under the same command line, the first before."""
-    tables = column_table_list(lines)
+    tables = column_table_list(tuple(lines))
     text = " ".join(lines)
     out: list[Claim] = []
     for n, (i, first) in enumerate(tables):

@@ -24,6 +24,7 @@ sentence above the table (``median usecs/call``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, replace
@@ -362,7 +363,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
     claims, compared = claims + keyed, compared | paired
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
-    tables = [(i, t) for i, t in _tables(lines) if not compared & set(range(i, t.end))]
+    tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))]
     k = 0
     while k < len(tables):
         i, table = tables[k]
@@ -477,9 +478,9 @@ def side_rows(lines: list[str]) -> list[Claim]:
     return claims
 
 
-def column_table_list(lines: list[str]) -> list[tuple[int, _Table]]:
-    """Each table of columns and the line it starts at."""
-    return _tables(lines)
+@functools.lru_cache(maxsize=1)  # each table of columns and its line: found once a text (seconds on a long mail)
+def column_table_list(lines: tuple[str, ...]) -> tuple[tuple[int, _Table], ...]:
+    return tuple(_tables(list(lines)))
 
 
 def command_above(lines: list[str], start: int) -> str:
