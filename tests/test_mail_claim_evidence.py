@@ -257,3 +257,111 @@ struct request_slot {
 def test_paholes_layout_is_no_row_beside_the_structs_size():
     found = _rows(PAHOLE, "[PATCH] blk-mq: shrink struct request_slot")
     assert all((before, after) in {(208, 200)} for _, before, after in found), found
+
+
+# a table's row read across cells of different measures: a size, a count, a rate
+LEVELS = """Dedup table build, per index level:
+
+|--------------+---------+-----------+------------|
+| Index        | Memory  | # buckets | Throughput |
+|--------------+---------+-----------+------------|
+| Flat         | -       |         - | 3.1 MB/s   |
+|--------------+---------+-----------+------------|
+| Tree level 1 | 12.5 MB |       310 | 41.0 MB/s  |
+|--------------+---------+-----------+------------|
+"""
+
+# columns whose header gives each its own unit: an IOPS and two sizes of writes
+SETUPS = """Random writes on three setups (same drive):
+
+DevW: writes that reach the drive
+SpareW: writes beyond the app's own
+
+Buffered writes
+---------------------------------
+Setup\t\tIOPS(K)\t\tDevW(G)\t\tSpareW(G)
+1\t\t210\t\t95\t\t12
+2\t\t198\t\t120\t\t31
+"""
+
+
+def test_cells_of_different_measures_on_one_row_are_no_sides():
+    assert _rows(LEVELS, "ext4: a tree index for the dedup table") == []
+    assert _rows(SETUPS, "xfs: offload buffered writes to the drive") == []
+    same = "Copy rate:\n\n| test | base | patched |\n| copy | 3.1 MB/s | 3500 KB/s |\n"
+    assert _rows(same) == [("copy", 3.1, 3.5)]  # two rates in their own units are one measure
+
+
+def test_a_kernel_named_as_before_a_regression_is_not_the_changes_before():
+    text = """Sequential reads on the test array:
+- v6.1.40 (before regression): 910 MB/s
+- v6.1.44 (regression introduced): 420 MB/s
+- v6.1.44 with this fix: 905 MB/s
+"""
+    assert (910, 905) not in {(b, a) for _, b, a in _rows(text)}
+
+
+# each side pasted per device, three cases before and two after: a before of one device is not an after of another
+DEVICES = """Reads on each kernel and device:
+
+stock, reading from the old SATA disk:
+  read: IOPS=410, BW=1640KiB/s (1679kB/s)(96.1MiB/60001msec)
+stock, reading from the NVMe drive:
+  read: IOPS=92.1k, BW=360MiB/s (377MB/s)(21.1GiB/60001msec)
+stock, reading from a ramdisk:
+  read: IOPS=301k, BW=1176MiB/s (1233MB/s)(68.9GiB/60001msec)
+With the patch, two SATA disks striped:
+  read: IOPS=815, BW=3260KiB/s (3338kB/s)(191MiB/60001msec)
+With the patch, a mirror of SATA and NVMe:
+  read: IOPS=71.0k, BW=277MiB/s (291MB/s)(16.2GiB/60001msec)
+"""
+
+
+def test_cases_of_different_configurations_a_side_do_not_pair():
+    assert _rows(DEVICES) == []
+    jobs = """Random reads, a case of each kernel beside the other's:
+
+Without the patch, 4 jobs:
+  read: IOPS=410, BW=1640KiB/s (1679kB/s)(96.1MiB/60001msec)
+With the patch, 4 jobs:
+  read: IOPS=815, BW=3260KiB/s (3338kB/s)(191MiB/60001msec)
+Without the patch, 16 jobs:
+  read: IOPS=92.1k, BW=360MiB/s (377MB/s)(21.1GiB/60001msec)
+With the patch, 16 jobs:
+  read: IOPS=71.0k, BW=277MiB/s (291MB/s)(16.2GiB/60001msec)
+Without the patch, 64 jobs:
+  read: IOPS=301k, BW=1176MiB/s (1233MB/s)(68.9GiB/60001msec)
+"""
+    assert [(b, a) for _, b, a in _rows(jobs)] == [(410, 815), (1640, 3260), (92100, 71000), (360, 277)]
+
+
+def test_a_pair_in_a_paragraph_naming_the_commit_that_brought_it_is_the_regression_not_the_change():
+    text = """Commit 0123abcd4567 ("xfs: flush the log before every fsync") caused a lot of extra
+journal traffic, and since then small synchronous writes on slow disks dropped
+from 9100 IOPS to 5200 IOPS.
+
+Skip the flush when the log is already stable.
+"""
+    assert _rows(text) == []
+    fixed = text.replace("Skip the flush when the log is already stable.",
+                         "With this patch they are back from 5200 IOPS to 9000 IOPS.")
+    assert [(b, a) for _, b, a in _rows(fixed)] == [(5200, 9000)]
+
+
+def test_a_thing_with_and_without_it_on_one_line_is_two_modes_unless_the_change_brings_it():
+    text = "On the test box the copy ran at 2.4 GB/s with compression and at 3.1 GB/s without compression.\n"
+    assert _rows(text) == []
+    brought = "This series adds compression to the copy path.\n\n" + text
+    assert [(b, a) for _, b, a in _rows(brought)] == [(3.1, 2.4)]
+
+
+def test_a_step_of_a_series_that_goes_on_is_no_after():
+    text = """Receive throughput (Gbps) as each patch is applied:
+
+buf size    base      1/3       2/3       3/3
+4K          12.5      13.0      14.1      15.2
+64K         30.1      31.0      33.8      36.5
+"""
+    assert (12.5, 13.0) not in {(b, a) for _, b, a in _rows(text)}
+    ratio = "Dirty pages written:\n\n    batch   before     after      after/before\n    0       1240       966        0.779\n"
+    assert [(b, a) for _, b, a in _rows(ratio)] == [(1240, 966)]  # a ratio of the sides is no step

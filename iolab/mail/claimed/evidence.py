@@ -20,17 +20,24 @@ a side each pair as well when their names are ``legacy`` and ``folios`` as when 
 Whatever the evidence, a row is never a side's standard deviation, a min, max or percentile of a
 tool's output pasted per side that no sentence speaks of, a cell paired with the same line's cell,
 dd's seconds beside its rate, a run's user or system time where the same lines give its whole,
-pahole's layout (its holes, padding and last cacheline beside the struct's size), nor a sweep of a setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``).
+pahole's layout (its holes, padding and last cacheline beside the struct's size), a sweep of a
+setting written with arrows (``16 slots -> ~1.7 GB/s    32 -> ~2.0 GB/s``), two cells of one table
+row that measure different things (``| 12.5 MB | 310 |``; ``IOPS(K)`` beside ``DevW(G)``), a thing
+with and without it on one line that the change does not bring (two modes), a step of a series
+that goes on (``before  patch1  patch2  patch3``: the first against the last), nor
+the forms of iolab.mail.claimed.refusals (the story of a regression, cases that do not line up).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
-from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFIX, Claim, unit_of
+from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFIX, Claim, number, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
-from iolab.mail.claimed.rows import table_row
+from iolab.mail.claimed.rows import Row, table_row
+from iolab.mail.claimed.refusals import cases_of, caused, other_case, regression_told
 
 Evidence = Literal["delta", "names", "subject", "sides"]
 
@@ -38,6 +45,12 @@ _REACH = 30  # lines above a row that may be its table's header and groups
 _APART = 400  # lines between two sides' lines at most
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*)$", re.I)
 _RATIO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(%|x\b)", re.I)  # a change as written, its sign aside
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _row(text: str) -> Row | None:
+    """A line read as a table's row, once: each row asks of the lines above it (a long table's seconds)."""
+    return table_row(text)
 
 
 def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Claim]:
@@ -48,10 +61,12 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
         index.setdefault(line.strip(), []).append(k)
     said = " ".join(line for line in lines if _sentence(line))
     wholes = {c.source for c in found if c.kind == "time" and _WHOLE.fullmatch(_key(c.label))}
+    cases = cases_of(found, lines)
     out = []
     for claim in found:
         if spread(claim, said) or paired_with_itself(claim, index) or dd_elapsed(claim) or \
-                breakdown(claim, wholes) or layout(claim):
+                breakdown(claim, wholes) or layout(claim) or regression_told(claim) or other_case(claim, cases) or \
+                caused(claim, lines, index) or apart(claim, lines, index) or midway(claim, lines, index):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)
@@ -63,7 +78,7 @@ def evidence(claim: Claim, lines: list[str], index: dict[str, list[int]], about:
     table whose header names no side is asked here; the other forms name their sides."""
     if claim.sides == "order":
         return _told_apart(claim, lines, index, about)
-    if claim.form == "prose" and _sweep(claim):
+    if claim.form == "prose" and (_sweep(claim) or _mode_pair(claim, lines, about)):
         return None
     if claim.form != "columns":
         return "sides"
@@ -112,9 +127,10 @@ def _columns_named(claim: Claim, lines: list[str], index: dict[str, list[int]], 
     heads, caption = _above(lines, index[claim.source][0])
     if any(_names_both(text) for text in [*heads, caption]):
         return "names"
-    if any(side_of(word) == "before" or _GLUED_BASE.match(word) for head in heads for word in head.split()):
+    words = [word for head in heads for word in head.split()]
+    if any(side_of(word) == "before" or _GLUED_BASE.match(word) for word in words):
         return "names"  # a baseline and another (mmtests glues names wider than their column: vanillashrinker-v1r1)
-    return "subject" if any(_subject_word(word, about) for head in heads for word in head.split()) else None
+    return "subject" if any(_subject_word(word, about) for word in words) else None
 
 
 _ARROW = re.compile(r"->|→|=>")
@@ -135,6 +151,22 @@ def _sweep(claim: Claim) -> bool:
     return False
 
 
+_WITH_WITHOUT = re.compile(r"\bwith\s+(?P<x>[A-Za-z][\w-]*)\b.*\bwithout\s+(?P=x)\b|"
+                           r"\bwithout\s+(?P<y>[A-Za-z][\w-]*)\b.*\bwith\s+(?P=y)\b", re.I)
+_NOT_MODES = {"the", "this", "that", "these", "it", "its", "my", "our", "a", "an", "patch", "patches", "series",
+              "patchset", "change", "changes", "fix", "fixes", "commit", "revert"}
+
+
+def _mode_pair(claim: Claim, lines: list[str], about: list[str]) -> bool:
+    """A pair whose sides are a thing with and without it on one line (``1.3GiB/s (with DMA ... without
+    DMA ~200MiB/s)``) where the thing is neither the patch nor what the subject or the text says the
+    change brings: two modes of the kernel under test, not its before and after."""
+    found = _WITH_WITHOUT.search(claim.source)
+    thing = (found.group("x") or found.group("y")) if found else ""
+    return bool(thing) and thing.lower() not in _NOT_MODES and not _subject_word(thing, about) and \
+        introduced([thing], lines) is None
+
+
 def _sentence(line: str) -> bool:
     """A line of prose: six words or more, most of them words, not figures."""
     words = line.split()
@@ -144,7 +176,7 @@ def _sentence(line: str) -> bool:
 def _named(text: str) -> bool:
     """A line that may name a side: a few words, not a sentence, a row of figures nor a rule."""
     return bool(text) and len(text.split()) <= 6 and not text.endswith(".") and \
-        not set(text) <= set("-=+|:* ") and table_row(text) is None
+        not set(text) <= set("-=+|:* ") and _row(text) is None
 
 
 def _bare(text: str) -> str:
@@ -194,7 +226,7 @@ def _above(lines: list[str], k: int) -> tuple[list[str], str]:
         blank = 0
         if set(text) <= set("-=+|:* "):
             continue
-        if table_row(text) is not None or (text.count("|") >= 2 and re.search(r"\d", text)):
+        if _row(text) is not None or (text.count("|") >= 2 and re.search(r"\d", text)):
             continue
         if len(text) > 60 or text[-1] in ".:;,":
             return heads, " ".join(x.strip() for x in lines[max(0, j - 1):j + 1])
@@ -329,3 +361,119 @@ def layout(claim: Claim) -> bool:
     parts = [part.strip() for part in claim.source.split(" / ")]
     return all(_LAYOUT.search(part) for part in parts)
 
+
+_LEADING = re.compile(r"^~?([+-]?\d[\d,]*(?:\.\d+)?)([kKmMgG](?![a-zA-Z]))?")
+_SIZES = re.compile(r"^(?:[kmgtp]i?b|bytes?)$", re.I)
+
+
+def apart(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row read across one line of a table whose two cells measure different things: one cell writes
+    its unit and the other none or one of another kind (``| level 0 | 43.5 MB | 201 | 2.6 MB/s |``: a size,
+    a count, a rate), or the header names each column's unit and they differ (``Config  IOPS(K)  FsW(G)``).
+    Columns of one measure are the sides only when their cells say it alike."""
+    found = _across(claim, lines, index) if not claim.sides else None
+    if found is None:
+        return False
+    cells, names, at, to = found
+    if _other(_mark(cells[at]), _mark(cells[to]), alone=True):
+        return True
+    return bool(names) and _other(_tag(names[at]), _tag(names[to]), alone=False)
+
+
+def midway(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row read across columns that are steps of a series (``base  +patch1  +patch2  +patch3``,
+    ``without  p1  p1+p2  p1+p2+p3``), paired with a step the series goes on from: the change is the
+    first against the last, not against a step on the way."""
+    found = _across(claim, lines, index)
+    if found is None or not found[1]:
+        return False
+    _, names, _, to = found
+    return to + 1 < len(names) and _continues(names[to], names[to + 1])
+
+
+def _continues(step: str, following: str) -> bool:
+    """The next step of a series: its name holds the step's (``p1``, ``p1+p2``), or its count rises
+    under the same name (``+patch 1``, ``+patches 1-2``; ``1/3``, ``2/3``)."""
+    if step and re.fullmatch(re.escape(step) + r"\s*[+&,]\s*\S.*", following):
+        return True  # the step and more ("after/before" is a ratio of the sides, no step)
+    counts = [re.findall(r"\d+", name) for name in (step, following)]
+    stems = [re.sub(r"[^a-z]", "", name.lower())[:4] for name in (step, following)]
+    return all(counts) and stems[0] == stems[1] and \
+        (int(counts[1][-1]) > int(counts[0][-1]) or int(counts[1][0]) > int(counts[0][0]))
+
+
+def _across(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> \
+        tuple[list[str], list[str], int, int] | None:
+    """A row of one table line: its cells, its header's names aligned to them (none when no header
+    line right above has as many), and the cells of its before and its after."""
+    if claim.form not in ("columns", "pipes") or " / " in claim.source:
+        return None
+    cells = _cells(claim.source)
+    at = _cell_of(cells, claim.before, 0)
+    to = None if at is None else _cell_of(cells, claim.after, at + 1)
+    if at is None or to is None or _elsewhere(claim, _mark(cells[at])):
+        return None
+    heads = _above(lines, index[claim.source][0])[0] if claim.source in index else []
+    for head in heads[:1]:  # the header right above the rows
+        names = _cells(head)
+        shift = len(cells) - len(names)
+        if shift in (0, 1) and len(names) >= 3 and at >= shift:
+            return cells, [""] * shift + names, at, to
+    return cells, [], at, to
+
+
+def _elsewhere(claim: Claim, mark: str) -> bool:
+    """The cell holds the before's figure by chance: it writes a unit not of the row's kind (``6.8 GB``
+    for a row in KB/s read down from a baseline row's ``6.8 KB/s``)."""
+    unit, written = unit_of(claim.unit) if claim.unit else None, unit_of(mark) if mark else None
+    return unit is not None and bool(mark) and (written is None or written[1] != unit[1])
+
+
+def _cells(text: str) -> list[str]:
+    """A table line's cells, the mail's deltas after the last figure aside (``(+59%)``)."""
+    if "|" in text:
+        cells = [cell.strip() for cell in text.strip().strip("|").split("|")]
+    else:
+        cells = [cell.strip() for cell in re.split(r"\t+|\s{2,}", text.strip())]
+    while len(cells) > 1 and re.fullmatch(r"\(?[+-]?\s*~?\d+(?:\.\d+)?\s*(?:%|x)\)?\*?", cells[-1]):
+        cells.pop()
+    return cells
+
+
+def _cell_of(cells: list[str], value: float, start: int) -> int | None:
+    """The first cell from start that opens with the figure (as written, or with its multiplier)."""
+    for k in range(start, len(cells)):
+        lead = _LEADING.match(cells[k])
+        if lead is None:
+            continue
+        bare = float(lead.group(1).replace(",", ""))
+        scaled = number(lead.group(0).lstrip("~")) or bare
+        if any(abs(v - value) <= 1e-9 * max(1.0, abs(value)) for v in (bare, scaled)):
+            return k
+    return None
+
+
+def _mark(cell: str) -> str:
+    """The unit a cell writes right after its figure (``43.5 MB``: mb; ``576k  2253``: none)."""
+    lead = _LEADING.match(cell)
+    unit = re.match(r"\s*([A-Za-zµ]+(?:/[A-Za-z]+)?)", cell[lead.end():] if lead else cell)
+    return unit.group(1).lower() if unit else ""
+
+
+def _tag(name: str) -> str:
+    """The unit a column's name gives in parentheses (``IOPS(K)``: k) or as a word (``BW MB/s``)."""
+    inner = [text.strip() for text in re.findall(r"\(([^()]+)\)", name)]
+    if inner and (unit_of(inner[-1]) or re.fullmatch(r"[kmgt](?:i?b)?|[kmgt]?bytes", inner[-1], re.I)):
+        return inner[-1].lower()  # a unit or a multiplier, not a mode ("IOPS (sync mode)")
+    unit = unit_of(name)
+    return unit[0].lower() if unit else ""
+
+
+def _other(a: str, b: str, alone: bool) -> bool:
+    """Two marks of different measures; ``alone``: a mark against none counts (a cell's), else both must be."""
+    if a == b or (not alone and not (a and b)):
+        return False
+    units = unit_of(a), unit_of(b)
+    if units[0] and units[1]:
+        return units[0][1] != units[1][1]
+    return not (_SIZES.match(a) and _SIZES.match(b))

@@ -1,0 +1,88 @@
+"""Forms whose figures are no before and after of the change, whatever evidence of two sides they show.
+
+The gate (iolab.mail.claimed.evidence) refuses their rows:
+
+- the story of the bug a patch fixes: a side named as the kernel before a regression or the one that
+  brought it (``v6.1.40 (before regression): 910 MB/s``), a pair in a paragraph naming the earlier
+  commit that brought it (``Commit 0123abcd4567 (...) caused ... dropped from 9100 IOPS to 5200 IOPS``);
+- where each side is pasted in several cases under its own name, and not as many a side, a before
+  and an after of different configurations (``stock, reading from the NVMe drive:`` against ``With
+  the patch, two SATA disks striped:``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from iolab.mail.claimed.model import Claim
+from iolab.mail.claimed.naming import unsided
+from iolab.mail.claimed.sides import Segment, segments
+
+_REACH = 30  # lines above a pair that may be its paragraph
+
+
+_REGRESSION = re.compile(r"\b(?:before|prior\s+to|pre-?)\s*(?:the\s+)?regression\b|\bregression\s+introduced\b", re.I)
+
+
+def regression_told(claim: Claim) -> bool:
+    """A row whose side is named as the kernel before a regression or the one that brought it (``v6.6.52
+    (before regression): 640 MB/s`` / ``v6.6.68 with the fix: 640 MB/s``): the story of the bug the patch
+    fixes, not the change's before and after (the regressed kernel is the patch's before)."""
+    return _REGRESSION.search(claim.source) is not None
+
+
+_CAUSED = re.compile(r"\bcommit\s+[0-9a-f]{7,40}\b[^.]{0,160}?\b(?:introduced|caused|broke|regressed)\b", re.I)
+_OURS = re.compile(r"\b(?:this|the|my|our)\s+(?:patch|series|patchset|fix|change|revert)\b|\bpatched\b|\brevert", re.I)
+
+
+def caused(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A pair in prose whose paragraph names an earlier commit as what brought it (``Commit 6df25e58532b
+    ("...") introduced ... As a result, random writes got slower (from ~170 MB/s to ~126 MB/s)``): the
+    regression the patch fixes, not its change, unless the pair's line speaks of the patch or a revert."""
+    if claim.form != "prose" or claim.source not in index or _OURS.search(claim.source):
+        return False
+    k = index[claim.source][0]
+    start = next((j + 1 for j in range(k - 1, max(-1, k - _REACH), -1) if not lines[j].strip()), max(0, k - _REACH))
+    paragraph = " ".join(line.strip() for line in lines[start:k + 1])
+    return _CAUSED.search(paragraph) is not None and not _OURS.search(paragraph)
+
+
+_FILLER = {"the", "a", "an", "of", "on", "to", "in", "for", "and", "with", "without", "patch", "patches", "patched",
+           "series", "this", "change", "changes", "kernel", "applied", "applying"}
+
+
+def cases_of(found: list[Claim], lines: list[str]) -> list[Segment]:
+    """The sides' segments, when both sides are pasted in several cases, each named by its configuration,
+    and not as many a side (``mainline, from an SSD:`` ... ``With the patch, 2 HDDs:``): cases that line up
+    pair the nth with the nth (iolab.mail.claimed.sides); else none."""
+    if not any(c.form == "sides" and c.label.endswith(")") for c in found):
+        return []  # the sides reader names the after case of a row only where there are several
+    found_segments = [s for s in segments(lines) if s.figures and s.side is not None]
+    names = {side: [frozenset(_configuration(s.name)) for s in found_segments if s.side == side]
+             for side in ("before", "after")}
+    if any(len(set(named)) < 2 or frozenset() in named for named in names.values()):
+        return []  # a side of one case, or a case named by its side alone ("with this patch:")
+    return found_segments if len(names["before"]) != len(names["after"]) else []  # else the nth with the nth
+
+
+def _configuration(name: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", unsided(name).lower()) if w not in _FILLER}
+
+
+def other_case(claim: Claim, cases: list[Segment]) -> bool:
+    """A row of the sides' figures whose before and after are cases of different configurations, where each
+    side is pasted per configuration (``mainline, read from an SSD:`` against ``With the patch, 2 HDDs:``):
+    a before and an after pair only when one's configuration is the other's or within it."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    if claim.form != "sides" or len(parts) != 2 or not cases:
+        return False
+    mine = [s for s in cases if s.side == "before" and any(f.line.strip() == parts[0] for f in s.figures)]
+    theirs = [s for s in cases if s.side == "after" and any(f.line.strip() == parts[1] for f in s.figures)]
+    if not mine or not theirs:
+        return False
+    for a in mine:
+        for b in theirs:
+            one, other = _configuration(a.name), _configuration(b.name)
+            if not one or not other or one <= other or other <= one:
+                return False  # one case's figures, or a side with no configuration of its own
+    return True
