@@ -291,3 +291,21 @@ def test_pipe_columns_of_an_option_switched_off_and_on_are_sides_when_the_subjec
     subject = "block: add dio_batch knob\nio_uring/net: add recv-mshot support"
     assert _rows(text, subject) == [("randread", 410, 515), ("randwrite", 380, 402), ("4K", 9.1, 11.8)]
     assert _rows(text, "block: tune the plug") == []
+
+
+def test_two_rows_of_an_option_switched_off_and_on_are_read_down_when_the_subject_brings_it():
+    text = """fio randread, 8 jobs:
+
+              IOPS     BW          lat
+batch=0       410k     1601MiB/s   78us
+batch=1       515k     2011MiB/s   62us
+
+| mode       | IOPS | lat  |
+|------------|------|------|
+| recv       | 210k | 91us |
+| recv-mshot | 266k | 70us |
+"""
+    subject = "nvme: add batch knob\nio_uring/net: add recv-mshot support"
+    assert _rows(text, subject) == [("IOPS", 210e3, 266e3), ("lat", 91, 70), ("IOPS", 410e3, 515e3),
+                                    ("BW", 1601, 2011), ("lat", 78, 62)]
+    assert _rows(text, "nvme: tune the queue") == []

@@ -19,7 +19,7 @@ from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.steps import step_pair
-from iolab.mail.claimed.switches import switch_names
+from iolab.mail.claimed.switches import switch_names, switch_order
 
 _RULE_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
 _CROSSING = re.compile(r"^\s*-{3,}(?:\+-{3,})+\s*$")  # an org-mode rule between pipes ("|-----+-----|")
@@ -265,6 +265,8 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
             claims += variants_of
             continue
         sides, said = _sides(body), said_unit(prose_only(lines), k)
+        order = switch_order([row[0] for row in body], about or []) if not sides and len(body) == 2 else None
+        sides = (body[order[0]], body[order[1]]) if order else sides  # "| poll=0 |" / "| poll=1 |": the knob added
         groups = side_groups([row[0] for row in body]) if not sides and len(body) > 2 else []
         if groups:  # "Read (Vanilla)", "Read (Patched)", "Write (Vanilla)", ...: each pair read down
             for key, b, a in groups:

@@ -117,6 +117,8 @@ def read_row(line: str) -> Row | None:
             pass  # fsperf's mark of a significant row
         elif (spread := _SPREAD.match(token)) and values and float(spread.group(1)) < values[-1][0]:
             pass  # "avg (stdev)": a bare figure in parentheses, smaller than the one before it, is its spread
+        elif value is not None and not values and label and label[-1].endswith("="):
+            label[-1] += token  # "poll=0  410k  78us": the setting's value names the row
         elif value is not None and (values or label or _rate_after(tokens, i)):
             if i + 1 < len(tokens) and tokens[i + 1].lower() in SUFFIX:
                 value *= SUFFIX[tokens[i + 1].lower()]

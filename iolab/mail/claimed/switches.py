@@ -41,3 +41,10 @@ def switch_names(names: list[str], about: list[str]) -> list[str] | None:
         return None
     return [f"{n} ({'base' if side == 'before' else 'patched'})" for n, side in zip(names, said)]
 
+
+
+def switch_order(names: list[str], about: list[str]) -> tuple[int, int] | None:
+    """(before, after) of two rows that are one option switched off and on, where the subjects
+    (``about``) bring it (``poll=0`` / ``poll=1`` under "nvme: add poll knob"); None otherwise."""
+    said = switch_names([n.strip().rstrip(":") for n in names], about)
+    return None if said is None else (0, 1) if said[0].endswith("(base)") else (1, 0)

@@ -42,6 +42,7 @@ from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, 
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
 from iolab.mail.claimed.samples import sample_means, sampled
 from iolab.mail.claimed.steps import step_pair
+from iolab.mail.claimed.switches import switch_order
 
 _RUN = re.compile(r"^(?:run|#|test|iter(?:ation)?|try|round)\s*#?\s*\d+$", re.I)
 _SUMMARY = re.compile(r"^(avg|average|mean|median|total)\b", re.I)
@@ -390,6 +391,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
         else:
             legend = legend_pair([row.label for row in rows], lines) or \
                 step_pair([row.label.strip().rstrip(":") for row in rows])  # "Config 1: ... (base)"; "before", "p 1"
+            legend = legend or (switch_order([r.label for r in rows], about or []) if len(rows) == 2 else None)
             sides = _sides(rows, [*(about or []), *lines]) or ((rows[legend[0]], rows[legend[1]]) if legend else None)
             read = _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
             claims += [c for c in read if c not in spread_rows(read)]
