@@ -109,3 +109,27 @@ real    0m43.900s
 """
     assert _rows(text) == [(41.2, 43.9, "s")]
     assert _rows(text.replace("enables jcsum (journal checksums)", "keeps the defaults")) == []
+
+
+def test_labels_of_a_setting_switched_off_and_on_that_the_subject_names():
+    text = """Sequential reads, 3 runs each:
+
+iostats=0:
+  seq read:   2250 MB/s
+iostats=1:
+  seq read:   2.1 GB/s
+"""
+    assert _rows(text, "[PATCH] nvme: make iostats=1 cheaper") == [(2250, 2100, "MB/s")]
+
+
+def test_banners_naming_an_option_and_its_no_option_the_subject_names_the_on_one_first():
+    text = """Fragmented free space:
+
+===== discard =====
+  write: IOPS=330k, BW=1289MiB/s (1352MB/s)(75.5GiB/60001msec)
+===== nodiscard =====
+  write: IOPS=410k, BW=1602MiB/s (1680MB/s)(93.9GiB/60001msec)
+"""
+    assert _rows(text, "[PATCH] btrfs: turn on async discard by default") == [(410000, 330000, "IOPS"),
+                                                                              (1602, 1289, "MiB/s")]
+    assert _rows(text, "[PATCH] btrfs: fix a leak in the free space cache") == []

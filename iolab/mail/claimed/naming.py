@@ -178,13 +178,13 @@ def patch_side(name: str, lines: list[str]) -> Side | None:
     return said.pop() if len(said) == 1 else None
 
 
-_OFF, _ON = ("off", "0", "false", "no", "disabled", "disable", "without", "w/o", "default", "noop"), \
-    ("on", "1", "true", "yes", "enabled", "enable", "with", "w/")
+_OFF, _ON = ("off", "0", "false", "no", "disabled", "disable", "without", "w/o", "default", "noop", "never"), \
+    ("on", "1", "true", "yes", "enabled", "enable", "with", "w/", "always")
 
 
 def switched(first: str, second: str) -> tuple[Side, Side] | None:
     """Two names of one thing switched off and on (``nowait-off`` / ``nowait-on``, ``dax=0`` /
-    ``dax=1``, ``no-cache`` / ``cache``): the off one is before, the on one after (an option or a
+    ``dax=1``, ``dax=never`` / ``dax=always``, ``no-cache`` / ``cache``, ``nodiscard`` / ``discard``): the off one is before, the on one after (an option or a
     feature the change brings, against its default)."""
     words = [[w for w in re.split(r"[-_=.:\s]+", n.strip().lower()) if w] for n in (first, second)]
     if words[0] == words[1]:
@@ -192,7 +192,7 @@ def switched(first: str, second: str) -> tuple[Side, Side] | None:
     for k, (mine, theirs) in enumerate((words, words[::-1])):
         if len(mine) == len(theirs):
             apart = [(a, b) for a, b in zip(mine, theirs) if a != b]
-            if len(apart) == 1 and apart[0][0] in _OFF and apart[0][1] in _ON:
+            if len(apart) == 1 and (apart[0][0] in _OFF and apart[0][1] in _ON or apart[0][0] == "no" + apart[0][1]):
                 return ("before", "after") if k == 0 else ("after", "before")
         elif len(mine) == len(theirs) + 1 and mine[0] in _OFF[3:] and mine[1:] == theirs:  # "no-cache" / "cache"
             return ("before", "after") if k == 0 else ("after", "before")

@@ -216,7 +216,7 @@ def _row_keys(markers: list[Marker]) -> None:
                 markers[k] = None
 
 
-_SETTING_TOKEN = re.compile(r"^(?P<name>[A-Za-z][\w-]*)=(?P<value>\w+),?$")
+_SETTING_TOKEN = re.compile(r"^(?P<name>[A-Za-z][\w-]*)=(?P<value>\w+)[,:]?$")
 
 
 def _switch_lines(lines: list[str], markers: list[Marker], about: tuple[str, ...]) -> None:
@@ -232,11 +232,11 @@ def _switch_lines(lines: list[str], markers: list[Marker], about: tuple[str, ...
             apart = [(a, b) for a, b in zip(mine, theirs) if a != b] if len(mine) == len(theirs) else []
             found = [_SETTING_TOKEN.match(t) for t in apart[0]] if len(apart) == 1 else []
             if len(found) != 2 or not found[0] or not found[1] or found[0]["name"] != found[1]["name"] or \
-                    introduced([found[0]["name"]], [], text) is None:
+                    introduced([found[0]["name"]], [], text) is None and not _named_switch([apart[0][0]] * 2, about):
                 continue
             sides = switched(found[0]["name"] + "=" + found[0]["value"], found[1]["name"] + "=" + found[1]["value"])
             if sides is not None:
-                markers[k] = (sides[0], lines[k].strip(), "")
+                markers[k] = (sides[0], lines[k].strip().rstrip(":"), "")
 
 
 _AND = re.compile(r"^\s*and\s+[^:.;]{3,80}:\s*$")  # "and a subsequent cache hot run looks like this:"
@@ -387,6 +387,8 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     found = [s for s in segments(lines, about) if s.figures]
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
     said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
+    turned = switched(*neutral) if len(neutral) == 2 and said is None and _named_switch(neutral, about) else None
+    said = said if turned is None else turned.index("after")  # "== dax=never ==" / "== dax=always ==" under "dax"
     guessed = {id(s) for s in found if s.side is None} if said is None else set()
     for segment in found:
         if segment.side is None:
@@ -413,6 +415,13 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
         out += _ordered(pair_sides(found[nearest], segment, named), {id(found[nearest]), id(segment)} & guessed)
     # "(2560 blocks of 4096 bytes)": a setting; 0 on both sides ("cur_commit_ms 0", fio's idle write IOPS): nothing ran
     return [c for c in out if (c.kind != "size" or c.before != c.after) and (c.before or c.after)]
+
+
+def _named_switch(names: list[str], about: tuple[str, ...]) -> bool:
+    """Whether the subjects name what two names switch (``nowait`` of ``nowait=0`` / ``nowait=1``)."""
+    words = [{re.sub(r"^no(?=[a-z]{3})", "", w) for w in re.split(r"[-_=.:\s]+", n.lower())} for n in names]
+    subject = " ".join(about).lower()
+    return any(len(w) > 2 and w in subject for w in words[0] & words[1])
 
 
 def _blocks(found: list[Segment]) -> list[tuple[int, int]]:
