@@ -365,3 +365,21 @@ buf size    base      1/3       2/3       3/3
     assert (12.5, 13.0) not in {(b, a) for _, b, a in _rows(text)}
     ratio = "Dirty pages written:\n\n    batch   before     after      after/before\n    0       1240       966        0.779\n"
     assert [(b, a) for _, b, a in _rows(ratio)] == [(1240, 966)]  # a ratio of the sides is no step
+
+
+# bloat-o-meter's output: the image's total is the claim, its symbols' rows are parts of it
+BLOAT = """The helpers are now inlined only where they pay off; bloat-o-meter on an x86_64 defconfig:
+
+add/remove: 1/2 grow/shrink: 2/3 up/down: 88/-260 (-172)
+Function                                     old     new   delta
+blk_mq_end_request_batch                     812     860     +48
+__blk_rq_map_sg                              930     874     -56
+blk_account_io_done                           84       -     -84
+Total: Before=22813402, After=22813230, chg -0.00%
+"""
+
+
+def test_bloat_o_meters_total_is_the_claim_and_its_symbols_rows_are_not():
+    found = claims(BLOAT, "block: inline the completion helpers")
+    assert [(c.label, c.before, c.after, c.unit, c.better) for c in found] == [
+        ("bloat-o-meter total", 22813402, 22813230, "bytes", "lower")]

@@ -34,6 +34,7 @@ import functools
 import re
 from typing import Literal
 
+from iolab.mail.claimed.bloat import symbol_row
 from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFIX, Claim, number, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import Row, table_row
@@ -66,7 +67,8 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
     for claim in found:
         if spread(claim, said) or paired_with_itself(claim, index) or dd_elapsed(claim) or \
                 breakdown(claim, wholes) or layout(claim) or regression_told(claim) or other_case(claim, cases) or \
-                caused(claim, lines, index) or apart(claim, lines, index) or midway(claim, lines, index):
+                caused(claim, lines, index) or apart(claim, lines, index) or midway(claim, lines, index) or \
+                symbol_row(claim, index, lines):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)

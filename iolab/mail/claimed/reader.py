@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.better import infer
+from iolab.mail.claimed.bloat import bloat_totals
 from iolab.mail.claimed.clauses import trailing_pairs
 from iolab.mail.claimed.evidence import admitted
 from iolab.mail.claimed.model import Claim
@@ -43,7 +44,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
     lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
     about = [f"Subject: {line[:MAX_WIDTH]}" for line in subject.splitlines()[:MAX_LINES] if line.strip()]
     found = _as("pipes", pipe_tables(lines, about)) + _as("columns", column_tables(lines, about)) + \
-        _as("repeats", repeated_tables(lines))
+        _as("repeats", repeated_tables(lines)) + _as("bloat", bloat_totals(lines))
     seen = {(c.before, c.after) for c in found}
     found += _own(_as("sides", side_pairs(lines, tuple(about))), found)
     seen |= {(c.before, c.after) for c in found}
