@@ -309,3 +309,21 @@ batch=1       515k     2011MiB/s   62us
     assert _rows(text, subject) == [("IOPS", 210e3, 266e3), ("lat", 91, 70), ("IOPS", 410e3, 515e3),
                                     ("BW", 1601, 2011), ("lat", 78, 62)]
     assert _rows(text, "nvme: tune the queue") == []
+
+
+def test_a_figure_then_the_same_run_in_another_measure_in_parentheses_is_a_cell_of_its_own():
+    text = """Before the series:
+
+  bs      seq read             seq write
+  8K      11.3k (88.3MiB/s)    5.1k (39.8MiB/s)
+  1M      310 (310MiB/s)       120 (120MiB/s)
+
+After the series:
+
+  bs      seq read             seq write
+  8K      14.0k (109MiB/s)     5.9k (46.1MiB/s)
+  1M      402 (402MiB/s)       131 (131MiB/s)
+"""
+    found = [(c.label, c.before, c.after, c.unit) for c in claims(text)]
+    assert ("8K seq read", 11300, 14000, "") in found and ("8K seq read", 88.3, 109, "MiB/s") in found
+    assert ("1M seq write", 120, 131, "") in found

@@ -46,6 +46,8 @@ def _tokens(line: str) -> list[str]:
     tokens = []
     line = _SIGN_APART.sub(r" \1", line)  # "162K  + 4.5%": the delta's sign written apart from it
     for word in line.replace("±", " ± ").split():
+        inner = re.fullmatch(r"\((\d[\d,]*(?:\.\d+)?)([kKMG]?[A-Za-zµ/]+)\)", word)
+        word = inner.group(1) + inner.group(2) if inner and unit_of(inner.group(2)) else word  # "(48.1MiB/s)"
         named = re.fullmatch(r"(?:[A-Za-z]\w*=[^,=\s]+,?)+", word)
         parts = re.findall(r"([A-Za-z]\w*=)([^,=\s]+)", word) if named else [("", word)]
         for tag, token in parts:

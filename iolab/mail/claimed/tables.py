@@ -124,6 +124,8 @@ def _columns(header: str, count: int, label: int = 1) -> list[str]:
     """The names of a table's count figure columns, from its header (columns apart by two spaces or a tab);
     ``label``: the columns the rows' labels take (``4k  base``: two)."""
     names = [n for n in re.split(r"\s{2,}|\t", header.strip()) if n]
+    if count >= 4 and count % 2 == 0 and len(names) == label + count // 2:  # "rand read" over "12.3k (48.1MiB/s)"
+        names = names[:label] + [n for n in names[label:] for n in (n, n)]
     if len(names) > count:
         skip = label if len(names) == label + count else 1  # the labels' columns first; a delta's column after
         names = names[skip:skip + count]
