@@ -303,7 +303,8 @@ def _twins(first: tuple[int, _Table], second: tuple[int, _Table], lines: list[st
     commands = [command_above(lines, k) for k in (i, j)]
     if all(commands) and commands[0] != commands[1]:
         return None  # two commands' outputs ($ time fs_mark, $ time rm -rf), not a side each
-    if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or j - a.end > 4:
+    if _unsided_words(a.header) != _unsided_words(b.header) or _both_sides(a.header) or \
+            j - a.end > 4 and not _twin_names(first, second, lines):  # prose between: only twins named as sides
         return None  # "before:  avg" and "after:  avg" are one header, a side each
     if any(len(t.rows) == 2 and _sides([r for _, r in t.rows]) for t in (a, b)):
         return None  # "4K:" then "64K:", each of a base and a patched row: a table a size, not a side
