@@ -133,3 +133,11 @@ def test_banners_naming_an_option_and_its_no_option_the_subject_names_the_on_one
     assert _rows(text, "[PATCH] btrfs: turn on async discard by default") == [(410000, 330000, "IOPS"),
                                                                               (1602, 1289, "MiB/s")]
     assert _rows(text, "[PATCH] btrfs: fix a leak in the free space cache") == []
+
+
+def test_a_side_then_a_comma_then_its_output_on_one_line():
+    text = """Random writes, 8 jobs:
+without the series， IOPS=141k, BW=551MiB/s (578MB/s)(64.6GiB/120001msec)
+with the series,  IOPS=163k, BW=637MiB/s (668MB/s)(74.6GiB/120001msec)
+"""
+    assert _rows(text) == [(141000, 163000, "IOPS"), (551, 637, "MiB/s")]

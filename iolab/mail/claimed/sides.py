@@ -33,6 +33,8 @@ _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patch
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
 _BARE = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^.:;!?=]{0,80})$",
                    re.I)
+_COMMA = re.compile(r"^\s*(?P<name>(?:with|without|w/o|before|after)\b[^,，:]{0,40}?)\s*[,，]\s*"
+                    r"(?P<rest>(?:[A-Za-z]+\s*[=:]|\d)\S*.*)$", re.I)
 # a variant's name in parentheses opening the line of its output or command: "(passthru) read: IOPS=17.2k, ..."
 _VARIANT = re.compile(r"^\s*\((?P<name>[A-Za-z][\w/+ -]{0,20})\)\s+(?P<rest>\S.*)$")
 # a list item naming a side: "* Without directory shrinking", "- Bounce then zero-copy (patched)"
@@ -69,6 +71,9 @@ def marker(line: str) -> tuple[Side | None, str, str] | None:
     opening = _OPENING.match(line)
     if opening and side_of(opening.group("name").split(",")[0]):  # "After this submission was merged, ...:"
         return side_of(opening.group("name").split(",")[0]), opening.group("name"), ""
+    comma = _COMMA.match(line)  # "with the patch,  IOPS=218k, BW=852MiB/s": a side, then its output on its line
+    if comma and side_of(comma.group("name")) and line_figures(comma.group("rest")):
+        return side_of(comma.group("name")), comma.group("name"), comma.group("rest")
     variant = _VARIANT.match(line)
     if variant:  # a side by its name, else by which variant the text says the change brings
         return side_of(variant.group("name")), variant.group("name"), variant.group("rest")
