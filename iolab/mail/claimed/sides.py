@@ -181,9 +181,7 @@ def _files(lines: list[str], about: tuple[str, ...]) -> dict[int, Marker]:
     sides = [side_of(re.sub(r"[-_.]+", " ", stem)) for stem in stems]  # "stock-run", "with-memcpy-page"
     if sides.count(None) == 1:
         sides = [s or ("after" if "before" in sides else "before") for s in sides]
-    subject = " ".join(about).lower()
-    shared = set(re.split(r"[-_=.]+", stems[0].lower())) & set(re.split(r"[-_=.]+", stems[1].lower()))
-    if set(sides) != {"before", "after"} and any(len(w) > 2 and w in subject for w in shared):
+    if set(sides) != {"before", "after"} and _named_switch(stems, about):
         sides = list(switched(*stems) or sides)
     if set(sides) != {"before", "after"}:
         return {}
