@@ -113,7 +113,8 @@ def test_the_side_a_label_names(name, side):
     assert side_of(name) == side
 
 
-@pytest.mark.parametrize("text, unit", [("Kops/s", "ops/s"), ("MIOPS", "IOPS"), ("MB/sec", "MB/s")])
+@pytest.mark.parametrize("text, unit", [("Kops/s", "ops/s"), ("MIOPS", "IOPS"), ("MB/sec", "MB/s"),
+                                        ("Gbps", "Gbit/s"), ("(Mbps)", "Mbit/s"), ("GBps", "GB/s"), ("MBps", "MB/s")])
 def test_a_rate_in_thousands_or_millions_names_its_unit(text, unit):
     assert unit_of(text)[0] == unit
 

@@ -33,7 +33,7 @@ _RATE: dict[str, tuple[str, ...]] = {
 # fio's own short forms ("BW(M/s)", "167M/s -> 234M/s"): its M and G are binary; "K/s" is as often a count a second
 _BANDWIDTH = {"B/s": ("b/s", "bytes/s"), "KiB/s": ("kib/s",), "MiB/s": ("mib/s", "mib/sec", "m/s"),
               "GiB/s": ("gib/s", "gib/sec", "g/s"),
-              "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec", "mbps"), "GB/s": ("gb/s", "gb/sec", "gbps"),
+              "KB/s": ("kb/s", "kb/sec"), "MB/s": ("mb/s", "mb/sec"), "GB/s": ("gb/s", "gb/sec"),
               "Mbit/s": ("mbit", "mbit/s", "mbits/s", "mbit/sec"), "Gbit/s": ("gbit", "gbit/s", "gbits/s", "gbit/sec")}
 # unit as written (lower case) -> the unit shown, its kind, which way is better
 _UNITS: dict[str, Unit] = {
@@ -115,6 +115,9 @@ def unit_of(text: str) -> Unit | None:
              if k or _UNITS.get(p.lower(), ("", "", None))[1] == "rate"]  # "tps_med": tps ("min_lat": not minutes)
     for candidate in [*inner, *words, *(p for p in parts if p != "bytes")]:
         key = candidate.strip().strip("(),:;.[]").lower()
+        if key in ("mbps", "gbps"):  # the case says it: Gbps are bits a second, GBps bytes
+            bits = "bps" in candidate
+            return _UNITS[(key[0] + ("bit/s" if bits else "b/s"))]
         if key in _UNITS and key != "%":
             return _UNITS[key]
         if key[:1] in ("k", "m") and _UNITS.get(key[1:], ("", "", None))[1] == "rate":
