@@ -14,21 +14,21 @@ GOAL = 0.90
 
 
 TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "tune is samples 1-6 (415 mails, 1887 rows) since sample 6 was measured once held out (16.0%/32.1% at "
-    "b2eae99) and moved to tune: recall 1218/1887 64.5%, precision 1218/1456 83.7% at that move (2026-11-28); "
+    "tune is samples 1-7 (483 mails, 2162 rows) since sample 7 was measured once held out (26.2%/35.6% at "
+    "258f163) and moved to tune: recall 1390/2162 64.3%, precision 1390/1629 85.3% at that move (2026-11-29); "
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (1318, 0.92)}
+FLOOR = {"tune": (1390, 0.85)}
 # of the rows read, how many carry the label's better way (higher or lower): a change that loses a row's way fails
-BETTER = {"tune": 1223}
+BETTER = {"tune": 1292}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "held_out is every mail gathered after sample 6 (sample 7 on), labelled apart from the reader's work and "
-    "measured once when it comes in; samples 1-6 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
-    "18.8%/69.4%, 38.6%/35.1%, 39.4%/56.6%, 16.0%/32.1% recall/precision): below the goal; remove this mark "
-    "when it holds"))
+    "held_out is every mail gathered after sample 7 (sample 8 on), labelled apart from the reader's work and "
+    "measured once when it comes in; samples 1-7 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
+    "18.8%/69.4%, 38.6%/35.1%, 39.4%/56.6%, 16.0%/32.1%, 26.2%/35.6% recall/precision): below the goal; "
+    "remove this mark when it holds"))
 
 
 @pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
