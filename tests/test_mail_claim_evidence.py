@@ -383,3 +383,27 @@ def test_bloat_o_meters_total_is_the_claim_and_its_symbols_rows_are_not():
     found = claims(BLOAT, "block: inline the completion helpers")
     assert [(c.label, c.before, c.after, c.unit, c.better) for c in found] == [
         ("bloat-o-meter total", 22813402, 22813230, "bytes", "lower")]
+
+
+def test_dbench_operations_per_side_are_counters_beside_its_throughput():
+    side = """
+ Operation      Count    AvgLat    MaxLat
+ ----------------------------------------
+ Create       {c}     0.041    12.500
+ Remove       {r}     0.020     3.125
+
+Throughput {t} MB/sec  8 clients  8 procs  max_latency=12.512 ms
+"""
+    text = "dbench on the patched and the stock kernel.\n\nStock kernel:\n" + \
+        side.format(c=500100, r=250300, t="401.25") + "\nPatched kernel:\n" + side.format(c=610200, r=301100, t="488.5")
+    assert {(c.before, c.after) for c in claims(text)} <= {(401.25, 488.5)}
+
+
+def test_times_in_minutes_and_seconds_are_not_read_as_their_minutes():
+    text = """Copying the tree, before and after the series:
+
+| run     | before      | after       |
+|---------|-------------|-------------|
+| first   | 7m12.400s   | 3m05.118s   |
+"""
+    assert all((c.before, c.after) != (7, 3) for c in claims(text))

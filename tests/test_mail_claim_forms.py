@@ -7,6 +7,7 @@ import pytest
 
 from iolab.mail.claimed import claims, unit_of
 from iolab.mail.claimed.naming import side_of
+from iolab.mail.claimed.model import figures
 
 
 def _rows(text: str) -> list[tuple[str, float, float, str, str | None]]:
@@ -951,3 +952,11 @@ def test_a_path_and_the_path_plus_the_feature_the_series_adds():
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(3462, 844, "ms"), (1183, 4853, "Mbit/s")]
     other = "unwritten file:  IOPS=20.1k\nunwritten file + fast_commit:  IOPS=42.9k\n"
     assert claims("The series adds FALLOC_FL_WRITE_ZEROES.\n\n" + other) == []
+
+
+def test_a_rate_written_in_thousands_keeps_its_multiplier_where_the_figure_is_read():
+    assert [(v, u[0]) for v, u, _ in figures("120 kops/s")] == [(120000.0, "ops/s")]
+    text = "Random 4k reads on the array went from 350 KIOPS to 420 KIOPS with this patch.\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(350000.0, 420000.0, "IOPS")]
+    text = "Small writes went from 80 to 96 kops/s with this series.\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(80000.0, 96000.0, "ops/s")]

@@ -141,3 +141,16 @@ without the series， IOPS=141k, BW=551MiB/s (578MB/s)(64.6GiB/120001msec)
 with the series,  IOPS=163k, BW=637MiB/s (668MB/s)(74.6GiB/120001msec)
 """
     assert _rows(text) == [(141000, 163000, "IOPS"), (551, 637, "MiB/s")]
+
+
+def test_a_rule_under_a_tables_header_is_no_banner_that_ends_the_side():
+    side = """
+ Operation      Count    AvgLat    MaxLat
+ ----------------------------------------
+ Create       {c}     0.041    12.500
+
+Throughput {t} MB/sec  8 clients  8 procs  max_latency=12.512 ms
+"""
+    text = "dbench on the stock and the patched kernel.\n\nStock kernel:\n" + \
+        side.format(c=500100, t="401.25") + "\nPatched kernel:\n" + side.format(c=610200, t="488.5")
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(401.25, 488.5, "MB/s")]

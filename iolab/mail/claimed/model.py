@@ -125,6 +125,15 @@ def unit_of(text: str) -> Unit | None:
     return None
 
 
+def multiplier(text: str) -> float:
+    """What a unit word multiplies its figure by: a rate written in thousands or millions (``350 KIOPS``,
+    ``120 kops/s``, ``1.2 MIOPS``) is 1e3 or 1e6 of the rate unit_of names; any other word, 1."""
+    key = text.strip().strip("(),:;.[]").lower()
+    if key in _UNITS or key[:1] not in ("k", "m") or _UNITS.get(key[1:], ("", "", None))[1] != "rate":
+        return 1.0
+    return SUFFIX[key[0]]
+
+
 def number(token: str) -> float | None:
     """A figure as written: ``1.418``, ``562K``, ``1,205``, ``1.90e+09``, ``~250``; None for anything else."""
     match = _NUMBER.match(token.strip())
@@ -145,7 +154,8 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
         if unit is None or value is None:
             continue
         suffix = (match.group("s") or "").lower()
-        out.append((value * SUFFIX.get(suffix, 1.0), unit, match))
+        scale = SUFFIX[suffix] if suffix in SUFFIX else multiplier(match.group("u"))  # 350K IOPS, 120 kops/s
+        out.append((value * scale, unit, match))
     return out
 
 

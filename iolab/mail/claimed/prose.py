@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from iolab.mail.claimed.clauses import clause_pairs
-from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, number, said_unit, unit_of
+from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, multiplier, number, said_unit, \
+    unit_of
 from iolab.mail.claimed.naming import introduced, side_of
 from iolab.mail.claimed.outputs import worded
 
@@ -113,7 +114,10 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
         re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
-    first, second = unit_of(groups.get("ua") or groups.get("ua2") or ""), unit_of(groups.get("ub") or groups.get("ub2") or "")
+    words = groups.get("ua") or groups.get("ua2") or "", groups.get("ub") or groups.get("ub2") or ""
+    first, second = unit_of(words[0]), unit_of(words[1])
+    scales = [multiplier(words[0] or words[1]), multiplier(words[1] or words[0])]  # one unit written: both sides'
+    a, b = (None if v is None else v * scale for v, scale in zip((a, b), scales))  # "from 350 to 420 KIOPS"
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
         b = convert(b, second[0], first[0])
     unit = first or second

@@ -7,7 +7,11 @@ The gate (iolab.mail.claimed.evidence) refuses their rows:
   commit that brought it (``Commit 0123abcd4567 (...) caused ... dropped from 9100 IOPS to 5200 IOPS``);
 - where each side is pasted in several cases under its own name, and not as many a side, a before
   and an after of different configurations (``stock, reading from the NVMe drive:`` against ``With
-  the patch, two SATA disks striped:``).
+  the patch, two SATA disks striped:``);
+- dbench's table of operations (``Operation  Count  AvgLat  MaxLat``) pasted per side above its
+  ``Throughput 869.867 MB/sec`` line: the throughput is the claim, each operation's count and
+  latencies are counters beside it;
+- time(1)'s minutes and seconds (``5m1.871s``) read as their minutes alone.
 """
 
 from __future__ import annotations
@@ -86,3 +90,34 @@ def other_case(claim: Claim, cases: list[Segment]) -> bool:
             if not one or not other or one <= other or other <= one:
                 return False  # one case's figures, or a side with no configuration of its own
     return True
+
+
+_OPERATIONS = re.compile(r"^\s*(?:Operation|Op)\s+Count\s+AvgLat\s+MaxLat\s*$", re.I)
+_THROUGHPUT = re.compile(r"^\s*Throughput\s+[\d.]+\s*[KMG]i?B/sec\b", re.I)
+
+
+def operations(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row of dbench's table of operations (``NTCreateX  3322265  0.034  21.032`` under ``Operation
+    Count  AvgLat  MaxLat``), each side's table above its run's ``Throughput 869.867 MB/sec`` line: the
+    throughput is the run's claim, the operations' counts and latencies are counters beside it."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    return all(_under_operations(index.get(part, []), lines) for part in parts)
+
+
+def _under_operations(where: list[int], lines: list[str]) -> bool:
+    """The line sits in a table of dbench's operations whose run's throughput line follows it."""
+    if not where:
+        return False
+    k = where[0]
+    head = next((j for j in range(k - 1, max(-1, k - _REACH), -1) if _OPERATIONS.match(lines[j])), None)
+    return head is not None and any(_THROUGHPUT.match(line) for line in lines[k + 1:k + _REACH])
+
+
+_MINUTES = re.compile(r"(?<![\w.])(\d+)m\d+(?:\.\d+)?s\b")
+
+
+def minutes_only(claim: Claim) -> bool:
+    """A row whose figures are the minutes of time(1)'s ``5m1.871s`` and ``2m47.642s``, their seconds
+    dropped: whoever reads the cell as a number stops at the ``m``; the time is 301.871 s, not 5."""
+    minutes = {float(m.group(1)) for m in _MINUTES.finditer(claim.source)}
+    return claim.before in minutes and claim.after in minutes

@@ -145,7 +145,8 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     markers = [files.get(k) or marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip())
                                                 if _continued(lines, k) else None)
                or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) for k, line in enumerate(lines)]
-    _row_keys(markers)
+    markers = [None if m and m[1] == "-" and k and _HEADER.match(lines[k - 1]) else m for k, m in enumerate(markers)]
+    _row_keys(markers)  # a rule under a table's header ("Operation  Count  AvgLat") is the table's, no banner
     _from_to(lines, markers)
     _and_captions(lines, markers)
     _switch_lines(lines, markers, about)
@@ -163,6 +164,7 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     return out if any(s.side is not None and s.figures for s in out) else _cut(lines, markers, False)
 
 
+_HEADER = re.compile(r"^\s*[A-Za-z][\w%/()]*(?:\s{2,}[A-Za-z][\w%/()]*){2,}\s*$")  # three named columns
 Marker = tuple[Side | None, str, str] | None
 # a file's name opening its line, as grep prints a match in several files ("nowait-off-2.fio:  read: IOPS=..")
 _FILE = re.compile(r"^\s*(?P<file>[A-Za-z][\w.+-]*?)\.(?:fio|log|out|txt|json|res)\s*:\s*(?P<rest>\S.*)$")
