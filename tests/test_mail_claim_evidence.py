@@ -407,3 +407,13 @@ def test_times_in_minutes_and_seconds_are_not_read_as_their_minutes():
 | first   | 7m12.400s   | 3m05.118s   |
 """
     assert all((c.before, c.after) != (7, 3) for c in claims(text))
+
+
+def test_a_tables_first_column_that_is_a_settings_value_is_no_before():
+    text = """The series fixes the slowdown that readahead_boost=1 brought, with the kernel's compare:
+
+                  readahead_boost=0   readahead_boost=1   patched
+Hmean   seq-4k       812.40 (  0.00%)    640.15 * -21.20%*    805.77 ( -0.82%)
+Hmean   seq-64k     1504.90 (  0.00%)   1210.33 * -19.57%*   1498.02 ( -0.46%)
+"""
+    assert [(c.before, c.after) for c in claims(text) if c.before in (812.40, 1504.90)] == []

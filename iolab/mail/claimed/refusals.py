@@ -11,6 +11,8 @@ The gate (iolab.mail.claimed.evidence) refuses their rows:
 - dbench's table of operations (``Operation  Count  AvgLat  MaxLat``) pasted per side above its
   ``Throughput 869.867 MB/sec`` line: the throughput is the claim, each operation's count and
   latencies are counters beside it;
+- a table whose first columns are one setting's values (``mb_optimize_scan=0  mb_optimize_scan=1
+  patched``): its first column is a mode of the kernel, no before of the change;
 - time(1)'s minutes and seconds (``5m1.871s``) read as their minutes alone.
 """
 
@@ -121,3 +123,21 @@ def minutes_only(claim: Claim) -> bool:
     dropped: whoever reads the cell as a number stops at the ``m``; the time is 301.871 s, not 5."""
     minutes = {float(m.group(1)) for m in _MINUTES.finditer(claim.source)}
     return claim.before in minutes and claim.after in minutes
+
+
+_SETTING = re.compile(r"([A-Za-z_][\w.-]*)=\S+")
+
+
+def setting_first(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row read across a table whose header's first column sets a key that another column sets to
+    another value (``mb_optimize_scan=0  mb_optimize_scan=1  patched``): the first column, whence the
+    row's before, is a mode of the kernel under test, not the kernel without the change."""
+    if claim.form not in ("columns", "pipes") or " / " in claim.source or claim.source not in index:
+        return False
+    k = index[claim.source][0]
+    for j in range(k - 1, max(-1, k - _REACH), -1):
+        columns = [c.strip() for c in re.split(r"\s{2,}|\t|\|", lines[j]) if c.strip()]
+        keys = [m.group(1) if m else None for m in (_SETTING.fullmatch(c) for c in columns)]
+        if keys and keys[0] is not None and keys[1:].count(keys[0]) >= 1:
+            return True
+    return False
