@@ -2,6 +2,7 @@
 fio's lines per operation, runs of one side by their mean, a setting turned on as the after side."""
 
 from iolab.mail.claimed import claims
+from iolab.mail.claimed.sides import segments
 
 
 def _rows(text: str, subject: str = "") -> list[tuple[float, float, str]]:
@@ -154,3 +155,19 @@ Throughput {t} MB/sec  8 clients  8 procs  max_latency=12.512 ms
     text = "dbench on the stock and the patched kernel.\n\nStock kernel:\n" + \
         side.format(c=500100, t="401.25") + "\nPatched kernel:\n" + side.format(c=610200, t="488.5")
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(401.25, 488.5, "MB/s")]
+
+
+def test_runs_between_rules_that_name_nothing_are_no_sides_in_their_order():
+    run = """{name}
+{rule}
+
+$ setpolicy /mnt {name} && run
+
+ READ: bw={bw}MiB/s ({bw}MB/s), {bw}MiB/s-{bw}MiB/s ({bw}MB/s-{bw}MB/s), io=5.3GiB (5.7GB), run=60001-60001msec
+
+"""
+    text = "Each read policy on two mirrors:\n\n---------- 8< ----------\n\n" + run.format(name="legacy", rule="----", bw="90.5") + \
+        run.format(name="balanced", rule="----------", bw="72.1") + "mirror3\n=======\n\n" + \
+        run.format(name="legacy", rule="----", bw="88.0") + run.format(name="balanced", rule="----------", bw="60.2")
+    assert "-" not in [s.name for s in segments(text.splitlines())]  # a rule opens no side of its own
+    assert claims(text, "[PATCH 0/2] mnt: a balanced read policy") == []

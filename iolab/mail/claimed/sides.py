@@ -284,7 +284,7 @@ def _cut(lines: list[str], markers: list[Marker], known: bool) -> list[Segment]:
     spoken = _spoken(lines)
     for k, line in enumerate(lines):
         opened = markers[k]
-        if opened is not None and (opened[0] is not None or not known):
+        if opened is not None and (opened[0] is not None or not known and opened[1] != "-"):  # a rule: no name
             side, name, rest = opened
             if current is not None and current.name == name and (markers[k - 1] or ("",))[:2] == opened[:2] \
                     and _FILE.match(line):  # the same file's next run, a line of grep's each: the side's samples
