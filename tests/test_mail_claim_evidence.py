@@ -417,3 +417,15 @@ Hmean   seq-4k       812.40 (  0.00%)    640.15 * -21.20%*    805.77 ( -0.82%)
 Hmean   seq-64k     1504.90 (  0.00%)   1210.33 * -19.57%*   1498.02 ( -0.46%)
 """
     assert [(c.before, c.after) for c in claims(text) if c.before in (812.40, 1504.90)] == []
+
+
+def test_a_kernel_with_the_regressing_commit_reverted_is_the_regressions_story():
+    text = """Random reads on the NVMe pair since the cache rework:
+
+v6.3-rc2 baseline:            410K IOPS
+With reverting 0123abcd4567:  780K IOPS
+
+This series makes the cache's range a knob instead.
+"""
+    assert claims(text, "[PATCH 0/3] cache: make the range configurable") == []
+    assert claims(text, "[PATCH] Revert \"cache: rework\"") != []

@@ -39,7 +39,7 @@ from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFI
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import Row, table_row
 from iolab.mail.claimed.refusals import cases_of, caused, minutes_only, operations, other_case, regression_told, \
-    setting_first
+    reverted_elsewhere, setting_first
 
 Evidence = Literal["delta", "names", "subject", "sides"]
 
@@ -70,7 +70,7 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
                 breakdown(claim, wholes) or layout(claim) or regression_told(claim) or other_case(claim, cases) or \
                 caused(claim, lines, index) or apart(claim, lines, index) or midway(claim, lines, index) or \
                 symbol_row(claim, index, lines) or operations(claim, lines, index) or minutes_only(claim) or \
-                setting_first(claim, lines, index):
+                setting_first(claim, lines, index) or reverted_elsewhere(claim, about):
             continue
         if evidence(claim, lines, index, about) is not None:
             out.append(claim)

@@ -13,6 +13,8 @@ The gate (iolab.mail.claimed.evidence) refuses their rows:
   latencies are counters beside it;
 - a table whose first columns are one setting's values (``mb_optimize_scan=0  mb_optimize_scan=1
   patched``): its first column is a mode of the kernel, no before of the change;
+- a side named as a kernel with an earlier commit reverted (``With reverting 4e89dce72521: 1250K``)
+  where no patch is that revert: the regression's story, told by taking its cause out;
 - time(1)'s minutes and seconds (``5m1.871s``) read as their minutes alone.
 """
 
@@ -141,3 +143,14 @@ def setting_first(claim: Claim, lines: list[str], index: dict[str, list[int]]) -
         if keys and keys[0] is not None and keys[1:].count(keys[0]) >= 1:
             return True
     return False
+
+
+_REVERTING = re.compile(r"\b(?:with|after|w/)\s+revert(?:ing|ed)?\s+(?:commit\s+)?[0-9a-f]{7,40}\b", re.I)
+
+
+def reverted_elsewhere(claim: Claim, about: list[str]) -> bool:
+    """A row whose side is a kernel with an earlier commit reverted (``v5.12-rc3 baseline: 600K IOPS`` /
+    ``With reverting 4e89dce72521: 1250K IOPS``) where no patch's subject is a revert: the cost of the
+    regression the series answers, measured by taking its cause out, not the series' before and after."""
+    return _REVERTING.search(claim.source) is not None and not any(re.search(r"\brevert", line, re.I)
+                                                                   for line in about)
