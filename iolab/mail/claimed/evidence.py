@@ -38,8 +38,8 @@ from iolab.mail.claimed.bloat import symbol_row
 from iolab.mail.claimed.model import DEVIATION, EXTREME, MEAN, PERCENTILE, SUFFIX, Claim, number, unit_of
 from iolab.mail.claimed.naming import introduced, row_sides, side_of
 from iolab.mail.claimed.rows import Row, table_row
-from iolab.mail.claimed.refusals import cases_of, caused, minutes_only, operations, other_case, regression_told, \
-    reverted_elsewhere, setting_first
+from iolab.mail.claimed.refusals import cases_of, caused, distribution, minutes_only, operations, other_case, \
+    regression_told, reverted_elsewhere, setting_first
 
 Evidence = Literal["delta", "names", "subject", "sides"]
 
@@ -69,7 +69,7 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
         if spread(claim, said) or paired_with_itself(claim, index) or dd_elapsed(claim) or \
                 breakdown(claim, wholes) or layout(claim) or regression_told(claim) or other_case(claim, cases) or \
                 caused(claim, lines, index) or apart(claim, lines, index) or midway(claim, lines, index) or \
-                symbol_row(claim, index, lines) or operations(claim, lines, index) or minutes_only(claim) or \
+                symbol_row(claim, index, lines) or operations(claim, lines, index) or minutes_only(claim) or distribution(claim) or \
                 setting_first(claim, lines, index) or reverted_elsewhere(claim, about):
             continue
         if evidence(claim, lines, index, about) is not None:

@@ -15,6 +15,7 @@ The gate (iolab.mail.claimed.evidence) refuses their rows:
   patched``): its first column is a mode of the kernel, no before of the change;
 - a side named as a kernel with an earlier commit reverted (``With reverting 4e89dce72521: 1250K``)
   where no patch is that revert: the regression's story, told by taking its cause out;
+- a latency distribution's lines (redis-benchmark's ``99.90% <= 1.2 milliseconds``) as samples;
 - time(1)'s minutes and seconds (``5m1.871s``) read as their minutes alone.
 """
 
@@ -154,3 +155,13 @@ def reverted_elsewhere(claim: Claim, about: list[str]) -> bool:
     regression the series answers, measured by taking its cause out, not the series' before and after."""
     return _REVERTING.search(claim.source) is not None and not any(re.search(r"\brevert", line, re.I)
                                                                    for line in about)
+
+
+_BUCKET = re.compile(r"^\s*\d+(?:\.\d+)?%\s*(?:<=|<|≤)\s*\d")
+
+
+def distribution(claim: Claim) -> bool:
+    """A row of a latency distribution's lines (redis-benchmark's ``99.90% <= 1.2 milliseconds``, ``100.00% <= 3
+    milliseconds``): each line is the bound of a share of the requests, not a sample, and their mean is no figure."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    return all(_BUCKET.match(part) for part in parts)
