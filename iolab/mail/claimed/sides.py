@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
 from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
+from iolab.mail.claimed.told import stated, told
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
@@ -114,7 +115,7 @@ def _bare(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
         side_of(words[0]) or side_of(" ".join(words[-2:])) or (side_of(name) if "+" in name else None)
     under = [line for line in lines[k + 1:k + 3] if line.strip()]
     return (side, name, "") if side and under and (line_figures(under[0]) or len(under) > 1 and (
-        not re.search(r"[.:]\s*$", under[0]) and line_figures(under[1]))) else None
+        not re.search(r"[.:]\s*$", under[0]) and line_figures(under[1])) or bare and told(lines, k)) else None
 
 
 def _item(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
@@ -390,6 +391,8 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     """Every after side's figures paired with those of the before side nearest it. ``about``: the
     patches' subjects (of two variants named alike, the one a subject names is after)."""
     found = [s for s in segments(lines, about) if s.figures]
+    for segment in found:
+        segment.figures = stated(segment.figures)
     neutral = list(dict.fromkeys(s.name for s in found if s.side is None))
     said = introduced(neutral, lines) if len(neutral) == 2 else None  # "implements io_uring passthrough": after
     turned = switched(*neutral) if len(neutral) == 2 and said is None and _named_switch(neutral, about) else None
