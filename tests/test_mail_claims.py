@@ -157,3 +157,8 @@ def test_a_pair_after_a_verb_alone_is_named_by_its_unit():
 def test_a_pair_of_ranges_is_read_by_their_middles():
     text = "streaming reads and writes through the pagecache go from\n60-90MB/s to 2-2.5GB/s.  Direct IO too.\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(75, 2250, "MB/s")]
+
+
+def test_a_figure_in_millions_of_a_rate_is_one_row_not_two():
+    found = claims("Random reads on the array:\n\nBefore: 1.2 MIOPS\nAfter: 1.5 MIOPS\n")
+    assert [(c.before, c.after, c.unit) for c in found] == [(1.2e6, 1.5e6, "IOPS")]

@@ -56,7 +56,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
             found[mean] = pair
         elif "(mean of" in pair.label and any(_same(c, pair) for c in found):
             continue
-        elif (pair.before, pair.after) not in seen:
+        elif (pair.before, pair.after) not in seen and not any(_scaled(pair, c) for c in found):
             found.append(pair)
         seen.add((pair.before, pair.after))
     return infer(lines, admitted(found, lines, about))
@@ -121,6 +121,14 @@ def _own(sided: list[Claim], found: list[Claim]) -> list[Claim]:
 def _key(claim: Claim) -> tuple[str, float, float]:
     """A row without the name of its after side ("x (and after)", "x (and after the changes)")."""
     return re.sub(r"\s*\([^()]*\)$", "", claim.label), claim.before, claim.after
+
+
+def _scaled(bare: Claim, read: Claim) -> bool:
+    """A row read from the lines of another (its caption aside), in its unit or none, its figures that
+    row's without their multiplier (``column 1: 1.2 -> 1.5`` beside ``IOPS: 1200000 -> 1500000`` from ``1.2 MIOPS`` / ``1.5 MIOPS``)."""
+    return bare.unit in ("", read.unit) and read.source in bare.source and \
+        any(abs(bare.before * scale - read.before) <= 1e-9 * abs(read.before) and
+            abs(bare.after * scale - read.after) <= 1e-9 * abs(read.after) for scale in (1e3, 1e6, 1e9))
 
 
 def _same(a: Claim, b: Claim) -> bool:
