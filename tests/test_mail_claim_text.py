@@ -426,3 +426,8 @@ Average rate: 45118.0+/-2.1e+04 files/sec.
 def test_a_vs_pair_whose_clauses_name_the_sides_after_the_figures():
     text = "With the series we measured 3.1 GB/s vs 2.4 GB/s without it.\n"
     assert [(b, a, u) for _, b, a, u in _rows(text)] == [(2.4, 3.1, "GB/s")]
+
+
+def test_a_pair_from_a_peak_or_a_maximum_of_one_figure_to_another():
+    text = "With the new queue mapping the array's write rate went from a peak of 900 MB/s to 1.3 GB/s.\n"
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(900, 1300, "MB/s")]

@@ -26,7 +26,7 @@ _LINK = rf"(?:->|→|=>|-->|\b(?:down\s+|up\s+)?to\b|\bvs\.?(?=\s)|\bversus\b|,?
 # "42.40M(BATCH_IO)": the side's name after its figure; "139736 blocks (545M)": the figure again in another unit
 _NAMED = r"(?:\s*\((?:[A-Za-z_][\w\s-]*|(?:or\s+|i\.e\.,?\s+)?~?\d[^()%\n]{0,40})\))?"
 _RANGE = rf"(?:\s*(?:{_WORD_UNIT})?\s*[-–]\s*{_VALUE}(?![\d.]))?"  # "60-90MB/s", "2.4GB/s - 2.6GB/s": its middle
-_ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost)\s+)?"  # "from about 1.1GB/s to about 1.5GB/s"
+_ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost|an?\s+(?:max(?:imum)?|peak|average|mean)\s+of)\s+)?"  # "from about 1.1GB/s to about 1.5GB/s"
 PAIR = re.compile(rf"(?:\bfrom\s+{_ABOUT})?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"{_ABOUT}(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*(?:or\s+|i\.e\.,?\s+|that\s+is\s+)?\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
