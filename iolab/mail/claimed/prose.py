@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from iolab.mail.claimed.clauses import clause_pairs
+from iolab.mail.claimed.narrated import narrated
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, multiplier, number, said_unit, \
     unit_of
 from iolab.mail.claimed.naming import introduced, side_of
@@ -278,7 +279,7 @@ def pairs(lines: list[str]) -> list[Claim]:
         clauses = clause_pairs(line)  # "2.6 GB/s vs 2.0 GB/s without it": each clause says its side, not the order
         turned = {(c.after, c.before) for c in clauses if c.before != c.after}
         claims = [c for c in claims if c.source != line.strip() or (c.before, c.after) not in turned] + clauses
-    return claims + variant_pairs(lines)
+    return claims + variant_pairs(lines) + narrated(lines)
 
 
 _NAMED_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][\w.+-]*)\s*:\s+(?P<rest>\S.*)$")
