@@ -45,3 +45,11 @@ After:
 fsck: pass one completed in 8.5s
 """
     assert narrated(text.splitlines()) == []
+
+
+def test_two_sentences_of_one_paragraph_each_opening_with_its_side():
+    text = """We ran the metadata stress on an 8-core box for an hour. On the stock
+kernel, the scan was completed in 812 ms. With the series applied, the scan was
+completed in 640 ms, a gain of a fifth.
+"""
+    assert [(c.label, c.before, c.after, c.unit) for c in narrated(text.splitlines())] == [("scan", 812, 640, "ms")]
