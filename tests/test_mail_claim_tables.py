@@ -280,3 +280,34 @@ def test_a_texts_tables_of_columns_are_found_once_a_reading(monkeypatch):
     claims(text, "nvme: drop polled completions from the flush path")
     claims(text, "nvme: drop polled completions from the flush path")
     assert len(calls) == 1
+
+
+SPANNED = """Random reads, three runs each:
+
+            Baseline            Patched
+qd    IOPS(k) clat(us)      IOPS(k) clat(us)
+1     61.2    15.9          70.4    13.7
+32    402.5   78.3          455.1   69.0
+"""
+
+
+def test_header_words_one_space_apart_name_the_columns_under_them_and_a_side_line_groups_them():
+    assert _rows(SPANNED) == [("1 IOPS(k)", 61.2, 70.4), ("1 clat(us)", 15.9, 13.7),
+                              ("32 IOPS(k)", 402.5, 455.1), ("32 clat(us)", 78.3, 69.0)]
+
+
+def test_columns_whose_names_do_not_repeat_side_by_side_are_not_read_as_groups():
+    text = SPANNED.replace("IOPS(k) clat(us)      IOPS(k) clat(us)", "IOPS(k) clat(us)      p99(us) p999(us)")
+    assert ("1 IOPS(k)", 61.2, 70.4) not in _rows(text)
+
+
+def test_a_pipe_tables_rows_of_runs_are_one_row_of_each_sides_mean_in_seconds():
+    text = """Untar of a large tree, timed:
+
+|         | Without the cache | With the cache |
+|---------+-------------------+----------------|
+| 1st run | 1m2.500s          | 0m40.250s      |
+| 2nd run | 1m0.500s          | 0m39.750s      |
+|---------+-------------------+----------------|
+"""
+    assert _rows(text) == [("mean of 2 runs", 61.5, 40.0)]

@@ -41,6 +41,7 @@ from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, 
                                        side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
 from iolab.mail.claimed.samples import sample_means, sampled
+from iolab.mail.claimed.spans import spanned_columns
 from iolab.mail.claimed.steps import step_pair
 from iolab.mail.claimed.switches import switch_order
 
@@ -371,7 +372,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     k = 0
     while k < len(tables):
         i, table = tables[k]
-        grid = aligned_grid(lines, i, table.end, about)
+        grid = spanned_columns(lines, i, table.end) or aligned_grid(lines, i, table.end, about)
         if grid:  # "clients  async  sync" over "BW  Latency  BW  Latency": its groups are the sides
             claims += grid
             k += 1
