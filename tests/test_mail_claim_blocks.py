@@ -215,3 +215,14 @@ commit_lat_us_99.9th  2900.00    2100.00  -27.59%
 commit_lat_us_σ        120.00     150.00  +25.00%
 """
     assert [label for label, _, _ in _rows(text)] == ["commit_lat_us_mean"]
+
+
+def test_a_comparison_whose_last_kernel_alone_is_named_patched_is_against_the_kernel_before_it():
+    text = """Fixes the stall with writeback_batch=1:
+
+                     writeback_batch=0    writeback_batch=1    patched
+Amean     4           50.10 (   0.00%)       71.30 * -42.32%*     52.00 (  -3.79%)
+Hmean     16         400.50 (   0.00%)      310.25 ( -22.53%)    395.75 (  -1.19%)
+"""
+    assert [(c.label, c.before, c.after) for c in compare_tables(text.splitlines())[0]] == [
+        ("Amean 4 (patched)", 71.30, 52.00), ("Hmean 16 (patched)", 310.25, 395.75)]

@@ -82,10 +82,14 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
 def _sided(names: list[str]) -> tuple[int, int] | None:
     """(before, after) columns when beside a reference column (``6.1-reference  6.2-vanilla
     6.2-patched``) exactly one other column names the before side and one the after; the
-    changes in parentheses stay against the reference, the claim is between the sides."""
+    changes in parentheses stay against the reference, the claim is between the sides. When only
+    the last column names a side, the after (``opt=0  opt=1  patched``), the ones before it are
+    kernels or settings without the change: the claim is against its neighbour, the one it patches."""
     sides = [None if _REFERENCE.search(n) else side_of(n.replace("-", " ")) for n in names]
     before = [k for k, side in enumerate(sides) if side == "before"]
     after = [k for k, side in enumerate(sides) if side == "after"]
+    if not before and after == [len(names) - 1] and not any(_REFERENCE.search(n) for n in names):
+        return after[0] - 1, after[0]  # "opt=0  opt=1  patched": the patched kernel against the one it patches
     if len(before) != 1 or len(after) != 1 or not any(_REFERENCE.search(n) for n in names):
         return None
     return before[0], after[0]
