@@ -311,3 +311,28 @@ def test_a_pipe_tables_rows_of_runs_are_one_row_of_each_sides_mean_in_seconds():
 |---------+-------------------+----------------|
 """
     assert _rows(text) == [("mean of 2 runs", 61.5, 40.0)]
+
+
+def test_dbenchs_breakdown_by_operation_pasted_a_side_claims_no_row_of_its_own():
+    table = """ Operation      Count    AvgLat    MaxLat
+ ----------------------------------------
+ NTCreateX    {0}     0.030    20.100
+ Close        {1}     0.002     0.900
+"""
+    text = "Without the patch:\n\n" + table.format(1000, 800) + "\nWith the patch:\n\n" + table.format(1300, 1050)
+    assert not [r for r in _rows(text) if r[0].startswith(("NTCreateX", "Close"))]
+
+
+GROUPED_CELLS = """Throughput and load, mean of 5 runs:
+
+                 baseline        |       patched          |   diff, %
+bs  |  rw   | BW,MiB/s  load  BW/load | BW,MiB/s  load  BW/load | BW    load
+----+-------+-----------------+------------------------+-------------
+4K  | read  |  300  2.00  150 |  450  1.50  300        | +50   -25
+64K | read  | 1200  1.00 1200 | 1260  0.90 1400        | +5    -10
+"""
+
+
+def test_a_pipe_cell_a_sides_figures_under_the_sides_names_pairs_each_measure_but_a_ratio_of_two_others():
+    assert _rows(GROUPED_CELLS) == [("4K read BW,MiB/s", 300, 450), ("4K read load", 2.0, 1.5),
+                                    ("64K read BW,MiB/s", 1200, 1260), ("64K read load", 1.0, 0.9)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, convert, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import Side, pair_columns, patch_side, side_of, unsided
+from iolab.mail.claimed.runs import run_line
 from iolab.mail.claimed.sides import marker
 from iolab.mail.claimed.steps import step_pair
 
@@ -129,6 +130,9 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
     if not pairs or len(columns) < 2:
         return None
     said: Unit | None = said_unit(prose_only(lines), k)
+    mean = run_line([row.cell(0) for row in data], [[row.cell(c) if c < len(row.spans) else "" for row in data]
+                                                    for c in range(1, len(data[0].spans))])
+    data = [_line(mean)] if mean else data  # "| 1st run |", "| 2nd run |": one row, each column's mean
     out, name = [], ""
     first = min(min(b, a) for b, a, _ in pairs)
     for row in data:

@@ -15,9 +15,11 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.grids import named_unit, prose_only, side_tables, sided_grid
+from iolab.mail.claimed.groups import group_cells
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
+from iolab.mail.claimed.runs import run_means
 from iolab.mail.claimed.steps import step_pair
 from iolab.mail.claimed.switches import switch_names, switch_order
 
@@ -247,12 +249,13 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
         if k in used:
             continue
         table = _header_above(lines, k, table)
-        variants = grouped(lines, k) or sided_grid(lines, k, about)
+        variants = grouped(lines, k) or group_cells(lines, k) or sided_grid(lines, k, about)
         if variants is not None:
             claims += variants[0]
             continue
         if len(table) < 2:
             continue
+        table = run_means(table)  # "| 1st run |", "| 2nd run |": one row, each side's mean
         against = _against_baseline(table, lines) or _introduced_rows(table, lines)
         if against is not None:
             claims += against
