@@ -15,6 +15,15 @@ from iolab.mail.claimed.rows import Row
 _FS_MARK = re.compile(r"^\s*FSUse%\s.*\bFiles/sec\b", re.I)
 
 
+# dbench's breakdown by operation: its Throughput line after it is the run's claim (outputs.py)
+_DBENCH = re.compile(r"^\s*Operation\s+Count\s+AvgLat\s+MaxLat\s*$", re.I)
+
+
+def breakdown(header: str) -> bool:
+    """Whether a table's header is a run's breakdown that claims nothing (dbench's operations)."""
+    return bool(_DBENCH.match(header))
+
+
 def sampled(header: str) -> bool:
     """Whether a table's header is one whose rows are samples of one run (fs_mark's)."""
     return bool(_FS_MARK.match(header))

@@ -40,7 +40,7 @@ from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, be
 from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
                                        side_of, unsided)
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
-from iolab.mail.claimed.samples import sample_means, sampled
+from iolab.mail.claimed.samples import breakdown, sample_means, sampled
 from iolab.mail.claimed.spans import spanned_columns
 from iolab.mail.claimed.steps import step_pair
 from iolab.mail.claimed.switches import switch_order
@@ -368,7 +368,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
     claims, compared = claims + keyed, compared | paired
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
-    tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))]
+    tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))
+              and not breakdown(t.header)]  # dbench's operations: its Throughput line is the claim
     k = 0
     while k < len(tables):
         i, table = tables[k]
