@@ -137,6 +137,9 @@ def setting_first(claim: Claim, lines: list[str], index: dict[str, list[int]]) -
     row's before, is a mode of the kernel under test, not the kernel without the change."""
     if claim.form not in ("columns", "pipes") or " / " in claim.source or claim.source not in index:
         return False
+    figures = [float(f) for f in re.findall(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w.])", claim.source)]
+    if figures and claim.before != figures[0]:
+        return False  # its before is not the first column's (mmtests.py: "patched" against its neighbour)
     k = index[claim.source][0]
     for j in range(k - 1, max(-1, k - _REACH), -1):
         columns = [c.strip() for c in re.split(r"\s{2,}|\t|\|", lines[j]) if c.strip()]
