@@ -431,3 +431,8 @@ def test_a_vs_pair_whose_clauses_name_the_sides_after_the_figures():
 def test_a_pair_from_a_peak_or_a_maximum_of_one_figure_to_another():
     text = "With the new queue mapping the array's write rate went from a peak of 900 MB/s to 1.3 GB/s.\n"
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(900, 1300, "MB/s")]
+
+
+def test_a_pair_in_prose_counted_in_a_filesystems_blocks():
+    text = "The new layout cuts the journal's footprint from 5120 blocks (20M) to 2048 blocks (8M).\n"
+    assert [(c.before, c.after, c.unit, c.better) for c in claims(text)] == [(5120, 2048, "blocks", "lower")]

@@ -16,7 +16,7 @@ import re
 from iolab.mail.claimed.clauses import clause_pairs
 from iolab.mail.claimed.narrated import narrated
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, multiplier, number, said_unit, \
-    unit_of
+    Unit, unit_of
 from iolab.mail.claimed.naming import introduced, side_of
 from iolab.mail.claimed.outputs import worded
 
@@ -110,13 +110,16 @@ def _context(lines: list[str], k: int, text: str) -> str:
     return " ".join([*lines[max(0, k - 2):k], text])
 
 
+_BLOCKS: dict[str, Unit] = {"blocks": ("blocks", "count", None)}  # "from 139736 blocks (545M) to 8672 blocks"
+
+
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     groups = match.groupdict()
     a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
         re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
     words = groups.get("ua") or groups.get("ua2") or "", groups.get("ub") or groups.get("ub2") or ""
-    first, second = unit_of(words[0]), unit_of(words[1])
+    first, second = (unit_of(w) or _BLOCKS.get(w.lower()) for w in words)
     scales = [multiplier(words[0] or words[1]), multiplier(words[1] or words[0])]  # one unit written: both sides'
     a, b = (None if v is None else v * scale for v, scale in zip((a, b), scales))  # "from 350 to 420 KIOPS"
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
