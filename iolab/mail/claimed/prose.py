@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 
 from iolab.mail.claimed.clauses import clause_pairs
-from iolab.mail.claimed.narrated import narrated
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, convert, figures, make, multiplier, number, said_unit, \
     Unit, unit_of
 from iolab.mail.claimed.naming import introduced, side_of
+from iolab.mail.claimed.narrated import narrated
 from iolab.mail.claimed.outputs import worded
 
 _VALUE = r"~?[+-]?\d[\d,]*(?:\.\d+)?(?:\s?[kKmMgG](?![A-Za-z/]))?"
