@@ -36,7 +36,8 @@ def main() -> int:
     parser.add_argument("--out", help="also write the result here")
     args = parser.parse_args()
     lines = [f"bench/fuzz_watch.py --count {args.count} --seed {args.seed}",
-             f"seed mails: {len(fuzz_mails.seeds())} (tests/corpus/mails, tests/fixtures/mail, the seeds)"]
+             f"seed mails: {len(fuzz_mails.seeds())} (tests/corpus/mails, tests/fixtures/mail, the seeds), and "
+             f"{len(fuzz_mails.applicable())} that apply ({fuzz_mails.APPLICABLE_SHARE:.0%} of the mutants)"]
     with tempfile.TemporaryDirectory(prefix="iolab-fuzz-") as scratch:
         root = Path(scratch)
         canary = root / "canary" / "pwned"

@@ -37,7 +37,7 @@ def seeds() -> list[bytes]:
     found += sorted((REPO / "tests" / "fixtures" / "mail").glob("*.mbox"))
     found += sorted(Path("/work/shared/seeds").glob("*.txt")) + sorted(Path("/work/shared/seeds/code").glob("*"))
     mails = [path.read_bytes() for path in found if path.is_file()]
-    return [m for m in mails if b"Subject:" in m[:20000]] + applicable()
+    return [m for m in mails if b"Subject:" in m[:20000]]
 
 
 def applicable() -> list[bytes]:
@@ -174,13 +174,19 @@ MUTATIONS = {"flip": _flip, "truncate": _truncate, "headers": _duplicate_headers
              "bytes": _bytes}
 
 
+# the share of mutants made from a mail that applies: fixed, so that a growing corpus does not
+# leave the "would queue" way untried (at 483 corpus mails, 3 of ~500 seeds gave none of 300)
+APPLICABLE_SHARE = 0.1
+
+
 def mutants(seed: int, count: int, canary: str) -> Iterator[tuple[str, bytes]]:
-    """`count` mutated mails from a fixed seed: (the mutations applied, the bytes)."""
+    """`count` mutated mails from a fixed seed: (the mutations applied, the bytes); a fixed share of
+    them start from a mail that applies to the stand-in source."""
     rng = random.Random(seed)
-    mails = seeds()
+    mails, fitting = seeds(), applicable()
     names = list(MUTATIONS)
     for _ in range(count):
-        data = rng.choice(mails)
+        data = rng.choice(fitting if rng.random() < APPLICABLE_SHARE else mails)
         kinds = rng.sample(names, rng.choice([1, 1, 1, 2, 3]))
         for kind in kinds:
             data = MUTATIONS[kind](rng, data)
