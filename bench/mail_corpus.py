@@ -69,7 +69,8 @@ def sample(name: str) -> frozenset[str]:
 
 # each later sample's halves: its list in split.toml, the prefix of its halves, the digest's hex digits cut
 SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)), ("sample_5", "s5", slice(32, 40)),
-           ("sample_6", "s6", slice(40, 48)), ("sample_7", "s7", slice(48, 56)))
+           ("sample_6", "s6", slice(40, 48)), ("sample_7", "s7", slice(48, 56)),
+           ("sample_8", "s8", slice(56, 64)))
 
 
 def halves(slug: str) -> tuple[str | None, ...]:
@@ -87,7 +88,7 @@ def main() -> int:
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
     parser.add_argument("--half", choices=("look", "check", "check-a", "check-b") + tuple(
         f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")), help="one half of the split (above)")
-    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7), help="only the mails of split.toml's sample_N")
+    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7, 8), help="only the mails of split.toml's sample_N")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     args = parser.parse_args()
