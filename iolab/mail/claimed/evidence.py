@@ -375,7 +375,7 @@ def apart(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
     its unit and the other none or one of another kind (``| level 0 | 43.5 MB | 201 | 2.6 MB/s |``: a size,
     a count, a rate), or the header names each column's unit and they differ (``Config  IOPS(K)  FsW(G)``).
     Columns of one measure are the sides only when their cells say it alike."""
-    found = _across(claim, lines, index) if not claim.sides else None
+    found = across(claim, lines, index) if not claim.sides else None
     if found is None:
         return False
     cells, names, at, to = found
@@ -388,7 +388,7 @@ def midway(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
     """A row read across columns that are steps of a series (``base  +patch1  +patch2  +patch3``,
     ``without  p1  p1+p2  p1+p2+p3``), paired with a step the series goes on from: the change is the
     first against the last, not against a step on the way."""
-    found = _across(claim, lines, index)
+    found = across(claim, lines, index)
     if found is None or not found[1]:
         return False
     _, names, _, to = found
@@ -406,7 +406,7 @@ def _continues(step: str, following: str) -> bool:
         (int(counts[1][-1]) > int(counts[0][-1]) or int(counts[1][0]) > int(counts[0][0]))
 
 
-def _across(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> \
+def across(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> \
         tuple[list[str], list[str], int, int] | None:
     """A row of one table line: its cells, its header's names aligned to them (none when no header
     line right above has as many), and the cells of its before and its after."""

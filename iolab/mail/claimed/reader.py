@@ -15,6 +15,7 @@ from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.bloat import bloat_totals
 from iolab.mail.claimed.clauses import trailing_pairs
 from iolab.mail.claimed.evidence import admitted
+from iolab.mail.claimed.misread import kept
 from iolab.mail.claimed.model import Claim
 from iolab.mail.claimed.pipes import pipe_tables
 from iolab.mail.claimed.prose import pairs, perf_diff
@@ -59,7 +60,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
         elif (pair.before, pair.after) not in seen and not any(_scaled(pair, c) for c in found):
             found.append(pair)
         seen.add((pair.before, pair.after))
-    return infer(lines, admitted(found, lines, about))
+    return infer(lines, kept(admitted(found, lines, about), lines))
 
 
 def _as(form: str, found: list[Claim]) -> list[Claim]:

@@ -1,0 +1,148 @@
+"""Layouts read as pairs they are not: rows the gate (iolab.mail.claimed.evidence) admitted whose
+figures are no before and after of the change, refused by the layout they come from.
+
+- a histogram's bucket (bpftrace's ``[16, 32)  1203 |@@@@  |``, ``[1K, 2K)``): the count of samples
+  that fell in it, not a measure, whichever tables a side hold it;
+- three columns or more where one names the change itself (``original  after  this commit``, ``good
+  bad  fixed``): a pair of two other columns (the kernel before a regression against the regressed
+  one) is the story of the bug, not the change;
+- a table row whose caption, the sentence it goes on, tells a regression and never the change (``This
+  results in a regression of up to 8% on my box:`` over ``baseline  mb_optimize_scan``): the regression
+  a patch fixes is not its claim;
+- runs pasted one after the other under a side with no average (time(1)'s ``real``/``user``/``sys``
+  three times): a row pairing one run of each side by its order is no claim (their mean is).
+"""
+
+from __future__ import annotations
+
+import re
+
+from iolab.mail.claimed.evidence import across
+from iolab.mail.claimed.model import Claim
+
+_REACH = 30  # lines above a row that may be its table's caption
+
+_BUCKET = re.compile(r"^\s*[\[(]\s*-?\d+(?:\.\d+)?\s*[KMGkmg]?\s*,\s*-?\d+(?:\.\d+)?\s*[KMGkmg]?\s*[)\]]")
+
+
+def bucket(claim: Claim) -> bool:
+    """A row whose label is a histogram's bucket, a half-open interval (``[10, 100)``, ``[1K, 2K)``):
+    the samples counted in it, on each side, are a distribution's shape, not a before and an after."""
+    return _BUCKET.match(claim.label) is not None
+
+
+_CHANGE = re.compile(r"\b(?:this|the|my|our)\s+(?:patch|patches|commit|series|patchset|change|fix)\b|"
+                     r"\b(?:patched|fixed|fix)\b|\+\s*(?:patch|fix|series)", re.I)
+
+
+def bypassed(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row read across a header of three figure columns or more, one of which names the change itself
+    (``original  after  this commit``; ``good  bad  fixed``), paired between two other columns: those are
+    kernels before the change (the one before a regression and the regressed one), not its two sides."""
+    found = across(claim, lines, index)
+    if found is None or not found[1]:
+        return False
+    _, names, at, to = found
+    figures = [n for n in names if n]
+    if len(figures) < 3 or _CHANGE.search(names[to]) or _CHANGE.search(names[at]):
+        return False
+    return any(_CHANGE.search(name) for k, name in enumerate(names) if name and k not in (at, to))
+
+
+_REGRESSED = re.compile(r"\bregress(?:ion|ions|ed|es)?\b", re.I)
+_OURS = re.compile(r"\b(?:this|the|my|our)\s+(?:patch|patches|series|patchset|fix|change|revert)\b|\bpatched\b|"
+                   r"\bwith\s+(?:the\s+)?fix\b|\bfixe[sd]\b|\bafter\b|\bwith\b.{0,20}\bpatch", re.I)
+
+
+def regression_table(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row of one table line whose caption, the sentence right above the table, tells a regression
+    (``This results in reaim regression ... of upto 8%:``) and speaks neither of the patch nor of a fix:
+    the numbers are the bug's, measured before the patch existed."""
+    if claim.form not in ("columns", "pipes") or " / " in claim.source or claim.source not in index:
+        return False
+    k = index[claim.source][0]
+    caption = _caption(lines, k)
+    told = [m for m in _REGRESSED.finditer(caption) if not _DENIED.search(caption[max(0, m.start() - 24):m.start()])]
+    return bool(told) and _OURS.search(caption) is None
+
+
+_DENIED = re.compile(r"\b(?:no|not|without|never|any|nor)\b(?:\s+\w+){0,2}\s*$", re.I)  # "there were no regressions"
+
+
+def _caption(lines: list[str], k: int) -> str:
+    """The sentence above the table whose row is line k: the last of the prose above its header and rows."""
+    j, top = k - 1, max(0, k - _REACH)
+    while j >= top and lines[j].strip() and not _prose(lines[j]):
+        j -= 1  # the table's rows, rules and header
+    if j >= top and not lines[j].strip():
+        j -= 1  # a blank line between the caption and its table
+    paragraph: list[str] = []
+    while j >= top and lines[j].strip():
+        paragraph.insert(0, lines[j].strip())
+        j -= 1
+    text = " ".join(paragraph) if any(_prose(line) for line in paragraph) else ""
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)[-1]  # its last sentence, the one the table goes on
+
+
+def _prose(line: str) -> bool:
+    words = line.split()
+    return len(words) >= 6 and sum(w.isalpha() for w in words) * 2 > len(words)
+
+
+def runs_paired(claim: Claim, index: dict[str, list[int]], lines: list[str]) -> bool:
+    """A row of two lines, a side's each, whose before line is in a block of named figures that the
+    block right above or below it repeats name for name, blank lines between (``real 0m 16.62s`` /
+    ``user ...`` / ``sys ...``, a blank, ``real 0m 15.38s`` / ``user`` / ``sys``): the side's runs, no
+    rows of their own; a run paired with a run by their order is no claim (their mean is)."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    if "(mean of" in claim.label or len(parts) != 2 or parts[0] not in index or parts[1] not in index:
+        return False  # the sides' reader took the runs' mean
+    start, end = index[parts[0]][0], index[parts[1]][0]
+    if end <= start:
+        return False
+    lo, hi = _block(lines, start)
+    keys = _keys(lines, lo, hi)
+    if not keys:
+        return False
+    below = next((j for j in range(hi, end) if lines[j].strip()), None)
+    above = None if _headed(lines, lo) else next((j for j in range(lo - 1, -1, -1) if lines[j].strip()), None)
+    for j in (below, above):
+        if j is not None and not _headed(lines, _block(lines, j)[0]) and not _block(lines, j)[0] <= end < \
+                _block(lines, j)[1] and _keys(lines, *_block(lines, j)) == keys:
+            return True  # a run of the same names under no heading of its own: the same side's next run
+    return False
+
+
+def _headed(lines: list[str], lo: int) -> bool:
+    return not re.search(r"\d", lines[lo])
+
+
+def _block(lines: list[str], k: int) -> tuple[int, int]:
+    """The lines of line k's paragraph: from the blank line above it to the blank line below."""
+    lo, hi = k, k + 1
+    while lo > 0 and lines[lo - 1].strip():
+        lo -= 1
+    while hi < len(lines) and lines[hi].strip():
+        hi += 1
+    return lo, hi
+
+
+def _keys(lines: list[str], lo: int, hi: int) -> list[str]:
+    """The names of a block whose every line is a name and its figures (``real  0m 1.36s``), under a
+    heading of its own or none; else none."""
+    if lo < hi and _headed(lines, lo):
+        lo += 1  # the side's heading ("before modification:")
+    found = [_KEY.match(line.strip()) for line in lines[lo:hi]]
+    return [m.group(1) for m in found if m] if all(found) and len(found) >= 2 else []
+
+
+_KEY = re.compile(r"([A-Za-z][^\t:]*?)(?:\t|\s{2,}|:\s)\D{0,12}\d")  # a line's name, then its figures
+
+
+def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
+    """The rows that come from none of the layouts above, in their order."""
+    index: dict[str, list[int]] = {}
+    for k, line in enumerate(lines):
+        index.setdefault(line.strip(), []).append(k)
+    return [c for c in found if not (bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or
+                                     runs_paired(c, index, lines))]

@@ -1,0 +1,96 @@
+"""Layouts read as pairs they are not (iolab.mail.claimed.misread). Lines written for these tests, in the
+forms people paste."""
+
+from iolab.mail.claimed import claims
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_a_histograms_buckets_are_no_rows():
+    text = """Wait times of the lock, in usecs, before and after the series:
+
+  bucket              before       after       change
+  [0, 1)              5,120        4,480       -12.50%
+  [1, 10)             2,200        1,100       -50.00%
+  [1K, 2K)              310           12       -96.13%
+"""
+    assert _rows(text) == []
+
+
+def test_a_row_of_a_histogram_is_refused_and_a_row_beside_it_kept():
+    text = """Results before and after this patch:
+
+  metric              before       after       change
+  [10, 100)             640          200       -68.75%
+  p99 wait (us)         900          410       -54.44%
+"""
+    assert _rows(text) == [("p99 wait (us)", 900, 410)]
+
+
+def test_two_columns_that_pass_over_the_change_are_no_pair():
+    for header in ("  randread      original     after   this commit", "  randread      v6.1     v6.2     v6.2 + fix"):
+        text = f"""fio results, mean of 3 runs:
+
+{header}
+    IOPS          41,200     30,150      40,980
+    BW MB/s        161.0      117.8       160.1
+"""
+        assert _rows(text) == [], header
+
+
+def test_columns_that_each_name_a_side_still_pair():
+    for header in ("  randread      baseline     patched", "  randread      good     bad     fixed"):
+        text = f"""fio results, mean of 3 runs:
+
+{header}
+    IOPS          {"41,200  " if "good" in header else ""}30,150      40,980
+"""
+        assert _rows(text) == [("IOPS", 30150, 40980)], header
+
+
+def test_a_table_captioned_as_a_regression_is_the_bugs_story():
+    text = """Since the allocator rework, small file creation shows a regression of
+up to 12% with many threads on my test box:
+
+                     baseline               allocator-rework
+Hmean     files-1       5120.10 (   0.00%)     5011.20 (  -2.13%)
+Hmean     files-8      38000.50 (   0.00%)    33440.40 * -12.00%*
+"""
+    assert _rows(text) == []
+
+
+def test_a_caption_that_denies_a_regression_or_speaks_of_the_patch_keeps_its_rows():
+    rows = """
+                     baseline               patched
+Hmean     files-1       5120.10 (   0.00%)     5311.20 (   3.73%)
+"""
+    denied = "Small file creation on my test box, there were no regressions with many threads:\n" + rows
+    fixed = "This patch fixes the regression in small file creation with many threads on my box:\n" + rows
+    for text in (denied, fixed):
+        assert _rows(text) == [("Hmean files-1", 5120.10, 5311.20)], text
+
+
+def test_runs_a_side_are_not_paired_one_by_one():
+    run = "real\t0m {}s\nuser\t0m 0.00s\nsys\t0m {}s\n"
+    text = "Time to write back 100000 pages.\n\nbefore modification:\n" + "\n".join(
+        run.format(*pair) for pair in (("12.40", "4.10"), ("12.80", "4.30"), ("12.60", "4.20"))) + \
+        "\nafter modification:\n" + "\n".join(run.format(*pair) for pair in (("2.10", "1.20"), ("2.30", "1.40"),
+                                                                            ("2.20", "1.30")))
+    found = [(label, round(before, 2), round(after, 2)) for label, before, after in _rows(text)]
+    assert found == [("real (mean of 3 and 3 samples)", 12.6, 2.2)]
+
+
+def test_a_time_s_minutes_against_its_own_seconds_is_no_row():
+    text = """Time to write back 100000 pages.
+
+before this patch:
+real\t0m 12.40s
+sys\t0m 4.10s
+
+after this patch:
+real\t0m 2.10s
+sys\t0m 1.20s
+"""
+    assert _rows(text) == [("real", 12.4, 2.1)]
