@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, better_of, figures, number, unit_of
+from iolab.mail.claimed.named import named_values
 from iolab.mail.claimed.naming import side_of
 
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
@@ -238,7 +239,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         # a row of figures (bonnie++'s "Latency  35068us  24976us  2944ms"): each keyed by its column
         out.append(Figure(f"{_key_words(line[:measured[0][2].start()], label, '')} #{n + 1}" if row else key, value,
                           unit, None, line))
-    keyed = [] if out else _unit_keyed(line)
+    keyed = _named(line, parts, out) or ([] if out else _unit_keyed(line))  # "rps=200319 (MB/s=22924)"
     if keyed:
         return keyed
     if not out:  # "- seq write: avg 186 stddev 331": the unit is the side's ("latencies (in usecs)")
@@ -248,6 +249,19 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
                               ("", "", None), None, line))
     counter = None if out else counted(line)
     return out + ([Figure(counter[0], counter[1], ("", "count", None), None, line, counter=True)] if counter else [])
+
+
+def _named(line: str, parts: tuple[str, ...], out: list[Figure]) -> list[Figure]:
+    """A line of named values (``rps=200319 (MB/s=22924)``, sysfs's ``.../duration_ms:3619``) where the
+    words before each figure read none, or ran over another's figure and gave a figure another's unit
+    (``qps=80100 (KB/s=40050)``: 80100 KB/s) or a setting names the row (``bs=64k  IOPS=11.2k, BW=697MiB/s``
+    read as ``bs=64k IOPS=11.2k BW``)."""
+    named = named_values(line, parts)
+    misread = any((f.value, f.unit) not in [(v, u) for _, v, u in named or []] for f in out)
+    ran = any(re.search(r"=\S*\d", f.key) for f in out) and all("=" in key for key, _, _ in named or [])
+    if named is None or out and not misread and not ran:
+        return []
+    return [Figure(key, value, unit, None, line) for key, value, unit in named]
 
 
 def _measured(line: str) -> list[tuple[float, Unit, re.Match[str]]]:
