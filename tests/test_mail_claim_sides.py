@@ -171,3 +171,27 @@ $ setpolicy /mnt {name} && run
         run.format(name="legacy", rule="----", bw="88.0") + run.format(name="balanced", rule="----------", bw="60.2")
     assert "-" not in [s.name for s in segments(text.splitlines())]  # a rule opens no side of its own
     assert claims(text, "[PATCH 0/2] mnt: a balanced read policy") == []
+
+
+def test_a_label_that_opens_with_a_count_then_names_its_side():
+    for opening in ("8 jobs, before patchset", "4 threads, without the series", "2 clients, baseline"):
+        after = opening.replace("before", "after").replace("without", "with").replace("baseline", "patched")
+        run = "{}:\n\nseq: (groupid=0, jobs=8): err= 0: pid=1201\n  write: IOPS={}k, BW={}MiB/s (430MB/s)\n\n"
+        text = "Sequential writes, a run each.\n\n" + run.format(opening, "102", "410") + run.format(after, "128", "515")
+        assert _rows(text) == [(102000, 128000, "IOPS"), (410, 515, "MiB/s")], opening
+
+
+def test_dbench_runs_a_side_each_claim_each_runs_throughput():
+    side = """{n} clients, {side} the patch set:
+
+ Operation      Count    AvgLat    MaxLat
+ ----------------------------------------
+ Create       {c}     0.041    12.500
+
+Throughput {t} MB/sec  {n} clients  {n} procs  max_latency=12.512 ms
+"""
+    text = "dbench, before and after.\n\n" + "\n".join(
+        side.format(n=n, side=s, c=c, t=t) for n, s, c, t in
+        ((8, "before", 500100, "401.25"), (8, "after", 610200, "488.5"), (16, "before", 700100, "650.0"),
+         (16, "after", 810200, "701.5")))
+    assert [(c.before, c.after, c.unit) for c in claims(text)] == [(401.25, 488.5, "MB/s"), (650.0, 701.5, "MB/s")]

@@ -110,8 +110,9 @@ def operations(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> b
 
 
 def _under_operations(where: list[int], lines: list[str]) -> bool:
-    """The line sits in a table of dbench's operations whose run's throughput line follows it."""
-    if not where:
+    """The line sits in a table of dbench's operations whose run's throughput line follows it (a run's
+    throughput line itself, the next run's table after it, is the claim)."""
+    if not where or _THROUGHPUT.match(lines[where[0]]):
         return False
     k = where[0]
     head = next((j for j in range(k - 1, max(-1, k - _REACH), -1) if _OPERATIONS.match(lines[j])), None)

@@ -28,7 +28,7 @@ from iolab.mail.claimed.told import stated, told
 
 _BANNER = re.compile(r"^\s*[=*#~-]{3,}\s*(?P<name>[^=*#~\s][^=*#~]*?)\s*[=*#~-]{3,}\s*$")
 _BRACKET = re.compile(r"^\s*\[\s*(?P<name>[^\]]{1,30}?)\s*\]\s*:?\s*$")
-_LABEL = re.compile(r"^\s*(?P<name>[A-Za-z(\[][^:]{0,80}?)\s*:\s*(?P<rest>.*)$")
+_LABEL = re.compile(r"^\s*(?P<name>(?:\d+\s?[A-Za-z]\w*,?\s+)?[A-Za-z(\[][^:]{0,80}?)\s*:\s*(?P<rest>.*)$")  # "8 jobs, before:"
 _OPENING = re.compile(r"^\s*(?P<name>(?:before|after|with|without|baseline|patched|unpatched|vanilla)\b[^:]{0,150}?)"
                       r"\s*(?::|\s-)\s*$", re.I)
 # "with this patch (offloading checksum to workqueues)" alone on its line, figures under it
