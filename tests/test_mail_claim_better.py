@@ -214,3 +214,62 @@ def test_an_unsigned_change_says_no_way_and_a_gain_column_per_pair_is_read_by_it
 1      2023   3998      1.98    1902   1800      0.95
 """
     assert [(c.before, c.after, c.better) for c in claims(text)] == [(2023, 3998, "higher"), (1902, 1800, "higher")]
+
+
+@pytest.mark.parametrize("name, better", [
+    ("4K READ loadavg", "lower"), ("load average", "lower"), ("memory used", "lower"), ("fork runtimes", "lower"),
+    ("durations", "lower"), ("cache hit rate", "higher"), ("dentry cache hits", "higher"), ("hit ratio", "higher"),
+])
+def test_load_memory_runtimes_and_hits_say_their_way(name, better):
+    assert better_of(name) == better
+
+
+def test_shorter_or_longer_is_better_says_the_way():
+    for said, way in (("shorter is better", "lower"), ("longer is better", "higher")):
+        text = f"""Runs of the test, mean of 5 ({said}):
+
+ Size  | base     | patched
+ ------+----------+---------
+ 4KiB  | 0.0143   | 0.0140
+ 64KiB | 0.0140   | 0.0104
+"""
+        assert [c.better for c in claims(text)] == [way, way], said
+
+
+def test_the_size_of_what_is_built_is_better_lower():
+    for caption in ("2. sizeof .text section from vmlinux:", "Kernel image size:", "Size of the module:"):
+        text = f"""{caption}
+ | config       | old      | new      | delta |
+ | defconfig    | 16180040 | 16180616 |   576 |
+ | allmodconfig | 19556424 | 19561352 |  4928 |
+"""
+        assert [c.better for c in claims(text)] == ["lower", "lower"], caption
+
+
+def test_a_sentence_with_figures_above_a_table_says_what_it_measures():
+    text = """With 4 submission queues and one thread a queue we measured 4K IOPS
+using fio:
+
+fio --rw=randread --bs=4k --iodepth=64 --numjobs=$N
+
+which went up like:
+
+threads\tbase\tpolled
+1\t210K\t290K
+2\t400K\t560K
+"""
+    assert [(c.label, c.better) for c in claims(text)] == [("1", "higher"), ("2", "higher")]
+
+
+def test_a_tables_rule_and_header_are_no_lines_that_say_what_is_measured():
+    text = """Polling brings IOPS for small blocks up by 5-18% on a four queue device.
+
+- Disk: Example Corporation NVMe Datacenter SSD [1234:5678]
+
+Results:
+rw          bs base  polled
+------------------------------
+randread    4k 149,426 170,763 +14%
+randread   16k 118,939 134,269 +12%
+"""
+    assert [c.better for c in claims(text)] == ["higher", "higher"]

@@ -24,9 +24,12 @@ A kernel developer reads it from the mail around the row, in this order:
   /proc/meminfo's free memory higher, what the kernel holds (Slab, Dirty) lower;
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
-  ``fio (iops higher better, p99 lower better)``, ``(lower is better)``):
+  ``fio (iops higher better, p99 lower better)``, ``(lower is better)``,
+  ``(shorter is better)``, a sentence with figures in it, ``we see 4K IOPs
+  with fio``; the table's own header and rules are not such lines):
   throughput, IOPS and rates are better higher, latency, time and usage
-  lower.
+  lower; the size of what is built (``sizeof .text section``, ``Kernel
+  image size:``) lower.
 
 Where none of these says, the row's better stays None: a wrong way is worse
 than none.
@@ -42,8 +45,9 @@ from iolab.mail.claimed.model import Better, Claim, better_of, number, unit_of
 _SIGNED = re.compile(r"^[-+\u2212]")
 _REACH = 40  # lines above a row that may say what it measures
 _SAID = 3  # lines of words above a row (its table's passed over) that may
-_STATED = re.compile(r"\b(lower|higher|less|more|smaller|bigger|larger|greater|fewer)\s+(?:is\s+|=\s*)?better\b", re.I)
-_LESS = ("lower", "less", "smaller", "fewer")
+_STATED = re.compile(r"\b(lower|higher|less|more|smaller|bigger|larger|greater|fewer|shorter|longer)\s+(?:is\s+|=\s*)?"
+                     r"better\b", re.I)
+_LESS = ("lower", "less", "smaller", "fewer", "shorter")
 
 
 def _way(claim: Claim, gain: bool) -> Better:
@@ -103,12 +107,16 @@ def _stated(text: str) -> Better | None:
 def _said_above(lines: list[str], k: int) -> Better | None:
     """The way the nearest lines above the row that say what is measured say is better (a table's
     rows and headers, lines of figures, are passed over, but for a way they state)."""
-    said = 0
-    for line in reversed(lines[max(0, k - _REACH):k]):
+    said, head = 0, _header(lines, k)
+    for n in range(k - 1, max(-1, k - _REACH - 1), -1):
+        line = lines[n]
         stated = _stated(line) if len(line) <= 200 else None
         if stated is not None:
             return stated
-        if not line.strip() or len(line) > 200 or "|" in line or re.search(r"\d", line.split(":")[-1]):
+        if _SIZE_OF.search(line) and len(line) <= 200:
+            return "lower"  # "2. sizeof .text section from vmlinux:", "bzImage size:": what the change costs
+        if n == head or not line.strip() or len(line) > 200 or "|" in line or _RULE.match(line) or \
+                (re.search(r"\d", line.split(":")[-1]) and not _prose(line)):
             continue  # a table's row or header, a device's name: not a line that says what was measured
         units = [u for u in (unit_of(w) for w in line.split()) if u and u[1] in ("rate", "bandwidth")]
         named = better_of(line) or (units[0][2] if units else None)  # "sec  normal MB/s  dontcache MB/s"
@@ -118,6 +126,18 @@ def _said_above(lines: list[str], k: int) -> Better | None:
         if said >= _SAID:
             break
     return None
+
+
+# the size of what is built or held: an image, a binary, a section, a module, an object (``sizeof .text``)
+_SIZE_OF = re.compile(r"\bsizeof\b|\b(?:image|binary|kernel|vmlinux|bzimage|text|data|bss|section|module|object|"
+                      r"code|\.ko)\s+sizes?\b|\bsizes?\s+of\s+(?:the\s+)?(?:\.?text|\.?data|image|binary|kernel|vmlinux|"
+                      r"bzimage|module|object|code|section)\b", re.I)
+
+
+def _prose(line: str) -> bool:
+    """A sentence: six words or more, most of them words (``we see 4K IOPs with fio``), not a row of figures."""
+    words = line.split()
+    return len(words) >= 6 and sum(w.isalpha() for w in words) * 2 > len(words)
 
 
 _GAIN = re.compile(r"\b(gain|speed-?up|improvement)s?\b", re.I)
