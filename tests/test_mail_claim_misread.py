@@ -94,3 +94,19 @@ real\t0m 2.10s
 sys\t0m 1.20s
 """
     assert _rows(text) == [("real", 12.4, 2.1)]
+
+
+def test_a_header_that_names_the_after_side_first_turns_the_row_round():
+    for header in ("Depth\t\tPatchset IOPS\t\tMainline IOPS", "Jobs\t\twith patch\t\twithout patch"):
+        text = f"""The job file:
+
+[global]
+rw=randread
+bs=4k
+runtime=10s
+
+{header}
+1\t\t9100\t\t\t8200
+8\t\t61.5k\t\t\t30.2k
+"""
+        assert [(c.before, c.after) for c in claims(text)] == [(8200, 9100), (30200, 61500)], header

@@ -11,14 +11,19 @@ figures are no before and after of the change, refused by the layout they come f
   a patch fixes is not its claim;
 - runs pasted one after the other under a side with no average (time(1)'s ``real``/``user``/``sys``
   three times): a row pairing one run of each side by its order is no claim (their mean is).
+
+A row read across a header whose columns name the after side first (``Patchset IOPS  Mainline IOPS``)
+is turned round.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from iolab.mail.claimed.evidence import across
 from iolab.mail.claimed.model import Claim
+from iolab.mail.claimed.naming import side_of
 
 _REACH = 30  # lines above a row that may be its table's caption
 
@@ -139,10 +144,24 @@ def _keys(lines: list[str], lo: int, hi: int) -> list[str]:
 _KEY = re.compile(r"([A-Za-z][^\t:]*?)(?:\t|\s{2,}|:\s)\D{0,12}\d")  # a line's name, then its figures
 
 
+def turned(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> Claim:
+    """A row read across a header whose column of its before names the after side and whose column of
+    its after the before side (``QD  Patchset IOPS  Mainline IOPS``): the same row, its sides turned."""
+    found = across(claim, lines, index)
+    if found is None or not found[1]:
+        return claim
+    _, names, at, to = found
+    if side_of(names[at]) == "after" and side_of(names[to]) == "before":
+        return replace(claim, before=claim.after, after=claim.before)
+    return claim
+
+
 def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
-    """The rows that come from none of the layouts above, in their order."""
+    """The rows that come from none of the layouts above, in their order, each with its sides as its
+    header names them."""
     index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), []).append(k)
-    return [c for c in found if not (bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or
-                                     runs_paired(c, index, lines))]
+    return [turned(c, lines, index) for c in found if not (bucket(c) or bypassed(c, lines, index) or
+                                                           regression_table(c, lines, index) or
+                                                           runs_paired(c, index, lines))]
