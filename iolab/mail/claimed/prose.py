@@ -31,10 +31,12 @@ _ABOUT = r"(?:(?:about|around|roughly|approximately|nearly|almost|an?\s+(?:max(?
 PAIR = re.compile(rf"(?:\bfrom\s+{_ABOUT})?(?P<a>{_VALUE}{_RANGE})\s*(?P<ua>{_WORD_UNIT})?{_NAMED}\s*(?P<link>{_LINK})\s*"
                   rf"{_ABOUT}(?P<b>{_VALUE}{_RANGE})\s*(?P<ub>{_WORD_UNIT})?{_NAMED}"
                   r"(?:\s*,?\s*(?:or\s+|i\.e\.,?\s+|that\s+is\s+)?\(?(?P<stated>[+-]?\d+(?:\.\d+)?%)\)?)?")
-# the after side first: "reduces the size to 1472 bytes from 1216", "36 extent maps per 4K page instead of 32"
+# the after side first: "reduces the size to 1472 bytes from 1216", "36 extent maps per 4K page instead of 32",
+# "mempool_alloc() as ~8% rather than ~62%"
 _REVERSED = re.compile(rf"\bto\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+from\s+(?P<a>{_VALUE})(?!\.?\d)\s*"
-                       rf"(?P<ua>{_WORD_UNIT})?|(?P<b2>{_VALUE})\s*(?P<count>[A-Za-z][\w-]*s\b)?(?:\s+(?:per\s+\S+|"
-                       rf"[A-Za-z][\w-]*)){{0,4}}\s+instead\s+of\s+(?P<a2>{_VALUE})(?!\.?\d)\s*(?P<ua2>{_WORD_UNIT})?")
+                       rf"(?P<ua>{_WORD_UNIT})?|(?P<b2>{_VALUE})(?P<ub2>\s?%)?\s*(?P<count>[A-Za-z][\w-]*s\b)?(?:\s+(?:per\s+\S+|"
+                       rf"[A-Za-z][\w-]*)){{0,4}}\s+(?:instead\s+of|rather\s+than)\s+(?P<a2>{_VALUE})(?!\.?\d)\s*"
+                       rf"(?P<ua2>{_WORD_UNIT})?")
 # "no difference (~750 MB/s)": a claim of no change, the one figure both sides
 _SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d+(?:\.\d+)?\s*%|\bunchanged|"
                    rf"\bidentical)[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})\s*\)")
@@ -53,9 +55,10 @@ _SETTING = re.compile(r"\b(?:set|sets|chang(?:e|es|ed)|bump(?:s|ed)?|lower(?:s|e
                       r"watermark|setting|parameter|knob|tunable)s?(?:\s+[\w-]+){0,2}\s*$", re.I)
 # "3.2 GB/s vs 2.9 GB/s (patched vs unpatched)": the two sides named after the pair, in its order
 _NAMES_AFTER = re.compile(r"\(\s*([^()]{1,30}?)\s+(?:vs\.?|versus)\s+([^()]{1,30}?)\s*\)")
-# "was 120s and is now 95s", "is now 2.5 GB/s, compared to 2.0 GB/s before": the side said by its tense
+# "was 120s and is now 95s", "was 12.5s, now it is 8.1s", "is now 2.5 GB/s, compared to 2.0 GB/s before": the
+# side said by its tense
 _WAS_NOW = re.compile(rf"\b(?:was|were)\s+(?:about\s+|~)?(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?[^.;\d]{{0,30}}?"
-                      rf"\b(?:is|are)\s+now\s+(?:about\s+|~)?(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?|"
+                      rf"\b(?:(?:is|are)\s+now|now(?:,?\s+(?:it|that|this)(?:\s+is|'s))?)\s+(?:about\s+|~)?(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?|"
                       rf"\bnow\s+(?:about\s+|~)?(?P<b2>{_VALUE})\s*(?P<ub2>{_WORD_UNIT})?,?\s+(?:compared\s+(?:to|with)|"
                       rf"against|versus|vs\.?)\s+(?:about\s+|~)?(?P<a2>{_VALUE})\s*(?P<ua2>{_WORD_UNIT})?\s+before\b")
 _SENTENCE_END = re.compile(r"[.;:](?:\s|$)")
@@ -113,13 +116,33 @@ def _context(lines: list[str], k: int, text: str) -> str:
 _BLOCKS: dict[str, Unit] = {"blocks": ("blocks", "count", None)}  # "from 139736 blocks (545M) to 8672 blocks"
 
 
+def _per_second(word: str) -> Unit | None:
+    """Things done a second that no unit names (``9k creates/s``, ``9000/s``): a rate, better higher."""
+    found = re.fullmatch(r"([A-Za-z]{3,})/s(?:ec)?", word)
+    return (f"{found.group(1) or ''}/s", "rate", "higher") if found else None
+
+
+def _sentence_unit(lines: list[str], k: int, text: str, match: re.Match[str], said: str) -> Unit | None:
+    """The unit a pair's sentence names for figures that write none: before them on their line (``IOPS from
+    7.15M to 7.65M``), in the sentence begun on the lines above (``we see IOPs go`` / ``from 360K to 640K``),
+    a heading's (``Latency (usec):``), or, for figures in thousands or millions, a rate the sentence names
+    after them (``go from 180K to 400K where the native device can get 500K IOPs``)."""
+    heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
+    unit = unit_of(" ".join(said.split()[-8:])) or unit_of(" ".join(_sentence(lines, k, text[:match.start()]).split()[-8:])) or \
+        (unit_of(heading) if heading and len(heading) < 60 else None)
+    thousands = all(re.search(r"\d\s?[kKM]$", match.group(g) or "") for g in ("a", "b") if g in match.groupdict())
+    rest = _SENTENCE_END.split(text[match.end():])[0]
+    named = unit_of(rest) if thousands and "a" in match.groupdict() else None
+    return unit or (named if named is not None and named[1] == "rate" else None)
+
+
 def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | None:
     groups = match.groupdict()
     a, b = _figure(groups.get("a") or groups.get("a2")), _figure(groups.get("b") or groups.get("b2") or groups.get("a"))
     said = _SENTENCE_END.split(text[:match.start()])[-1] or \
         re.sub(r"^.*[.;]\s", "", text[:match.start()].rstrip()[:-1]) * text[:match.start()].rstrip().endswith(":")
     words = groups.get("ua") or groups.get("ua2") or "", groups.get("ub") or groups.get("ub2") or ""
-    first, second = (unit_of(w) or _BLOCKS.get(w.lower()) for w in words)
+    first, second = (unit_of(w) or _BLOCKS.get(w.lower()) or _per_second(w) for w in words)
     scales = [multiplier(words[0] or words[1]), multiplier(words[1] or words[0])]  # one unit written: both sides'
     a, b = (None if v is None else v * scale for v, scale in zip((a, b), scales))  # "from 350 to 420 KIOPS"
     if first and second and b is not None and first != second:  # "from ~250MB/s to ~1.2GB/s"
@@ -128,9 +151,7 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     if groups.get("count") and unit is None:  # "36 extent maps ... instead of 32": a count of the things named
         label = " ".join(re.split(r"\s+instead\s+of\s", match.group(0))[0].split()[1:])
         return make(label, a, b, None, None, "", text) if a is not None and b is not None else None
-    heading = next((lines[j] for j in range(k - 1, max(-1, k - 4), -1) if lines[j].strip().endswith(":")), "")
-    unit = unit or unit_of(" ".join(said.split()[-8:])) or \
-        (unit_of(heading) if heading and len(heading) < 60 else None)  # "IOPS from 7.15M to 7.65M", "Latency (usec):"
+    unit = unit or _sentence_unit(lines, k, text, match, said)
     stated = match.groupdict().get("stated") or ""
     unit = unit or (said_unit(lines, k) if stated else None)  # "Performance test result(IOPS):" above
     sided = len({side_of(n) for n in re.findall(r"\(([^()]*)\)", match.group(0))} - {None}) == 2
@@ -149,6 +170,9 @@ def _pair(lines: list[str], k: int, text: str, match: re.Match[str]) -> Claim | 
     link = match.groupdict().get("link") or ""
     if unit is not None and unit[0] == "%" and link == "to" and not match.group(0).startswith("from"):
         return None  # "an improvement of 30% to 50%": a range of a change, not its two sides
+    if groups.get("ub2") and "count" in groups and (re.search(r"[+-]", groups["b2"] + groups["a2"]) or
+                                                  not _SHARE.search((lines[k - 1] if k else "") + " " + text)):
+        return None  # "-20% instead of -30%" (changes), "(0.39% instead of 1.5% of total memory)": no share's sides
     if sided and side_of(re.findall(r"\(([^()]*)\)", match.group(0))[0]) == "after":
         a, b = b, a  # "1.5 GB/s (patched) vs 1.1 GB/s (unpatched)": the sides named say which is before
     named = _NAMES_AFTER.search(text[match.start("b") if groups.get("b") else match.end():match.end() + 40])

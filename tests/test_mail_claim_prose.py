@@ -1,0 +1,43 @@
+"""Prose pairs in their common shapes (iolab.mail.claimed.prose): the unit a pair's sentence names
+on the lines above it or, for thousands, after it; the after side first with "rather than"; things
+done a second; a side said by its tense."""
+
+from iolab.mail.claimed import claims
+
+
+def _rows(text: str) -> list[tuple[float, float, str]]:
+    return [(c.before, c.after, c.unit) for c in claims(text)]
+
+
+def test_a_pairs_unit_named_by_its_sentence_on_the_line_above():
+    assert _rows("With the batched submission we see IOPS go\nfrom 410K to 520K.") == [(410000, 520000, "IOPS")]
+    assert _rows("On the slow disk the sequential read bandwidth, in MB/s, moves\nfrom 95 to 130 with it.") == \
+        [(95, 130, "MB/s")]
+
+
+def test_thousands_take_the_rate_their_sentence_names_after_them():
+    assert _rows("Random writes go from 210K to 330K, close to the 350K IOPS the raw device gives.") == \
+        [(210000, 330000, "IOPS")]
+    assert _rows("Lookups go from 90k to 140k; the cache holds 2k entries.") == []  # no rate named: no unit
+    assert _rows("Streams went from 3M to 5M, each of 10 seconds.") == []  # a time is no unit of thousands
+
+
+def test_the_after_side_first_with_rather_than():
+    assert _rows("The profile now shows spin_lock() at ~4% rather than ~35% of the cycles.") == [(35, 4, "%")]
+    assert _rows("We keep 40 ms rather than 90 ms of slack.")[0][:2] == (90, 40)
+
+
+def test_a_share_rather_than_another_is_a_pair_only_where_it_is_a_profiles():
+    assert _rows("with huge pages the tables cost 0.4% instead of 1.6% of total memory") == []
+    assert _rows("The speedup is -12% instead of -30% on this box.") == []
+
+
+def test_things_done_a_second_that_no_unit_names():
+    assert _rows("Creation throughput went from 9k creates/s to 36k\ncreates/s.") == [(9000, 36000, "creates/s")]
+    assert [(c.unit, c.better) for c in claims("unlinks improve from 1200 unlinks/sec to 2100 unlinks/sec")] == \
+        [("unlinks/s", "higher")]
+
+
+def test_a_side_said_by_its_tense():
+    assert _rows("The copy was 12.5s, now it is 8.1s.") == [(12.5, 8.1, "s")]
+    assert _rows("The lock hold time was about 80 us and now about 20 us.") == [(80, 20, "us")]
