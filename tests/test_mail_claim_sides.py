@@ -195,3 +195,28 @@ Throughput {t} MB/sec  {n} clients  {n} procs  max_latency=12.512 ms
         ((8, "before", 500100, "401.25"), (8, "after", 610200, "488.5"), (16, "before", 700100, "650.0"),
          (16, "after", 810200, "701.5")))
     assert [(c.before, c.after, c.unit) for c in claims(text)] == [(401.25, 488.5, "MB/s"), (650.0, 701.5, "MB/s")]
+
+
+def test_a_rate_in_words_and_the_cpu_a_run_took_under_each_side():
+    text = """An echo server, 16 threads.
+
+Stock kernel:
+{rate}
+~{cpu}% CPU
+
+Patched kernel:
+{rate2}
+~{cpu2}% CPU
+"""
+    for rate, rate2, unit in (("801200.50 requests per second", "955000.00 requests per second", "req/s"),
+                              ("Transactions per second: 1200", "Transactions per second: 1500", "tps"),
+                              ("52000 msgs per sec", "61000 msgs per sec", "msgs/s")):
+        found = claims(text.format(rate=rate, cpu=1500, rate2=rate2, cpu2=1200))
+        assert [(c.unit, c.better) for c in found] == [(unit, "higher"), ("%", "lower")], rate
+        assert [c.before < c.after for c in found] == [True, False]
+
+
+def test_a_cpu_share_alone_on_its_line_in_its_common_shapes():
+    for before, after in (("CPU usage: 82%", "CPU usage: 52%"), ("CPU\t~82%", "CPU\t~52%"), ("82%CPU", "52%CPU")):
+        text = f"Buffered reads.\n\nBefore:\n  read: 410 MB/s\n  {before}\n\nAfter:\n  read: 620 MB/s\n  {after}\n"
+        assert _rows(text) == [(410, 620, "MB/s"), (82, 52, "%")], before

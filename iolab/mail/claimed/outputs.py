@@ -225,7 +225,7 @@ def line_figures(line: str, label: str = "", parts: tuple[str, ...] = ()) -> lis
         cells = bonnie.group("cells").split()
         return [Figure(f"{bonnie.group('what')} #{n + 1}", value, ("/s", "rate", "higher"), "higher", line)
                 for n, value in enumerate(number(c) for c in cells[0::2]) if value is not None]
-    shares = _shares(line)
+    shares = _shares(line) or _worded_rate(line) or _cpu_share(line)
     if shares:
         return shares
     out: list[Figure] = []
@@ -288,6 +288,31 @@ def _shares(line: str) -> list[Figure]:
     report = _PERF_REPORT.match(line)  # perf report's row: "12.50%  fio  [kernel]  [k] native_queued_spin_lock"
     return shares or ([Figure(report.group(2) + "()", float(report.group(1)), ("%", "ratio", "lower"), "lower", line)]
                       if report else [])
+
+
+# a rate in words: "1378930.00 requests per second", "Requests per second: 12345.6", "12000 ops/sec"
+_PER_SECOND = re.compile(r"^\s*(?:(?P<v>\d[\d,]*(?:\.\d+)?)\s+(?P<what>[A-Za-z]+)\s+per\s+sec(?:ond)?|"
+                         r"(?P<what2>[A-Za-z]+)\s+per\s+sec(?:ond)?\s*[:=]\s*(?P<v2>\d[\d,]*(?:\.\d+)?))\s*$", re.I)
+# a share of the CPU a run took: "~1600% CPU", "CPU usage: 45%", "CPU\t~52%"
+_CPU = re.compile(r"^\s*(?:~?(?P<v>\d+(?:\.\d+)?)\s*%\s*CPU|CPU(?:\s+(?:usage|utili[sz]ation|util|load))?\s*[:=]?\s*"
+                  r"~?(?P<v2>\d+(?:\.\d+)?)\s*%)\s*$", re.I)
+
+
+def _worded_rate(line: str) -> list[Figure]:
+    """Things done a second written in words (``1378930.00 requests per second``): a rate of them."""
+    found = _PER_SECOND.match(line)
+    if not found:
+        return []
+    what, value = (found.group("what") or found.group("what2")).lower(), number(found.group("v") or found.group("v2"))
+    unit = unit_of(f"{what}/s") or (f"{what}/s", "rate", "higher")
+    return [Figure(f"{what} per second", value, unit, "higher", line)] if value is not None else []
+
+
+def _cpu_share(line: str) -> list[Figure]:
+    """The CPU a run took, alone on its line (``~1600% CPU``, ``CPU usage: 45%``): a share, better lower."""
+    found = _CPU.match(line)
+    value = number(found.group("v") or found.group("v2")) if found else None
+    return [Figure("CPU", value, ("%", "ratio", "lower"), "lower", line)] if value is not None else []
 
 
 def _unit_keyed(line: str) -> list[Figure]:
