@@ -121,7 +121,7 @@ def _is_diff_start(lines: list[str], i: int) -> bool:
     return line.startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ ")
 
 
-_DIFFSTAT = re.compile(r"^\s*(\S.*\S|\S)\s+\|\s+(\d+ ?[+-]*|Bin .*)\s*$")
+_DIFFSTAT = re.compile(r"^\s*([^\s|][^|]*[^\s|]|[^\s|])\s+\|\s+(\d+ ?[+-]*|Bin .*)\s*$")
 _DIFFSTAT_SUM = re.compile(r"^\s*\d+ files? changed(, \d+ insertions?\(\+\))?(, \d+ deletions?\(-\))?\s*$")
 _MODE_LINE = re.compile(r"^\s*(create|delete) mode \d+ |^\s*(rename|copy) .* \(\d+%\)$|^\s*mode change ")
 

@@ -17,7 +17,8 @@ from dataclasses import replace
 from iolab.mail.claimed.grids import named_unit, prose_only, side_tables, sided_grid
 from iolab.mail.claimed.groups import group_cells
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
-from iolab.mail.claimed.naming import column_pairs, introduced, introduced_all, row_sides, side_groups, side_of
+from iolab.mail.claimed.axes import side_columns
+from iolab.mail.claimed.naming import introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.runs import run_means
 from iolab.mail.claimed.steps import step_pair
@@ -160,13 +161,13 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
 
 def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list[Claim]:
     named = [c.strip() for c in header[1:] if c.strip()]
-    deltas = _delta_column(header) or \
-        any(any(PERCENT.match(c.strip()) for c in row[1:]) and  # a delta beside figures, not shares alone
-            any(_first(c) is not None and not PERCENT.match(c.strip()) for c in row[1:]) for row in body)
+    deltas = _delta_column(header) or any(_stated_change(row) for row in body)  # a delta after two figures
     step = step_pair([c.strip() for c in header])  # "| before | p 1 | p 2+3 |": the first against the last
-    if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas and not step:
+    pairs = [step] if step else side_columns([c.strip() for c in header])
+    if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas and not pairs:
         return []  # columns that are modes or devices with no delta: no before and after
-    pairs = [step] if step else column_pairs([c.strip() for c in header])
+    if not step and (len(pairs) > 1 or pairs and pairs[0][:2] not in ((1, 2), (2, 1))):
+        return paired_cells(header, body, pairs, said)  # "| jobs | 4.18 | 5.6 | 5.6-patched |": each pair
     swap = bool(pairs) and pairs[0][0] > pairs[0][1]  # "| test | patched | base |": the after side first
     out, name = [], ""
     for row in body:
@@ -186,6 +187,38 @@ def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list
         out.append(make(name, a, aligned(b, _unit(row[kb]), _unit(row[ka])), unit, None, stated, "|".join(row).strip()))
         out += _parts(header[0], row[0], row[ka], row[kb], "|".join(row).strip())
     return out
+
+
+def paired_cells(header: list[str], body: list[list[str]], pairs: list[tuple[int, int, str]],
+                 said: Unit | None) -> list[Claim]:
+    """Each row's before and after cells of each pair of columns the header names (a column in no pair
+    is context): a claim per row and pair, named by the row and the pair's key."""
+    out, name = [], ""
+    for row in body:
+        name = _row_name(row, name, min(b for b, _, _ in pairs))
+        for b, a, key in pairs:
+            if max(a, b) >= len(row) or _first(row[b]) is None or _first(row[a]) is None or not name:
+                continue
+            unit = _unit(row[b]) or _unit(row[a]) or unit_of(row[0]) or named_unit(header[b]) or said
+            label = f"{header[0].strip()} {name}" if _first(name) is not None else name
+            label = f"{label} ({key})" if len(pairs) > 1 and key else label  # "jobs 24 (4k)"
+            out.append(make(label, _first(row[b]) or 0.0, aligned(_first(row[a]) or 0.0, _unit(row[a]), _unit(row[b])),
+                            unit, None, "", "|".join(row).strip()))
+    return out
+
+
+def _stated_change(row: list[str]) -> bool:
+    """A row that states its change: a percentage after two figures that agrees with their change
+    (``| 100 | 120 | +20% |``, ``| 100 | 80 | 20% |``), not a share beside them (``| 450 | 300 | 75% |``)."""
+    figures = [(_first(c), bool(PERCENT.match(c.strip().lstrip("~")))) for c in row[1:]]
+    shown = [(v, share) for v, share in figures if v is not None]
+    for k in range(2, len(shown)):
+        (a, share_a), (b, share_b), (p, delta) = shown[k - 2], shown[k - 1], shown[k]
+        if delta and not share_a and not share_b and a and b is not None and p is not None:
+            change = (b - a) / abs(a) * 100
+            if abs(abs(change) - abs(p)) <= max(1.0, 0.1 * abs(p)) or abs(b / a * 100 - abs(p)) <= max(1.0, 0.1 * abs(p)):
+                return True
+    return False
 
 
 def _row_name(row: list[str], above: str, first: int) -> str:

@@ -29,6 +29,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
+from iolab.mail.claimed.axes import axis_groups, axis_row, axis_sides, side_columns
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
                                       sizes_line, two_measures)
@@ -37,8 +38,7 @@ from iolab.mail.claimed.keyed import keyed_rows
 from iolab.mail.claimed.legend import legend_pair
 from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, better_of, make, unit_of
-from iolab.mail.claimed.naming import (column_pairs, defined_sides, introduced, patch_side, row_sides, side_groups,
-                                       side_of, unsided)
+from iolab.mail.claimed.naming import introduced, patch_side, row_sides, side_groups, side_of, unsided
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
 from iolab.mail.claimed.samples import breakdown, sample_means, sampled
 from iolab.mail.claimed.spans import spanned_columns
@@ -245,7 +245,7 @@ def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
         names = names[1:] if len(names) == len(row.values) + 1 else names
         if len(names) == len(row.values):
             step = step_pair(names)  # "before  p 1  p 2+3  p 4+5": the baseline against the last step
-            return [step] if step else column_pairs(names)
+            return [step] if step else side_columns(names)
     return []
 
 
@@ -266,7 +266,7 @@ def _two_sides(header: str) -> bool:
 
 def _both_sides(header: str) -> bool:
     """A header whose columns name a before and an after (names apart by two spaces or a tab, else by one)."""
-    return any(column_pairs(names) or column_pairs(names[1:]) or step_pair(names) for cut in (r"\s{2,}|\t", r"\s+")
+    return any(side_columns(names) or side_columns(names[1:]) or step_pair(names) for cut in (r"\s{2,}|\t", r"\s+")
                for names in [[n for n in re.split(cut, header.strip()) if n]])  # the labels' column named too
 
 
@@ -388,7 +388,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
             continue
         rows = [row for _, row in table.rows]
         groups = side_groups([joined_side(row.label) for row in rows]) if len(rows) > 2 else []
-        if _axis(rows[0]) and not _both_sides(table.header):  # "K  4  8  16  32": columns are settings
+        if axis_row(rows[0]) and not _both_sides(table.header):  # "K  4  8  16  32": columns are settings
             claims += _defined(rows, lines, unit, better)
         elif groups:  # "before: 9.601s 10.229s ..." and "after: ..." under a row that names the columns
             for key, b, a in groups:  # each pair named by its key ("4k-randread")
@@ -404,26 +404,14 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     return claims
 
 
-def _axis(row: Row) -> bool:
-    """A row of three or more whole numbers rising (``K  4  8  16  32``): the columns' settings."""
-    found = [v for v, unit in row.values]
-    return len(found) >= 3 and not any(u for _, u in row.values) and all(v == int(v) for v in found) \
-        and all(a < b for a, b in zip(found, found[1:]))
-
-
 def _defined(rows: list[Row], lines: list[str], unit: Unit | None, better: Better | None) -> list[Claim]:
-    """Under a row of settings, the two rows the prose defines as the sides (``A is stock``, ``B is the
-    same plus this series``) read down: a claim per setting."""
-    said = defined_sides([row.label for row in rows[1:]], lines)
-    before = [row for row in rows[1:] if said.get(row.label) == "before"]
-    after = [row for row in rows[1:] if said.get(row.label) == "after"]
-    step = step_pair([row.label.strip().rstrip(":") for row in rows[1:]])  # "before", "p 1", "p 2+3": steps
-    if step and not (before or after):
-        before, after = [rows[1 + step[0]]], [rows[1 + step[1]]]
-    if len(before) != 1 or len(after) != 1:
-        return []
-    header = "  ".join([rows[0].label, *(f"{rows[0].label}={v:g}" for v, _ in rows[0].values)])
-    return _down(_Table(header, (), 0), unit, better, (before[0], after[0]))
+    """Under a row of settings, the two rows that are the sides read down, a claim per setting
+    (iolab.mail.claimed.axes), or each measure's pair of side rows."""
+    found = axis_sides(rows, lines)
+    header = found[0] if found else "  ".join([rows[0].label, *(f"{rows[0].label}={v:g}" for v, _ in rows[0].values)])
+    pairs = [("", found[1], found[2])] if found else axis_groups(rows)
+    return [replace(c, label=f"{key} {c.label}".strip()) for key, b, a in pairs
+            for c in _down(_Table(header, (), 0), unit_of(b.label) or unit_of(a.label) or unit, better, (b, a))]
 
 
 def _one_side(a: Row, b: Row) -> tuple[int, int] | None:

@@ -1,0 +1,120 @@
+"""The claims reader's tables by their axes (iolab.mail.claimed.axes): a kernel beside the same
+kernel with the change among other kernels' columns, a first row of a setting's values over the two
+rows that are the sides, pipe rows that look like a diffstat, and a share that is no delta."""
+
+from iolab.mail.claimed import claims
+from iolab.mail.claimed.axes import kernel_pairs, side_columns
+from iolab.mail.message import split_body
+
+
+def _rows(text: str, subject: str = "") -> list[tuple[str, float, float]]:
+    return [(c.label, c.before, c.after) for c in claims(text, subject)]
+
+
+def test_a_kernel_and_the_same_kernel_patched_pair_among_other_kernels():
+    assert kernel_pairs(["qd", "6.1", "6.6", "6.6-patched"]) == [(2, 3, "6.6")]
+    assert kernel_pairs(["v6.8", "v6.9+series", "v6.9"]) == [(2, 1, "v6.9")]
+    assert kernel_pairs(["bs", "6.1", "6.1-patched", "6.6", "6.6+fix"]) == [(1, 2, "6.1"), (3, 4, "6.6")]
+    assert kernel_pairs(["gen3", "gen4", "gen5"]) == []
+    assert side_columns(["test", "base", "patched"]) == [(1, 2, "")]
+
+
+def test_pipe_columns_of_kernels_read_the_patched_kernel_against_its_own():
+    text = """randwrite IOPS on a loop device:
+
+qd | 6.1   | 6.6    | 6.6-patched
+1  | 9120  | 8800   | 9450
+32 | 40110 | 38020  | 45005
+"""
+    assert _rows(text) == [("qd 1", 8800, 9450), ("qd 32", 38020, 45005)]
+
+
+def test_markdown_columns_of_kernels_with_two_pairs_give_a_row_a_pair():
+    text = """Latency of a 4k sync write (usec):
+
+| test     | 6.1 | 6.1-patched | 6.6 | 6.6-patched |
+|----------|-----|-------------|-----|-------------|
+| seq      | 41  | 35          | 44  | 36          |
+| rand     | 52  | 47          | 55  | 49          |
+"""
+    assert _rows(text) == [("seq (6.1)", 41, 35), ("seq (6.6)", 44, 36), ("rand (6.1)", 52, 47),
+                           ("rand (6.6)", 55, 49)]
+
+
+def test_aligned_columns_of_kernels_read_the_kernel_plus_its_series():
+    text = """fs_mark files/sec, one run each:
+
+threads    v6.8     v6.9     v6.9+series
+4          21034    20988    24410
+16         50112    49870    61200
+"""
+    assert [(b, a) for _, b, a in _rows(text)] == [(20988, 24410), (49870, 61200)]
+
+
+def test_a_row_of_sizes_over_old_and_new_rows_reads_a_claim_per_size():
+    text = """t/io_uring on null_blk, polled:
+
+BS           512     4K      16K     64K
+=============================================
+old (KIOPS)  2010    1990    1400    690
+new (KIOPS)  2100    2080    1510    760
+"""
+    assert [(b, a) for _, b, a in _rows(text)] == [(2010, 2100), (1990, 2080), (1400, 1510), (690, 760)]
+    assert {c.unit for c in claims(text)} == {"IOPS"}
+
+
+def test_a_row_of_queue_depths_over_base_and_patched_rows_is_the_columns_settings():
+    text = """randread MB/s by queue depth:
+
+QD          1      4      16     64
+vanilla     310    980    2210   2890
+patched     330    1100   2650   3300
+"""
+    assert _rows(text) == [("QD=1", 310, 330), ("QD=4", 980, 1100), ("QD=16", 2210, 2650), ("QD=64", 2890, 3300)]
+
+
+def test_a_row_of_jobs_over_pairs_of_side_rows_reads_each_measure_down():
+    text = """dd throughput (MB/s) by jobs:
+
+jobs            1      2      4
+read base       410    790    1400
+read patched    450    860    1620
+write base      300    520    800
+write patched   310    600    950
+"""
+    assert _rows(text) == [("read jobs=1", 410, 450), ("read jobs=2", 790, 860), ("read jobs=4", 1400, 1620),
+                           ("write jobs=1", 300, 310), ("write jobs=2", 520, 600), ("write jobs=4", 800, 950)]
+
+
+def test_a_pipe_row_ending_in_a_whole_number_is_no_diffstat():
+    body = """Results:
+
+jobs | base | patched
+1    | 120  | 131
+8    | 640  | 702
+
+ block/blk-mq.c | 12 ++++++------
+ 1 file changed, 6 insertions(+), 6 deletions(-)
+
+diff --git a/block/blk-mq.c b/block/blk-mq.c
+"""
+    described, _ = split_body(body)
+    assert "1    | 120  | 131" in described and "8    | 640  | 702" in described
+    assert "blk-mq.c" not in described
+
+
+def test_a_share_beside_two_figures_is_no_delta_and_a_change_that_agrees_is():
+    shares = """Three eviction policies:
+
+policy | reads | writes | cpu
+lru    | 450   | 300    | 75%
+lfu    | 520   | 200    | 72%
+"""
+    assert _rows(shares) == []
+    changes = """Three runs:
+
+test  | first | second | note
+seq   | 100   | 120    | +20%
+rand  | 200   | 150    | -25%
+"""
+    assert _rows(changes) == [("seq", 100, 120), ("rand", 200, 150)]
