@@ -160,7 +160,7 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
 
 
 _HIGHER = re.compile(r"\b(bw|bandwidth|throughput|tput|iops|k?ops|tps|qps|[kmg]?bps|rate|speed|score|transactions?|"
-                     r"operations\s+per|per\s+sec(?:ond)?|[a-z]+/s(?:ec)?|(?:cache\s+)?hits?(?:\s+(?:rate|ratio))?)\b", re.I)
+                     r"operations\s+per|per\s+sec(?:ond)?|[a-z]+/s(?:ec)?|hit\s+ratio)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|time|runtimes?|durations?|elapsed|wall|cpu|overhead|cycles|"
                     r"load\s*avg|load\s+average|loadavg|memory\s+used|used\s+memory|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
