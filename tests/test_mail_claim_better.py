@@ -273,3 +273,12 @@ randread    4k 149,426 170,763 +14%
 randread   16k 118,939 134,269 +12%
 """
     assert [c.better for c in claims(text)] == ["higher", "higher"]
+
+
+def test_a_time_word_after_per_names_a_rate_not_a_time():
+    text = """Table: absolute numbers in average file creates per sec (from the benchmark, thousands)
+#no.    Dirs    without-patch(K)    with-patch(K)    Diff(%)
+1       1       16.90               17.51            +3.60
+2       2       32.08               31.80            -0.87
+"""
+    assert [(c.unit, c.better) for c in claims(text)] == [("", "higher"), ("", "higher")]
