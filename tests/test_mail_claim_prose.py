@@ -41,3 +41,11 @@ def test_things_done_a_second_that_no_unit_names():
 def test_a_side_said_by_its_tense():
     assert _rows("The copy was 12.5s, now it is 8.1s.") == [(12.5, 8.1, "s")]
     assert _rows("The lock hold time was about 80 us and now about 20 us.") == [(80, 20, "us")]
+
+
+def test_a_clause_that_names_its_side_between_its_measure_and_its_figure():
+    assert _rows("The peak IOPS for this patch is 314K, while the old one is 249K.") == [(249000, 314000, "IOPS")]
+    assert _rows("Read latency with the fix is 80 us while with the baseline it was 120 us.") == [(120, 80, "us")]
+    assert _rows("Throughput on the patched kernel reaches 2.1 GB/s; on the stock kernel it is 1.6 GB/s.") == \
+        [(1.6, 2.1, "GB/s")]
+    assert _rows("Throughput with 4 jobs is 2.1 GB/s, and with 8 jobs it is 2.6 GB/s.") == []  # no side named

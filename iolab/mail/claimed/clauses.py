@@ -28,7 +28,7 @@ def _clause(text: str) -> tuple[Side, str, float, Unit | None] | None:
     opened = BEFORE.search(head) or AFTER.search(head)
     side = side_of(" ".join(head[opened.start():].split()[:4])) if opened else None
     if side is None:
-        return _clause_after(text)
+        return _clause_after(text) or _clause_within(text)
     found = [(v, u) for v, u, _ in figures(text) if u[0] != "%"]
     plain = re.findall(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?[kKmMgG]?)(?![\w%]|\.\d)", text)
     unit = found[0][1] if len(found) == 1 else unit_of(text) if len(plain) == 1 else None
@@ -59,6 +59,20 @@ def _clause_after(text: str) -> tuple[Side, str, float, Unit | None] | None:
     label = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text[:match.start()])
              if w.lower() not in ("is", "was", "we", "get", "got", "it", "takes", "took", "the", "of", "at")]
     return side, " ".join(label[-3:]), value, unit
+
+
+def _clause_within(text: str) -> tuple[Side, str, float, Unit | None] | None:
+    """A clause that names its side between its measure and its one figure: ``The peak IOPS for this
+    patch is 314K``, ``the throughput on the patched kernel is 2.1 GB/s``."""
+    found = re.search(r"\b(?:for|with|on|in|using|under)\s+((?:the|this|a)\s+)?(?P<side>[\w/+.-]+(?:\s+[\w/+.-]+)?)"
+                      r"\s+(?:is|was|are|were|gives|gave|reaches|reached|gets|got)\s+(?:about\s+|~)?"
+                      r"(?P<v>\d[\d,]*(?:\.\d+)?[kKmMgG]?)(?![\w.])\s*(?P<u>[A-Za-z/%]+)?", text)
+    side = side_of(found.group("side")) if found else None
+    value = number(found.group("v")) if found else None
+    if found is None or side is None or value is None:
+        return None
+    label = [w for w in re.findall(r"(?<![\w.])[A-Za-z][\w/.-]*", text[:found.start()]) if w.lower() != "the"]
+    return side, " ".join(label[-3:]), value, unit_of(found.group("u") or "") or unit_of(text[:found.start()])
 
 
 def clause_pairs(line: str) -> list[Claim]:
