@@ -282,3 +282,27 @@ def test_a_time_word_after_per_names_a_rate_not_a_time():
 2       2       32.08               31.80            -0.87
 """
     assert [(c.unit, c.better) for c in claims(text)] == [("", "higher"), ("", "higher")]
+
+
+@pytest.mark.parametrize("name, better", [
+    ("context switch per second", "lower"), ("cache misses/s", "lower"), ("interrupts per second", "lower"),
+    ("wakeups a second", "lower"), ("we flush the queue each time it fills", None), ("every time a waiter sleeps", None),
+])
+def test_a_rate_of_what_costs_is_lower_and_a_time_that_counts_occasions_no_way(name, better):
+    assert better_of(name) == better
+
+
+def test_a_measure_named_with_its_setting_in_parentheses_says_its_way():
+    text = """The waiter is woken up each time a tag is freed, so most wakeups are wasted.
+
+IOPS (bs=1MB)
+jobs | v6.1   | v6.1-patched |
+1    | 118    | 121
+24   | 101    | 120
+
+context switch per second
+jobs | v6.1   | v6.1-patched |
+1    | 1160   | 1190
+24   | 1710   | 1100
+"""
+    assert [c.better for c in claims(text)] == ["higher", "higher", "lower", "lower"]

@@ -116,7 +116,7 @@ def _said_above(lines: list[str], k: int) -> Better | None:
         if _SIZE_OF.search(line) and len(line) <= 200:
             return "lower"  # "2. sizeof .text section from vmlinux:", "bzImage size:": what the change costs
         if n == head or not line.strip() or len(line) > 200 or "|" in line or _RULE.match(line) or \
-                (re.search(r"\d", line.split(":")[-1]) and not _prose(line)):
+                (re.search(r"\d", re.sub(r"\([^()]*\)", "", line).split(":")[-1]) and not _prose(line)):
             continue  # a table's row or header, a device's name: not a line that says what was measured
         units = [u for u in (unit_of(w) for w in line.split()) if u and u[1] in ("rate", "bandwidth")]
         named = better_of(line) or (units[0][2] if units else None)  # "sec  normal MB/s  dontcache MB/s"
