@@ -220,3 +220,32 @@ def test_a_cpu_share_alone_on_its_line_in_its_common_shapes():
     for before, after in (("CPU usage: 82%", "CPU usage: 52%"), ("CPU\t~82%", "CPU\t~52%"), ("82%CPU", "52%CPU")):
         text = f"Buffered reads.\n\nBefore:\n  read: 410 MB/s\n  {before}\n\nAfter:\n  read: 620 MB/s\n  {after}\n"
         assert _rows(text) == [(410, 620, "MB/s"), (82, 52, "%")], before
+
+
+def test_a_caption_naming_its_side_then_its_runs_settings():
+    for before, after in (("current master, rw=randwrite, numjobs=8", "this patchset, rw=randwrite, numjobs=8"),
+                          ("without the fix, rw=randwrite iodepth=32", "with the fix, rw=randwrite iodepth=32"),
+                          ("v6.8 stock, qd=64", "v6.8 + series, qd=64")):
+        text = f"""Random writes, one run a case.
+
+{before}
+
+  4k  IOPS=92.7k, BW=362MiB/s, Lat=11.03msec
+ 64k  IOPS=34.0k, BW=2186MiB/s, Lat=29.23msec
+
+{after}
+
+  4k  IOPS=94.7k, BW=370MiB/s, Lat=10802.43usec
+ 64k  IOPS=40.9k, BW=2554MiB/s, Lat=24.99msec
+"""
+        assert _rows(text) == [(92700, 94700, "IOPS"), (362, 370, "MiB/s"), (11.03, 10.8, "ms"),
+                               (34000, 40900, "IOPS"), (2186, 2554, "MiB/s"), (29.23, 24.99, "ms")], before
+
+
+def test_the_cases_of_two_captioned_sides_pair_with_their_twins():
+    case = "{side}, rw={rw}, numjobs=32\n\n  4k  IOPS={iops}k, BW={bw}MiB/s\n\n"
+    text = "=== WRITE ===\n\n" + case.format(side="current master", rw="randwrite", iops="92.7", bw="362") + \
+        case.format(side="this patchset", rw="randwrite", iops="94.7", bw="370") + "=== READ ===\n\n" + \
+        case.format(side="current master", rw="randread", iops="62.5", bw="244") + \
+        case.format(side="this patchset", rw="randread", iops="62.6", bw="245")
+    assert _rows(text) == [(92700, 94700, "IOPS"), (362, 370, "MiB/s"), (62500, 62600, "IOPS"), (244, 245, "MiB/s")]

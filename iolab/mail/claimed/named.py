@@ -53,7 +53,21 @@ def named_values(line: str, parts: tuple[str, ...] = ()) -> list[tuple[str, floa
         not line[:tokens[0].start()].strip(" \t/") and not line[tokens[0].end():].strip()  # sysfs's file: value
     if len(tokens) < 2 and not path:
         return None
-    out, row, since = [], "", 0
+    out = token_figures(line, tokens, parts, path)
+    names = [t.group("name").lower() for t in tokens if t.group("u") or _unit(t.group("name"), "")]
+    if len(set(names)) < len(names) or any(side_of(t.group("name")) or side_of(line[:t.start()].split(",")[-1])
+                                         for t in tokens):
+        return None  # "BW=3939MiB/s  BW=6613MiB/s", "With the patch: 2676MB/s, without: 2670MB/s": columns, sides
+    return out if out else None
+
+
+def token_figures(line: str, tokens: list[re.Match[str]] | None = None, parts: tuple[str, ...] = (),
+                  path: bool = False) -> list[tuple[str, float, Unit]]:
+    """Each token's figure (its key, value and unit) that measures something (above), whatever else the
+    line holds: also the tokens fio's job line prints after its IOPS and BW (``Lat=11033.30usec``)."""
+    tokens = list(_TOKEN.finditer(line)) if tokens is None else tokens
+    out: list[tuple[str, float, Unit]] = []
+    row, since = "", 0
     for token in tokens:
         name, value = token.group("name").rstrip(".-"), number(token.group("v"))
         between = re.split(r"[:,;(]", line[since:token.start("name")])[-1]  # "time spent: ..": "time spent"
@@ -69,8 +83,4 @@ def named_values(line: str, parts: tuple[str, ...] = ()) -> list[tuple[str, floa
                 (unit[1] not in ("rate", "bandwidth") or path) and (better_of(key) is None or _SET_WORDS.search(key)):
             continue
         out.append((f"{worded} {row} {key}".strip(), value, unit))
-    names = [t.group("name").lower() for t in tokens if t.group("u") or _unit(t.group("name"), "")]
-    if len(set(names)) < len(names) or any(side_of(t.group("name")) or side_of(line[:t.start()].split(",")[-1])
-                                         for t in tokens):
-        return None  # "BW=3939MiB/s  BW=6613MiB/s", "With the patch: 2676MB/s, without: 2670MB/s": columns, sides
-    return out if out else None
+    return out

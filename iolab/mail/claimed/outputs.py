@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, better_of, figures, number, unit_of
-from iolab.mail.claimed.named import named_values
+from iolab.mail.claimed.named import named_values, token_figures
 from iolab.mail.claimed.naming import side_of
 
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
@@ -100,6 +100,8 @@ def _fio(line: str) -> list[Figure] | None:
         op = f"{job.group(1)} " if job.group(1) else ""  # "before : IOPS=37.9k, ...": the side's name, not the op
         found += _figure(f"{op}IOPS", number(job.group(2)), _IOPS, line)
         found += _figure(f"{op}BW", float(job.group(3)), unit_of(job.group(4)), line) if job.group(3) else []
+        found += [Figure(f"{op}{key}", value, unit, None, line)  # "4k  IOPS=92.7k, BW=362MiB/s, Lat=11033.30usec"
+                  for key, value, unit in token_figures(line[job.end():]) if job.group(3)]
     bw = _FIO_BW.match(line)
     if bw:
         found += _figure("bw avg", float(bw.group(2)), unit_of(bw.group(1)), line)

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from iolab.mail.claimed.captions import settings_caption
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
 from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
@@ -145,7 +146,8 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     files = _files(lines, about)
     markers = [files.get(k) or marker(line) or (marker(lines[k - 1].rstrip() + " " + line.strip())
                                                 if _continued(lines, k) else None)
-               or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) for k, line in enumerate(lines)]
+               or _bare(lines, k) or _item(lines, k) or _sentence(lines, k) or settings_caption(lines, k)
+               for k, line in enumerate(lines)]
     markers = [None if m and m[1] == "-" and k and _HEADER.match(lines[k - 1]) else m for k, m in enumerate(markers)]
     _row_keys(markers)  # a rule under a table's header ("Operation  Count  AvgLat") is the table's, no banner
     _from_to(lines, markers)

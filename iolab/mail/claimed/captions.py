@@ -1,0 +1,29 @@
+"""A caption that names a side and then the settings of its run, figures under it.
+
+``current master, rw=randwrite, numjobs=32 iodepth=32`` over fio's lines, ``this patchset,  rw=randwrite,
+numjobs=32 iodepth=32`` over the same lines again: the side is the caption's first clause (``current``:
+before; ``this patchset``: after), the settings say which run it is, so that the cases of each side pair
+with those of the other that share them (iolab.mail.claimed.sides pairs neighbours first).
+"""
+
+from __future__ import annotations
+
+import re
+
+from iolab.mail.claimed.naming import Side, side_of
+from iolab.mail.claimed.outputs import line_figures
+
+# a side's name, a comma, then settings only ("rw=randwrite, numjobs=32 iodepth=32", "bs=4k qd=32")
+_CAPTION = re.compile(r"^\s*(?P<name>[A-Za-z][^,:=]{1,40}?)\s*[,:]\s*(?P<settings>[\w.-]+=[\w.+/-]+(?:[,\s]+[\w.-]+=[\w.+/-]+)*)"
+                      r"\s*[,:]?\s*$")
+
+
+def settings_caption(lines: list[str], k: int) -> tuple[Side | None, str, str] | None:
+    """(side, the caption, "") when line k names a side and the settings of its run, with figures in the
+    three lines under it."""
+    found = _CAPTION.match(lines[k])
+    side = side_of(found.group("name")) if found else None
+    if found is None or side is None:
+        return None
+    under = [line for line in lines[k + 1:k + 6] if line.strip()][:3]
+    return (side, " ".join(lines[k].split()), "") if any(line_figures(line) for line in under) else None
