@@ -306,3 +306,37 @@ jobs | v6.1   | v6.1-patched |
 24   | 1710   | 1100
 """
     assert [c.better for c in claims(text)] == ["higher", "higher", "lower", "lower"]
+
+
+IMPROVED = """This series should also improve the performance of other callers of the helper.
+
+Running the benchmark with 5 repetitions:
+
+ Th.   base avg (stdev)    +series avg (stdev)   change
+ ---   ----------------    -------------------   ------
+ 1     1152000 (7400)      1169000 (9000)        +1.5%
+ 2     1545000 (12500)     1584000 (10400)       +2.5%
+ 4     2480000 (12000)     {after} (12800)       {change}
+"""
+
+
+def test_rows_that_nearly_all_move_one_way_under_an_improvement_are_better_that_way():
+    text = IMPROVED.format(after="2518000", change="+1.5%")
+    assert [c.better for c in claims(text)] == ["higher"] * 3
+    runtimes = """Each launch of the 36 apps is faster with the series:
+
+ cycle   baseline   with series   diff
+ 1       272.4      264.9         -7.5
+ 2       250.4      248.2         -2.2
+ 3       226.2      227.6         +1.4
+ 4       230.6      214.8         -15.8
+"""
+    assert [c.better for c in claims(runtimes)] == ["lower"] * 4
+
+
+def test_no_way_from_moves_that_split_or_under_words_of_a_regression():
+    split = IMPROVED.replace(" 2     1545000 (12500)     1584000 (10400)       +2.5%\n",
+                             " 2     1545000 (12500)     1504000 (10400)       -2.6%\n")
+    assert [c.better for c in claims(split.format(after="2418000", change="-2.5%"))] == [None] * 3
+    worse = IMPROVED.replace("should also improve", "should improve, though it may regress,")
+    assert [c.better for c in claims(worse.format(after="2518000", change="+1.5%"))] == [None] * 3

@@ -31,6 +31,11 @@ A kernel developer reads it from the mail around the row, in this order:
   lower; the size of what is built (``sizeof .text section``, ``Kernel
   image size:``) lower.
 
+Last, the rows of one table that none of these gave a way, where the
+sentences above it say the change improves (``should also improve the
+performance``, ``is faster``) and nothing worse: the way 3 of 4 of them
+moved or more is the better one.
+
 Where none of these says, the row's better stays None: a wrong way is worse
 than none.
 """
@@ -331,4 +336,33 @@ def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
             better = _better(lines, _where(index, claim), claim)
             claim = replace(claim, better=better) if better else claim
         out.append(claim)
+    return _improved(lines, out, index)
+
+
+_IMPROVES = re.compile(r"\b(?:improv(?:e|es|ed|ing|ement|ements)|faster|speed(?:s|ed)?[- ]?up|boost(?:s|ed)?|"
+                       r"better\s+performance|outperforms?)\b", re.I)
+_WORSE = re.compile(r"\b(?:regress\w*|slower|worse|degrad\w*|drops?|penalty)\b", re.I)
+
+
+def _improved(lines: list[str], found: list[Claim], index: dict[str, int]) -> list[Claim]:
+    """Rows no rule gave a way, of one table, where the sentences above it say the change improves
+    (``should also improve the performance``, ``is 20% faster``) and say nothing worse: the way nearly
+    all of the table's rows moved (3 of 4 or more, two rows at least) is the better one."""
+    tables: dict[int, list[int]] = {}
+    for n, claim in enumerate(found):
+        k = _where(index, claim) if claim.better is None else None
+        head = _header(lines, k) if k is not None else None
+        if head is not None:
+            tables.setdefault(head, []).append(n)
+    out = list(found)
+    for head, rows in tables.items():
+        said = " ".join(line for line in lines[max(0, head - _REACH):head] if _prose(line))
+        moves = [found[n].direction for n in rows if found[n].direction != "none"]
+        ups = moves.count("up")
+        if len(moves) < 2 or not _IMPROVES.search(said) or _WORSE.search(said) or \
+                max(ups, len(moves) - ups) * 4 < len(moves) * 3:
+            continue
+        way: Better = "higher" if ups * 2 > len(moves) else "lower"
+        for n in rows:
+            out[n] = replace(found[n], better=way)
     return out
