@@ -118,3 +118,69 @@ seq   | 100   | 120    | +20%
 rand  | 200   | 150    | -25%
 """
     assert _rows(changes) == [("seq", 100, 120), ("rand", 200, 150)]
+
+
+def test_pipe_tables_under_banners_alike_but_for_a_before_word_pair_by_key():
+    text = """Sequential read, fio psync:
+
+=== kernel: stock  fs: xfs ===
+bs    | BW (MiB/s) | IOPS
+------+------------+------
+4k    | 410.5      | 105088
+64k   | 1210.0     | 19360
+1M    | 1800.2     | 1800
+
+=== kernel: folios  fs: xfs ===
+bs    | BW (MiB/s) | IOPS
+------+------------+------
+4k    | 520.0      | 133120
+1M    | 2650.9     | 2650
+"""
+    assert _rows(text) == [("kernel fs xfs 4k BW (MiB/s)", 410.5, 520.0), ("kernel fs xfs 4k IOPS", 105088, 133120),
+                           ("kernel fs xfs 1M BW (MiB/s)", 1800.2, 2650.9), ("kernel fs xfs 1M IOPS", 1800, 2650)]
+
+
+def test_rows_of_named_figures_under_side_captions_pair_by_key_in_each_section():
+    text = """rbd fio, numjobs=16:
+
+== WRITE ==
+
+upstream, rw=randwrite
+
+  4k   IOPS=50.1k, BW=196MiB/s, lat=320.5usec
+  64k  IOPS=9120, BW=570MiB/s, lat=1.75msec
+
+with the series, rw=randwrite
+
+  4k   IOPS=55.0k, BW=215MiB/s, lat=290.1usec
+  64k  IOPS=10.2k, BW=638MiB/s, lat=1.57msec
+"""
+    found = claims(text)
+    assert [(c.before, c.after) for c in found] == [(50100, 55000), (196, 215), (320.5, 290.1), (9120, 10200),
+                                                    (570, 638), (1.75, 1.57)]
+    assert [c.unit for c in found][:3] == ["IOPS", "MiB/s", "us"]
+
+
+def test_runs_of_one_key_and_captions_naming_no_side_are_no_tables_a_side():
+    runs = """Before:
+
+read  IOPS=549k, BW=2146MiB/s
+read  IOPS=544k, BW=2125MiB/s
+
+After:
+
+read  IOPS=562k, BW=2194MiB/s
+read  IOPS=560k, BW=2188MiB/s
+"""
+    assert not [c for c in claims(runs) if c.form == "columns"]
+    unnamed = """ext4, rw=randwrite
+
+  4k   IOPS=50.1k, BW=196MiB/s
+  64k  IOPS=9120, BW=570MiB/s
+
+xfs, rw=randwrite
+
+  4k   IOPS=55.0k, BW=215MiB/s
+  64k  IOPS=10.2k, BW=638MiB/s
+"""
+    assert claims(unnamed) == []

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.axes import axis_groups, axis_row, axis_sides, side_columns
+from iolab.mail.claimed.captioned import captioned_tables
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
                                       sizes_line, two_measures)
@@ -366,7 +367,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
     claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
-    claims, compared = claims + keyed, compared | paired
+    captioned, held = captioned_tables(lines)  # tables a side under captions naming the sides
+    claims, compared = claims + keyed + captioned, compared | paired | held
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
     tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))
               and not breakdown(t.header)]  # dbench's operations: its Throughput line is the claim
