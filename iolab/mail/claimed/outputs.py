@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from iolab.mail.claimed.model import NOT_MEASURED, Better, Unit, better_of, figures, number, unit_of
 from iolab.mail.claimed.named import named_values, token_figures
 from iolab.mail.claimed.naming import side_of
+from iolab.mail.claimed.suites import suite_figures
 
 NOISE = re.compile(r"^\s*(Jobs:|cpu\s*:|IO depths|submit\s*:|complete\s*:|issued|latency\s*:|clat percentiles|"
                     r"lat percentiles|\||Run status|Disk stats|[a-z]+\d*: ios=|fio-\d|Starting \d)", re.I)
@@ -149,7 +150,7 @@ def _timed(line: str, parts: tuple[str, ...]) -> list[Figure] | None:
 # stress-ng's metrics row: "stress-ng: info:  [3305] hdd   23568   60.01   0.94   19.92   392.74   1129.82"
 # (bogo ops, real, usr and sys seconds, bogo ops/s by real time, by usr+sys time); its other lines measure nothing
 _STRESS_NG = re.compile(r"^\s*stress-ng:\s*\w+:\s*\[\d+\]\s+(?P<name>[a-z][\w-]*)\s+\d+\s+(?:[\d.]+\s+){3}"
-                        r"(?P<rate>\d+(?:\.\d+)?)\s+[\d.]+\s*$")
+                        r"(?P<rate>\d+(?:\.\d+)?)\s+[\d.]+(?:\s+[\d.]+){0,2}\s*$")  # newer: CPU used, RSS max
 # hdparm -t / -T: "Timing buffered disk reads: 1024 MB in  3.00 seconds = 341.33 MB/sec" (the seconds its own)
 _HDPARM = re.compile(r"^\s*Timing (?P<what>[\w ]+?):\s*[\d.]+\s*[kMG]?B in\s+[\d.]+\s*seconds\s*=\s*"
                      r"(?P<rate>\d+(?:\.\d+)?)\s*(?P<unit>[kMG]B/sec)\s*$", re.I)
@@ -169,7 +170,8 @@ def _tools(line: str) -> list[Figure] | None:
     bench = _SYSBENCH.match(line)
     if bench:
         return _figure(f"{bench.group('name')} per sec", float(bench.group("rate")), ("/s", "rate", "higher"), line)
-    return None
+    suite = suite_figures(line)  # filebench's IO Summary, UnixBench's results, index and score
+    return None if suite is None else [Figure(key, value, unit, None, line) for key, value, unit in suite]
 
 
 def _seconds(found: re.Match[str]) -> str:
