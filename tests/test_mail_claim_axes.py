@@ -184,3 +184,21 @@ xfs, rw=randwrite
   64k  IOPS=10.2k, BW=638MiB/s
 """
     assert claims(unnamed) == []
+
+
+def test_a_cells_delta_glued_to_its_figure_or_spaced_in_its_parentheses_stays_the_cells():
+    text = """fio results, MB/s:
+
+test      base    patched
+seq       100     120(+20.0%)
+rand      200     150 (-25.0% )
+"""
+    assert _rows(text) == [("seq", 100, 120), ("rand", 200, 150)]
+    assert [c.stated for c in claims(text)] == ["+20.0%", "-25.0%"]
+    grid = """Energy (J), lower is better:
+
+case          4 jobs          8 jobs          16 jobs
+base          2010            2804            8768
+patched       2115(5.22%)     2388 (-14.84% ) 8700(-0.78%)
+"""
+    assert [(b, a) for _, b, a in _rows(grid)] == [(2010, 2115), (2804, 2388), (8768, 8700)]

@@ -37,6 +37,7 @@ class Row:
 
 _SIGN_APART = re.compile(r"(?<=\S)\s+([+-])\s+(?=\d+(?:\.\d+)?%(?:\s|$))")
 _SPREAD = re.compile(r"^\((\d+(?:\.\d+)?)\)$")  # "1152920 (7453)": a figure's spread, bare, in parentheses
+_CELL_DELTA = re.compile(r"(?<=[\d\s])\(\s*([+-]?\d+(?:\.\d+)?%)\s*\)")
 _GLUED = re.compile(r"([+-]?\d[\d,]*(?:\.\d+)?)([kKMG]?)([A-Za-zµ/]+)")
 
 
@@ -96,8 +97,9 @@ def _shares(tokens: list[str]) -> list[str]:
 
 def read_row(line: str) -> Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
-    remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", line)  # "101357203 (~2% slower)"
-    tokens = _shares(_tokens(line[:remark.start()] if remark else line))
+    cut = _CELL_DELTA.sub(r" (\1)", line)  # "120(+20%)": the cell's delta apart from its figure
+    remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", cut)  # "101357203 (~2% slower)"
+    tokens = _shares(_tokens(cut[:remark.start()] if remark else cut))
     label: list[str] = []
     values: list[tuple[float, str]] = []
     tags: list[str] = []
