@@ -111,3 +111,15 @@ runtime=10s
 8\t\t61.5k\t\t\t30.2k
 """
         assert [(c.before, c.after) for c in claims(text)] == [(8200, 9100), (30200, 61500)], header
+
+
+def test_sides_named_before_and_after_an_earlier_commit_are_the_regressions_story():
+    run = ("stress-ng: info:  [2001] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s\n"
+           "stress-ng: info:  [2001]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n"
+           "stress-ng: info:  [2001] linkfs           {ops}     60.00     10.00    150.00     {rate}        4000.00\n")
+    text = ("The robot found the lookup slower since 0123456789ab (\"fs: cache the lookups\").\n\n"
+            "1) before commit 0123456789ab:\n\n" + run.format(ops="700100", rate="11668.33") +
+            "\n2) after commit 0123456789ab:\n\n" + run.format(ops="150050", rate="2500.83") +
+            "\n3) with this series:\n\n" + run.format(ops="720300", rate="12005.00"))
+    found = [(before, after) for _, before, after in _rows(text)]
+    assert (11668.33, 2500.83) not in found and (11668.33, 12005.0) not in found, found

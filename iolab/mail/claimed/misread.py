@@ -10,7 +10,9 @@ figures are no before and after of the change, refused by the layout they come f
   results in a regression of up to 8% on my box:`` over ``baseline  mb_optimize_scan``): the regression
   a patch fixes is not its claim;
 - runs pasted one after the other under a side with no average (time(1)'s ``real``/``user``/``sys``
-  three times): a row pairing one run of each side by its order is no claim (their mean is).
+  three times): a row pairing one run of each side by its order is no claim (their mean is);
+- a side named as the kernel before or after an earlier commit by its hash (``1) before commit
+  f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the regression's story.
 
 A row read across a header whose columns name the after side first (``Patchset IOPS  Mainline IOPS``)
 is turned round.
@@ -144,6 +146,26 @@ def _keys(lines: list[str], lo: int, hi: int) -> list[str]:
 _KEY = re.compile(r"([A-Za-z][^\t:]*?)(?:\t|\s{2,}|:\s)\D{0,12}\d")  # a line's name, then its figures
 
 
+_COMMIT_SIDE = re.compile(r"\b(?:before|after|with|without|w/o|prior\s+to)\s+(?:the\s+)?(?:commit\s+)?[0-9a-f]{8,40}\b",
+                          re.I)
+
+
+def commit_side(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row of the sides' figures where a side is named as a kernel before or after an earlier commit,
+    by its hash (``1) before commit f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the kernel
+    that commit changed, the regression's story; a patch does not name itself by a hash."""
+    if claim.form != "sides":
+        return False
+    if _COMMIT_SIDE.search(claim.label):
+        return True  # the after side's name, which the sides' reader keeps in the label
+    first = claim.source.split(" / ")[0].strip()
+    for j in range(index[first][0] - 1, max(-1, index[first][0] - _REACH), -1) if first in index else ():
+        text = lines[j].strip()
+        if text and not re.search(r"\d", re.sub(r"[0-9a-f]{8,40}|^\W*\d+\W", "", text)):
+            return _COMMIT_SIDE.search(text) is not None  # the before side's heading
+    return False
+
+
 def turned(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> Claim:
     """A row read across a header whose column of its before names the after side and whose column of
     its after the before side (``QD  Patchset IOPS  Mainline IOPS``): the same row, its sides turned."""
@@ -164,4 +186,5 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
         index.setdefault(line.strip(), []).append(k)
     return [turned(c, lines, index) for c in found if not (bucket(c) or bypassed(c, lines, index) or
                                                            regression_table(c, lines, index) or
-                                                           runs_paired(c, index, lines))]
+                                                           runs_paired(c, index, lines) or
+                                                           commit_side(c, lines, index))]
