@@ -249,3 +249,20 @@ def test_the_cases_of_two_captioned_sides_pair_with_their_twins():
         case.format(side="current master", rw="randread", iops="62.5", bw="244") + \
         case.format(side="this patchset", rw="randread", iops="62.6", bw="245")
     assert _rows(text) == [(92700, 94700, "IOPS"), (362, 370, "MiB/s"), (62500, 62600, "IOPS"), (244, 245, "MiB/s")]
+
+
+def test_the_befores_of_several_cases_then_their_afters_pair_by_case():
+    for first, second in (("", "bind node "), ("4k ", "64k "), ("cold cache, ", "hot cache, ")):
+        text = f"""Random reads:
+
+arm64 box:
+{first}before this patchset:   3.2 GiB/s
+{second}before this patchset: 6.9 GiB/s
+{first}after this patchset:    7.9 GiB/s
+{second}after this patchset:  8.0 GiB/s
+
+x86 box:
+{first}before this patchset:   7.0 GiB/s
+{first}after this patchset:    9.3 GiB/s
+"""
+        assert _rows(text) == [(3.2, 7.9, "GiB/s"), (6.9, 8.0, "GiB/s"), (7.0, 9.3, "GiB/s")], second

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.naming import Side, side_of
+from iolab.mail.claimed.naming import Side, side_of, unsided
 from iolab.mail.claimed.outputs import line_figures
 
 # a side's name, a comma, then settings only ("rw=randwrite, numjobs=32 iodepth=32", "bs=4k qd=32")
@@ -27,3 +27,22 @@ def settings_caption(lines: list[str], k: int) -> tuple[Side | None, str, str] |
         return None
     under = [line for line in lines[k + 1:k + 6] if line.strip()][:3]
     return (side, " ".join(lines[k].split()), "") if any(line_figures(line) for line in under) else None
+
+
+def named_twins(names: list[str], sides: list[Side | None]) -> list[tuple[int, int]]:
+    """(before, after) indexes of the cases of a run of befores then a run of as many afters, whose
+    names are the same cases in the same order but for the side's words (``before this patchset:`` /
+    ``bind node before this patchset:`` / ``after this patchset:`` / ``bind node after this patchset:``):
+    each after with its case's before, not with its neighbour of another case."""
+    cases = [" ".join(unsided(name).lower().split()) for name in names]
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(names):
+        befores = next((n for n in range(k, len(names) + 1) if n == len(names) or sides[n] != "before"), k) - k
+        afters = [j for j in range(k + befores, min(len(names), k + 2 * befores)) if sides[j] == "after"]
+        run = cases[k:k + befores]
+        if befores > 1 and len(afters) == befores and len(set(run)) == befores and \
+                [cases[j] for j in afters] == run:
+            out += [(k + n, j) for n, j in enumerate(afters)]
+        k += max(befores, 1)
+    return out

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.captions import settings_caption
+from iolab.mail.claimed.captions import named_twins, settings_caption
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
 from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
@@ -408,7 +408,8 @@ def side_pairs(lines: list[str], about: tuple[str, ...] = ()) -> list[Claim]:
     named = len({s.name.lower() for s in found if s.side == "after"}) > 1
     out: list[Claim] = []
     paired: set[int] = set()
-    for k, j in _blocks(found):  # "before: cold, hot" then "after: cold, hot": the nth case of each
+    twins = named_twins([s.name for s in found], [s.side for s in found])  # "bind node before:" / "bind node after:"
+    for k, j in _blocks(found) or twins:  # "before: cold, hot" then "after: cold, hot": the nth case of each
         out += _ordered(pair_sides(found[k], found[j], named), {id(found[k]), id(found[j])} & guessed)
         paired |= {k, j}
     for k in range(len(found) - 1):  # neighbours first: "with" then "without", then "with" then "without" again
