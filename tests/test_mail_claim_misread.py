@@ -123,3 +123,19 @@ def test_sides_named_before_and_after_an_earlier_commit_are_the_regressions_stor
             "\n3) with this series:\n\n" + run.format(ops="720300", rate="12005.00"))
     found = [(before, after) for _, before, after in _rows(text)]
     assert (11668.33, 2500.83) not in found and (11668.33, 12005.0) not in found, found
+
+
+def test_figures_chained_by_arrows_are_one_change_first_to_last():
+    text = "Patch by patch the rate went 40 KIOPS -> 37 -> 39 -> 38 -> 44 with the whole series.\n"
+    found = [(before, after) for _, before, after in _rows(text)]
+    assert (40000, 37000) not in found and (39000, 38000) not in found and (40, 37) not in found, found
+
+
+def test_a_time_in_minutes_and_seconds_is_not_two_figures():
+    text = """Build time of the tree, before and after this series:
+
+  Before:   real ~ 2min 41sec
+  After:    real ~ 2min 05sec
+"""
+    found = [(before, after) for _, before, after in _rows(text)]
+    assert (2, 2) not in found and (41, 5) not in found, found

@@ -11,6 +11,8 @@ figures are no before and after of the change, refused by the layout they come f
   a patch fixes is not its claim;
 - runs pasted one after the other under a side with no average (time(1)'s ``real``/``user``/``sys``
   three times): a row pairing one run of each side by its order is no claim (their mean is);
+- figures chained by arrows in prose (``31 MIOPS -> 29 -> 30 -> 29``): a series, whose change is its
+  first against its last;
 - a side named as the kernel before or after an earlier commit by its hash (``1) before commit
   f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the regression's story.
 
@@ -166,6 +168,25 @@ def commit_side(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> 
     return False
 
 
+_LINK = r"~?\d[\d.,]*\s*[A-Za-z/%]*\s*(?:->|→|=>)\s*"
+_CHAIN = re.compile(rf"(?:{_LINK}){{2,}}~?\d[\d.,]*")
+
+
+def chained(claim: Claim) -> bool:
+    """A pair in prose taken from figures chained by arrows (``31 MIOPS -> 29 -> 30 -> 29 -> 31 -> 32``): a
+    series over steps or time, whose change is its first against its last, not each step against the next."""
+    if claim.form != "prose":
+        return False
+    for chain in _CHAIN.finditer(claim.source):
+        figures = [float(f.replace(",", "")) for f in re.findall(r"\d[\d.,]*\d|\d", chain.group())]
+        for scale in (1.0, 1e3, 1e6, 1e9):  # "31 MIOPS" read as 31000000
+            pair = (abs(claim.before) / scale, abs(claim.after) / scale)
+            if all(any(abs(v - f) <= 1e-9 * max(1.0, f) for f in figures) for v in pair):
+                return not (abs(pair[0] - figures[0]) <= 1e-9 * max(1.0, figures[0]) and
+                            abs(pair[1] - figures[-1]) <= 1e-9 * max(1.0, figures[-1]))
+    return False
+
+
 def turned(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> Claim:
     """A row read across a header whose column of its before names the after side and whose column of
     its after the before side (``QD  Patchset IOPS  Mainline IOPS``): the same row, its sides turned."""
@@ -187,4 +208,4 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     return [turned(c, lines, index) for c in found if not (bucket(c) or bypassed(c, lines, index) or
                                                            regression_table(c, lines, index) or
                                                            runs_paired(c, index, lines) or
-                                                           commit_side(c, lines, index))]
+                                                           commit_side(c, lines, index) or chained(c))]

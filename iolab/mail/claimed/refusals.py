@@ -119,16 +119,17 @@ def _under_operations(where: list[int], lines: list[str]) -> bool:
     return head is not None and any(_THROUGHPUT.match(line) for line in lines[k + 1:k + _REACH])
 
 
-_MINUTES = re.compile(r"(?<![\w.])(\d+)m\s?(\d+(?:\.\d+)?)s\b")
+_MINUTES = re.compile(r"(?<![\w.])(\d+)\s?(?:m|mins?|minutes?)\s?(\d+(?:\.\d+)?)\s?(?:s|secs?|seconds?)\b")
 
 
 def minutes_only(claim: Claim) -> bool:
-    """A row whose figures are the minutes of time(1)'s ``5m1.871s`` and ``2m47.642s`` (busybox's ``0m 16.62s``),
-    their seconds dropped, or one such time's minutes against its own seconds: whoever reads the cell as
-    numbers stops at the ``m``; the time is 301.871 s, not 5."""
+    """A row whose figures are the minutes of time(1)'s ``5m1.871s`` and ``2m47.642s`` (busybox's ``0m 16.62s``,
+    ``1min 27sec``), their seconds dropped, or their seconds without their minutes, or one such time's minutes
+    against its own seconds: whoever reads the cell as numbers stops at the ``m``; the time is 301.871 s, not 5."""
     found = [(float(m.group(1)), float(m.group(2))) for m in _MINUTES.finditer(claim.source)]
-    minutes = {m for m, _ in found}
-    return (claim.before in minutes and claim.after in minutes) or (claim.before, claim.after) in found
+    minutes, seconds = {m for m, _ in found}, {s for m, s in found if m}
+    return {claim.before, claim.after} <= minutes or {claim.before, claim.after} <= seconds or \
+        (claim.before, claim.after) in found
 
 
 _SETTING = re.compile(r"([A-Za-z_][\w.-]*)=\S+")
