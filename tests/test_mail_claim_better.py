@@ -340,3 +340,14 @@ def test_no_way_from_moves_that_split_or_under_words_of_a_regression():
     assert [c.better for c in claims(split.format(after="2418000", change="-2.5%"))] == [None] * 3
     worse = IMPROVED.replace("should also improve", "should improve, though it may regress,")
     assert [c.better for c in claims(worse.format(after="2518000", change="+1.5%"))] == [None] * 3
+
+
+def test_gains_and_reductions_the_text_claims_are_improvements_too():
+    gains = IMPROVED.replace("This series should also improve the performance of other callers of the helper.",
+                             "Gains are pretty evident for other callers of the helper.")
+    assert [c.better for c in claims(gains.format(after="2518000", change="+1.5%"))] == ["higher"] * 3
+    fewer = IMPROVED.replace("This series should also improve the performance of other callers of the helper.",
+                             "This series reduces the work done by other callers of the helper.")
+    text = fewer.format(after="2418000", change="-2.5%").replace("1169000", "1119000").replace(
+        "1584000", "1504000").replace("+1.5%", "-2.9%").replace("+2.5%", "-2.6%")
+    assert [c.better for c in claims(text)] == ["lower"] * 3

@@ -33,7 +33,7 @@ A kernel developer reads it from the mail around the row, in this order:
 
 Last, the rows of one table that none of these gave a way, where the
 sentences above it say the change improves (``should also improve the
-performance``, ``is faster``) and nothing worse: the way 3 of 4 of them
+performance``, ``is faster``, ``gains are evident``, ``reduces the work``) and nothing worse: the way 3 of 4 of them
 moved or more is the better one.
 
 Where none of these says, the row's better stays None: a wrong way is worse
@@ -340,7 +340,7 @@ def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
 
 
 _IMPROVES = re.compile(r"\b(?:improv(?:e|es|ed|ing|ement|ements)|faster|speed(?:s|ed)?[- ]?up|boost(?:s|ed)?|"
-                       r"better\s+performance|outperforms?)\b", re.I)
+                       r"better\s+performance|outperforms?|gains?|reduc(?:e|es|ed|ing|tion))\b", re.I)
 _WORSE = re.compile(r"\b(?:regress\w*|slower|worse|degrad\w*|drops?|penalty)\b", re.I)
 
 
