@@ -266,3 +266,37 @@ x86 box:
 {first}after this patchset:    9.3 GiB/s
 """
         assert _rows(text) == [(3.2, 7.9, "GiB/s"), (6.9, 8.0, "GiB/s"), (7.0, 9.3, "GiB/s")], second
+
+
+def test_a_caption_naming_no_side_over_what_the_named_after_side_shows():
+    for caption, after in (("The submission time is much worse for the tail:", "After this fix, the timings are:"),
+                           ("Reading the whole file takes:", "With the patch applied it takes:"),
+                           ("On the current tree a million opens take:", "With this series:")):
+        text = f"""Opening files in a loop.
+
+{caption}
+
+  open to the start of the file: 11238 ns
+  open to the end of the file:   1039879 ns
+
+That is two orders of magnitude, because the walk starts at the first page every time.
+{after}
+
+  open to the start of the file: 10135 ns
+  open to the end of the file:   1377 ns
+"""
+        assert _rows(text) == [(11238, 10135, "ns"), (1039879, 1377, "ns")], caption
+
+
+def test_a_reproducers_session_under_an_unnamed_caption_is_no_before_side():
+    text = """Running this reproducer:
+
+  $ ./test.sh
+  1 MiB, 256 ops; 0.0008 sec (1.188 GiB/sec and 311435.5231 ops/sec)
+
+After this change the test passes:
+
+  $ ./test.sh
+  1 MiB, 256 ops; 0.0007 sec (1.262 GiB/sec and 330749.3540 ops/sec)
+"""
+    assert _rows(text) == []

@@ -46,3 +46,33 @@ def named_twins(names: list[str], sides: list[Side | None]) -> list[tuple[int, i
             out += [(k + n, j) for n, j in enumerate(afters)]
         k += max(befores, 1)
     return out
+
+
+def _keys(lines: list[str], start: int, stop: int) -> list[str]:
+    """The keys of the figures on lines start..stop, up to the first line of prose after a figure."""
+    keys: list[str] = []
+    for line in lines[start:stop]:
+        found = line_figures(line)
+        if not found and keys and len(line.split()) >= 6:
+            break
+        keys += [f.key for f in found]
+    return keys
+
+
+def unnamed_befores(lines: list[str], markers: list[tuple[Side | None, str, str] | None]) -> None:
+    """A caption naming no side (``the IO submission time is much worse:``) over the same figures, key by key,
+    as the one named after side under it (``After this fix, the timings are:``), where the text names no
+    before side: the caption is the before side."""
+    named = [k for k, m in enumerate(markers) if m is not None and m[0] is not None]
+    if len(named) != 1 or markers[named[0]][0] != "after" or markers[named[0]][2].strip():  # type: ignore[index]
+        return
+    after = named[0]
+    above = next((k for k in range(after - 1, max(-1, after - 30), -1) if lines[k].rstrip().endswith(":")
+                  and not line_figures(lines[k]) and markers[k] is None), None)
+    if above is None:
+        return
+    if any(re.match(r"\s*[$#]\s", line) for line in lines[above + 1:after]):
+        return  # a shell session under the caption: a reproducer's run, no measurement of the change
+    mine, theirs = _keys(lines, above + 1, after), _keys(lines, after + 1, after + 30)
+    if mine and len(mine) == len(set(mine)) and mine == theirs[:len(mine)] and len(theirs) == len(mine):
+        markers[above] = ("before", lines[above].strip().rstrip(":"), "")

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.captions import named_twins, settings_caption
+from iolab.mail.claimed.captions import named_twins, settings_caption, unnamed_befores
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
 from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
@@ -152,6 +152,7 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     _row_keys(markers)  # a rule under a table's header ("Operation  Count  AvgLat") is the table's, no banner
     _from_to(lines, markers)
     _and_captions(lines, markers)
+    unnamed_befores(lines, markers)  # "... is much worse:" over what "After this fix, the timings are:" shows
     _switch_lines(lines, markers, about)
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
