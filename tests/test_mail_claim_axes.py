@@ -202,3 +202,36 @@ base          2010            2804            8768
 patched       2115(5.22%)     2388 (-14.84% ) 8700(-0.78%)
 """
     assert [(b, a) for _, b, a in _rows(grid)] == [(2010, 2115), (2804, 2388), (8768, 8700)]
+
+
+def test_cells_of_both_sides_read_in_the_order_the_header_names():
+    text = """fio, 8 jobs:
+
+bs        randread IOPS (before/after)      randwrite IOPS (before/after)
+-------   ----------------------------      -----------------------------
+4k        410K/455K                         300K/320K
+
+64k       52.1K/60.3K                       40K/41.5K
+"""
+    found = claims(text)
+    assert [(c.label, c.before, c.after) for c in found] == [
+        ("randread IOPS 4k", 410000, 455000), ("randwrite IOPS 4k", 300000, 320000),
+        ("randread IOPS 64k", 52100, 60300), ("randwrite IOPS 64k", 40000, 41500)]
+    assert {c.unit for c in found} == {"IOPS"}
+    turned = """Build time in seconds, patched/vanilla:
+
+tree       time
+linux      412/498
+llvm       1210/1300
+"""
+    assert _rows(turned) == [("time linux", 498, 412), ("time llvm", 1300, 1210)]
+
+
+def test_cells_of_two_measures_under_a_header_naming_no_sides_are_no_pairs():
+    text = """Create time (s) / rate (files/s):
+
+files      xfs                ext4
+10k        0.41 / 24.3k       0.42 / 23.8k
+20k        0.75 / 26.7k       0.76 / 26.3k
+"""
+    assert _rows(text) == []

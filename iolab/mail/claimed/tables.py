@@ -41,6 +41,7 @@ from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, better_of, make, unit_of
 from iolab.mail.claimed.naming import introduced, patch_side, row_sides, side_groups, side_of, unsided
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
+from iolab.mail.claimed.slashed import slashed_tables
 from iolab.mail.claimed.samples import breakdown, sample_means, sampled
 from iolab.mail.claimed.spans import spanned_columns
 from iolab.mail.claimed.steps import step_pair
@@ -368,7 +369,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
     captioned, held = captioned_tables(lines)  # tables a side under captions naming the sides
-    claims, compared = claims + keyed + captioned, compared | paired | held
+    slashed, both = slashed_tables(lines)  # cells of both sides ("318K/316K") under "(before/after)"
+    claims, compared = claims + keyed + captioned + slashed, compared | paired | held | both
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
     tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))
               and not breakdown(t.header)]  # dbench's operations: its Throughput line is the claim
