@@ -139,3 +139,29 @@ def test_a_time_in_minutes_and_seconds_is_not_two_figures():
 """
     found = [(before, after) for _, before, after in _rows(text)]
     assert (2, 2) not in found and (41, 5) not in found, found
+
+
+TIMED = """Time to build the tree{said}:
+
+            base        patched
+real    0m12.345s   0m10.123s
+user    0m1.234s    0m1.111s
+sys     0m5.678s    0m4.321s
+"""
+
+
+def test_time_s_user_and_sys_rows_under_its_real_row_are_its_breakdown():
+    assert _rows(TIMED.format(said="")) == [("real", 12.345, 10.123)]
+    table = """Time to build the tree (seconds):
+
+       without the patch    with the patch
+real   12.34                10.12
+user   1.23                 1.11
+sys    5.67                 4.32
+"""
+    assert [label for label, _, _ in _rows(table)] == ["real"]
+
+
+def test_user_and_sys_rows_stay_where_a_sentence_speaks_of_system_time():
+    text = TIMED.format(said=", where the series cuts the system time by a quarter")
+    assert [label for label, _, _ in _rows(text)] == ["real", "user", "sys"]

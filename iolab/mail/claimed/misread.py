@@ -13,6 +13,8 @@ figures are no before and after of the change, refused by the layout they come f
   three times): a row pairing one run of each side by its order is no claim (their mean is);
 - figures chained by arrows in prose (``31 MIOPS -> 29 -> 30 -> 29``): a series, whose change is its
   first against its last;
+- time(1)'s user and sys read as rows of a table under its real row, where no sentence speaks of user
+  or system time: the real time is the claim;
 - a side named as the kernel before or after an earlier commit by its hash (``1) before commit
   f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the regression's story.
 
@@ -187,6 +189,22 @@ def chained(claim: Claim) -> bool:
     return False
 
 
+_PART = re.compile(r"^(?:user|sys|system)(?:\s+time)?$", re.I)
+_SPOKEN = re.compile(r"\b(?:user|sys|system)\s+(?:time|cpu)\b|\b(?:user|system)\s+space\b", re.I)
+
+
+def time_parts(found: list[Claim], lines: list[str], index: dict[str, list[int]]) -> set[int]:
+    """The rows of time(1)'s user and sys read from a table of its lines, a row each, right under its
+    real row (``real  0m12.3s  0m10.1s`` over ``user ...`` and ``sys ...``), where no sentence speaks of
+    user or system time: the real time is the claim, user and sys its breakdown."""
+    if any(_SPOKEN.search(line) for line in lines if _prose(line)):
+        return set()
+    where = {n: index[c.source][0] for n, c in enumerate(found) if c.source in index}
+    reals = {where[n] for n, c in enumerate(found) if n in where and c.label.strip().lower() in ("real", "real time")}
+    return {n for n, c in enumerate(found) if n in where and _PART.match(c.label.strip()) and
+            any(0 < where[n] - r <= 3 for r in reals)}
+
+
 def turned(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> Claim:
     """A row read across a header whose column of its before names the after side and whose column of
     its after the before side (``QD  Patchset IOPS  Mainline IOPS``): the same row, its sides turned."""
@@ -205,7 +223,7 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), []).append(k)
-    return [turned(c, lines, index) for c in found if not (bucket(c) or bypassed(c, lines, index) or
-                                                           regression_table(c, lines, index) or
-                                                           runs_paired(c, index, lines) or
-                                                           commit_side(c, lines, index) or chained(c))]
+    parts = time_parts(found, lines, index)
+    return [turned(c, lines, index) for n, c in enumerate(found) if n not in parts and not (
+        bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or runs_paired(c, index, lines) or
+        commit_side(c, lines, index) or chained(c))]
