@@ -235,3 +235,30 @@ files      xfs                ext4
 20k        0.75 / 26.7k       0.76 / 26.3k
 """
     assert _rows(text) == []
+
+
+SETTING_TABLES = """netperf with 64 queue entries
+------------------------------
+streams | Gbit/s | retrans
+------------------------------
+1       | 9.1    | 1,200
+8       | 38.0   | 4,410
+
+netperf with 256 queue entries
+------------------------------
+streams | Gbit/s | retrans
+------------------------------
+1       | 9.4    | 310
+8       | 39.2   | 95
+"""
+
+
+def test_tables_under_captions_of_two_values_of_a_setting_the_subject_sets_after():
+    assert _rows(SETTING_TABLES, "net: foo: raise the default queue entries to 256") == [
+        ("netperf with queue entries 1 Gbit/s", 9.1, 9.4), ("netperf with queue entries 1 retrans", 1200, 310),
+        ("netperf with queue entries 8 Gbit/s", 38.0, 39.2), ("netperf with queue entries 8 retrans", 4410, 95)]
+    assert _rows(SETTING_TABLES, "net: foo: lower the default queue entries to 64")[0][1:] == (9.4, 9.1)
+
+
+def test_tables_under_two_values_of_a_setting_no_subject_names_give_no_row():
+    assert _rows(SETTING_TABLES, "net: foo: tune the queue") == []

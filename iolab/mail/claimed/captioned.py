@@ -99,7 +99,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
 
 
 def _caption(lines: list[str], k: int) -> str:
-    above = next((lines[j].strip() for j in range(k - 1, max(-1, k - 3), -1) if lines[j].strip()), "")
+    above = next((lines[j].strip() for j in range(k - 1, max(-1, k - 4), -1)
+                  if lines[j].strip() and not _RULE.match(lines[j])), "")  # past a rule over the header
     return above.strip("-=#*~[] ").rstrip(":").strip()
 
 
@@ -112,12 +113,17 @@ def _side(caption: str) -> Side | None:
     return side_of(re.split(r"[,(]", caption)[0]) if caption else None
 
 
-def _one_word(a: str, b: str) -> tuple[Side, Side] | None:
-    """Two captions alike but for one word, one of the two a side's word: that side, and the other."""
+def _one_word(a: str, b: str, about: list[str]) -> tuple[Side, Side] | None:
+    """Two captions alike but for one word, one of the two a side's word: that side, and the other; or
+    two values of a setting (``with 512 Rx buffers`` / ``with 1024 Rx buffers``), the one the patches'
+    subjects set after (``Increase the DEF_RX_BUFFERS_PER_QUEUE to 1024``)."""
     wa, wb = _words(a), _words(b)
     apart = [(x, y) for x, y in zip(wa, wb) if x != y] if len(wa) == len(wb) else []
     if len(apart) != 1:
         return None
+    if all(re.search(r"\d", w) for w in apart[0]):
+        said = [any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", line, re.I) for line in about) for w in apart[0]]
+        return ("before", "after") if said == [False, True] else ("after", "before") if said == [True, False] else None
     sides = side_of(apart[0][0]), side_of(apart[0][1])
     if sides[0] and not sides[1]:
         return sides[0], "after" if sides[0] == "before" else "before"
@@ -126,7 +132,7 @@ def _one_word(a: str, b: str) -> tuple[Side, Side] | None:
     return (sides[0], sides[1]) if sides[0] and sides[1] and sides[0] != sides[1] else None
 
 
-def _pairs(blocks: list[_Block]) -> list[tuple[_Block, _Block, str]]:
+def _pairs(blocks: list[_Block], about: list[str]) -> list[tuple[_Block, _Block, str]]:
     """Before and after tables, paired: by sides their captions name and what else they say, else by
     captions alike but for a side's word; each with the caption's rest, the pair's name."""
     out: list[tuple[_Block, _Block, str]] = []
@@ -135,7 +141,7 @@ def _pairs(blocks: list[_Block]) -> list[tuple[_Block, _Block, str]]:
         for b in blocks:
             if a.start >= b.start or {a.start, b.start} & used or _shape(a) != _shape(b):
                 continue
-            sides = _one_word(a.caption, b.caption) or \
+            sides = _one_word(a.caption, b.caption, about) or \
                 ((_side(a.caption), _side(b.caption)) if _rest(a.caption) == _rest(b.caption) else None)
             if sides in (("before", "after"), ("after", "before")):
                 before, after = (a, b) if sides == ("before", "after") else (b, a)
@@ -159,13 +165,13 @@ def _scale(unit: str) -> float:
     return _MULTIPLIER.get(unit, 1.0)
 
 
-def captioned_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
+def captioned_tables(lines: list[str], about: list[str]) -> tuple[list[Claim], set[int]]:
     """Every pair of tables a side under captions naming the sides: a claim per key and figure; and the
-    lines the paired tables stand on."""
+    lines the paired tables stand on (``about``: the patches' subjects, ``Subject: ...`` lines)."""
     claims: list[Claim] = []
     used: set[int] = set()
     read = side_tables(lines)[1]  # pipe tables a side under Before(...): / Patched(...): are grids.py's
-    for before, after, name in _pairs([b for b in _blocks(lines) if not read & set(range(b.start, b.end))]):
+    for before, after, name in _pairs([b for b in _blocks(lines) if not read & set(range(b.start, b.end))], about):
         theirs = {key: (cells, line) for key, cells, line in after.rows}
         for key, cells, line in before.rows:
             if key not in theirs:

@@ -368,7 +368,7 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     ``about``: the patches' subjects, ``Subject: ...`` lines, read only for what a change drops or brings."""
     claims, compared = compare_tables(lines)  # mmtests' comparisons: their own reader
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
-    captioned, held = captioned_tables(lines)  # tables a side under captions naming the sides
+    captioned, held = captioned_tables(lines, about or [])  # tables a side under captions naming the sides
     slashed, both = slashed_tables(lines)  # cells of both sides ("318K/316K") under "(before/after)"
     claims, compared = claims + keyed + captioned + slashed, compared | paired | held | both
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
