@@ -262,3 +262,25 @@ def test_tables_under_captions_of_two_values_of_a_setting_the_subject_sets_after
 
 def test_tables_under_two_values_of_a_setting_no_subject_names_give_no_row():
     assert _rows(SETTING_TABLES, "net: foo: tune the queue") == []
+
+
+def test_neighbouring_tables_a_side_open_with_the_same_setting_row_that_names_the_columns():
+    text = """fio randread, bs=4k:
+
+stock kernel
+----------------------------------------
+numjobs    |      1 |      4 |     16
+IOPS       |   210k |   700k |  1100k
+cpu        |    98% |    99% |   100%%
+----------------------------------------
+
+with the series
+----------------------------------------
+numjobs    |      1 |      4 |     16
+IOPS       |   230k |   810k |  1400k
+cpu        |    80% |    85% |    90%
+----------------------------------------
+"""
+    assert _rows(text) == [("IOPS numjobs 1", 210000, 230000), ("IOPS numjobs 4", 700000, 810000),
+                           ("IOPS numjobs 16", 1100000, 1400000), ("cpu numjobs 1", 98, 80), ("cpu numjobs 4", 99, 85),
+                           ("cpu numjobs 16", 100, 90)]

@@ -23,7 +23,7 @@ from iolab.mail.claimed.model import SPREAD, Claim, aligned, make, number, unit_
 from iolab.mail.claimed.naming import Side, side_of, unsided
 
 _NAMED = re.compile(r"([A-Za-z][\w/.%-]*)=\s*(~?\d+(?:,\d{3})*(?:\.\d+)?)([kKMG](?![a-zA-Z]))?([A-Za-zµ/%]*)")
-_FIGURE = re.compile(r"^\s*(~?\d+(?:,\d{3})*(?:\.\d+)?)\s*([kKMG](?![a-zA-Z]))?\s*([A-Za-zµ/%]*)\s*$")
+_FIGURE = re.compile(r"^\s*(~?\d+(?:,\d{3})*(?:\.\d+)?)\s*([kKMG](?![a-zA-Z]))?\s*([A-Za-zµ/%]*?)%?\s*$")
 _KEY = re.compile(r"[\w.+/-]+(?: [\w.+/-]+)*")
 _RULE = re.compile(r"^[\s|+=:-]*$")
 _MULTIPLIER = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -137,12 +137,13 @@ def _pairs(blocks: list[_Block], about: list[str]) -> list[tuple[_Block, _Block,
     captions alike but for a side's word; each with the caption's rest, the pair's name."""
     out: list[tuple[_Block, _Block, str]] = []
     used: set[int] = set()
-    for a in blocks:
-        for b in blocks:
-            if a.start >= b.start or {a.start, b.start} & used or _shape(a) != _shape(b):
+    for n, a in enumerate(blocks):
+        for b in blocks[n + 1:]:
+            if {a.start, b.start} & used or _shape(a) != _shape(b):
                 continue
+            next_to = b is blocks[n + 1]  # "original codes" then "with patch": neighbours each naming its side
             sides = _one_word(a.caption, b.caption, about) or \
-                ((_side(a.caption), _side(b.caption)) if _rest(a.caption) == _rest(b.caption) else None)
+                ((_side(a.caption), _side(b.caption)) if next_to or _rest(a.caption) == _rest(b.caption) else None)
             if sides in (("before", "after"), ("after", "before")):
                 before, after = (a, b) if sides == ("before", "after") else (b, a)
                 out.append((before, after, " ".join(w for w in _words(a.caption) if w in _words(b.caption))))
@@ -165,6 +166,17 @@ def _scale(unit: str) -> float:
     return _MULTIPLIER.get(unit, 1.0)
 
 
+def _axis(before: _Block, after: _Block) -> list[str]:
+    """The names of the columns when both tables open with the same row of a setting's values, whole
+    numbers rising with no unit (``iodepth | 4 | 8 | 16``): ``iodepth 4`` ...; else none."""
+    (key, cells, _), (other, theirs, _) = before.rows[0], after.rows[0]
+    values = [c.value for c in cells]
+    if key != other or values != [c.value for c in theirs] or len(values) < 2 or any(c.unit for c in cells) or \
+            any(v != int(v) for v in values) or any(a >= b for a, b in zip(values, values[1:])):
+        return []
+    return [f"{key} {v:g}" for v in values]
+
+
 def captioned_tables(lines: list[str], about: list[str]) -> tuple[list[Claim], set[int]]:
     """Every pair of tables a side under captions naming the sides: a claim per key and figure; and the
     lines the paired tables stand on (``about``: the patches' subjects, ``Subject: ...`` lines)."""
@@ -173,14 +185,16 @@ def captioned_tables(lines: list[str], about: list[str]) -> tuple[list[Claim], s
     read = side_tables(lines)[1]  # pipe tables a side under Before(...): / Patched(...): are grids.py's
     for before, after, name in _pairs([b for b in _blocks(lines) if not read & set(range(b.start, b.end))], about):
         theirs = {key: (cells, line) for key, cells, line in after.rows}
-        for key, cells, line in before.rows:
+        axis = _axis(before, after)
+        for key, cells, line in before.rows[1:] if axis else before.rows:
             if key not in theirs:
                 continue
             other, other_line = theirs[key]
-            for mine, their in zip(cells, other):
+            for k, (mine, their) in enumerate(zip(cells, other)):
                 unit, its = unit_of(mine.unit) or unit_of(mine.name), unit_of(their.unit)
                 value = aligned(their.value, its, unit_of(mine.unit))
-                claims.append(make(f"{name} {key} {mine.name}".strip(), mine.value, value, unit, None, "",
+                column = axis[k] if axis else mine.name
+                claims.append(make(f"{name} {key} {column}".strip(), mine.value, value, unit, None, "",
                                    f"{line} / {other_line}"))
         used |= set(range(before.start, before.end)) | set(range(after.start, after.end))
     return claims, used
