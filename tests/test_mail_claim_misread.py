@@ -165,3 +165,13 @@ sys    5.67                 4.32
 def test_user_and_sys_rows_stay_where_a_sentence_speaks_of_system_time():
     text = TIMED.format(said=", where the series cuts the system time by a quarter")
     assert [label for label, _, _ in _rows(text)] == ["real", "user", "sys"]
+
+
+def test_variants_of_a_base_other_than_the_patches_are_alternatives():
+    run = "\tWRITE: bw={}MiB/s ({}MB/s), 70.0MiB/s-80.0MiB/s (73.4MB/s-83.9MB/s)\n"
+    text = ("Buffered writes over the share, three runs each:\n\n  Base:\n" +
+            "".join(run.format(v, v + 15) for v in (300, 304, 308)) +
+            "\n  Base + Own page cache walk:\n" + "".join(run.format(v, v + 15) for v in (280, 284, 288)) +
+            "\n  Base + Writeback rework (these patches):\n" + "".join(run.format(v, v + 15) for v in (350, 354, 358)))
+    found = [(round(before), round(after)) for _, before, after in _rows(text)]
+    assert (304, 284) not in found and (304, 354) in found, found

@@ -15,6 +15,8 @@ figures are no before and after of the change, refused by the layout they come f
   first against its last;
 - time(1)'s user and sys read as rows of a table under its real row, where no sentence speaks of user
   or system time: the real time is the claim;
+- of several variants of one base under headings opening alike (``Base + write_cache_pages():``), one
+  named as the patches (``Base + Partial revert (these patches):``): the others are alternatives;
 - a side named as the kernel before or after an earlier commit by its hash (``1) before commit
   f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the regression's story.
 
@@ -205,6 +207,34 @@ def time_parts(found: list[Claim], lines: list[str], index: dict[str, list[int]]
             any(0 < where[n] - r <= 3 for r in reals)}
 
 
+_THIS = re.compile(r"\b(?:this|these|the|my|our)\s+(?:patch|patches|series|patchset|changes?)\b", re.I)
+
+
+def alternative(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row of the sides' figures whose after is one of several variants of one base, each under a heading
+    opening alike (``Base + write_cache_pages():``, ``Base + Partial revert (these patches):``), where another
+    variant's heading names it as the patches and this one's does not: an alternative the mail tried."""
+    parts = [part.strip() for part in claim.source.split(" / ")]
+    if claim.form != "sides" or len(parts) != 2 or parts[1] not in index:
+        return False
+    after = _heading(lines, index[parts[1]][-1])
+    if after is None or _THIS.search(after) or "+" not in after:
+        return False  # variants of a base are written as the base plus each ("Base + X")
+    stem = re.match(r"\W*(\w+)", after)
+    return stem is not None and any(
+        _THIS.search(text) and "+" in text and text.startswith(stem.group(0).strip()) and text != after
+        for text in (line.strip() for line in lines) if text and len(text.split()) <= 12 and not re.search(r"\d", text))
+
+
+def _heading(lines: list[str], k: int) -> str | None:
+    """The nearest line above line k that holds no figure: the heading of the block line k is in."""
+    for j in range(k - 1, max(-1, k - _REACH), -1):
+        text = lines[j].strip()
+        if text and not re.search(r"\d", text):
+            return text
+    return None
+
+
 def turned(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> Claim:
     """A row read across a header whose column of its before names the after side and whose column of
     its after the before side (``QD  Patchset IOPS  Mainline IOPS``): the same row, its sides turned."""
@@ -226,4 +256,4 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     parts = time_parts(found, lines, index)
     return [turned(c, lines, index) for n, c in enumerate(found) if n not in parts and not (
         bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or runs_paired(c, index, lines) or
-        commit_side(c, lines, index) or chained(c))]
+        commit_side(c, lines, index) or chained(c) or alternative(c, lines, index))]
