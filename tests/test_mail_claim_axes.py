@@ -284,3 +284,38 @@ cpu        |    80% |    85% |    90%
     assert _rows(text) == [("IOPS numjobs 1", 210000, 230000), ("IOPS numjobs 4", 700000, 810000),
                            ("IOPS numjobs 16", 1100000, 1400000), ("cpu numjobs 1", 98, 80), ("cpu numjobs 4", 99, 85),
                            ("cpu numjobs 16", 100, 90)]
+
+
+def test_a_table_in_two_bands_named_as_the_sides_pairs_its_rows_by_name():
+    text = """pgbench, 3 runs averaged:
+
+base       clients      1       8       32
+           tps          410     2900    7100
+           lat (ms)     2.4     2.8     4.5
+patched    clients      1       8       32
+           tps          430     3300    8800
+           lat (ms)     2.3     2.4     3.6
+"""
+    assert _rows(text) == [("tps clients 1", 410, 430), ("tps clients 8", 2900, 3300), ("tps clients 32", 7100, 8800),
+                           ("lat (ms) clients 1", 2.4, 2.3), ("lat (ms) clients 8", 2.8, 2.4),
+                           ("lat (ms) clients 32", 4.5, 3.6)]
+
+
+BANDS_OF_A_SETTING = """Results on a 16-core box:
+
+=========  ============  ========  ========
+ 64ms       threads       4         16
+            ops/s         5120      9900
+            p99 (us)      840       1210
+ 16ms       threads       4         16
+            ops/s         5400(5.47%)   10420 (5.25% )
+            p99 (us)      610       900
+=========  ============  ========  ========
+"""
+
+
+def test_bands_of_two_values_of_a_setting_the_text_sets_one_of():
+    text = BANDS_OF_A_SETTING + "\nSo this patch lowers the default slice to 16ms.\n"
+    assert _rows(text) == [("ops/s threads 4", 5120, 5400), ("ops/s threads 16", 9900, 10420),
+                           ("p99 (us) threads 4", 840, 610), ("p99 (us) threads 16", 1210, 900)]
+    assert _rows(BANDS_OF_A_SETTING) == []

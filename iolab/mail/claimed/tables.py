@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.axes import axis_groups, axis_row, axis_sides, side_columns
 from iolab.mail.claimed.captioned import captioned_tables
+from iolab.mail.claimed.banded import banded_tables
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
                                       sizes_line, two_measures)
@@ -370,7 +371,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
     keyed, paired = keyed_rows(lines)  # a side's name and a key opening each row: their own reader
     captioned, held = captioned_tables(lines, about or [])  # tables a side under captions naming the sides
     slashed, both = slashed_tables(lines)  # cells of both sides ("318K/316K") under "(before/after)"
-    claims, compared = claims + keyed + captioned + slashed, compared | paired | held | both
+    banded, bands = banded_tables(lines, about or [])  # a table in two bands, a side each
+    claims, compared = claims + keyed + captioned + slashed + banded, compared | paired | held | both | bands
     claims += block_pairs(lines, about) + config_rows(lines, about)  # labelled figures a side, one a line
     tables = [(i, t) for i, t in column_table_list(tuple(lines)) if not compared & set(range(i, t.end))
               and not breakdown(t.header)]  # dbench's operations: its Throughput line is the claim
