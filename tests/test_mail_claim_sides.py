@@ -300,3 +300,19 @@ After this change the test passes:
   1 MiB, 256 ops; 0.0007 sec (1.262 GiB/sec and 330749.3540 ops/sec)
 """
     assert _rows(text) == []
+
+
+def test_two_headings_of_a_setting_the_subject_names_are_its_sides():
+    runs = """{head}
+I ran each case 3 times and give the average.
+
+1) Sequential read:
+Speed: {a}MiB/s, {a}MiB/s, {a}MiB/s
+Average speed: {a}MiB/s
+"""
+    subject = "[PATCH] mmc: block: add a cache_flush option"
+    for off, on in (("2. cache_flush = 0 (default 0)", "1. cache_flush = 1"), ("cache_flush=off:", "cache_flush=on:"),
+                    ("1) cache_flush = 0", "2) cache_flush = 1")):
+        text = "Tested with dd.\n\n" + runs.format(head=on, a="265.5") + "\n" + runs.format(head=off, a="257.5")
+        assert _rows(text, subject) == [(257.5, 265.5, "MiB/s")], off
+        assert _rows(text, "[PATCH] mmc: block: fix a hang") == []  # modes of one kernel: no side

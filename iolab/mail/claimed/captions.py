@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.naming import Side, side_of, unsided
+from iolab.mail.claimed.naming import Side, side_of, switched, unsided
 from iolab.mail.claimed.outputs import line_figures
 
 # a side's name, a comma, then settings only ("rw=randwrite, numjobs=32 iodepth=32", "bs=4k qd=32")
@@ -76,3 +76,26 @@ def unnamed_befores(lines: list[str], markers: list[tuple[Side | None, str, str]
     mine, theirs = _keys(lines, above + 1, after), _keys(lines, after + 1, after + 30)
     if mine and len(mine) == len(set(mine)) and mine == theirs[:len(mine)] and len(theirs) == len(mine):
         markers[above] = ("before", lines[above].strip().rstrip(":"), "")
+
+
+# a setting's heading over its side's runs: "1. fua_disable = 1", "2. fua_disable = 0 (default 0)", "poll_queues = 4:"
+_SETTING_HEAD = re.compile(r"^\s*(?:\d{1,2}[.)]\s*)?(?P<name>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>\w+)\s*(?:\([^()]{0,30}\))?"
+                           r"\s*:?\s*$")
+
+
+def setting_headings(lines: list[str], markers: list[tuple[Side | None, str, str] | None], about: tuple[str, ...]) -> None:
+    """Two headings of one setting switched off and on (``1. fua_disable = 1`` / ``2. fua_disable = 0
+    (default 0)``), each over figures, where the patches' subjects name the setting (``add a fua_disable
+    option``): the off one is before, the on one after, as two banners of a setting are (``naming.switched``)."""
+    found = [(k, m.group("name"), m.group("value")) for k, line in enumerate(lines[:2000])
+             if markers[k] is None and (m := _SETTING_HEAD.match(line)) and
+             any(line_figures(t) for t in lines[k + 1:k + 12])]
+    if len(found) != 2 or found[0][1] != found[1][1] or found[0][2] == found[1][2]:
+        return
+    name = found[0][1]
+    subject = " ".join(about).lower()
+    if name.lower() not in subject and not any(len(w) > 2 and w in subject for w in re.split(r"[_.-]", name.lower())):
+        return
+    sides = switched(f"{name}={found[0][2]}", f"{name}={found[1][2]}")
+    for (k, _, value), side in zip(found, sides or ()):
+        markers[k] = (side, f"{name}={value}", "")

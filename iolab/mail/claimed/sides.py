@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from iolab.mail.claimed.captions import named_twins, settings_caption, unnamed_befores
+from iolab.mail.claimed.captions import named_twins, setting_headings, settings_caption, unnamed_befores
 from iolab.mail.claimed.model import Claim, Unit, convert, make, unit_of
 from iolab.mail.claimed.naming import Side, introduced, side_of, switched, unsided
 from iolab.mail.claimed.outputs import FIO_JOB_HEAD, NOISE, Figure, counted, line_figures
@@ -154,6 +154,7 @@ def segments(lines: list[str], about: tuple[str, ...] = ()) -> list[Segment]:
     _and_captions(lines, markers)
     unnamed_befores(lines, markers)  # "... is much worse:" over what "After this fix, the timings are:" shows
     _switch_lines(lines, markers, about)
+    setting_headings(lines, markers, about)  # "1. fua_disable = 1" / "2. fua_disable = 0 (default 0)"
     changed = [m[1].strip() for m in markers if m is not None and m[0] == "after"]
     for k, m in enumerate(markers):  # "== v6.12 ==" where "== v6.12 + this series ==" is after: the baseline
         label = _LABEL.match(_LEAD.sub("", lines[k])) if m is None and changed else None  # "v6.2:  write: IOPS=.."
