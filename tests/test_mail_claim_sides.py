@@ -316,3 +316,41 @@ Average speed: {a}MiB/s
         text = "Tested with dd.\n\n" + runs.format(head=on, a="265.5") + "\n" + runs.format(head=off, a="257.5")
         assert _rows(text, subject) == [(257.5, 265.5, "MiB/s")], off
         assert _rows(text, "[PATCH] mmc: block: fix a hang") == []  # modes of one kernel: no side
+
+
+def test_with_a_feature_disabled_against_with_it_enabled():
+    from iolab.mail.claimed.naming import side_of
+    assert [side_of(n) for n in ("With async dirops disabled", "with the cache turned off", "With polling off",
+                                 "With async dirops enabled")] == ["before", "before", "before", "after"]
+    text = """Creating 10000 files:
+
+With write batching disabled:
+
+real\t0m9.865s
+
+With write batching enabled:
+
+real\t0m5.272s
+"""
+    assert _rows(text) == [(9.87, 5.27, "s")]
+
+
+def test_a_script_cut_out_between_scissors_ends_at_the_closing_scissors():
+    text = """The test:
+
+-------------------8<-------------------
+#!/bin/sh
+for i in `seq 1 10000`; do
+    echo "foo" > $DIR/$i
+done
+-------------------8<-------------------
+
+Stock:
+
+real\t0m9.865s
+
+Patched:
+
+real\t0m5.272s
+"""
+    assert _rows(text) == [(9.87, 5.27, "s")]

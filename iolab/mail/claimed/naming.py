@@ -37,6 +37,8 @@ def side_of(name: str) -> Side | None:
         return "before"  # "no patch", "non-patched", "pre-patch"
     if re.fullmatch(r"post[\s-]*(?:patch(?:es|ed|set)?|series|fix)", text, re.I):
         return "after"
+    if re.fullmatch(r"with\s+[\w/+. -]{1,40}?\s+(?:disabled|off|turned\s+off)", text, re.I):
+        return "before"  # "With async dirops disabled" against "With async dirops enabled": the feature off
     if _PLUS.search(text) and not _NEGATED.search(text):  # "6.15.1+revert", "base + patch", "v6.12 + this series"
         return "after"
     if before and after:

@@ -91,8 +91,9 @@ def _without_scripts(lines: list[str]) -> list[str]:
             if heredoc and text.strip() == heredoc.group(1) or \
                     text.strip() and indent and len(text) - len(text.lstrip()) < indent:
                 break
-            if not heredoc and not indent and not text.strip() and _prose(lines[j + 1:j + 2]):
-                break
+            if not heredoc and not indent and (not text.strip() and _prose(lines[j + 1:j + 2]) or
+                                                re.match(r"^\s*-{3,}\s*8<\s*-{3,}\s*$", text)):
+                break  # prose after a blank line, or the scissors line that closes what was cut out
             j += 1
         out[k:j] = [""] * (j - k)
         k = j + 1
