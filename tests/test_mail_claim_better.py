@@ -5,6 +5,7 @@ what the lines above the row say is measured (iolab.mail.claimed.better)."""
 import pytest
 
 from iolab.mail.claimed import claims
+from iolab.mail.claimed.better import _said_above
 from iolab.mail.claimed.model import better_of
 
 
@@ -351,3 +352,24 @@ def test_gains_and_reductions_the_text_claims_are_improvements_too():
     text = fewer.format(after="2418000", change="-2.5%").replace("1169000", "1119000").replace(
         "1584000", "1504000").replace("+1.5%", "-2.9%").replace("+2.5%", "-2.6%")
     assert [c.better for c in claims(text)] == ["lower"] * 3
+
+
+def test_a_way_stated_for_each_of_several_measures_goes_to_the_measure_the_row_names():
+    text = """Results on my laptop
+(Power less is better, Rate more is better,
+OPJ--Operations per Joule more is better)
+=========  ============  ======  ======
+ Setting    Clients       1       2
+=========  ============  ======  ======
+ old        Power/Watts   2010    2804
+            Rate/(MB/s)   114     259
+            OPJ           0.0567  0.0923
+ new        Clients       1       2
+            Power/Watts   2115    2388
+            Rate/(MB/s)   122     234
+            OPJ           0.0576  0.0979
+"""
+    lines = text.splitlines()
+    assert _said_above(lines, 10, "Power/Watts Clients 1") == "lower"
+    assert _said_above(lines, 12, "OPJ Clients 1") == "higher"
+    assert _said_above(lines, 11, "Rate/(MB/s) Clients 1") == "higher"

@@ -25,8 +25,10 @@ A kernel developer reads it from the mail around the row, in this order:
 - what the lines above the row say is measured (``Test result: iops``,
   ``Observation: Average fallocate operations per container per second``,
   ``fio (iops higher better, p99 lower better)``, ``(lower is better)``,
-  ``(shorter is better)``, a sentence with figures in it, ``we see 4K IOPs
-  with fio``; the table's own header and rules are not such lines):
+  ``(shorter is better)``; of ``(Energy less is better, Throughput more is
+  better,`` the way of the measure the row names; a sentence with figures
+  in it, ``we see 4K IOPs with fio``; the table's own header and rules are
+  not such lines):
   throughput, IOPS and rates are better higher, latency, time and usage
   lower; the size of what is built (``sizeof .text section``, ``Kernel
   image size:``) lower.
@@ -109,12 +111,35 @@ def _stated(text: str) -> Better | None:
     return said.pop() if len(said) == 1 else None
 
 
-def _said_above(lines: list[str], k: int) -> Better | None:
+_EACH = re.compile(r"([A-Za-z][^,;()]*?)\s+(?:is\s+)?(lower|higher|less|more|smaller|bigger|larger|greater|fewer|shorter|"
+                   r"longer)\s+(?:is\s+)?better\b", re.I)
+
+
+def _stated_each(line: str, label: str) -> tuple[bool, Better | None]:
+    """Of a line stating a way for each of several measures (``Energy less is better, Throughput more is
+    better``): whether it does, and the way of the measure the row's label names (None: another's only)."""
+    ways: dict[str, Better] = {m.group(1).lower(): ("lower" if m.group(2).lower() in _LESS else "higher")
+                               for m in _EACH.finditer(line)}
+    if len(set(ways.values())) < 2:
+        return False, None
+    named = {way for measure, way in ways.items()
+             if any(re.search(rf"(?<![a-z]){re.escape(word)}", label, re.I) for word in re.findall(r"[a-z]{3,}", measure)
+                    if word not in ("per", "the", "and", "for"))}
+    return True, named.pop() if len(named) == 1 else None
+
+
+def _said_above(lines: list[str], k: int, label: str = "") -> Better | None:
     """The way the nearest lines above the row that say what is measured say is better (a table's
     rows and headers, lines of figures, are passed over, but for a way they state)."""
     said, head = 0, _header(lines, k)
     for n in range(k - 1, max(-1, k - _REACH - 1), -1):
         line = lines[n]
+        near = " ".join(lines[max(0, n - 1):n + 2]) if len(line) <= 200 else ""  # a statement wrapped
+        several, each = _stated_each(near, label) if _EACH.search(line) else (False, None)
+        if several:
+            if each is None:
+                continue  # the ways of other measures
+            return each
         stated = _stated(line) if len(line) <= 200 else None
         if stated is not None:
             return stated
@@ -321,7 +346,7 @@ def _better(lines: list[str], k: int | None, claim: Claim) -> Better | None:
         _compressed(claim) or _meminfo(claim)
     if found is not None or k is None:
         return found
-    return _gain_column(lines, k, claim) or _headed(lines, k, claim) or _said_above(lines, k)
+    return _gain_column(lines, k, claim) or _headed(lines, k, claim) or _said_above(lines, k, claim.label)
 
 
 def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
