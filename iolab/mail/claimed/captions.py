@@ -1,9 +1,13 @@
-"""A caption that names a side and then the settings of its run, figures under it.
+"""Captions over a side's output that the sides' reader (iolab.mail.claimed.sides) does not name alone.
 
-``current master, rw=randwrite, numjobs=32 iodepth=32`` over fio's lines, ``this patchset,  rw=randwrite,
-numjobs=32 iodepth=32`` over the same lines again: the side is the caption's first clause (``current``:
-before; ``this patchset``: after), the settings say which run it is, so that the cases of each side pair
-with those of the other that share them (iolab.mail.claimed.sides pairs neighbours first).
+A caption that names a side and then the settings of its run (``current master, rw=randwrite,
+numjobs=32 iodepth=32`` over fio's lines, ``this patchset,  rw=randwrite, ...`` over the same lines
+again): the side is its first clause, the settings say which run it is. The cases of a run of
+befores and a run of as many afters, paired by case (``before this patchset:`` / ``bind node before
+this patchset:`` / ``after ...`` / ``bind node after ...``). A caption naming no side over the same
+figures as the one named after side under it (``the IO submission time is much worse:`` / ``After
+this fix, the timings are:``): the before side. Two headings of one setting switched off and on
+that the subjects name (``1. fua_disable = 1`` / ``2. fua_disable = 0 (default 0)``): the sides.
 """
 
 from __future__ import annotations

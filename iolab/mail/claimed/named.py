@@ -1,13 +1,14 @@
 """Figures a tool prints as named values, whatever the tool: ``name=value`` or ``name: value`` tokens.
 
 A line of them (``packets=24078368 (MB=2755550), rps=200319 (MB/s=22924)``, ``rps:208.43k
-Bps: 1.88M idle=125ms``, ``time spent: 9807361 usecs   IOPS: 2039284``), or one whose name
-says its unit (sysfs's ``.../btree_gc_average_duration_ms:3619``): each token whose unit its
-value writes (``idle=125ms``) or its name names (``rps``, ``MB/s``, ``_ms``, ``iops``) is a
-figure keyed by its name, so that the same tool's line under the other side pairs name by
-name. Tokens with no unit (``port=10002``, ``packets=24078368``) are settings or counts, no
-figure; ``user`` and ``sys`` are a run's breakdown (claims only where the text speaks of them,
-as time(1)'s), and a spread's names (``min``, ``max``, ``stdev``) describe samples.
+Bps: 1.88M lat=125ms``, ``time spent: 9807361 usecs   IOPS: 2039284``), or a file's path and
+its value (sysfs's ``.../btree_gc_average_duration_ms:3619``): each token whose unit its value
+writes (``lat=125ms``) or its name names (``rps``, ``MB/s``, ``_ms``, ``iops``) is a figure keyed
+by its name, so that the same tool's line under the other side pairs name by name. Tokens with
+no unit (``port=10002``, ``packets=24078368``) are settings or counts, no figure; a time or a
+share whose name names no measure (``delay=10 usec``, ``idle=125ms``) is a setting's; ``user``
+and ``sys`` are a run's breakdown (claims only where the text speaks of them, as time(1)'s),
+and a spread's names (``min``, ``max``, ``stdev``) describe samples.
 """
 
 from __future__ import annotations
