@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from iolab.mail.claimed.axes import side_columns
 from iolab.mail.claimed.grids import named_unit, prose_only, side_tables, sided_grid
 from iolab.mail.claimed.groups import group_cells
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
-from iolab.mail.claimed.axes import side_columns
 from iolab.mail.claimed.naming import introduced, introduced_all, row_sides, side_groups, side_of
 from iolab.mail.claimed.rows import word_sides
 from iolab.mail.claimed.runs import run_means

@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.axes import axis_groups, axis_row, axis_sides, side_columns
-from iolab.mail.claimed.captioned import captioned_tables
 from iolab.mail.claimed.banded import banded_tables
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
+from iolab.mail.claimed.captioned import captioned_tables
 from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
                                       sizes_line, two_measures)
 from iolab.mail.claimed.grids import aligned_grid
@@ -42,8 +42,8 @@ from iolab.mail.claimed.mmtests import compare_tables
 from iolab.mail.claimed.model import NOT_TABLE, Better, Claim, Unit, aligned, better_of, make, unit_of
 from iolab.mail.claimed.naming import introduced, patch_side, row_sides, side_groups, side_of, unsided
 from iolab.mail.claimed.rows import KEYED, Row, caption, read_row, table_row, units_line, with_units
-from iolab.mail.claimed.slashed import slashed_tables
 from iolab.mail.claimed.samples import breakdown, sample_means, sampled
+from iolab.mail.claimed.slashed import slashed_tables
 from iolab.mail.claimed.spans import spanned_columns
 from iolab.mail.claimed.steps import step_pair
 from iolab.mail.claimed.switches import switch_order
