@@ -49,3 +49,17 @@ def test_a_clause_that_names_its_side_between_its_measure_and_its_figure():
     assert _rows("Throughput on the patched kernel reaches 2.1 GB/s; on the stock kernel it is 1.6 GB/s.") == \
         [(1.6, 2.1, "GB/s")]
     assert _rows("Throughput with 4 jobs is 2.1 GB/s, and with 8 jobs it is 2.6 GB/s.") == []  # no side named
+
+
+def test_runs_of_figures_either_side_of_an_arrow_pair_by_place():
+    assert _rows("Walk latency per size:\n  64k: 5.10ns  5.40ns  7.20ns -> 4.90ns  5.60ns  7.00ns\n") == \
+        [(5.10, 4.90, "ns"), (5.40, 5.60, "ns"), (7.20, 7.00, "ns")]
+    assert _rows("Read latency p50, p99, p999: 10, 20, 30 us -> 8, 15, 25 us with the patch.") == \
+        [(10, 8, "us"), (20, 15, "us"), (30, 25, "us")]
+    assert _rows("seq write, 1 and 4 streams: 410 MB/s 900 MB/s => 450 MB/s 1210 MB/s") == \
+        [(410, 450, "MB/s"), (900, 1210, "MB/s")]
+
+
+def test_runs_of_unequal_length_or_without_a_unit_are_no_places():
+    assert _rows("queue depths 1 2 4 -> 8 16 32 were tried") == []
+    assert (5.1, 4.9, "ns") not in _rows("sizes: 5.10ns 5.40ns -> 4.90ns")

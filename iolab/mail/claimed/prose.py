@@ -232,6 +232,39 @@ def slash_pairs(line: str) -> list[Claim]:
     return out
 
 
+_FIG = rf"~?\d[\d,]*(?:\.\d+)?\s?(?:{_WORD_UNIT})?"
+_RUNS = re.compile(rf"(?<![\w.,/])(?P<a>{_FIG}(?:(?:\s*,\s*|\s+){_FIG})+)\s*(?:->|→|=>)\s*"
+                   rf"(?P<b>{_FIG}(?:(?:\s*,\s*|\s+){_FIG})+)(?![\w.,/])")
+
+
+def _run(text: str) -> list[tuple[float, Unit]] | None:
+    """A side's figures (``4.1ns 4.2ns``, ``10, 20, 30 us``), each with its unit or the last one's."""
+    found = [(m.group(1), m.group(2)) for m in re.finditer(rf"(~?\d[\d,]*(?:\.\d+)?)\s?({_WORD_UNIT})?", text)]
+    units = {u for _, u in found if u}
+    unit = unit_of(found[-1][1] or "") if len(units) == 1 else None
+    values = [number(v.lstrip("~").replace(",", "")) for v, _ in found]
+    if unit is None or any(u is None for _, u in found[:-1]) and any(u for _, u in found[:-1]):
+        return None
+    return [(v, unit) for v in values if v is not None] if None not in values else None
+
+
+def run_pairs(line: str) -> tuple[list[Claim], list[tuple[int, int]]]:
+    """Figures written one after another on each side of an arrow (``4k: 4.1ns 4.2ns -> 3.9ns 4.0ns``,
+    ``10, 20, 30 us -> 8, 15, 25 us``): a pair per place when both sides have as many, in one unit;
+    with the spans they cover (the pair-by-pair reader leaves those)."""
+    out: list[Claim] = []
+    spans = []
+    for match in _RUNS.finditer(line):
+        a, b = _run(match.group("a")), _run(match.group("b"))
+        if a is None or b is None or len(a) != len(b) or a[0][1] != b[0][1]:
+            continue
+        name = re.findall(r"[A-Za-z0-9][\w/.-]*", line[:match.start()].rsplit(".", 1)[-1])[-2:]
+        for n, ((x, unit), (y, _)) in enumerate(zip(a, b)):
+            out.append(make(f"{' '.join(name)} #{n + 1}".strip(), x, y, unit, None, "", line))
+        spans.append(match.span())
+    return out, spans
+
+
 # "100 MB/s unpatched vs 120 MB/s patched", "50us with the patch vs 80us without": each figure named by its side
 _NAMED_VS = re.compile(rf"(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})?\s+(?P<na>(?:with(?:out)?\s+(?:the\s+|this\s+)?)?"
                        rf"[\w/.+-]+)\s+(?:vs\.?|versus|compared\s+(?:to|with)|against)\s+(?P<b>{_VALUE})\s*"
@@ -288,10 +321,14 @@ def pairs(lines: list[str]) -> list[Claim]:
         claims += slash_pairs(line) if "/" in line and _ARROWED.search(line) else []
         claims += named_vs(lines, k) if _VERSUS.search(line) else []
         claims += was_pairs(lines, k) if "(was " in line else []
+        runs, spans = run_pairs(line) if _ARROWED.search(line) else ([], [])
+        claims += runs
         for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_REVERSED.finditer(line), *_WAS_NOW.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
                 continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's
+            if any(start <= match.start() < end for start, end in spans):
+                continue  # one place of "4.1ns 4.2ns -> 3.9ns 4.0ns": the runs' reader's
             found = _pair(lines, k, line, match)
             claims += [found, *_alternate(found, match)] if found else []
         following = lines[k + 1] if k + 1 < len(lines) else ""
