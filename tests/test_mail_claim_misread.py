@@ -175,3 +175,31 @@ def test_variants_of_a_base_other_than_the_patches_are_alternatives():
             "\n  Base + Writeback rework (these patches):\n" + "".join(run.format(v, v + 15) for v in (350, 354, 358)))
     found = [(round(before), round(after)) for _, before, after in _rows(text)]
     assert (304, 284) not in found and (304, 354) in found, found
+
+
+def test_a_histograms_ranges_are_no_rows():
+    for unit in ("us", "ms", ""):
+        text = f"""Lock wait times before and after the series:
+
+  wait            before       after      change
+  0-1 {unit}          51,200      48,100      -6.05%
+  1-5 {unit}           9,300       2,100     -77.42%
+  5-10 {unit}            840          12     -98.57%
+  mean wait (us)    2.41        1.12     -53.53%
+"""
+        assert _rows(text) == [("mean wait (us)", 2.41, 1.12)]
+
+
+def test_a_range_that_no_other_range_goes_on_from_is_a_row():
+    text = """Results before and after this patch:
+
+  threads         before       after      change
+  1-4              1,200       1,450     +20.83%
+  16               3,100       3,900     +25.81%
+"""
+    assert ("1-4", 1200, 1450) in _rows(text)
+
+
+def test_settings_then_a_result_across_an_arrow_are_no_pair():
+    for line in ("poll_ns=0 / guest_poll_ns=200000  --> 52.10   (93.2%)", "iodepth=32 -> 41.2 us"):
+        assert _rows(f"Results of the tuning with the new governor:\n{line}\n") == []

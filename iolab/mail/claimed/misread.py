@@ -44,6 +44,36 @@ def bucket(claim: Claim) -> bool:
     return _BUCKET.match(claim.label) is not None
 
 
+_RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[KMGkmg]?\s*(?:-|–|~|to)\s*(\d+(?:\.\d+)?)\s*[KMGkmg]?\s*"
+                    r"(?:[a-zA-Zµ]{1,5}(?:/s)?)?\s*:?\s*$")
+
+
+def ranges(found: list[Claim]) -> set[int]:
+    """The rows whose label is a range (``0-01 us``, ``05-10 us``, ``1K-2K``) that another row's range
+    goes on from or leads to (``01-05``, ``05-10``): a histogram's buckets, each side's count of samples in
+    it, as ``bucket`` refuses ``[1, 5)``."""
+    spans = {n: (float(m.group(1)), float(m.group(2))) for n, c in enumerate(found) if (m := _RANGE.match(c.label))}
+    ends = {hi for lo, hi in spans.values() if lo < hi}
+    starts = {lo for lo, hi in spans.values() if lo < hi}
+    return {n for n, (lo, hi) in spans.items() if lo < hi and (lo in ends or hi in starts)}
+
+
+_ARROW = re.compile(r"\s(?:-+>|→|=+>)\s")
+_SET = re.compile(r"[A-Za-z_][\w.-]*\s*=\s*(-?\d+(?:\.\d+)?)\b")
+
+
+def set_then_result(claim: Claim) -> bool:
+    """A pair in prose across one arrow whose before is a setting's value (``poll_ns=0 / max_ns=200000
+    --> 52.1  (93.2%)``, ``iodepth=32 -> 41.2 us``) and whose after is no setting: the settings a run used,
+    then what it gave, not a before and an after of one measure."""
+    if claim.form != "prose" or len(_ARROW.findall(claim.source)) != 1:
+        return False
+    left, right = _ARROW.split(claim.source)
+    settings = [float(m.group(1)) for m in _SET.finditer(left)]
+    return any(abs(v - claim.before) <= 1e-9 * max(1.0, abs(v)) for v in settings) and \
+        not any(abs(float(m.group(1)) - claim.after) <= 1e-9 * max(1.0, abs(claim.after)) for m in _SET.finditer(right))
+
+
 _CHANGE = re.compile(r"\b(?:this|the|my|our)\s+(?:patch|patches|commit|series|patchset|change|fix)\b|"
                      r"\b(?:patched|fixed|fix)\b|\+\s*(?:patch|fix|series)", re.I)
 
@@ -253,7 +283,7 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), []).append(k)
-    parts = time_parts(found, lines, index)
+    parts = time_parts(found, lines, index) | ranges(found)
     return [turned(c, lines, index) for n, c in enumerate(found) if n not in parts and not (
         bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or runs_paired(c, index, lines) or
-        commit_side(c, lines, index) or chained(c) or alternative(c, lines, index))]
+        commit_side(c, lines, index) or chained(c) or set_then_result(c) or alternative(c, lines, index))]
