@@ -160,14 +160,14 @@ def figures(text: str) -> list[tuple[float, Unit, re.Match[str]]]:
 
 
 _HIGHER = re.compile(r"\b(bw|bandwidth|throughput|tput|iops|k?ops|tps|qps|[kmg]?bps|rate|speed|score|transactions?|"
-                     r"operations\s+per|per\s+sec(?:ond)?|[a-z]+/s(?:ec)?|hit\s+ratio)\b", re.I)
+                     r"operations\s+per|per\s+sec(?:ond)?|[a-z]+/s(?:ec)?|hit\s+ratio|efficiency)\b", re.I)
 _LOWER = re.compile(r"\b(lat|latency|latencies|(?<!each )(?<!every )(?<!same )(?<!this )(?<!that )(?<!first )(?<!next )"
                     r"(?<!some )(?<!any )(?<!long )time|runtimes?|durations?|elapsed|wall|cpu|overhead|cycles|"
                     r"load\s*avg|load\s+average|loadavg|memory\s+used|used\s+memory|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
                     r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage|"
                     r"compressed\s+(?:size|blocks?|bytes|pages)|write\s+amplification|footprint|rss|sys|usr|iowait|"
-                    r"(?:sys)?calls|wakeups|interrupts|allocations|evictions)\b",
+                    r"(?:sys)?calls|wakeups|interrupts|allocations|evictions|power|energy|janks?)\b",
                     re.I)
 _LOWER_RATE = re.compile(r"\b(?:miss|error|drop|loss|failure|fault|retr(?:y|ies)|retransmit)\w*\s+(?:rate|ratio)\b|"
                          r"\b(?:context[- ]switch(?:es)?|cs|misses|interrupts|irqs|wakeups|retries|evictions|stalls)\s*(?:per\s+sec(?:ond)?|/\s*s(?:ec)?\b|a\s+second)",
