@@ -22,10 +22,17 @@ _CELL = re.compile(r"(?<![\w./])(~?\d+(?:,\d{3})*(?:\.\d+)?)([kKMG]?)\s*/\s*(~?\
 _LABEL = re.compile(r"^\s*(\S+(?: \S+)*?)(?=\s{2,}|\t|$)")
 
 
+_SHORT = {"w": "after", "wo": "before", "w.o": "before", "w.o.": "before"}  # "(w/w.o patch)", "(wo/w)"
+
+
+def _side(word: str) -> str | None:
+    return _SHORT.get(word.lower()) or side_of(word)
+
+
 def _order(header: str) -> tuple[int, int] | None:
     """(0, 1) when the header names before then after across a slash, (1, 0) after then before."""
     for found in _ORDER.finditer(header):
-        sides = side_of(found.group(1)), side_of(found.group(2))
+        sides = _side(found.group(1)), _side(found.group(2))
         if sides == ("before", "after"):
             return 0, 1
         if sides == ("after", "before"):
