@@ -375,3 +375,16 @@ OPJ--Operations per Joule more is better)
     assert _said_above(lines, 10, "Power/Watts Clients 1") == "lower"
     assert _said_above(lines, 12, "OPJ Clients 1") == "higher"
     assert _said_above(lines, 11, "Rate/(MB/s) Clients 1") == "higher"
+
+
+def test_a_header_wrapped_over_two_lines_says_each_columns_way():
+    text = ("Results, mean of 5 runs:\n\n"
+            "2 dd jobs\tread/write\tBandwidth\tIOPS\tHost CPU\tVM CPU\n"
+            "\t\t\t\t(MB/s)\t\t(k)\tusage\t\tusage\n"
+            "stock\t\tread\t\t1210\t\t301\t140.50\t\t99.50\n"
+            "\t\twrite\t\t1150\t\t287\t138.50\t\t98.25\n"
+            "patched\t\tread\t\t1480\t\t369\t122.00\t\t97.75\n"
+            "\t\twrite\t\t1390\t\t347\t119.50\t\t96.50\n")
+    found = {(before, after): better for _, before, after, better in _better(text)}
+    assert found == {(1210, 1480): "higher", (301, 369): "higher", (140.5, 122.0): "lower", (99.5, 97.75): "lower",
+                     (1150, 1390): "higher", (287, 347): "higher", (138.5, 119.5): "lower", (98.25, 96.5): "lower"}

@@ -99,8 +99,8 @@ def _where(index: dict[str, int], claim: Claim) -> int | None:
     """The line the claim was read from (its after side's, for a row of two lines), by the lines' index."""
     parts = [p.strip() for p in claim.source.split(" / ") if p.strip()]
     for part in reversed(parts):
-        for text in (part, part.split(": ", 1)[-1]):  # "deadline: | before this set | 263k |": a column's row
-            if text in index:
+        for text in (part, part.split(": ", 1)[-1], " ".join(part.split())):  # "deadline: | before this set |
+            if text in index:  # 263k |": a column's row; a row of tabs quoted with spaces
                 return index[text]
     return None
 
@@ -230,10 +230,19 @@ def _headed(lines: list[str], k: int, claim: Claim) -> Better | None:
     h = _header(lines, k)
     if h is None:
         return None
+    found = _under([lines[h]], lines[k], claim)
+    above = lines[h - 1].strip() if h > 0 else ""
+    if found is None and above and not _RULE.match(above) and _numeric(above) <= 1 and len(_cells(above)) >= 2:
+        return _under([lines[h - 1], lines[h]], lines[k], claim)  # a header wrapped over two lines
+    return found
+
+
+def _under(header: list[str], row: str, claim: Claim) -> Better | None:
+    """The way the header's cells over the row's figures say (its lines' cells joined, top first)."""
     for values in ((claim.before, claim.after), (None,)):
         said: set[Better] = set()
         for value in values:
-            cell = _over(lines[h], lines[k], value)
+            cell = " ".join(_over(line, row, value) for line in header).strip()
             unit = unit_of(cell)
             way = _stated(cell) or (unit[2] if unit and unit[1] != "ratio" else None) or better_of(cell)
             if way is not None:
@@ -356,6 +365,9 @@ def infer(lines: list[str], found: list[Claim]) -> list[Claim]:
     for n, line in enumerate(lines):  # each line stripped, and its pipe cells joined as a reader quotes them
         for text in (line.strip(), "|".join(line.strip().split("|")[1:-1]).strip()):
             index.setdefault(text, n)
+        words = line.split()
+        for cut in (0, 1):  # its words one space apart, also without a side's name before the row's own
+            index.setdefault(" ".join(words[cut:]), n)
     for claim in found:
         if claim.better is None:
             better = _better(lines, _where(index, claim), claim)
