@@ -354,3 +354,36 @@ Patched:
 real\t0m5.272s
 """
     assert _rows(text) == [(9.87, 5.27, "s")]
+
+
+def test_a_rate_in_words_keyed_and_followed_or_named_by_its_key_alone():
+    text = "Key-value store throughput.\n\nBefore:\n{a}\n{b}\n\nAfter:\n{c}\n{d}\n"
+    for a, b, c, d, rows in (
+            ("PUT: 41000.50 requests per second, p99=1.2 msec", "DEL: 52000.00 requests per second (avg 0.1 ms)",
+             "PUT: 45000.00 requests per second, p99=1.1 msec", "DEL: 57000.25 requests per second (avg 0.1 ms)",
+             [(41000.5, 45000.0, "req/s"), (52000.0, 57000.25, "req/s")]),
+            ("Ops/sec:    9100.10", "Transfer/sec:    2.50MB", "Ops/sec:   12000.40", "Transfer/sec:    3.10MB",
+             [(9100.1, 12000.4, "ops/s"), (2.5, 3.1, "MB/s")]),
+            ("Writes/s = 310", "Throughput/sec: 1.5GiB", "Writes/s = 420", "Throughput/sec: 1.9GiB",
+             [(310, 420, "writes/s"), (1.5, 1.9, "GiB/s")])):
+        assert _rows(text.format(a=a, b=b, c=c, d=d)) == rows, a
+
+
+def test_fio_latency_lines_each_led_by_its_case_pair_by_case():
+    text = "Random reads by queue depth.\n\nBefore:\n{a}\n{b}\n\nAfter:\n{c}\n{d}\n"
+    lines = ("  1     lat (usec): min=5, max=900, avg={x}, stdev=3.1", "  8     lat (usec): min=6, max=950, avg={y}, stdev=4.2")
+    rows = _rows(text.format(a=lines[0].format(x=12.5), b=lines[1].format(y=40.25), c=lines[0].format(x=10.5),
+                             d=lines[1].format(y=30.75)))
+    assert rows == [(12.5, 10.5, "us"), (40.25, 30.75, "us")]
+    named = "{0}  clat (nsec): min=500, max=9000, avg={1}, stdev=10.0"
+    rows = _rows(text.format(a=named.format("randread", 900), b=named.format("seqread", 700),
+                             c=named.format("randread", 800), d=named.format("seqread", 650)))
+    assert rows == [(900, 800, "ns"), (700, 650, "ns")]
+
+
+def test_a_side_said_by_previously_or_formerly():
+    text = "Sequential reads on the array.\n\n{0}\n\nread: IOPS=41.5k, BW=162MiB/s\n\n{1}\n\nread: IOPS=47.0k, BW=184MiB/s\n"
+    for first, second in (("Previously we got:", "With the change:"), ("The kernel formerly scored:", "Patched:"),
+                          ("and after the fix:", "Previously:")):
+        rows = _rows(text.format(first, second))
+        assert rows[:1] == ([(41500, 47000, "IOPS")] if first[0] != "a" else [(47000, 41500, "IOPS")]), first

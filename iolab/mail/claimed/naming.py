@@ -16,7 +16,7 @@ from typing import Literal
 Side = Literal["before", "after"]
 
 BEFORE = re.compile(r"(?<![\w/+-])(before|baseline|base|vanilla|unpatch(?:ed)?|original|orig|stock|old|w/o|without|"
-                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad|current|existing)(?![\w/-])|"
+                     r"nofix|native|mainline|upstream|unmodified|reference|default|bad|current|existing|previously|formerly)(?![\w/-])|"
                      r"^\s*disabled\b", re.I)
 AFTER = re.compile(r"(?<![\w/-])(after|patched|patch(?:es|set)?|series|w/|modified|new|fix(?:ed)?|"
                     r"revert(?:ed)?|applied|proposed|optimi[sz]ed)(?![\w/-])|^\s*(?:with|enabled|enabling)\b", re.I)

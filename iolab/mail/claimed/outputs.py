@@ -30,7 +30,7 @@ _FIO_BW = re.compile(r"^\s*bw\s*\(\s*([KMGT]i?B/s)\s*\)\s*:.*?\bavg=\s*(\d+(?:\.
 _FIO_IOPS = re.compile(r"^\s*iops\s*:\s*min=.*?\bavg=\s*(\d+(?:\.\d+)?)")  # its "iops : min=.., avg=.."
 _FIO_OLD = re.compile(r"^\s*(\w+)\s*:\s*io=[^,]+,\s*bw=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s),\s*iops=(\d+(?:\.\d+)?[kKM]?)|"
                       r"\b(READ|WRITE|MIXED):\s*io=[^,]+,\s*aggrb=(\d+(?:\.\d+)?)\s*([KMGT]i?B/s)")  # fio before 3.0
-_FIO_LAT = re.compile(r"^\s*([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
+_FIO_LAT = re.compile(r"^\s*(?:(\d+[kKmM]?|[A-Za-z][\w.-]{0,15})\s+)?([cs]?lat)\s*\(\s*(nsec|usec|msec)\s*\)\s*:\s*min=[^,]*,\s*max=[^,]*,\s*"
                       r"avg=\s*(\d+(?:\.\d+)?)")
 _DD = re.compile(r"(?:\bcopied,|^)\s*[\d.]+\s*s,\s*(\d+(?:\.\d+)?)\s*([kKMGT]?i?B/s)\s*$")  # its tail alone too
 _TIME_REAL = re.compile(r"^\s*real\s*(?P<m>\d+)m\s?(?P<s>\d+(?:\.\d+)?)s\b|"
@@ -111,7 +111,8 @@ def _fio(line: str) -> list[Figure] | None:
         found += _figure("iops avg", float(iops.group(1)), _IOPS, line)
     lat = _FIO_LAT.match(line)
     if lat:
-        found += _figure(f"{lat.group(1)} avg", float(lat.group(3)), unit_of(lat.group(2)), line)
+        case = f"{lat.group(1)} " if lat.group(1) else ""  # "4   lat (nsec): ...": a case's, its name first
+        found += _figure(f"{case}{lat.group(2)} avg", float(lat.group(4)), unit_of(lat.group(3)), line)
     status = _FIO_STATUS.search(line)
     for op in ("r", "w", "t") if status else ():
         value = number(status.group(op) or "0") if status else None
@@ -294,9 +295,13 @@ def _shares(line: str) -> list[Figure]:
                       if report else [])
 
 
-# a rate in words: "1378930.00 requests per second", "Requests per second: 12345.6", "12000 ops/sec"
-_PER_SECOND = re.compile(r"^\s*(?:(?P<v>\d[\d,]*(?:\.\d+)?)\s+(?P<what>[A-Za-z]+)\s+per\s+sec(?:ond)?|"
-                         r"(?P<what2>[A-Za-z]+)\s+per\s+sec(?:ond)?\s*[:=]\s*(?P<v2>\d[\d,]*(?:\.\d+)?))\s*$", re.I)
+# a rate in words: "1378930.00 requests per second", "Requests per second: 12345.6", "12000 ops/sec", also keyed
+# by what was done and followed by more ("SET: 5258.62 requests per second, p50=0.087 msec"), or named by the
+# key alone ("Requests/sec:  7150.33", "Transfer/sec:  4.70MB": a size a second)
+_PER_SECOND = re.compile(r"^\s*(?:(?:(?P<key>[A-Za-z][\w.-]{0,20}(?:\s[\w.-]+){0,2})\s*:\s*)?(?P<v>\d[\d,]*(?:\.\d+)?)"
+                         r"\s+(?P<what>[A-Za-z]+)\s+per\s+sec(?:ond)?(?:\s*(?:[,;(]|\s-\s).*)?|"
+                         r"(?P<what2>[A-Za-z]+)(?:\s+per\s+sec(?:ond)?|/sec|/s)\s*[:=]\s*(?P<v2>\d[\d,]*(?:\.\d+)?)"
+                         r"\s*(?P<size>[KMGT]i?B)?)\s*$", re.I)
 # a share of the CPU a run took: "~1600% CPU", "CPU usage: 45%", "CPU\t~52%"
 _CPU = re.compile(r"^\s*(?:~?(?P<v>\d+(?:\.\d+)?)\s*%\s*CPU|CPU(?:\s+(?:usage|utili[sz]ation|util|load))?\s*[:=]?\s*"
                   r"~?(?P<v2>\d+(?:\.\d+)?)\s*%)\s*$", re.I)
@@ -308,8 +313,10 @@ def _worded_rate(line: str) -> list[Figure]:
     if not found:
         return []
     what, value = (found.group("what") or found.group("what2")).lower(), number(found.group("v") or found.group("v2"))
-    unit = unit_of(f"{what}/s") or (f"{what}/s", "rate", "higher")
-    return [Figure(f"{what} per second", value, unit, "higher", line)] if value is not None else []
+    size = unit_of(f"{found.group('size')}/s") if found.group("size") else None
+    unit = size or unit_of(f"{what}/s") or (f"{what}/s", "rate", "higher")
+    key = f"{found.group('key')} " if found.group("key") else ""
+    return [Figure(f"{key}{what} per second", value, unit, "higher", line)] if value is not None else []
 
 
 def _cpu_share(line: str) -> list[Figure]:
