@@ -63,3 +63,11 @@ def test_runs_of_figures_either_side_of_an_arrow_pair_by_place():
 def test_runs_of_unequal_length_or_without_a_unit_are_no_places():
     assert _rows("queue depths 1 2 4 -> 8 16 32 were tried") == []
     assert (5.1, 4.9, "ns") not in _rows("sizes: 5.10ns 5.40ns -> 4.90ns")
+
+
+def test_one_figure_said_of_both_sides_is_a_pair_of_no_change():
+    assert _rows("Result without and with this patch: 555 K IOPS.") == [(555000, 555000, "IOPS")]
+    assert _rows("Sequential reads before and after the series: about 1.2 GB/s") == [(1.2, 1.2, "GB/s")]
+    assert _rows("Latency with and without the fix: 80 usec") == [(80, 80, "us")]
+    assert _rows("Before and after: 10 MB/s -> 20 MB/s") == [(10, 20, "MB/s")]  # two figures: the pair's
+    assert _rows("before and after: 5 / 6 ms") == []

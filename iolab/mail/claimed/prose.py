@@ -40,6 +40,9 @@ _REVERSED = re.compile(rf"\bto\s+(?P<b>{_VALUE})\s*(?P<ub>{_WORD_UNIT})?\s+from\
 # "no difference (~750 MB/s)": a claim of no change, the one figure both sides
 _SAME = re.compile(rf"(?:\bno\s+(?:difference|change|regression)|\bwithin\s+~?\d+(?:\.\d+)?\s*%|\bunchanged|"
                    rf"\bidentical)[^()\n]{{0,30}}\(\s*(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})\s*\)")
+# "Result without and with this patch: 555 K IOPS", "before and after the series: about 1.2 GB/s": both sides one figure
+_BOTH = re.compile(rf"\b(?:without\s+and\s+with|with\s+and\s+without|before\s+and\s+after|after\s+and\s+before)"
+                   rf"\b[^:;.\n]{{0,30}}:\s*{_ABOUT}(?P<a>{_VALUE})\s*(?P<ua>{_WORD_UNIT})(?![\w/]|\s*(?:->|→|=>|/|vs\b))", re.I)
 _SHARE = re.compile(r"\b(cpu|usage|overhead|cycles|profile|perf|spent|time in|function)\b|\w\(\)", re.I)
 _SPREAD = re.compile(r"\b(?:var(?:y|ies|ied|ying)|rang(?:e|es|ed|ing)|anywhere|fluctuat\w*)\b"
                      r"[^.;:]{0,20}$", re.I)
@@ -323,7 +326,8 @@ def pairs(lines: list[str]) -> list[Claim]:
         claims += was_pairs(lines, k) if "(was " in line else []
         runs, spans = run_pairs(line) if _ARROWED.search(line) else ([], [])
         claims += runs
-        for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_REVERSED.finditer(line), *_WAS_NOW.finditer(line)]:
+        for match in [*PAIR.finditer(line), *_SAME.finditer(line), *_BOTH.finditer(line), *_REVERSED.finditer(line),
+                      *_WAS_NOW.finditer(line)]:
             if line[:match.start()].endswith("/") or re.match(r"/\d", line[match.end("b"):]
                                                               if "b" in match.groupdict() else ""):
                 continue  # one figure of "10/20/30 us -> 8/15/25 us": the slashes' reader's
