@@ -203,3 +203,22 @@ def test_a_range_that_no_other_range_goes_on_from_is_a_row():
 def test_settings_then_a_result_across_an_arrow_are_no_pair():
     for line in ("poll_ns=0 / guest_poll_ns=200000  --> 52.10   (93.2%)", "iodepth=32 -> 41.2 us"):
         assert _rows(f"Results of the tuning with the new governor:\n{line}\n") == []
+
+
+_FSPERF = """
+          metric              baseline       current        stdev            diff
+========================================================================================
+avg_commit_ms                     120.50        180.25          2.10     49.59%
+write_iops                        210.40        170.10          1.50    -19.15%
+"""
+
+
+def test_columns_of_modes_of_one_kernel_are_no_pair():
+    for said in ("I ran fsperf with 2 configurations using the patched kernel:\n- default mount\n- nodatasum mount\n",
+                 "Note that all runs used the same kernel, one mount option switched.\n"):
+        assert _rows(said + _FSPERF) == []
+
+
+def test_columns_of_a_kernel_and_the_patched_one_are_a_pair():
+    text = "I ran fsperf on the base kernel and with this series applied:\n" + _FSPERF
+    assert ("write_iops", 210.4, 170.1) in _rows(text)

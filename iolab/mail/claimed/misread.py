@@ -19,6 +19,10 @@ figures are no before and after of the change, refused by the layout they come f
   named as the patches (``Base + Partial revert (these patches):``): the others are alternatives;
 - a side named as the kernel before or after an earlier commit by its hash (``1) before commit
   f95bdb700bc6b:`` / ``2) after commit f95bdb700bc6b:``): the regression's story.
+- a histogram's buckets written as ranges, one going on from another (``0-01 us``, ``01-05 us``);
+- a setting's value, then what the run gave, across an arrow (``poll_ns=0 / max_ns=200000 --> 52.1``);
+- columns under text that says every run used one kernel in several configurations (``I ran with 3
+  configurations using the squota kernel``): fsperf's ``baseline  current`` are modes of it.
 
 A row read across a header whose columns name the after side first (``Patchset IOPS  Mainline IOPS``)
 is turned round.
@@ -221,6 +225,21 @@ def chained(claim: Claim) -> bool:
     return False
 
 
+_ONE_KERNEL = re.compile(r"\b(?:configurations?|modes?|setups?|settings?|variants?)\s+(?:all\s+)?(?:using|on|with|of)\s+"
+                         r"(?:the\s+|one\s+|a\s+)?(?:same\s+|patched\s+|[\w-]+\s+)?kernel\b|"
+                         r"\ball\s+(?:runs|tests|results)\s+(?:use|used|on|with)\s+the\s+(?:same|patched)\s+kernel\b", re.I)
+
+
+def one_kernel(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> bool:
+    """A row read across a table's columns under text that says every run used one kernel, in several
+    configurations (``I ran with 3 configurations using the squota kernel:``, ``all runs used the patched
+    kernel``): the columns (fsperf's ``baseline  current``) are modes of that kernel, no before and after."""
+    if across(claim, lines, index) is None or claim.source not in index:
+        return False
+    k = index[claim.source][0]
+    return any(_ONE_KERNEL.search(" ".join(lines[j:j + 2])) for j in range(max(0, k - 3 * _REACH), k))
+
+
 _PART = re.compile(r"^(?:user|sys|system)(?:\s+time)?$", re.I)
 _SPOKEN = re.compile(r"\b(?:user|sys|system)\s+(?:time|cpu)\b|\b(?:user|system)\s+space\b", re.I)
 
@@ -286,4 +305,5 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     parts = time_parts(found, lines, index) | ranges(found)
     return [turned(c, lines, index) for n, c in enumerate(found) if n not in parts and not (
         bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or runs_paired(c, index, lines) or
-        commit_side(c, lines, index) or chained(c) or set_then_result(c) or alternative(c, lines, index))]
+        commit_side(c, lines, index) or chained(c) or set_then_result(c) or one_kernel(c, lines, index) or
+        alternative(c, lines, index))]
