@@ -81,7 +81,7 @@ def _tables(lines: list[str]) -> list[tuple[int, list[list[str]]]]:
         if text.count("|") >= 3 or (text.count("|") >= 2 and (current or near)):
             start = start if current else k
             current += _pipe_rows(text)
-        elif current and text and set(text) <= set("+-=| "):
+        elif current and text and set(text) <= set("+-=~| "):
             continue  # an ASCII box's border
         else:
             if current:
@@ -281,7 +281,7 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
     for k, table in _tables(lines):
         if k in used:
             continue
-        table = _header_above(lines, k, table)
+        table = _wrapped(_header_above(lines, k, table))
         variants = grouped(lines, k) or group_cells(lines, k) or sided_grid(lines, k, about)
         if variants is not None:
             claims += variants[0]
@@ -372,6 +372,23 @@ def _introduced_rows(table: list[list[str]], lines: list[str]) -> list[Claim] | 
             if a is not None and b is not None and unit is not None and unit[0] != "%":
                 out.append(make(f"{label} {header[c]}", a, b, unit, None, "", "|".join(row).strip()))
     return out
+
+
+def _wrapped(table: list[list[str]]) -> list[list[str]]:
+    """The table with a header wrapped over lines joined column by column (``Irritator |  |``,
+    ``wakeup | Without | With``, ``period | Patch | Patch``: ``Without Patch``): lines of no figures
+    over the first row of figures, as wide as it (or shorter when blank but for their first cell: a
+    group's name over two columns is no wrapped name)."""
+    head = 0
+    while head < len(table) and not any(_first(c) is not None for c in table[head][1:]):
+        head += 1
+    if head < 2 or head == len(table) or any(len(row) > len(table[head]) or len(row) < 2 or
+                                             len(row) < len(table[head]) and any(c.strip() for c in row[1:]) or
+                                             set("".join(row)) <= set("-=+~: ") for row in table[:head]):
+        return table
+    width = len(table[head])
+    rows = [row + [""] * (width - len(row)) for row in table[:head]]
+    return [[" ".join(c.strip() for c in column if c.strip()) for column in zip(*rows)], *table[head:]]
 
 
 def _merged(rows: list[list[str]]) -> list[list[str]]:
