@@ -387,3 +387,12 @@ def test_a_side_said_by_previously_or_formerly():
                           ("and after the fix:", "Previously:")):
         rows = _rows(text.format(first, second))
         assert rows[:1] == ([(41500, 47000, "IOPS")] if first[0] != "a" else [(47000, 41500, "IOPS")]), first
+
+
+def test_a_runs_share_named_by_the_words_after_it():
+    for before, after, name in (("about 30% system load", "about  5% system load", "system load"),
+                                ("~42% CPU utilization", "~17% CPU utilization", "CPU utilization"),
+                                ("12.5% user CPU", "9% user CPU", "user CPU")):
+        text = f"Copying the tree.\n\n    Without the patch: {before}\n    With the patch:    {after}\n"
+        assert [(c.label, c.unit, c.better) for c in claims(text)] == [(name, "%", "lower")], before
+    assert all(c.unit != "%" for c in claims("Copying.\n\nBefore: 30% CPU load of 4\nAfter: 5% CPU load of 4\n"))

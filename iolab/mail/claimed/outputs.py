@@ -303,8 +303,11 @@ _PER_SECOND = re.compile(r"^\s*(?:(?:(?P<key>[A-Za-z][\w.-]{0,20}(?:\s[\w.-]+){0
                          r"(?P<what2>[A-Za-z]+)(?:\s+per\s+sec(?:ond)?|/sec|/s)\s*[:=]\s*(?P<v2>\d[\d,]*(?:\.\d+)?)"
                          r"\s*(?P<size>[KMGT]i?B)?)\s*$", re.I)
 # a share of the CPU a run took: "~1600% CPU", "CPU usage: 45%", "CPU\t~52%"
-_CPU = re.compile(r"^\s*(?:~?(?P<v>\d+(?:\.\d+)?)\s*%\s*CPU|CPU(?:\s+(?:usage|utili[sz]ation|util|load))?\s*[:=]?\s*"
-                  r"~?(?P<v2>\d+(?:\.\d+)?)\s*%)\s*$", re.I)
+# ... also "about 30% system load", "~12% CPU utilization" (the words after the share its name)
+_CPU = re.compile(r"^\s*(?:(?:about|around|roughly|approximately)\s+|~)?(?P<v>\d+(?:\.\d+)?)\s*%\s*"
+                  r"(?P<what>(?:(?:system|sys|user|kernel|cpu|CPU)\s+)?(?:CPU|load|usage|utili[sz]ation)"
+                  r"(?:\s+(?:load|usage|utili[sz]ation))?)|"
+                  r"^\s*CPU(?:\s+(?:usage|utili[sz]ation|util|load))?\s*[:=]?\s*~?(?P<v2>\d+(?:\.\d+)?)\s*%\s*$", re.I)
 
 
 def _worded_rate(line: str) -> list[Figure]:
@@ -322,8 +325,12 @@ def _worded_rate(line: str) -> list[Figure]:
 def _cpu_share(line: str) -> list[Figure]:
     """The CPU a run took, alone on its line (``~1600% CPU``, ``CPU usage: 45%``): a share, better lower."""
     found = _CPU.match(line)
+    if found and found.group("v") and line[found.end():].strip():
+        return []  # the share's words then more: not a run's share alone on its line
     value = number(found.group("v") or found.group("v2")) if found else None
-    return [Figure("CPU", value, ("%", "ratio", "lower"), "lower", line)] if value is not None else []
+    what = " ".join(found.group("what").split()) if found and found.group("what") else "CPU"
+    key = "CPU" if what.lower() == "cpu" else what
+    return [Figure(key, value, ("%", "ratio", "lower"), "lower", line)] if value is not None else []
 
 
 def _unit_keyed(line: str) -> list[Figure]:
