@@ -25,3 +25,4 @@ def test_a_group_name_over_two_columns_is_no_wrapped_name():
              "| 1     | 500        | 128000   |",
              "| 4     | 900        | 230000   |"]
     assert _pairs(lines) == []  # a rate and a count of one run: no sides named
+

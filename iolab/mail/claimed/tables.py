@@ -62,7 +62,7 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
     for line in reversed(lines):  # the nearest line that names one ("IOPS" above, then "lat (usec)": usec)
         if table_row(line.strip()):
             continue  # another table's row ("lat p99  1.2 ms  980 us"): its units are its own
-        for word in re.findall(r"(?<![A-Za-zµ/%])(?<!\bper )[A-Za-zµ/%]+", line):  # "per sec": a rate
+        for word in re.findall(r"(?<![A-Za-zµ/%])(?<!\bper )(?<![\s-]-)(?<!^-)[A-Za-zµ/%]+", line):  # "per sec", "-s 32"
             found = unit_of(word)
             if found and found[1] in ("time", "rate", "bandwidth"):
                 return found, better
