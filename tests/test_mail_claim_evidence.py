@@ -438,3 +438,19 @@ def test_a_latency_distributions_bounds_are_no_samples():
     text = "A key-value server on the ring, stock kernel:\n" + before + "\n411200.00 requests per second\n\n" + \
         "patched kernel:\n" + after + "\n489100.00 requests per second\n"
     assert not [c for c in claims(text) if "milli" in c.source]
+
+
+_DBENCH = """Before this patch:
+
+Throughput 500.25 MB/sec  16 clients  16 procs  max_latency=120.500 ms
+
+After this patch:
+
+Throughput 540.75 MB/sec  16 clients  16 procs  max_latency=98.250 ms
+"""
+
+
+def test_a_max_is_a_row_where_a_line_states_its_change():
+    assert [(c.before, c.after) for c in claims(_DBENCH)] == [(500.25, 540.75)]
+    for told in ("+8.1% throughput, -18.5% max latency", " --> +8.1% throughput, -18.5% max latency"):
+        assert [(c.before, c.after) for c in claims(f"{_DBENCH}\n{told}\n")] == [(500.25, 540.75), (120.5, 98.25)]

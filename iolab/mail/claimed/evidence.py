@@ -61,7 +61,7 @@ def admitted(found: list[Claim], lines: list[str], about: list[str]) -> list[Cla
     index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), []).append(k)
-    said = " ".join(line for line in lines if _sentence(line))
+    said = " ".join(line for line in lines if _sentence(line) or _told_change(line))
     wholes = {c.source for c in found if c.kind == "time" and _WHOLE.fullmatch(_key(c.label))}
     cases = cases_of(found, lines)
     out = []
@@ -169,6 +169,16 @@ def _mode_pair(claim: Claim, lines: list[str], about: list[str]) -> bool:
     thing = (found.group("x") or found.group("y")) if found else ""
     return bool(thing) and thing.lower() not in _NOT_MODES and not _subject_word(thing, about) and \
         introduced([thing], lines) is None
+
+
+_TOLD = re.compile(r"(?:^|[\s,>(])[+-]\d+(?:\.\d+)?%\s+[A-Za-z]")
+
+
+def _told_change(line: str) -> bool:
+    """A line that states changes by what they measure (``+10.8% throughput, -8.2% max latency``): each
+    signed share followed by its measure's words, no table's row of figures."""
+    return _TOLD.search(line) is not None and len(re.findall(r"\d+(?:\.\d+)?", line)) <= 4 and \
+        len(_TOLD.findall(line)) == len(re.findall(r"\d+(?:\.\d+)?%", line))
 
 
 def _sentence(line: str) -> bool:
