@@ -467,8 +467,8 @@ def side_rows(lines: list[str]) -> list[Claim]:
             continue
         order = (row_sides(a.label, b.label) if _one_key(a.label, b.label) else None) or _one_side(a, b) or \
             _plus_feature(a.label, b.label, lines)
-        if order is None:
-            continue
+        if order is None or a.tags and a.tags == b.tags and a.values == b.values:
+            continue  # "unpatched, iodepth=32" / "patched, iodepth=32": two captions' equal setting, no measure
         a, b = (a, b) if order == (0, 1) else (b, a)
         header = next((t for j, t in reversed(texts) if j < k), "")
         above = read_row(header)
