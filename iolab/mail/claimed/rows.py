@@ -98,6 +98,7 @@ def _shares(tokens: list[str]) -> list[str]:
 def read_row(line: str) -> Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
     cut = _CELL_DELTA.sub(r" (\1)", line)  # "120(+20%)": the cell's delta apart from its figure
+    cut = re.sub(r"(?<=\d\s)\(\s+(\d+(?:\.\d+)?)\s*\)", r"(\1)", cut)  # "4056.7 (  5.5)": a spread padded
     remark = re.search(r"\s\(([^()]*\d(?:%|x\b)[^()]*)\)\s*$", cut)  # "101357203 (~2% slower)"
     tokens = _shares(_tokens(cut[:remark.start()] if remark else cut))
     label: list[str] = []
@@ -119,6 +120,8 @@ def read_row(line: str) -> Row | None:
             deltas.append((len(values), token))
         elif _MARK.match(token) and values:
             pass  # fsperf's mark of a significant row
+        elif token == "--" and label and not label[-1].endswith("="):
+            pass  # "base  --  4056.7": a blank cell (the base's own change)
         elif (spread := _SPREAD.match(token)) and values and float(spread.group(1)) < values[-1][0]:
             pass  # "avg (stdev)": a bare figure in parentheses, smaller than the one before it, is its spread
         elif value is not None and not values and label and label[-1].endswith("="):
