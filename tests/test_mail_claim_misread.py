@@ -222,3 +222,24 @@ def test_columns_of_modes_of_one_kernel_are_no_pair():
 def test_columns_of_a_kernel_and_the_patched_one_are_a_pair():
     text = "I ran fsperf on the base kernel and with this series applied:\n" + _FSPERF
     assert ("write_iops", 210.4, 170.1) in _rows(text)
+
+
+def test_other_changes_against_one_baseline_are_no_rows_of_this_one():
+    for mark in ("-", "*"):
+        text = f"""Sequential read on the eMMC, dd of 1 GiB:
+
+{mark} Baseline: 150.2 MB/s
+{mark} The readahead fix [1]: 171.5 MB/s
+{mark} This patch: 190.4 MB/s
+"""
+        assert [(before, after) for _, before, after in _rows(text)] == [(150.2, 190.4)]
+
+
+def test_variants_none_of_which_is_named_the_patch_are_kept():
+    text = """Sequential read on the eMMC, dd of 1 GiB:
+
+- Baseline: 150.2 MB/s
+- The readahead fix [1]: 171.5 MB/s
+- Bigger request queue: 190.4 MB/s
+"""
+    assert (150.2, 171.5) in [(before, after) for _, before, after in _rows(text)]

@@ -23,6 +23,8 @@ figures are no before and after of the change, refused by the layout they come f
 - a setting's value, then what the run gave, across an arrow (``poll_ns=0 / max_ns=200000 --> 52.1``);
 - columns under text that says every run used one kernel in several configurations (``I ran with 3
   configurations using the squota kernel``): fsperf's ``baseline  current`` are modes of it.
+- afters listed under one baseline, each named (``- Joel's fix [1]: 258.4 MB/s``), where one is named
+  as the patch (``- This patch: 280.2 MB/s``): the others are other changes, no claim of this one.
 
 A row read across a header whose columns name the after side first (``Patchset IOPS  Mainline IOPS``)
 is turned round.
@@ -275,6 +277,25 @@ def alternative(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> 
         for text in (line.strip() for line in lines) if text and len(text.split()) <= 12 and not re.search(r"\d", text))
 
 
+_AFTER_NAME = re.compile(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
+
+
+def others(found: list[Claim]) -> set[int]:
+    """Rows of the sides' figures sharing one before line, each after named in its label (``MB/s
+    (Joel's fix [1])``, ``MB/s (This patch plus Joel's [1])``), where one after's name says it is the
+    patch and these do not: other changes measured against the same baseline, no claim of this one."""
+    named: dict[str, list[tuple[int, str]]] = {}
+    for n, c in enumerate(found):
+        m = _AFTER_NAME.search(c.label)
+        if c.form == "sides" and m and " / " in c.source and "mean of" not in m.group(1):
+            named.setdefault(c.source.split(" / ")[0].strip(), []).append((n, m.group(1)))
+    out: set[int] = set()
+    for rows in named.values():
+        if len({name for _, name in rows}) >= 2 and any(_THIS.search(name) for _, name in rows):
+            out |= {n for n, name in rows if not _THIS.search(name)}
+    return out
+
+
 def _heading(lines: list[str], k: int) -> str | None:
     """The nearest line above line k that holds no figure: the heading of the block line k is in."""
     for j in range(k - 1, max(-1, k - _REACH), -1):
@@ -302,7 +323,7 @@ def kept(found: list[Claim], lines: list[str]) -> list[Claim]:
     index: dict[str, list[int]] = {}
     for k, line in enumerate(lines):
         index.setdefault(line.strip(), []).append(k)
-    parts = time_parts(found, lines, index) | ranges(found)
+    parts = time_parts(found, lines, index) | ranges(found) | others(found)
     return [turned(c, lines, index) for n, c in enumerate(found) if n not in parts and not (
         bucket(c) or bypassed(c, lines, index) or regression_table(c, lines, index) or runs_paired(c, index, lines) or
         commit_side(c, lines, index) or chained(c) or set_then_result(c) or one_kernel(c, lines, index) or
