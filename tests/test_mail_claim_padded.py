@@ -26,3 +26,15 @@ def test_base_and_test_rows_with_dash_cells_and_padded_spreads_pair_down():
              "     base           --    900.0 (  4.0)",
              "     patched     44.4%    500.0 (  3.0)"]
     assert [(c.before, c.after) for c in side_rows(lines)] == [(900.0, 500.0)]
+
+
+
+def test_a_columns_spread_named_in_its_header_leaves_the_figure_its_name():
+    from iolab.mail.claimed.evidence import admitted
+    for spread in ("(stdev)", "(std dev)", "(sd)"):
+        lines = [f"            speedup  time_ms {spread}    speedup  time_ms {spread}",
+                 "   base       --   1500.0 (  9.0)      --   700.0 (  4.0)",
+                 "   patched  26.7%  1100.0 (  8.0)   78.6%   150.0 (  2.0)"]
+        found = side_rows(lines)
+        assert [(c.label, c.before, c.after) for c in found][:1] == [("time_ms", 1500.0, 1100.0)], spread
+        assert len(admitted(found, lines, [])) == 2  # not refused as a spread's row

@@ -473,6 +473,7 @@ def side_rows(lines: list[str]) -> list[Claim]:
         header = next((t for j, t in reversed(texts) if j < k), "")
         above = read_row(header)
         header = header if above is None or not above.values else ""  # words alone: the columns' names
+        header = re.sub(r"\s*\((?:std\s*dev|stddev|stdev|sd|std)\)", "", header, flags=re.I)  # "time_ms (stdev)": its spread
         unit, better = _context_unit(lines[max(0, k - 4):k])
         rows = ((a.label, a), (b.label, b))
         claims += _down(_Table(header, tuple(("", r) for _, r in rows), k + 2), unit, better, (a, b))
