@@ -15,6 +15,13 @@ def test_help_teaches_the_workflow():
         assert word in done.stdout
 
 
+def test_python_m_iolab_is_the_same_command_line():
+    done = subprocess.run([sys.executable, "-m", "iolab", "--help"], cwd=REPO, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: iolab ")
+
+
 @pytest.mark.parametrize(
     "content, expected",
     [

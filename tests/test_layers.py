@@ -70,7 +70,7 @@ STAGES = (
     ("iolab.hosts",),
     ("iolab.run",),  # the runner drives hosts, stores samples, asks the analysis when to stop
     ("iolab.report",),  # renderers of a Report
-    ("iolab.cli",),  # the command line: the only top
+    ("iolab.cli", "iolab.__main__"),  # the command line: the only top (`python -m iolab` runs it too)
 )
 
 
