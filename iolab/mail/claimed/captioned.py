@@ -18,14 +18,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from iolab.mail.claimed.grids import side_tables
+from iolab.mail.claimed.grids import RULE, side_tables
 from iolab.mail.claimed.model import SPREAD, Claim, aligned, make, number, unit_of
 from iolab.mail.claimed.naming import Side, side_of, unsided
 
 _NAMED = re.compile(r"([A-Za-z][\w/.%-]*)=\s*(~?\d+(?:,\d{3})*(?:\.\d+)?)([kKMG](?![a-zA-Z]))?([A-Za-zµ/%]*)")
 _FIGURE = re.compile(r"^\s*(~?\d+(?:,\d{3})*(?:\.\d+)?)\s*([kKMG](?![a-zA-Z]))?\s*([A-Za-zµ/%]*?)%?\s*$")
 _KEY = re.compile(r"[\w.+/-]+(?: [\w.+/-]+)*")
-_RULE = re.compile(r"^[\s|+=:-]*$")
 _MULTIPLIER = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -80,7 +79,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             j += 1
         rows = []
         while j < len(lines) and lines[j].strip():
-            if _RULE.match(lines[j]) and lines[j].strip():
+            if RULE.match(lines[j]) and lines[j].strip():
                 j += 1
                 continue
             row = _row(lines[j], header)
@@ -100,7 +99,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
 
 def _caption(lines: list[str], k: int) -> str:
     above = next((lines[j].strip() for j in range(k - 1, max(-1, k - 4), -1)
-                  if lines[j].strip() and not _RULE.match(lines[j])), "")  # past a rule over the header
+                  if lines[j].strip() and not RULE.match(lines[j])), "")  # past a rule over the header
     return above.strip("-=#*~[] ").rstrip(":").strip()
 
 

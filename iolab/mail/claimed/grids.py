@@ -20,7 +20,7 @@ from iolab.mail.claimed.runs import run_line
 from iolab.mail.claimed.sides import marker
 from iolab.mail.claimed.steps import step_pair
 
-_BORDER = re.compile(r"^[\s+=|:-]*$")
+RULE = re.compile(r"^[\s+=|:-]*$")  # a table's rule line ("|----|----|", "+====+", "----  ----") or a blank one
 _LEADING = re.compile(r"^\s*(~?[+-]?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:[kKMG](?![A-Za-z]))?)(?=[A-Za-zµ/%\s(]|$)\s*(.*)$")
 
 
@@ -57,8 +57,8 @@ def _block(lines: list[str], k: int) -> tuple[list[_Line], list[_Line], int]:
     heads: list[_Line] = []
     data: list[_Line] = []
     j = k
-    while j < len(lines) and (lines[j].count("|") >= 2 or (_BORDER.match(lines[j]) and lines[j].strip())):
-        if not _BORDER.match(lines[j]):
+    while j < len(lines) and (lines[j].count("|") >= 2 or (RULE.match(lines[j]) and lines[j].strip())):
+        if not RULE.match(lines[j]):
             line = _line(lines[j])
             has_figures = any(_figure(line.cell(c)) for c in range(1, len(line.spans)))
             (data if has_figures else (heads if not data else [])).append(line)

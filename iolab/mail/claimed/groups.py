@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.grids import named_unit
+from iolab.mail.claimed.grids import RULE, named_unit
 from iolab.mail.claimed.model import Claim, make, number
 from iolab.mail.claimed.naming import column_pairs, introduced
 
-_RULE = re.compile(r"^[\s+=|:-]*$")
 _FIGURE = re.compile(r"^[+-]?\d[\d,]*(?:\.\d+)?$")
 _DELTA = re.compile(r"\b(?:diff\w*|delta|change|gain|improvement)\b|%", re.I)
 
@@ -61,9 +60,9 @@ def _derived(name: str, names: list[str]) -> bool:
 def group_cells(lines: list[str], k: int) -> tuple[list[Claim], int] | None:
     """The claims of the pipe table at line k when it is of the module's form; None otherwise."""
     end = k
-    while end < len(lines) and lines[end].strip() and (lines[end].count("|") >= 2 or _RULE.match(lines[end])):
+    while end < len(lines) and lines[end].strip() and (lines[end].count("|") >= 2 or RULE.match(lines[end])):
         end += 1
-    body = [j for j in range(k, end) if not _RULE.match(lines[j])]
+    body = [j for j in range(k, end) if not RULE.match(lines[j])]
     data = [j for j in body if sum(len(_figures(lines[j][a:b]) or []) >= 2 for a, b in _spans(lines[j])) >= 2]
     heads = [j for j in body if j < (data[0] if data else k)]
     if len(data) < 2 or len(heads) < 2:

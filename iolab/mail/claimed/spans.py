@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import re
 
-from iolab.mail.claimed.grids import named_unit
+from iolab.mail.claimed.grids import RULE, named_unit
 from iolab.mail.claimed.model import Claim, aligned, make, number, said_unit, unit_of
 from iolab.mail.claimed.naming import column_pairs
 
 _FIGURE = re.compile(r"^~?[+-]?\d[\d,]*(?:\.\d+)?(?:[kKMG](?![A-Za-z]))?$")
-_RULE = re.compile(r"^[\s+=|:-]*$")
 
 
 def _cells(text: str, gap: int) -> list[tuple[int, int, str]]:
@@ -93,8 +92,8 @@ def spanned_columns(lines: list[str], start: int, end: int) -> list[Claim] | Non
     first = next((k for k in range(max(0, start - 1), end) if _row(lines[k])), None)
     if first is None:
         return None
-    above = [k for k in range(max(0, first - 4), first) if lines[k].strip() and not _RULE.match(lines[k])]
-    rows = [(k, found) for k in range(first, end) if lines[k].strip() and not _RULE.match(lines[k])
+    above = [k for k in range(max(0, first - 4), first) if lines[k].strip() and not RULE.match(lines[k])]
+    rows = [(k, found) for k in range(first, end) if lines[k].strip() and not RULE.match(lines[k])
             for found in [_row(lines[k])]]
     if len(above) < 2 or any(found is None for _, found in rows):
         return None
