@@ -52,8 +52,8 @@ from iolab.mail.claimed.model import Better, Claim, better_of, number, unit_of
 _SIGNED = re.compile(r"^[-+\u2212]")
 _REACH = 40  # lines above a row that may say what it measures
 _SAID = 3  # lines of words above a row (its table's passed over) that may
-_STATED = re.compile(r"\b(lower|higher|less|more|smaller|bigger|larger|greater|fewer|shorter|longer)\s+(?:is\s+|=\s*)?"
-                     r"better\b", re.I)
+_WAYS = "lower|higher|less|more|smaller|bigger|larger|greater|fewer|shorter|longer"  # the words of "... is better"
+_STATED = re.compile(rf"\b({_WAYS})\s+(?:is\s+|=\s*)?better\b", re.I)
 _LESS = ("lower", "less", "smaller", "fewer", "shorter")
 
 
@@ -111,8 +111,7 @@ def _stated(text: str) -> Better | None:
     return said.pop() if len(said) == 1 else None
 
 
-_EACH = re.compile(r"([A-Za-z][^,;()]*?)\s+(?:is\s+)?(lower|higher|less|more|smaller|bigger|larger|greater|fewer|shorter|"
-                   r"longer)\s+(?:is\s+)?better\b", re.I)
+_EACH = re.compile(rf"([A-Za-z][^,;()]*?)\s+(?:is\s+)?({_WAYS})\s+(?:is\s+)?better\b", re.I)
 
 
 def _stated_each(line: str, label: str) -> tuple[bool, Better | None]:
