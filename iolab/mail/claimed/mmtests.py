@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from iolab.mail.claimed.model import Better, Claim, better_of, make, unit_of
+from iolab.mail.claimed.model import Better, Claim, Unit, better_of, make, unit_of
 from iolab.mail.claimed.naming import side_of
 
 _CELL = r"-?\d+(?:\.\d+)?\s*[(*]\s*-?\d+(?:\.\d+)?%\s*[)*]"
@@ -29,6 +29,9 @@ _ROW = re.compile(rf"^\s*(?P<stat>[A-Za-z0-9][\w-]*)(?P<key>(?:\s+\S+)*?)\s+(?P<
 _VALUE = re.compile(r"(-?\d+(?:\.\d+)?)\s*[(*]\s*(-?\d+(?:\.\d+)?)%")
 _REACH = 200  # rows a comparison's names may stand above (a hostile mail's time stays bounded)
 _MEAN = re.compile(r"^[AHG]mean$|^Mean$", re.I)
+# the statistics compare-kernels.sh prints a key's samples by (a row named otherwise is the key's own figure)
+_STAT = re.compile(r"^(?:Min|Max|Range|Stddev|CoeffVar|[AHGB]*mean|Mean|[AHGB]+mean-\d+|Max-\d+|\d+(?:st|nd|rd|th)-qrtle)$",
+                   re.I)
 _REFERENCE = re.compile(r"\bref(?:erence)?\b", re.I)
 _DURATION = re.compile(r"^\s*Duration\s+(?P<what>Elapsed)\s+(?P<values>\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+)\s*$")
 
@@ -57,15 +60,18 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
     claims: list[Claim] = []
     used: set[int] = set()
     names: list[str] = []
-    for k, row in _rows(lines):
+    found = _rows(lines)
+    plain = _plain(found)
+    for k, row in found:
         names = names if k - 1 in used else _columns(lines, k)  # a table's rows share its names
         used.add(k)
-        if not _MEAN.match(row.group("stat")):
+        if not _MEAN.match(row.group("stat")) and k not in plain:
             continue
         cells = _VALUE.findall(row.group("cells"))
         values = [float(v) for v, _ in cells]
         key = " ".join(row.group("key").split())
         unit = unit_of(key.split("-", 1)[-1]) if key else None  # "1-files/sec": files/s
+        unit = unit or (_header_unit(names) if k in plain else None)
         sided = _sided(names) if len(names) == len(values) > 2 else None
         for b, a in [sided] if sided else [(0, n) for n in range(1, len(values))]:
             named = f" ({names[a]})" if len(values) > 2 and len(names) == len(values) else ""
@@ -77,6 +83,27 @@ def compare_tables(lines: list[str]) -> tuple[list[Claim], set[int]]:
     if used:
         claims += _durations(lines, used)
     return claims, used
+
+
+def _plain(rows: list[tuple[int, re.Match[str]]]) -> set[int]:
+    """The rows of comparisons that name no statistic (``creat_clo-1  14705.88 (   0.00%)  14354.07 *  -2.39%*``,
+    each row a key's own figure, the means alone pasted): each such row is a claim, as a mean row is."""
+    out: set[int] = set()
+    block: list[int] = []
+    for n, (k, row) in enumerate(rows):
+        block.append(n)
+        if n + 1 < len(rows) and rows[n + 1][0] == k + 1:
+            continue
+        if not any(_STAT.match(rows[m][1].group("stat")) for m in block):
+            out |= {rows[m][0] for m in block}
+        block = []
+    return out
+
+
+def _header_unit(names: list[str]) -> Unit | None:
+    """The unit the columns' names say (``Vanilla (ops/s)  Patched (ops/s)``), when they say one."""
+    found = {unit_of(n.strip("()[]")) for n in names if unit_of(n.strip("()[]"))}
+    return found.pop() if len(found) == 1 else None
 
 
 def _sided(names: list[str]) -> tuple[int, int] | None:
