@@ -32,3 +32,61 @@ threads-64    1002.00 (   0.00%)     1303.90 *  30.13%*
     assert _rows(text) == [("threads-8", 812.1, 850.4), ("threads-64", 1002, 1303.9)]
 
 
+
+def test_columns_an_acronym_of_what_the_subject_adds_names_against_the_plain_one():
+    text = """Per-cgroup bandwidth, MiB/s:
+
+job        RR        DRR
+-----------------------------
+small:     410       602
+large:     1240      1013
+"""
+    assert _rows(text, "Subject: [PATCH 0/3] block: Introduce Deficit Round Robin queueing") == [
+        ("small:", 410, 602), ("large:", 1240, 1013)]
+    assert _rows(text, "Subject: [PATCH 0/3] block: tune queueing") == []
+
+
+def test_a_reference_column_beside_the_thing_and_its_absence_is_context():
+    text = """Direct write throughput, MB/s:
+
+              buffered    dio-nobatch    dio-batch
+seq-1M        2100        1850           2480
+seq-64K       1400        900            1390
+"""
+    assert _rows(text, "Subject: [PATCH v2 0/4] iomap: add batch support for direct writes") == [
+        ("seq-1M", 1850, 2480), ("seq-64K", 900, 1390)]
+
+
+def test_a_pipe_column_extended_by_what_the_subject_introduces_is_after():
+    text = """Swap-out latency (usec):
+
+| workload | none | zram | zram-writeback |
+|----------|------|------|----------------|
+| kbuild   | 812  | 402  | 311            |
+| redis    | 930  | 455  | 390            |
+"""
+    assert _rows(text, "Subject: [PATCH 0/5] zram: introduce writeback to a backing device") == [
+        ("kbuild", 402, 311), ("redis", 455, 390)]
+
+
+def test_two_columns_a_baseline_word_and_what_the_subject_adds():
+    text = """Page faults per second, mean of 5 runs:
+
+test           default      hugepage
+anon-fault     120000       410000
+file-fault     98000        250000
+"""
+    assert [(b, a) for _, b, a in _rows(text, "Subject: [PATCH] shmem: add hugepage support for tmpfs")] == [
+        (120000, 410000), (98000, 250000)]
+    assert _rows(text.replace("default", "cached "), "Subject: [PATCH] shmem: add hugepage support") == []
+
+
+def test_columns_of_modes_the_subject_only_mentions_are_no_sides():
+    text = """Throughput (MB/s):
+
+device        read       write
+nvme0         3100       2800
+sda           510        480
+"""
+    assert _rows(text, "Subject: [PATCH] nvmet: add write support for passthru") == []
+

@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 
 from iolab.mail.claimed.axes import side_columns
+from iolab.mail.claimed.brought import brought_columns
 from iolab.mail.claimed.grids import named_unit, prose_only, side_tables, sided_grid
 from iolab.mail.claimed.groups import group_cells
 from iolab.mail.claimed.model import PERCENT, Claim, Unit, aligned, make, number, said_unit, unit_of
@@ -159,11 +160,12 @@ def _down(header: list[str], before: list[str], after: list[str], said: Unit | N
     return out
 
 
-def _across(header: list[str], body: list[list[str]], said: Unit | None) -> list[Claim]:
+def _across(header: list[str], body: list[list[str]], said: Unit | None, about: list[str]) -> list[Claim]:
     named = [c.strip() for c in header[1:] if c.strip()]
     deltas = _delta_column(header) or any(_stated_change(row) for row in body)  # a delta after two figures
     step = step_pair([c.strip() for c in header])  # "| before | p 1 | p 2+3 |": the first against the last
-    pairs = [step] if step else side_columns([c.strip() for c in header])
+    pairs = [step] if step else side_columns([c.strip() for c in header]) or \
+        brought_columns([c.strip() for c in header], about)  # "| none | bitmap | llbitmap |" under "md/llbitmap"
     if len(named) >= 2 and not any(side_of(n) for n in named) and not deltas and not pairs:
         return []  # columns that are modes or devices with no delta: no before and after
     if not step and (len(pairs) > 1 or pairs and pairs[0][:2] not in ((1, 2), (2, 1))):
@@ -312,7 +314,7 @@ def pipe_tables(lines: list[str], about: list[str] | None = None) -> list[Claim]
             claims += _down(header, *sides, said)
         else:
             switch = switch_names([c.strip() for c in header[1:]], about or []) if len(header) == 3 else None
-            claims += _across([header[0], *switch] if switch else header, body, said)  # "| send | send-zc |"
+            claims += _across([header[0], *switch] if switch else header, body, said, about or [])  # "| send | send-zc |"
     return claims
 
 

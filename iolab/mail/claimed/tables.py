@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from iolab.mail.claimed.axes import axis_groups, axis_row, axis_sides, side_columns
 from iolab.mail.claimed.banded import banded_tables
+from iolab.mail.claimed.brought import brought_columns
 from iolab.mail.claimed.blocks import block_pairs, config_rows, spread_rows
 from iolab.mail.claimed.captioned import captioned_tables
 from iolab.mail.claimed.cells import (corner_unit, even_rows, joined_side, gain_claims, gains, key_cells, percent_cells,
@@ -187,25 +188,25 @@ def _named(group: str, row: Row, unit: Unit | None, better: Better | None) -> li
     return out
 
 
-def _compared(table: _Table) -> bool:
+def _compared(table: _Table, about: list[str]) -> bool:
     """Whether a table's figure columns are a before and an after: its header names a side, or
     its rows state a delta, or it has no header of names. Columns that are modes, devices or
     settings (``read  write``, ``Gen3  Gen4``) with no delta are not."""
     names = [n for n in re.split(r"\s{2,}|\t", table.header.strip()) if n]
-    if len(names) < 2 or any(side_of(n) for n in names) or _both_sides(table.header):
+    if len(names) < 2 or any(side_of(n) for n in names) or _both_sides(table.header) or brought_columns(names, about):
         return True
     return any(row.stated for _, row in table.rows) or all(row.tags for _, row in table.rows)
 
 
-def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Claim]:
+def _across(table: _Table, unit: Unit | None, better: Better | None, about: list[str]) -> list[Claim]:
     rows = list(table.rows)
     series = len(rows) >= 3 and all(re.fullmatch(r"\d+", r.label) or _SUMMARY.match(r.label) for _, r in rows) \
         and any(_SUMMARY.match(r.label) for _, r in rows)
     if series:  # a series by the second (its columns the two ways compared): its average is the claim
         rows = [(g, r) for g, r in rows if _SUMMARY.match(r.label)]
-    elif all(gains(row.values) for _, row in rows) and not _compared(table):
+    elif all(gains(row.values) for _, row in rows) and not _compared(table, about):
         return [claim for group, row in rows for claim in gain_claims(group, row, unit, better)]
-    elif not _compared(table):
+    elif not _compared(table, about):
         return []
     out = []
     for group, row in rows:
@@ -213,7 +214,7 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
             sided = {side_of(n) for n in re.split(r"\s{2,}|\t", table.header.strip())} >= {"before", "after"}
             out += _named(group, row, unit, better) if sided else []
             continue
-        pairs = _header_pairs(table.header, row)
+        pairs = _header_pairs(table.header, row, about)
         if len(pairs) > 1 or (pairs and pairs[0][:2] != (0, 1)):  # "base  patched  base  patched", "new  old"
             out += [_cell_pair(table.header, group, row, pair, unit, better) for pair in pairs]
             continue
@@ -229,18 +230,19 @@ def _across(table: _Table, unit: Unit | None, better: Better | None) -> list[Cla
     return out
 
 
-def _header_said(table: _Table, found: list[Claim]) -> list[Claim]:
-    """The rows read across, each saying whether its table's header names a side (the gate,
-    iolab.mail.claimed.evidence, asks more of a row whose header names none)."""
+def _header_said(table: _Table, found: list[Claim], about: list[str]) -> list[Claim]:
+    """The rows read across, each saying whether its table's header names a side or what the change
+    brings (the gate, iolab.mail.claimed.evidence, asks more of a row whose header names none)."""
     names = [n for n in re.split(r"\s{2,}|\t", table.header.strip()) if n]
-    said = "names" if any(side_of(n) for n in names) or _both_sides(table.header) else ""
+    said = "names" if any(side_of(n) for n in names) or _both_sides(table.header) or \
+        brought_columns(names, about) or brought_columns(names[1:], about) else ""
     return [replace(c, sides=said) for c in found]
 
 
 _DELTA_NAME = re.compile(r"^(?:diff\w*|delta|change|gain|improvement|speed-?up|ratio|%\S*|\+/-)$", re.I)
 
 
-def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
+def _header_pairs(header: str, row: Row, about: list[str]) -> list[tuple[int, int, str]]:
     """The row's before and after figures by the side each column of the header names (a delta's
     column set aside), when the header names one column a figure."""
     for cut in (r"\s{2,}|\t", r"\s+"):  # columns apart by two spaces or a tab, else names of one word each
@@ -248,7 +250,7 @@ def _header_pairs(header: str, row: Row) -> list[tuple[int, int, str]]:
         names = names[1:] if len(names) == len(row.values) + 1 else names
         if len(names) == len(row.values):
             step = step_pair(names)  # "before  p 1  p 2+3  p 4+5": the baseline against the last step
-            return [step] if step else side_columns(names)
+            return [step] if step else side_columns(names) or brought_columns(names, about)
     return []
 
 
@@ -404,7 +406,8 @@ def column_tables(lines: list[str], about: list[str] | None = None) -> list[Clai
                 step_pair([row.label.strip().rstrip(":") for row in rows])  # "Config 1: ... (base)"; "before", "p 1"
             legend = legend or (switch_order([r.label for r in rows], about or []) if len(rows) == 2 else None)
             sides = _sides(rows, [*(about or []), *lines]) or ((rows[legend[0]], rows[legend[1]]) if legend else None)
-            read = _down(table, unit, better, sides) if sides else _header_said(table, _across(table, unit, better))
+            read = _down(table, unit, better, sides) if sides else \
+                _header_said(table, _across(table, unit, better, about or []), about or [])
             claims += [c for c in read if c not in spread_rows(read)]
         k += 1
     return claims
