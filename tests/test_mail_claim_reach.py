@@ -90,3 +90,23 @@ sda           510        480
 """
     assert _rows(text, "Subject: [PATCH] nvmet: add write support for passthru") == []
 
+
+def test_a_sentence_ending_in_a_full_width_colon_is_no_tables_header():
+    text = """The bandwidth results are as follows：
+            old kernel       new kernel
+seq read       410              602
+seq write      300              388
+"""
+    assert _rows(text) == [("seq read", 410, 602), ("seq write", 300, 388)]
+
+
+def test_how_long_a_run_took_above_a_table_is_no_unit_of_its_figures():
+    text = """Transactions per client, each run for 10 minutes:
+
+client    vanilla    patched
+pg-1      1520       1601
+pg-2      2210       2390
+"""
+    found = claims(text)
+    assert [(c.before, c.after) for c in found] == [(1520, 1601), (2210, 2390)]
+    assert {c.unit for c in found} == {""}

@@ -63,8 +63,8 @@ def _context_unit(lines: list[str]) -> tuple[Unit | None, Better | None]:
     for line in reversed(lines):  # the nearest line that names one ("IOPS" above, then "lat (usec)": usec)
         if table_row(line.strip()):
             continue  # another table's row ("lat p99  1.2 ms  980 us"): its units are its own
-        for word in re.findall(r"(?<![A-Za-zµ/%])(?<!\bper )(?<![\s-]-)(?<!^-)[A-Za-zµ/%]+", line):  # "per sec", "-s 32"
-            found = unit_of(word)
+        for word in re.findall(r"(?<![A-Za-zµ/%])(?<!\bper )(?<![\s-]-)(?<!^-)(?<!\d )[A-Za-zµ/%]+", line):  # "per sec",
+            found = unit_of(word)  # "-s 32"; "for 20 minutes" (how long it ran) names no measure
             if found and found[1] in ("time", "rate", "bandwidth"):
                 return found, better
     return None, better
@@ -109,7 +109,7 @@ def _table_at(lines: list[str], i: int) -> _Table:
                 header = group = ""  # a pipe table's line above: the pipe tables' reader's, no header here
                 j += 1
                 continue
-            if len(text) > 60 or text[-1] in ".:;," or (not opening and not table_row(following)):
+            if len(text) > 60 or text[-1] in ".:;,：。，" or (not opening and not table_row(following)):
                 break  # a sentence, or text not above rows: the table ends
             if rows and side_of(header.split(":")[0]) and side_of(text.split(":")[0]):
                 break  # "after:  avg" under the rows of "before:  avg": the other side's table
