@@ -19,7 +19,8 @@ from iolab.mail.claimed.model import better_of
     ("cache miss rate", "lower"), ("packet drop rate", "lower"), ("write amplification", "lower"), ("%sys", "lower"),
     ("syscalls", "lower"), ("wakeups", "lower"), ("page allocations", "lower"), ("calls/s", None),
     ("power", "lower"), ("package energy (J)", "lower"), ("jank", "lower"), ("janks per minute", "lower"),
-    ("energy efficiency", None), ("power efficiency", None),
+    ("energy efficiency", None), ("power efficiency", None), ("Network utilisation", "lower"),
+    ("host CPU utilization", "lower"),
 ])
 def test_the_words_of_a_name_say_which_way_is_better(name, better):
     assert better_of(name) == better

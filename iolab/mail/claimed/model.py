@@ -165,7 +165,7 @@ _LOWER = re.compile(r"\b(lat|latency|latencies|(?<!each )(?<!every )(?<!same )(?
                     r"(?<!some )(?<!any )(?<!long )time|runtimes?|durations?|elapsed|wall|cpu|overhead|cycles|"
                     r"load\s*avg|load\s+average|loadavg|memory\s+used|used\s+memory|"
                     r"instructions|context[- ]switch(?:es)?|p(?:50|90|95|99|999|9999|99\.9+)|"
-                    r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage|"
+                    r"(?:page\s*)?faults|misses|comparisons|stalls|retries|contention|usage|utili[sz]ation|"
                     r"compressed\s+(?:size|blocks?|bytes|pages)|write\s+amplification|footprint|rss|sys|usr|iowait|"
                     r"(?:sys)?calls|wakeups|interrupts|allocations|evictions|power|energy|janks?)\b",
                     re.I)
