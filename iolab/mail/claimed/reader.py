@@ -14,6 +14,7 @@ from dataclasses import replace
 from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.bloat import bloat_totals
 from iolab.mail.claimed.clauses import trailing_pairs
+from iolab.mail.claimed.consistent import consistent
 from iolab.mail.claimed.evidence import admitted
 from iolab.mail.claimed.misread import kept
 from iolab.mail.claimed.model import Claim
@@ -60,7 +61,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
         elif (pair.before, pair.after) not in seen and not any(_scaled(pair, c) for c in found):
             found.append(pair)
         seen.add((pair.before, pair.after))
-    return infer(lines, kept(admitted(found, lines, about), lines))
+    return infer(lines, consistent(kept(admitted(found, lines, about), lines), lines))
 
 
 def _as(form: str, found: list[Claim]) -> list[Claim]:
