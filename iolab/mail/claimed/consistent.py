@@ -21,12 +21,12 @@ _VALUE = re.compile(r"\d+(?:\.\d+)?")
 
 
 def stated(claim: Claim) -> list[float]:
-    """The changes the row's own lines state, as written (their sign aside), its own figures aside (a
-    row of shares, ``+256%`` -> ``+113%``, states none)."""
+    """The changes the row's own lines state, as written (their sign aside); a row of shares' own
+    figures are none (``+256%`` -> ``+113%`` states no change)."""
     out = []
     for match in _STATED.finditer(claim.source):
         value = float(_VALUE.findall(match.group(0))[0])
-        if value not in (abs(claim.before), abs(claim.after)):
+        if claim.unit != "%" or value not in (abs(claim.before), abs(claim.after)):
             out.append(value)
     return out
 
