@@ -110,3 +110,26 @@ pg-2      2210       2390
     found = claims(text)
     assert [(c.before, c.after) for c in found] == [(1520, 1601), (2210, 2390)]
     assert {c.unit for c in found} == {""}
+
+
+def test_a_settings_assignment_in_a_rows_label_names_the_row_not_a_figure():
+    text = """Mean of 5 runs:
+
+                         baseline       patched
+  [write] iodepth=1        12.10s         10.20s
+  [write] iodepth=32       30.50s         21.75s
+  [read] sync=0            8.00s          7.90s
+"""
+    assert _rows(text) == [("[write] iodepth=1", 12.1, 10.2), ("[write] iodepth=32", 30.5, 21.75),
+                           ("[read] sync=0", 8, 7.9)]
+
+
+def test_a_kernel_named_vanilla_beside_the_kernel_with_what_the_subject_introduces():
+    text = """Results (average of 3 runs):
+
+                     6.1-vanilla    6.1-async_discard
+  fstrim time        41.20s         12.70s
+  rm -rf time        18.10s         17.40s
+"""
+    subject = "Subject: [PATCH 0/2] btrfs: introduce async discard"
+    assert [(b, a) for _, b, a in _rows(text, subject)] == [(41.2, 12.7), (18.1, 17.4)]

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from iolab.mail.claimed.naming import side_of
+
 _BRINGS = r"(?:add|introduc|support|implement|enabl|disabl|us(?=e|ing)|convert\w*\s+to|switch\w*\s+to)"
 _VERB = re.compile(rf"\b{_BRINGS}\w*\b", re.I)
 _THING = re.compile(r"([\w/.+-]+(?:\s+[\w/.+-]+){0,3})\s+(?:support|feature|mode|option)\b", re.I)
@@ -115,7 +117,7 @@ def brought_columns(names: list[str], about: list[str]) -> list[tuple[int, int, 
     if not pairs and len(names) == 2:
         said = [any(_named(w, brought) for w in _words(n) if len(w) >= 4) or n.strip().lower() in brought
                 for n in names]
-        base = [bool(_BASE.match(n.strip())) for n in names]
+        base = [bool(_BASE.match(n.strip())) or side_of(re.sub(r"[-_]", " ", n)) == "before" for n in names]
         pairs = [(1 - said.index(True), said.index(True), "")] if said.count(True) == 1 and \
             base[1 - said.index(True)] and not base[said.index(True)] else []
     return pairs if len(pairs) == 1 else []

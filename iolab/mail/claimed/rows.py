@@ -113,7 +113,11 @@ def read_row(line: str) -> Row | None:
         if token == "±":  # a spread: its figure and unit are skipped
             i = _skip_spread(tokens, i)
             continue
-        if token.endswith("=") and (values or label):
+        if token.endswith("=") and label and not values and i + 1 < len(tokens) and \
+                (number(tokens[i + 1]) is None or i + 2 < len(tokens) and number(tokens[i + 2]) is not None):
+            label.append(token + tokens[i + 1])  # "[resume] image_size=0  5.32s  5.26s": a setting names the row
+            i += 1
+        elif token.endswith("=") and (values or label):
             tag = token[:-1]
         elif (PERCENT.match(token) or _FACTOR.match(token)) and values:
             stated = stated or token  # the mail's delta: "-14.79%", "3.2x"
