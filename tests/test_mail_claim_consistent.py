@@ -26,6 +26,25 @@ def test_columns_of_two_tests_under_rows_of_configurations_are_no_pair():
     assert (11.025, 40.602) not in found and (13.65, 46.23) not in found
 
 
+def test_a_tables_row_stating_no_change_goes_with_the_rows_that_contradict_theirs():
+    text = """Overhead of the feature, kernel build and hackbench, with and without it:
+
+                         kbuild                  hackbench
+    (1 baseline)         10.500s                 40.200s
+    (2 disabled)         11.025s (+5.00%)        40.602s (+1.00%)
+    (3 enabled)          13.650s (+30.00%)       46.230s (+15.00%)
+"""
+    assert (10.5, 40.2) not in _pairs(text)
+    agreeing = """Build times with and without the series:
+
+                         without                 with
+    kbuild               10.500s                 9.450s (-10.00%)
+    hackbench            40.200s                 36.180s (-10.00%)
+    fsstress             20.000s                 19.000s
+"""
+    assert (20.0, 19.0) in _pairs(agreeing)
+
+
 def test_a_third_kernels_column_is_not_paired_with_the_base_by_its_delta():
     row = "Hmean     ops-4   1000.00 (   0.00%)   1500.00 *  50.00%*   1800.00 *  80.00%*"
     assert not contradicted(_claim(1000, 1500, row, "ops/s"))

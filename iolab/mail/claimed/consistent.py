@@ -50,8 +50,36 @@ def _near(move: float, change: float) -> bool:
 
 def consistent(found: list[Claim], lines: list[str]) -> list[Claim]:
     """The rows no change stated on their lines contradicts, in their order, but for a column of
-    changes read as a row and rows of two tables crossed."""
-    return [claim for claim in found if not contradicted(claim) and not a_change(claim) and not crossed(claim, lines)]
+    changes read as a row, rows of two tables crossed, and the rows of a table read across columns
+    that its stated changes say are no sides (``contrary``)."""
+    wrong = contrary(found, lines)
+    return [claim for claim in found if not contradicted(claim) and not a_change(claim) and
+            not crossed(claim, lines) and claim.source not in wrong]
+
+
+def contrary(found: list[Claim], lines: list[str]) -> set[str]:
+    """The lines of tables (runs of lines with no blank one) where two rows or more state changes that
+    contradict them and none states one that agrees: the form read the table across columns the
+    mail does not compare (``(1 baseline)  12.041s  49.190s`` beside ``(2 disabled)  14.970s
+    (+24.33%)  49.684s (+1.00%)``), so its rows that state no change are no pairs either."""
+    at: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        at.setdefault(line.strip(), k)
+    votes: dict[int, list[bool]] = {}
+    for claim in found:
+        if " / " in claim.source or claim.source.strip() not in at or not stated(claim):
+            continue
+        votes.setdefault(_paragraph(lines, at[claim.source.strip()]), []).append(contradicted(claim))
+    bad = {start for start, said in votes.items() if len(said) >= 2 and all(said)}
+    return {claim.source for claim in found if claim.source.strip() in at and
+            _paragraph(lines, at[claim.source.strip()]) in bad}
+
+
+def _paragraph(lines: list[str], k: int) -> int:
+    """Where the run of non-blank lines holding line k starts."""
+    while k > 0 and lines[k - 1].strip():
+        k -= 1
+    return k
 
 
 _CHANGE = re.compile(r"(?:^|\s)(?:%\s*)?(?:change|diff|delta|chg|Δ)\s*(?:\(\s*%\s*\)|%)?$", re.I)
