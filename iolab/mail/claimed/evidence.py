@@ -427,7 +427,10 @@ def across(claim: Claim, lines: list[str], index: dict[str, list[int]]) -> \
     to = None if at is None else _cell_of(cells, claim.after, at + 1)
     if at is None or to is None or _elsewhere(claim, _mark(cells[at])):
         return None
-    heads = _above(lines, index[claim.source][0])[0] if claim.source in index else []
+    bare = re.sub(r"\s+", " ", claim.source.strip(" |"))  # a pipe row's line: its outer bars, its padding aside
+    k = index[claim.source][0] if claim.source in index else \
+        next((j for j, text in enumerate(lines) if "|" in text and re.sub(r"\s+", " ", text.strip(" |")) == bare), None)
+    heads = _above(lines, k)[0] if k is not None else []
     for head in heads[:1]:  # the header right above the rows
         names = _cells(head)
         shift = len(cells) - len(names)
