@@ -133,3 +133,33 @@ def test_a_kernel_named_vanilla_beside_the_kernel_with_what_the_subject_introduc
 """
     subject = "Subject: [PATCH 0/2] btrfs: introduce async discard"
     assert [(b, a) for _, b, a in _rows(text, subject)] == [(41.2, 12.7), (18.1, 17.4)]
+
+
+def test_a_table_under_a_neutral_heading_after_the_baseline_table_is_the_after_side():
+    text = """Baseline:
+| jobs | IOPS (k) | avg lat (us) |
+|------|----------|--------------|
+| 1    | 120      | 8.1          |
+| 8    | 610      | 12.9         |
+
+Batched completions:
+| jobs | IOPS (k) | avg lat (us) |
+|------|----------|--------------|
+| 1    | 131      | 7.4          |
+| 8    | 702      | 11.0         |
+"""
+    assert [(b, a) for _, b, a in _rows(text)] == [(120, 131), (8.1, 7.4), (610, 702), (12.9, 11.0)]
+
+
+def test_a_header_cell_opening_with_a_percentile_names_its_column():
+    text = """Before:
+| QD | 99.9% lat (us) | 50th lat (us) |
+|----|----------------|--------------|
+| 1  | 41.2           | 20.1         |
+
+After:
+| QD | 99.9% lat (us) | 50th lat (us) |
+|----|----------------|--------------|
+| 1  | 35.0           | 19.8         |
+"""
+    assert [(b, a) for _, b, a in _rows(text)] == [(41.2, 35.0), (20.1, 19.8)]

@@ -52,6 +52,13 @@ def _figure(cell: str) -> tuple[float, str] | None:
     return (value, found.group(2)) if value is not None and found else None
 
 
+def _named(cell: str) -> bool:
+    """A header's cell that opens with a percentile naming what it measures (``99.99% Lat [us]``,
+    ``p99`` aside): a share followed by a word is a name, not a figure."""
+    found = _LEADING.match(cell)
+    return bool(found) and re.match(r"(?:%|st|nd|rd|th)\s*[A-Za-z]{2,}", found.group(2)) is not None
+
+
 def _block(lines: list[str], k: int) -> tuple[list[_Line], list[_Line], int]:
     """The header lines and the data lines of the pipe table from line k, and the line after it."""
     heads: list[_Line] = []
@@ -60,7 +67,7 @@ def _block(lines: list[str], k: int) -> tuple[list[_Line], list[_Line], int]:
     while j < len(lines) and (lines[j].count("|") >= 2 or (RULE.match(lines[j]) and lines[j].strip())):
         if not RULE.match(lines[j]):
             line = _line(lines[j])
-            has_figures = any(_figure(line.cell(c)) for c in range(1, len(line.spans)))
+            has_figures = any(_figure(line.cell(c)) and not _named(line.cell(c)) for c in range(1, len(line.spans)))
             (data if has_figures else (heads if not data else [])).append(line)
         j += 1
     return heads, data, j
@@ -213,6 +220,9 @@ class _Sided:
     data: list[_Line]
 
 
+_NEUTRAL = re.compile(r"^\s*[A-Za-z][\w/.+-]*(?:\s+[\w/.+-]+){0,3}:\s*$")  # a short heading, "CPU alignment:"
+
+
 def _sided_tables(lines: list[str]) -> list[_Sided]:
     """The pipe tables under a line that names a side (``Before(PAGE_SIZE=4096):``, ``Patched(...):``),
     or whose corner cell names it (``| base | read MB/s |``)."""
@@ -224,6 +234,8 @@ def _sided_tables(lines: list[str]) -> list[_Sided]:
         found = marker(f"{heading.group(1).rstrip(':')}:" if heading else lines[k])
         if found is not None and found[0] is not None and not found[2].strip():
             side = found[0]
+        if found is None and _NEUTRAL.match(lines[k]) and side == "before" and out and out[-1].side == "before":
+            side = "after"  # "Baseline:" over a table, then "CPU alignment:" over the same table: the other is after
         if lines[k].count("|") >= 2:
             heads, data, end = _block(lines, k)
             corner = heads[-1].cell(0) if heads else ""
