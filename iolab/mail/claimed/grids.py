@@ -56,7 +56,7 @@ def _named(cell: str) -> bool:
     """A header's cell that opens with a percentile naming what it measures (``99.99% Lat [us]``,
     ``p99`` aside): a share followed by a word is a name, not a figure."""
     found = _LEADING.match(cell)
-    return bool(found) and re.match(r"(?:%|st|nd|rd|th)\s*[A-Za-z]{2,}", found.group(2)) is not None
+    return found is not None and re.match(r"(?:%|st|nd|rd|th)\s*[A-Za-z]{2,}", found.group(2)) is not None
 
 
 def _block(lines: list[str], k: int) -> tuple[list[_Line], list[_Line], int]:
