@@ -47,6 +47,17 @@ def _line(name: str, tally: corpus.Tally) -> str:
             f"precision {tally.real:3d}/{tally.returned:<3d} {tally.precision:6.1%}  better {tally.better}/{tally.found}")
 
 
+def _unread(name: str, found: list[corpus.MailScore]) -> str:
+    """What `iolab mail` lists as not read, against the labels: the missed rows it points at, its noise."""
+    got = corpus.Unread()
+    for item in found:
+        got.add(item.unread)
+    noise = got.blocks - got.labelled
+    return (f"{name:18s} unread: pointed at {got.pointed:3d}/{got.missed:<3d} missed rows "
+            f"{got.pointed / max(got.missed, 1):6.1%}  blocks {got.blocks:3d}, "
+            f"noise {noise:3d} {noise / max(got.blocks, 1):6.1%}")
+
+
 def half(slug: str) -> str:
     """The half of the tune part a mail is in: "look" (its rows are read) or "check" (only its figures)."""
     return "look" if int(hashlib.sha256(slug.encode()).hexdigest()[:8], 16) % 2 == 0 else "check"
@@ -73,6 +84,7 @@ SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)),
            ("sample_6", "s6", slice(40, 48)), ("sample_7", "s7", slice(48, 56)),
            ("sample_8", "s8", slice(56, 64)),
            ("sample_9", "s9", slice(0, 8)), ("sample_10", "s10", slice(8, 16)))
+HALVES = ("look", "check-a", "check-b", *(f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")))
 
 
 def halves(slug: str) -> tuple[str | None, ...]:
@@ -93,6 +105,8 @@ def main() -> int:
     parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7, 8, 9, 10), help="only the mails of split.toml's sample_N")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
+    parser.add_argument("--unread", action="store_true", help="per half: the missed rows that iolab mail's "
+                        "'not read' blocks point at, and its blocks that hold no labelled row (noise)")
     args = parser.parse_args()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # piped into head: stop quietly
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
@@ -100,6 +114,8 @@ def main() -> int:
                  if args.half in halves(item.slug) and (not args.sample or item.slug in sample(f"sample_{args.sample}"))]
         print(_line(f"split {split}" + (f" half {args.half}" if args.half else "")
                     + (f" sample {args.sample}" if args.sample else ""), corpus.total(found)))
+        for name in ([None, *HALVES] if args.unread else []):
+            print("  " + _unread(name or split, [item for item in found if name is None or name in halves(item.slug)]))
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))
         for item in found if args.mails or args.rows else []:

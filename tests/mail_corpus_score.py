@@ -20,6 +20,7 @@ from iolab.mail import read
 from iolab.mail.claimed import Claim
 from iolab.mail.claimed.model import convert, unit_of
 from iolab.mail.reading import claims_of
+from iolab.mail.unread import Block, unread
 from tests.corpus import loader
 
 # a factor between the label's figures and the reader's that is the same figure
@@ -50,6 +51,21 @@ class Tally:
 
 
 @dataclass
+class Unread:
+    """What `iolab mail` lists as not read (iolab.mail.unread), against the labels: the labelled rows the
+    reader missed, those inside a listed block ("pointed at"); the blocks, those holding a labelled row."""
+
+    missed: int = 0
+    pointed: int = 0
+    blocks: int = 0
+    labelled: int = 0  # blocks with a labelled row in them (the rest are noise)
+
+    def add(self, other: Unread) -> None:
+        for name in ("missed", "pointed", "blocks", "labelled"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
 class MailScore:
     slug: str
     split: str
@@ -57,6 +73,7 @@ class MailScore:
     tally: Tally
     missed: list[loader.Claim] = field(default_factory=list)
     wrong: list[Claim] = field(default_factory=list)
+    unread: Unread = field(default_factory=Unread)
 
 
 def _close(a: float, b: float) -> bool:
@@ -97,7 +114,8 @@ def matches(row: loader.Claim, claim: Claim) -> bool:
 
 def score(mail: loader.CorpusMail) -> MailScore:
     """One mail read and its rows matched (greedy: each labelled row to the first returned row)."""
-    returned = list(claims_of(read([mail.path], cover_alone=True)))
+    given = read([mail.path], cover_alone=True)
+    text, returned = given.text(), list(claims_of(given))
     taken: set[int] = set()
     tally = Tally(labelled=len(mail.claims), returned=len(returned), mails=1)
     missed = []
@@ -111,7 +129,23 @@ def score(mail: loader.CorpusMail) -> MailScore:
         tally.better += returned[k].better == row.better
     tally.real = len(taken)
     wrong = [c for k, c in enumerate(returned) if k not in taken]
-    return MailScore(mail.slug, mail.split, tuple(mail.label.get("forms", ())), tally, missed, wrong)
+    return MailScore(mail.slug, mail.split, tuple(mail.label.get("forms", ())), tally, missed, wrong,
+                     pointed_at(mail.claims, missed, text.splitlines(), unread(text, returned)))
+
+
+def _inside(row: loader.Claim, lines: list[str]) -> bool:
+    """The labelled row's line (or its before side's) is one of the lines, or a part of one."""
+    wanted = [" ".join(w.split()) for w in (row.line, row.before_line or "") if w.strip()]
+    have = [" ".join(line.split()) for line in lines]
+    return any(w == h or (len(h) >= 12 and h in w) or (len(w) >= 12 and w in h) for w in wanted for h in have if h)
+
+
+def pointed_at(rows: tuple[loader.Claim, ...], missed: list[loader.Claim], lines: list[str],
+               blocks: tuple[Block, ...]) -> Unread:
+    """The missed rows inside an unread block, and the blocks that hold a labelled row."""
+    spans = [lines[b.first_line - 1:b.last_line] for b in blocks]
+    return Unread(missed=len(missed), pointed=sum(any(_inside(row, span) for span in spans) for row in missed),
+                  blocks=len(blocks), labelled=sum(any(_inside(row, span) for row in rows) for span in spans))
 
 
 def scores(split: loader.Split) -> list[MailScore]:

@@ -25,7 +25,7 @@ def test_json_has_the_patches_the_benchmark_and_each_claim_with_its_line(tmp_pat
     done = mail_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--format", "json")
     assert (done.returncode, done.stderr) == (0, "")
     read = json.loads(done.stdout)
-    assert list(read) == ["mail", "patches", "benchmark", "claims"]
+    assert list(read) == ["mail", "patches", "benchmark", "claims", "unread"]
     (patch,) = read["patches"]
     assert patch["files"] == ["io_uring/sqpoll.c"] and patch["base_commit"] is None
     (workload,) = read["benchmark"]["workloads"]
@@ -48,6 +48,34 @@ def test_text_shows_a_series_its_cover_and_base_commit(tmp_path):
     assert "base-commit: 0123456789abcdef0123456789abcdef01234567" in out
     assert "8 readers" in out and "+189%" in out and "| 8 readers 38 110 +189%" in out
     assert not (tmp_path / "iolab-mail").exists()
+
+
+AUTOCORK = REPO / "tests" / "corpus" / "mails" / "linux-s390-smc-autocork.eml"  # two tables the reader misses
+
+
+def test_text_lists_the_blocks_of_figures_no_claim_was_read_from(tmp_path):
+    done = mail_command(tmp_path, AUTOCORK)
+    assert (done.returncode, done.stderr) == (0, "")
+    after = done.stdout.split("claims: none read\n", 1)[1]
+    assert after.splitlines()[1:4] == [
+        "not read (2 blocks with figures)",
+        "  lines 80-97 (102 figures): MsgSize(Bytes) TCP SMC-NoCork SMC-AutoCork",
+        "  lines 104-121 (68 figures): MsgSize SMC-NoCork SMC-AutoCork"]
+    assert "[[claims.row]]" in after and "docs/mails.md" in after
+    lines = AUTOCORK.read_text().splitlines()
+    assert lines[79].startswith("MsgSize(Bytes)") and lines[120].split()[0] == "65536"
+
+
+def test_json_lists_the_blocks_not_read_and_a_mail_read_whole_has_none(tmp_path):
+    done = mail_command(tmp_path, AUTOCORK, "--format", "json")
+    assert (done.returncode, done.stderr) == (0, "")
+    first, second = json.loads(done.stdout)["unread"]
+    assert first == {"first_line": 80, "last_line": 97, "header": "MsgSize(Bytes) TCP SMC-NoCork SMC-AutoCork",
+                     "figures": 102, "lines_of": str(AUTOCORK)}
+    assert (second["first_line"], second["last_line"], second["figures"]) == (104, 121, 68)
+    done = mail_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--format", "json")
+    assert json.loads(done.stdout)["unread"] == []
+    assert "not read" not in mail_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox").stdout
 
 
 @pytest.mark.parametrize("text, words", [

@@ -1,8 +1,9 @@
 """``iolab mail MAIL...``: what iolab reads from a patch mail, with no kernel source.
 
 The patches (subject, files, base-commit), the benchmark (each command or
-job and what iolab runs for it) and the claims (each row: before, after,
-unit, which way is better, the mail's own delta and its line), as text for
+job and what iolab runs for it), the claims (each row: before, after,
+unit, which way is better, the mail's own delta and its line) and the
+blocks of figures no row was read from (iolab.mail.unread), as text for
 a terminal or as JSON (``--format json``). It prints the reading that
 ``iolab patch`` builds its experiment from (iolab.mail.reading).
 """
@@ -10,6 +11,7 @@ a terminal or as JSON (``--format json``). It prints the reading that
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import textwrap
@@ -24,11 +26,15 @@ patches (subject, files changed, the base-commit trailer), the benchmark
 (each fio command line or job, t/io_uring, dd, libMicro case or recipe, and
 what iolab runs for it), and the claims (each row's figures before and after,
 unit, which way is better, the mail's own delta and the line it came from).
-No kernel source is needed and nothing is written. A wrong reading shows
-here first: the experiment iolab patch writes carries these claim rows.
+Then what was not read: each block of figures (a table, a tool's output, a
+line of prose with figures and units) that no claim row came from, its
+lines in the mail and its first line; a row iolab missed can be written by
+hand as a [[claims.row]] of the experiment iolab patch --write writes
+(docs/mails.md). No kernel source is needed and nothing is written. A
+wrong reading shows here first: the experiment carries these claim rows.
 
   iolab mail fix.patch                 the reading, for a terminal
-  iolab mail series.mbox --format json patches, benchmark, claims as JSON"""
+  iolab mail series.mbox --format json patches, benchmark, claims, unread as JSON"""
 
 
 def add_parser(commands: Any) -> None:
@@ -44,11 +50,14 @@ def add_parser(commands: Any) -> None:
 def cmd_mail(args: argparse.Namespace) -> int:
     from iolab import mail as mails
     from iolab.mail import reading
+    from iolab.mail.unread import placed
 
     try:
         read = reading.reading(mails.read([Path(p) for p in args.mails], cover_alone=True), tuple(args.allow))
     except mails.MailError as error:
         raise spec.SpecError(str(error)) from None
+    read = dataclasses.replace(read, unread=placed(read.unread, read.mail.text(), {
+        p: Path(p).read_bytes().decode("utf-8", "replace") for p in args.mails}))
     if args.format == "json":
         json.dump(reading.as_dict(read), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -63,7 +72,7 @@ def _figure(value: float) -> str:
 
 def _claim_lines(read: Any) -> list[str]:
     if not read.claims:
-        return ["claims: none read (no table, no before/after figures with a unit)"]
+        return ["claims: none read" + ("" if read.unread else " (no table, no before/after figures with a unit)")]
     rows = [("label", "before", "after", "unit", "better", "change", "stated")]
     for c in read.claims:
         change = f"{c.delta:+.1%}" if c.delta is not None else "-"
@@ -77,6 +86,25 @@ def _claim_lines(read: Any) -> list[str]:
         out.append("  " + "  ".join(cells).rstrip())
         if k:
             out.append("      | " + _cut(read.claims[k - 1].source, 66))
+    return out
+
+
+def _unread_lines(read: Any) -> list[str]:
+    """The blocks of figures no claim row came from, each its lines and first line, and how to add a row."""
+    if not read.unread:
+        return []
+    files = {b.lines_of for b in read.unread} - {"text"}
+    many = "s" if len(read.unread) != 1 else ""
+    out = [f"not read ({len(read.unread)} block{many} with figures"
+           + ("; lines of the text read: the cover letter, then each description)" if not files else ")")]
+    for b in read.unread:
+        if b.lines_of == "text":
+            where = " of the text read" if files else ""
+        else:
+            where = f" of {Path(b.lines_of).name}" if len(files) > 1 else ""
+        out.append(f"  lines {b.first_line}-{b.last_line}{where} ({b.figures} figures): {b.header}")
+    out += textwrap.wrap("to add a row by hand: a [[claims.row]] in the experiment iolab patch --write writes "
+                         "(docs/mails.md)", 76, initial_indent="  ", subsequent_indent="    ")
     return out
 
 
@@ -123,4 +151,5 @@ def render(read: Any) -> str:
     if mail.missing:
         out.append(f"  missing: {', '.join(map(str, mail.missing))} (not given)")
     out += ["", *_benchmark_lines(read), "", *_claim_lines(read)]
+    out += ["", *_unread_lines(read)] if read.unread else []
     return "\n".join(out) + "\n"

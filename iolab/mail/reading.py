@@ -3,7 +3,8 @@
 ``reading(mail)`` takes the ``Mail`` that iolab.mail.message read and adds
 what the later stages need of its text, read once into a frozen value:
 each patch's files and ``base-commit:`` trailer, the benchmark
-(iolab.mail.benchmark) and the claim rows (iolab.mail.claims). No kernel
+(iolab.mail.benchmark), the claim rows (iolab.mail.claimed) and the
+blocks of figures no row was read from (iolab.mail.unread). No kernel
 source is needed: ``iolab mail`` prints this value, and ``iolab patch``
 builds its experiment from it.
 """
@@ -18,6 +19,7 @@ from iolab.mail import benchmark as benchmarks
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim, claims
 from iolab.mail.message import Mail, Patch
+from iolab.mail.unread import Block, unread
 
 _BASE_COMMIT = re.compile(r"^base-commit:\s*([0-9a-f]{7,40})\s*$", re.M)
 
@@ -42,6 +44,7 @@ class Reading:
     patches: tuple[PatchRead, ...]
     benchmark: Benchmark
     claims: tuple[Claim, ...]
+    unread: tuple[Block, ...] = ()  # the blocks of figures no claim row came from (iolab.mail.unread)
 
     @property
     def source(self) -> str:
@@ -78,7 +81,8 @@ def reading(mail: Mail, allow: tuple[str, ...] = ()) -> Reading:
     the user allows by name, as ``iolab patch --allow``)."""
     found = claims_of(mail)
     return Reading(mail, tuple(_patch(p, mail.cover) for p in mail.patches),
-                   benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found)
+                   benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found,
+                   unread(mail.text(), found))
 
 
 # -- as plain data (JSON) -------------------------------------------------------------
@@ -104,7 +108,7 @@ def claim_dict(claim: Claim) -> dict[str, Any]:
 
 
 def as_dict(read: Reading) -> dict[str, Any]:
-    """The reading as JSON's keys: ``mail``, ``patches``, ``benchmark``, ``claims``."""
+    """The reading as JSON's keys: ``mail``, ``patches``, ``benchmark``, ``claims``, ``unread``."""
     mail, bench = read.mail, read.benchmark
     env = bench.environment
     return {
@@ -121,4 +125,6 @@ def as_dict(read: Reading) -> dict[str, Any]:
             "scaled": list(bench.scaled), "not_reproduced": list(bench.not_reproduced),
             "refused": list(bench.refused)},
         "claims": [claim_dict(c) for c in read.claims],
+        "unread": [{"first_line": b.first_line, "last_line": b.last_line, "header": b.header, "figures": b.figures,
+                    "lines_of": b.lines_of} for b in read.unread],
     }

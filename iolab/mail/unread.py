@@ -1,0 +1,213 @@
+"""The blocks of figures in a mail's text that no claim row was read from.
+
+``unread(text, claims)`` takes the text the claim reader reads (a mail's
+cover letter and each patch's description, iolab.mail.reading) and the rows
+it returned, and finds what is left: a table (consecutive lines whose figures
+are aligned in columns or split by pipes), a tool's output pasted, or prose
+with two or more figures with a unit. What is not a result is passed over:
+headers and trailers, diffstats, version changelogs ("v2: ..."), command
+lines and job files (the benchmark reader shows those), dmesg, trace and
+stack dumps, hex. Each block says its first and last line in the text, its
+first line, and how many figures it holds, so that a developer sees where
+the mail's claim is that iolab did not read, and can write the row by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, Claim, figures
+
+HEADER = 60  # columns of a block's first line as shown
+
+
+@dataclass(frozen=True)
+class Block:
+    """Lines of figures no claim row came from."""
+
+    first_line: int  # 1-based, in the text read (or in the file lines_of names: placed())
+    last_line: int
+    header: str  # its first line, cut to HEADER columns
+    figures: int  # the figures its unread lines hold
+    lines_of: str = "text"  # what the line numbers count: "text" (the text read), or a file's name
+
+
+# a figure as a table or a tool writes it: 1234, 1,234, 12.5, -3%, 4994MiB/s, 562K, 1.5x, 0m9.865s
+_FIGURE = re.compile(r"^[~+-]?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$", re.I)
+_CELLS = re.compile(r"[\s|,;()\[\]{}=<>]+")
+_URL = re.compile(r"\S+://\S+|\S+@\S+\.\w+")
+_LISTED = re.compile(r"^\s*[-*]?\s*(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
+_RULE = re.compile(r"^[\s+=|:*_~-]{3,}$")  # a table's rule: ----, ====, +---+---+
+_ALIGNED = re.compile(r"\S(?: {2,}|\t+| ?\| ?)\S")  # a gap of columns, a tab, a pipe between cells
+
+_DIFFSTAT = re.compile(r"^\s*\S+\s+\|\s+(?:\d+ ?[+-]*|Bin .*)\s*$|^\s*\d+ files? changed\b")
+_PROGRAMS = (r"(?:sudo\s+)?(?:time\s+)?(?:fio|dd|taskset|numactl|perf|xfs_io|t/io_uring|\S*/io_uring|stress-ng|"
+             r"sysbench|mkfs\S*|mount|umount|echo|cat|blktrace|bpftrace|modprobe|insmod|sysctl|fs_mark|dbench|"
+             r"iozone|hdparm|qemu\S*|cd|git|make|cp|rm|tar|sync|[./~][\w./-]*)")
+_COMMAND = re.compile(rf"^\s*\$\s+\S|(?:^|\s)[#$%]\s+{_PROGRAMS}(?:\s|$)|^\s*{_PROGRAMS}\s+[-\w\"'/<>|]", re.I)
+_OPTIONS = re.compile(r"(?:^|\s)--?[a-z][\w-]*(?==|\s|$)", re.I)  # -iodepth=1, --direct=1, -p0
+_JOB = re.compile(r"^\s*(?:\[[\w .:-]+\]|(?:[a-z_][\w.]*=[^\s=,]*\s*)+)\s*$", re.I)  # [section], key=value ...
+_DUMP = re.compile(r"^\s*(?:<\w+>)?\[\s*\d+\.\d+\]|\+0x[0-9a-f]+/0x[0-9a-f]+|^\s*(?:Call Trace|RIP|RSP|RAX|RBX|RCX|"
+                   r"RDX|RBP|RSI|RDI|R\d\d|CR2|Code|Modules linked in|Hardware name|CPU: \d+ U?I?D?:? ?PID)\b|"
+                   r"^\s*\S+-\d+\s+\[\d+\]\s+\S*\s*\d+\.\d+:", re.I)
+_HEX = re.compile(r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,})\b", re.I)
+# a date ("Fri, Jan 14, 2022 at 10:09:35AM", "Aug 17 12:34"), an 'ls -l' line, diff's "120c117", C code
+_OTHER = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w*,? .*"
+                    r"\d:\d\d\b|^\s*[-dlcb][rwxsStT-]{9}[.+@]?\s|^\d+(?:,\d+)?[acd]\d+(?:,\d+)?\s*$|^On .* wrote:\s*$")
+_CODE = re.compile(r"^\s*[^\s/*].*[;{]\s*(?:/\*.*\*/)?\s*$|^\s*}\s*;?\s*$")  # C, as pahole prints it too
+_ARGUMENT = re.compile(r"(?:^|\s)(?:-\S+|\S+=\S*)")  # a command's option, a job's key=value
+_CHANGES = re.compile(r"^\s*[-*]?\s*(?:v\d+\s*(?:->|-|:|\.\.|to\b)|(?:changes|changelog|change log)\b.*"
+                      r"(?:v\d|:\s*$)|since\s+v\d|link to v\d)", re.I)
+
+
+def cells(line: str) -> list[str]:
+    """The line's words, cut at blanks, pipes, commas and brackets, less a URL or an address."""
+    line = _LISTED.sub(" ", _URL.sub(" ", line))
+    return [c.strip(".:*!'\"") for c in _CELLS.split(line) if c.strip(".:*!'\"")]
+
+
+def count(line: str) -> int:
+    """How many figures the line holds (a version, an identifier, a hex word is none)."""
+    return sum(1 for c in cells(line) if _FIGURE.match(c))
+
+
+def skipped(line: str) -> bool:
+    """A line that is not a result: a header or trailer, a diffstat, a command line or job file's line,
+    a dmesg, trace or stack line, hex."""
+    if NOT_TABLE.match(line.strip()) or NOT_MEASURED.match(line) or _DIFFSTAT.match(line) or _DUMP.search(line):
+        return True
+    if _JOB.match(line) or _OTHER.search(line) or (_CODE.match(line) and not _units(line)):
+        return True
+    if _COMMAND.search(line) or len(_OPTIONS.findall(line)) >= 2:
+        return not figures(_ARGUMENT.sub(" ", line))  # a command, unless its result follows it
+    return len(_HEX.findall(line)) >= 2
+
+
+def passed(lines: Sequence[str]) -> set[int]:
+    """The lines (0-based) that are not results: each line skipped, a command's continued lines
+    (after a trailing backslash) and the version changelogs."""
+    out = {k for k, line in enumerate(lines) if skipped(line)} | _changelogs(lines)
+    for k, line in enumerate(lines):
+        if line.rstrip().endswith("\\"):  # a command line continued on the next
+            out |= {k, k + 1}
+    return out
+
+
+def _changelogs(lines: Sequence[str]) -> set[int]:
+    """The lines of the mail's version changelogs: from a line that names a version ("v2:", "Changes
+    since v1") to the next paragraph that is not a list."""
+    out: set[int] = set()
+    inside = False
+    for k, line in enumerate(lines):
+        if _CHANGES.match(line):
+            inside = True
+        elif inside and line.strip() and not lines[k - 1].strip() and not (line[:1].isspace()
+                                                                           or line.lstrip()[:1] in "-*+"):
+            inside = False
+        if inside:
+            out.add(k)
+    return out
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_lines(lines: Sequence[str], claims: Iterable[Claim]) -> set[int]:
+    """The lines (0-based) a claim row was read from: its source, or a part of it ("a / b", a row
+    joined across lines), found in them."""
+    parts = {_normal(p) for c in claims for p in re.split(r" / |\n", c.source) if _normal(p)}
+    out = set()
+    for k, line in enumerate(lines):
+        mine = _normal(line)
+        if mine and any(mine == p or (len(mine) >= 12 and mine in p) or (len(p) >= 12 and p in mine)
+                        for p in parts):
+            out.add(k)
+    return out
+
+
+_SIZED = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[KMGTP]i?B|[KMG](?![a-z])|x|times|[kM]?pps|"
+                    r"[A-Za-z]+/s(?:ec)?)(?![\w/])", re.I)  # sizes, factors and rates model.figures leaves out
+_KEYED = re.compile(r"[\w)]\s?[:=]\s*[~+-]?\d")  # a tool's "name: value", "avg=99.81"
+
+
+def _units(line: str) -> int:
+    """The figures of the line written with a unit (a time, a rate, a size, a share, a factor)."""
+    return max(len(figures(line)), len(_SIZED.findall(line)))
+
+
+def _data(line: str) -> bool:
+    """A line that holds a result's figure: aligned in columns, with a unit, named by a key, or
+    a line of figures alone."""
+    found = count(line)
+    if not found:
+        return False
+    words = len(line.split())
+    return bool(_ALIGNED.search(line.strip()) or _units(line) or _KEYED.search(line) or 2 * found >= words)
+
+
+def _segments(lines: Sequence[str], passed: set[int]) -> Iterable[list[int]]:
+    """Runs of lines that are neither blank nor passed over: a paragraph, a table, a tool's output."""
+    run: list[int] = []
+    for k, line in enumerate(lines):
+        if line.strip() and k not in passed:
+            run.append(k)
+            continue
+        if run:
+            yield run
+        run = []
+    if run:
+        yield run
+
+
+def _block(lines: Sequence[str], run: list[int], done: set[int]) -> Block | None:
+    """The run's lines of figures, its header above them, when enough of them are unread."""
+    data = [k for k in run if _data(lines[k])]
+    unread_data = [k for k in data if k not in done]
+    if not unread_data:
+        return None
+    first = data[0]
+    while first > run[0] and (first == data[0] or _RULE.match(lines[first])):
+        first -= 1  # the line above, over a table's rule: its header
+    units = sum(_units(lines[k]) for k in unread_data)
+    one = lines[unread_data[0]]
+    if len(unread_data) < 2 and units + len(_KEYED.findall(one)) < 2 and not (
+            first < data[0] and count(one) >= 2 and _ALIGNED.search(one.strip())):  # a table of one row
+        return None
+    return Block(first + 1, data[-1] + 1, _cut(lines[first]), sum(count(lines[k]) for k in unread_data))
+
+
+def unread(text: str, claims: Iterable[Claim]) -> tuple[Block, ...]:
+    """The blocks of figures in the text that no claim row was read from (see the module's text)."""
+    lines = text.splitlines()
+    over = passed(lines)
+    done = read_lines(lines, claims)
+    found = (_block(lines, run, done) for run in _segments(lines, over))
+    return tuple(block for block in found if block is not None)
+
+
+def _cut(line: str) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= HEADER else line[:HEADER - 3] + "..."
+
+
+def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tuple[Block, ...]:
+    """The blocks numbered by the lines of the mail's file that holds each, its lines found there as they
+    are in the text read, in order; a block not found so (a mail sent quoted-printable) keeps the text's."""
+    lines = text.splitlines()
+    held = {name: [line.rstrip() for line in content.splitlines()] for name, content in files.items()}
+    after = dict.fromkeys(held, 0)
+    out = []
+    for block in blocks:
+        run = [line.rstrip() for line in lines[block.first_line - 1:block.last_line]]
+        spot = next(((name, k) for name, have in held.items() for k in range(after[name], len(have) - len(run) + 1)
+                     if have[k:k + len(run)] == run), None)
+        if spot is None:
+            out.append(block)
+            continue
+        name, k = spot
+        after[name] = k + len(run)
+        out.append(replace(block, first_line=k + 1, last_line=k + len(run), lines_of=name))
+    return tuple(out)

@@ -1,0 +1,109 @@
+"""iolab.mail.unread: the blocks of figures of a mail's text that no claim row came from, on lines
+written for these tests (tables, a tool's output, prose), and what is passed over (commands, job
+files, trailers, changelogs, dmesg and stack dumps, hex, diffstats)."""
+
+import pytest
+
+from iolab.mail.claimed import Claim
+from iolab.mail.unread import Block, placed, unread
+
+TABLE = """\
+Results on a 4-core VM:
+
+  threads     before      after
+  -------     ------      -----
+  1           1200        1350
+  4           4100        4580
+  16          9800       12010
+
+Thanks.
+"""
+
+PIPES = """\
+| workload | base (MB/s) | patched (MB/s) |
+|----------|-------------|----------------|
+| seqread  | 2874        | 3305           |
+| randread | 812         | 845            |
+"""
+
+FIO = """\
+Without the patch:
+  READ: bw=4994MiB/s (5236MB/s), 4994MiB/s-4994MiB/s (5236MB/s-5236MB/s), io=146GiB (157GB), run=30001-30001msec
+    lat (usec): min=20, max=241, avg=99.81, stdev=12.40
+"""
+
+
+def _claim(source: str) -> Claim:
+    return Claim("x", 1.0, 2.0, "", "count", None, source=source)
+
+
+def test_an_aligned_table_is_one_block_from_its_header_to_its_last_row():
+    (block,) = unread(TABLE, ())
+    assert (block.first_line, block.last_line) == (3, 7)
+    assert block.header == "threads before after" and block.figures == 9
+
+
+def test_a_pipe_table_and_a_tools_output_pasted_are_blocks():
+    (pipes,) = unread(PIPES, ())
+    assert (pipes.first_line, pipes.last_line, pipes.figures) == (1, 4, 4)
+    (fio,) = unread(FIO, ())
+    assert (fio.first_line, fio.last_line, fio.header) == (1, 3, "Without the patch:")
+
+
+@pytest.mark.parametrize("text, lines", [
+    ("Sequential reads went from 122 MB/s to 167 MB/s with it.\n", (1, 1)),
+    ("The throughput increases from 122 MB/s\nto 167 MB/s (+36%) on the same box.\n", (1, 2)),
+    ("base: 6.4 Million IOPS, patch: 6.49 Million IOPS\n", (1, 1)),
+])
+def test_prose_with_two_figures_with_a_unit_is_a_block(text, lines):
+    (block,) = unread(text, ())
+    assert (block.first_line, block.last_line) == lines
+
+
+@pytest.mark.parametrize("text", [
+    "We tested this on 2 machines over 3 days.\n",  # figures without a unit, not in columns
+    "The fix takes about 1us.\n",  # one figure
+    " fs/ext4/inode.c | 12 ++++++------\n fs/ext4/super.c |  4 ++--\n 2 files changed, 8 insertions(+), 8 deletions(-)\n",
+    "Signed-off-by: A Developer <a@example.org>\nLink: https://example.org/r/20250101.12345-1-a@example.org\n",
+    "v2: read 10% faster, 250 MB/s now\n  - 3 fixes to the 4k path, 120 us less\n",
+    "Changes since v1:\n- dropped the 64 KiB case (was 5% slower)\n- 8 MB/s better on 1 disk\n",
+    "$ fio --name=t --rw=randread --bs=4k --iodepth=32 --size=1G --runtime=60s\n",
+    "fio --name=t --rw=read --bs=1M --numjobs=8 \\\n    --size=512M --runtime=30 --time_based\n",
+    "[global]\nbs=4k\niodepth=32\nsize=1G\nruntime=60\n",
+    "[   12.345678] nvme0n1: p1 p2\n[   12.456789] EXT4-fs (nvme0n1p1): mounted, 4096 blocks, 12 ms\n",
+    " ? blk_mq_submit_bio+0x1a2/0x5c0\n ? submit_bio_noacct+0x12f/0x4a0\n",
+    "00000c00:  58 58 58 58 58 58 58 58 58 58 58 58\n00000c10:  58 58 58 58 58 58 58 58 58 58 58 58\n",
+    "struct foo {\n        u64 a;      /* 0 8 */\n        u32 b;      /* 8 4 */\n};\n",
+])
+def test_what_is_not_a_result_is_passed_over(text):
+    assert unread(text, ()) == ()
+
+
+def test_a_command_followed_by_its_result_is_a_result():
+    (block,) = unread("taskset -c 1 t/io_uring -r5 -p0 /dev/nullb0: 2.18M IOPS, 8.5 GB/s\n", ())
+    assert block.figures >= 2
+
+
+def test_a_table_every_row_of_which_was_read_is_not_listed():
+    rows = [line for line in TABLE.splitlines() if line.strip()[:1].isdigit()]
+    assert unread(TABLE, [_claim(row) for row in rows]) == ()
+
+
+def test_a_table_read_in_part_is_listed_with_the_figures_not_read():
+    (block,) = unread(TABLE, [_claim("1           1200        1350")])
+    assert (block.first_line, block.last_line, block.figures) == (3, 7, 6)
+
+
+def test_a_claim_read_from_two_sides_or_across_lines_marks_each_line():
+    text = "before:\n  4k  IOPS=92.7k, BW=362MiB/s\nafter:\n  4k  IOPS=94.7k, BW=370MiB/s\n"
+    assert unread(text, [_claim("4k IOPS=92.7k, BW=362MiB/s / 4k IOPS=94.7k, BW=370MiB/s")]) == ()
+    prose = "The throughput increases from 122 MB/s\nto 167 MB/s (+36%) on the same box.\n"
+    assert unread(prose, [_claim("The throughput increases from 122 MB/s to 167 MB/s (+36%) on the same box.")]) == ()
+
+
+def test_blocks_are_numbered_by_the_lines_of_the_file_that_holds_them():
+    mail = "From: a@example.org\nSubject: [PATCH] x\n\n" + TABLE + "---\n fs/x.c | 2 +-\n"
+    (block,) = placed(unread(TABLE, ()), TABLE, {"x.eml": mail})
+    assert block == Block(6, 10, "threads before after", 9, "x.eml")
+    encoded = mail.replace("  threads", "=20 threads")  # a quoted-printable copy: not found as written
+    assert placed(unread(TABLE, ()), TABLE, {"x.eml": encoded})[0].lines_of == "text"
