@@ -63,6 +63,7 @@ def test_prose_with_two_figures_with_a_unit_is_a_block(text, lines):
 @pytest.mark.parametrize("text", [
     "We tested this on 2 machines over 3 days.\n",  # figures without a unit, not in columns
     "The fix takes about 1us.\n",  # one figure
+    "A 64 KiB folio is compressed in 4 KiB pages,\nand a 2 MiB one in 512 of them.\n",  # sizes in prose
     " fs/ext4/inode.c | 12 ++++++------\n fs/ext4/super.c |  4 ++--\n 2 files changed, 8 insertions(+), 8 deletions(-)\n",
     "Signed-off-by: A Developer <a@example.org>\nLink: https://example.org/r/20250101.12345-1-a@example.org\n",
     "v2: read 10% faster, 250 MB/s now\n  - 3 fixes to the 4k path, 120 us less\n",

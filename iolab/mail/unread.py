@@ -144,8 +144,8 @@ def _data(line: str) -> bool:
     found = count(line)
     if not found:
         return False
-    words = len(line.split())
-    return bool(_ALIGNED.search(line.strip()) or _units(line) or _KEYED.search(line) or 2 * found >= words)
+    words = len(line.split())  # in prose a size is no result ("a 4 KiB page"): a time, a rate, a share is
+    return bool(_ALIGNED.search(line.strip()) or figures(line) or _KEYED.search(line) or 2 * found >= words)
 
 
 def _segments(lines: Sequence[str], passed: set[int]) -> Iterable[list[int]]:
