@@ -38,7 +38,7 @@ class Block:
 _FIGURE = re.compile(r"^[~+-]?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$", re.I)
 _CELLS = re.compile(r"[\s|,;()\[\]{}=<>]+")
 _URL = re.compile(r"\S+://\S+|\S+@\S+\.\w+")
-_LISTED = re.compile(r"^\s*[-*]?\s*(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
+_LISTED = re.compile(r"^\s*(?:[-*]\s*)?(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
 _RULE = re.compile(r"^[\s+=|:*_~-]{3,}$")  # a table's rule: ----, ====, +---+---+
 _ALIGNED = re.compile(r"\S(?: {2,}|\t+| ?\| ?)\S")  # a gap of columns, a tab, a pipe between cells
 
@@ -48,17 +48,18 @@ _PROGRAMS = (r"(?:sudo\s+)?(?:time\s+)?(?:fio|dd|taskset|numactl|perf|xfs_io|t/i
              r"iozone|hdparm|qemu\S*|cd|git|make|cp|rm|tar|sync|[./~][\w./-]*)")
 _COMMAND = re.compile(rf"^\s*\$\s+\S|(?:^|\s)[#$%]\s+{_PROGRAMS}(?:\s|$)|^\s*{_PROGRAMS}\s+[-\w\"'/<>|]", re.I)
 _OPTIONS = re.compile(r"(?:^|\s)--?[a-z][\w-]*(?==|\s|$)", re.I)  # -iodepth=1, --direct=1, -p0
-_JOB = re.compile(r"^\s*(?:\[[\w .:-]+\]|(?:[a-z_][\w.]*=[^\s=,]*\s*)+)\s*$", re.I)  # [section], key=value ...
+_JOB = re.compile(r"^\s*(?:\[[\w .:-]+\]|[a-z_][\w.]*=[^\s=,]*(?:\s+[a-z_][\w.]*=[^\s=,]*)*)\s*$",
+                  re.I)  # fio's [section], key=value, several on a line
 _DUMP = re.compile(r"^\s*(?:<\w+>)?\[\s*\d+\.\d+\]|\+0x[0-9a-f]+/0x[0-9a-f]+|^\s*(?:Call Trace|RIP|RSP|RAX|RBX|RCX|"
                    r"RDX|RBP|RSI|RDI|R\d\d|CR2|Code|Modules linked in|Hardware name|CPU: \d+ U?I?D?:? ?PID)\b|"
                    r"^\s*\S+-\d+\s+\[\d+\]\s+\S*\s*\d+\.\d+:", re.I)
 _HEX = re.compile(r"\b(?:0x[0-9a-f]+|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,})\b", re.I)
 # a date ("Fri, Jan 14, 2022 at 10:09:35AM", "Aug 17 12:34"), an 'ls -l' line, diff's "120c117", C code
-_OTHER = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w*,? .*"
+_OTHER = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w*,? [^:]{0,30}"
                     r"\d:\d\d\b|^\s*[-dlcb][rwxsStT-]{9}[.+@]?\s|^\d+(?:,\d+)?[acd]\d+(?:,\d+)?\s*$|^On .* wrote:\s*$")
 _CODE = re.compile(r"^\s*[^\s/*].*[;{]\s*(?:/\*.*\*/)?\s*$|^\s*}\s*;?\s*$")  # C, as pahole prints it too
 _ARGUMENT = re.compile(r"(?:^|\s)(?:-\S+|\S+=\S*)")  # a command's option, a job's key=value
-_CHANGES = re.compile(r"^\s*[-*]?\s*(?:v\d+\s*(?:->|-|:|\.\.|to\b)|(?:changes|changelog|change log)\b.*"
+_CHANGES = re.compile(r"^\s*(?:[-*]\s*)?(?:v\d+\s*(?:->|-|:|\.\.|to\b)|(?:changes|changelog|change log)\b.*"
                       r"(?:v\d|:\s*$)|since\s+v\d|link to v\d)", re.I)
 
 
@@ -76,7 +77,7 @@ def count(line: str) -> int:
 def skipped(line: str) -> bool:
     """A line that is not a result: a header or trailer, a diffstat, a command line or job file's line,
     a dmesg, trace or stack line, hex."""
-    if NOT_TABLE.match(line.strip()) or NOT_MEASURED.match(line) or _DIFFSTAT.match(line) or _DUMP.search(line):
+    if NOT_TABLE.match(line.strip()) or NOT_MEASURED.match(line.strip()) or _DIFFSTAT.match(line) or _DUMP.search(line):
         return True
     if _JOB.match(line) or _OTHER.search(line) or (_CODE.match(line) and not _units(line)):
         return True
