@@ -108,3 +108,13 @@ def test_blocks_are_numbered_by_the_lines_of_the_file_that_holds_them():
     assert block == Block(6, 10, "threads before after", 9, "x.eml")
     encoded = mail.replace("  threads", "=20 threads")  # a quoted-printable copy: not found as written
     assert placed(unread(TABLE, ()), TABLE, {"x.eml": encoded})[0].lines_of == "text"
+
+
+def test_a_mutant_line_is_read_in_bounded_time():
+    """Found by tests/test_fuzz_mails.py: a 70 000-letter word took the address pattern 80 s."""
+    import time
+
+    began = time.monotonic()
+    for line in ("A" * 70_000, "a@" * 30_000, "1=" * 30_000, " 1" * 30_000, "Mon, " * 10_000):
+        unread(line + "\n" + line, ())
+    assert time.monotonic() - began < 20  # now about 1 s; a loaded CI host: a wide bound

@@ -37,7 +37,7 @@ class Block:
 # a figure as a table or a tool writes it: 1234, 1,234, 12.5, -3%, 4994MiB/s, 562K, 1.5x, 0m9.865s
 _FIGURE = re.compile(r"^[~+-]?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$", re.I)
 _CELLS = re.compile(r"[\s|,;()\[\]{}=<>]+")
-_URL = re.compile(r"\S+://\S+|\S+@\S+\.\w+")
+_URL = re.compile(r"(?<![\w.+-])(?:[a-z][\w+.-]*://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", re.I)  # each tried once
 _LISTED = re.compile(r"^\s*(?:[-*]\s*)?(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
 _RULE = re.compile(r"^[\s+=|:*_~-]{3,}$")  # a table's rule: ----, ====, +---+---+
 _ALIGNED = re.compile(r"\S(?: {2,}|\t+| ?\| ?)\S")  # a gap of columns, a tab, a pipe between cells
