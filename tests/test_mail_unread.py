@@ -118,3 +118,20 @@ def test_a_mutant_line_is_read_in_bounded_time():
     for line in ("A" * 70_000, "a@" * 30_000, "1=" * 30_000, " 1" * 30_000, "Mon, " * 10_000):
         unread(line + "\n" + line, ())
     assert time.monotonic() - began < 20  # now about 1 s; a loaded CI host: a wide bound
+
+
+def test_the_dry_run_names_the_blocks_not_read_by_the_lines_of_the_mail(tmp_path):
+    from pathlib import Path
+
+    from iolab import mail
+    from iolab.mail.reading import reading
+    from iolab.run.claimed import unread_lines
+
+    given = Path(__file__).parent / "fixtures" / "mail" / "unread-one-side.mbox"
+    assert list(unread_lines(reading(mail.read([given])))) == [
+        "  not read: 2 blocks of figures, lines 11-14, 16-16 of unread-one-side.mbox (iolab mail lists them;",
+        "    a row by hand: [[claims.row]], docs/mails.md)"]
+    copy = tmp_path / "sent.mbox"  # a table sent quoted-printable: the text's own line numbers, said so
+    copy.write_text(given.read_text().replace("Message-Id:", "Content-Transfer-Encoding: quoted-printable\n"
+                                              "Message-Id:").replace("  percentile    usec", "=20 percentile    usec"))
+    assert "lines 6-9 of the text read, 17-17 of sent.mbox (iolab" in " ".join(unread_lines(reading(mail.read([copy]))))

@@ -3,13 +3,18 @@
 metric that check it, then the rows no workload checks, under each reason
 once. These are the experiment's [[claims.row]], which the run reads (never
 the mail again): a row the user corrected in the file shows corrected.
+`iolab patch --dry-run` adds the mail's blocks of figures no row was read
+from (iolab.mail.unread), where a row may be added by hand.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
+from iolab.mail.reading import Reading
+from iolab.mail.unread import placed
 from iolab.spec import ClaimRow, Experiment
 
 WIDTH = 100  # columns of a line of the plan
@@ -73,3 +78,23 @@ def claim_lines(experiment: Experiment, verbose: bool = False) -> Iterator[str]:
         yield from wrapped(f"not checkable here: {reason}", 2)
         for row in rows:
             yield from shown(row, 4)
+
+
+def unread_lines(read: Reading) -> Iterator[str]:
+    """The mail's blocks of figures no claim row came from (iolab.mail.unread), in a line: their lines
+    in the mail's file (else in the text read); `iolab mail` lists each with its first line."""
+    files = {}
+    for patch in read.mail.patches:
+        try:
+            files[patch.file] = Path(patch.file).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue  # a mail given on stdin or gone: the text's line numbers
+    blocks = placed(read.unread, read.mail.text(), files)
+    if not blocks:
+        return
+    named = [Path(b.lines_of).name if b.lines_of != "text" else "the text read" for b in blocks]
+    spans = ", ".join(f"{b.first_line}-{b.last_line}" + (f" of {name}" if len(set(named)) > 1 else "")
+                      for b, name in zip(blocks, named))
+    where = f" of {named[0]}" if len(set(named)) == 1 else ""
+    yield from wrapped(f"not read: {len(blocks)} block{'s' if len(blocks) > 1 else ''} of figures, lines {spans}"
+                       f"{where} (iolab mail lists them; a row by hand: [[claims.row]], docs/mails.md)", 2)

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from iolab.load import device
 from iolab.mail.reading import Reading, maps_to
 from iolab.run import dryrun, estimate
-from iolab.run.claimed import WIDTH, claim_lines, cut, one, wrapped
+from iolab.run.claimed import WIDTH, claim_lines, cut, one, unread_lines, wrapped
 from iolab.spec import Experiment, MailPatch
 from iolab.store import Store
 from iolab.units import counted, format_duration, format_size
@@ -148,6 +148,7 @@ def lines(experiment: Experiment, written: PatchExperiment | None, store: Store 
         title, at = one(mail.title), f"<{mail.message_id}>" if mail.message_id else ""
         out += [f"{title}  {at}".rstrip()] if len(title) + 2 + len(at) <= WIDTH else [cut(title), cut(f"  {at}")]
         out += [*_patch_lines(written, written.reading, experiment), *_benchmark_lines(written.reading, experiment)]
-    out += [*claim_lines(experiment, verbose), *wrapped(device_line(experiment), 0),
+    out += [*claim_lines(experiment, verbose), *(unread_lines(written.reading) if written and written.reading else ()),
+            *wrapped(device_line(experiment), 0),
             *_rounds_lines(experiment, store, verbose), *_estimate_lines(experiment, store, verbose)]
     return out
