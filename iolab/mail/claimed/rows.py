@@ -95,6 +95,13 @@ def _shares(tokens: list[str]) -> list[str]:
     return head + [part for t in tokens[len(head):] for part in (t[:-1], "%")]
 
 
+def _setting(tokens: list[str], i: int) -> bool:
+    """Whether token i's name and the token after it are a setting (a word, or a bare figure that more
+    figures follow), not a named figure (``r=27.5 GiB/s``)."""
+    return i + 1 < len(tokens) and (number(tokens[i + 1]) is None or
+                                    i + 2 < len(tokens) and number(tokens[i + 2]) is not None)
+
+
 def read_row(line: str) -> Row | None:
     """A line read as label, figures (each with the unit after it), and a stated delta."""
     cut = _CELL_DELTA.sub(r" (\1)", line)  # "120(+20%)": the cell's delta apart from its figure
@@ -113,8 +120,7 @@ def read_row(line: str) -> Row | None:
         if token == "±":  # a spread: its figure and unit are skipped
             i = _skip_spread(tokens, i)
             continue
-        if token.endswith("=") and label and not values and i + 1 < len(tokens) and \
-                (number(tokens[i + 1]) is None or i + 2 < len(tokens) and number(tokens[i + 2]) is not None):
+        if token.endswith("=") and label and not values and _setting(tokens, i):
             label.append(token + tokens[i + 1])  # "[resume] image_size=0  5.32s  5.26s": a setting names the row
             i += 1
         elif token.endswith("=") and (values or label):
