@@ -74,6 +74,7 @@ def test_prose_with_two_figures_with_a_unit_is_a_block(text, lines):
     "[   12.345678] nvme0n1: p1 p2\n[   12.456789] EXT4-fs (nvme0n1p1): mounted, 4096 blocks, 12 ms\n",
     " ? blk_mq_submit_bio+0x1a2/0x5c0\n ? submit_bio_noacct+0x12f/0x4a0\n",
     "00000c00:  58 58 58 58 58 58 58 58 58 58 58 58\n00000c10:  58 58 58 58 58 58 58 58 58 58 58 58\n",
+    "Tested on an Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz, 64 cores,\nRAM: 256 GB DDR4, 2 NUMA nodes\n",
     "struct foo {\n        u64 a;      /* 0 8 */\n        u32 b;      /* 8 4 */\n};\n",
 ])
 def test_what_is_not_a_result_is_passed_over(text):

@@ -35,8 +35,9 @@ class Block:
 
 
 # a figure as a table or a tool writes it: 1234, 1,234, 12.5, -3%, 4994MiB/s, 562K, 1.5x, 0m9.865s
-_FIGURE = re.compile(r"^[~+-]?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$", re.I)
-_CELLS = re.compile(r"[\s|,;()\[\]{}=<>]+")
+_FIGURE = re.compile(r"^[~+-]?(?:\d[\d.]*-)?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$",
+                     re.I)  # and a range, 25-50MB/s
+_CELLS = re.compile(r"[\s|,;()\[\]{}=<>±]+|\+/-")
 _URL = re.compile(r"(?<![\w.+-])(?:[a-z][\w+.-]*://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", re.I)  # each tried once
 _LISTED = re.compile(r"^\s*(?:[-*]\s*)?(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
 _RULE = re.compile(r"^[\s+=|:*_~-]{3,}$")  # a table's rule: ----, ====, +---+---+
@@ -59,6 +60,9 @@ _OTHER = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|J
                     r"\d:\d\d\b|^\s*[-dlcb][rwxsStT-]{9}[.+@]?\s|^\d+(?:,\d+)?[acd]\d+(?:,\d+)?\s*$|^On .* wrote:\s*$")
 _CODE = re.compile(r"^\s*[^\s/*].*[;{]\s*(?:/\*.*\*/)?\s*$|^\s*}\s*;?\s*$")  # C, as pahole prints it too
 _ARGUMENT = re.compile(r"(?:^|\s)(?:-\S+|\S+=\S*)")  # a command's option, a job's key=value
+# a machine's description ("Intel(R) Xeon(R) Gold 6338 @ 2.00GHz", "RAM: 64 GB"): no result unless it has one
+_MACHINE = re.compile(r"\b(?:[GM]Hz|Xeon|EPYC|Ryzen|Opteron|Core\(TM\)|Intel\(R\)|Kunpeng|Neoverse|Graviton|Ampere|"
+                      r"Snapdragon|Cortex|DDR\d|DRAM|DIMMs?|RAM|(?:memory|mem|ram)\s*[:=])", re.I)
 _CHANGES = re.compile(r"^\s*(?:[-*]\s*)?(?:v\d+\s*(?:->|-|:|\.\.|to\b)|(?:changes|changelog|change log)\b.*"
                       r"(?:v\d|:\s*$)|since\s+v\d|link to v\d)", re.I)
 
@@ -76,10 +80,12 @@ def count(line: str) -> int:
 
 def skipped(line: str) -> bool:
     """A line that is not a result: a header or trailer, a diffstat, a command line or job file's line,
-    a dmesg, trace or stack line, hex."""
+    a dmesg, trace or stack line, hex, a date, C, a machine's description."""
     if NOT_TABLE.match(line.strip()) or NOT_MEASURED.match(line.strip()) or _DIFFSTAT.match(line) or _DUMP.search(line):
         return True
     if _JOB.match(line) or _OTHER.search(line) or (_CODE.match(line) and not _units(line)):
+        return True
+    if _MACHINE.search(line) and not figures(line):
         return True
     if _COMMAND.search(line) or len(_OPTIONS.findall(line)) >= 2:
         return not figures(_ARGUMENT.sub(" ", line))  # a command, unless its result follows it
