@@ -163,3 +163,11 @@ After:
 | 1  | 35.0           | 19.8         |
 """
     assert [(b, a) for _, b, a in _rows(text)] == [(41.2, 35.0), (20.1, 19.8)]
+
+
+def test_two_sides_a_tab_apart_under_groups_are_two_columns():
+    text = "Walk time in seconds:\n\n\t\txfs\t\t\tbtrfs\n" \
+        "threads\t\tdefault\t patched\tdefault\tpatched\n" \
+        "4\t\t 5.100\t  4.200\t\t 6.300\t 5.900\n" \
+        "16\t\t20.400\t  9.800\t\t22.100\t12.700\n"
+    assert sorted((b, a) for _, b, a in _rows(text)) == [(5.1, 4.2), (6.3, 5.9), (20.4, 9.8), (22.1, 12.7)]

@@ -19,9 +19,9 @@ TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (2275, 0.90)}
+FLOOR = {"tune": (2280, 0.90)}
 # of the rows read, how many carry the label's better way (higher or lower): a change that loses a row's way fails
-BETTER = {"tune": 2181}
+BETTER = {"tune": 2186}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(

@@ -165,14 +165,22 @@ def _grid_claims(heads: list[_Line], data: list[_Line], lines: list[str], k: int
 
 # -- a table of aligned columns under two header lines ------------------------------------------
 
+def _two_sides(first: str, second: str) -> bool:
+    """Two words that are each a side's whole name, of the two sides (``vanilla`` / ``patched``; ``without
+    patch`` is one name)."""
+    return not re.fullmatch(r"(?i)with(?:out)?|w/o|w/|no|non|not|pre|post", first) and \
+        {side_of(first), side_of(second)} == {"before", "after"}
+
+
 def _aligned(text: str, spanning: bool) -> _Line:
     """A line of aligned columns as cells where they stand (tabs at every 8th column); a header's
     cell reaches to the next one, so that a name over several columns stands over each."""
     expanded = text.expandtabs(8)
     spans: list[tuple[int, int]] = []
     for word in re.finditer(r"\S+", expanded):  # words apart by one space are a cell, unless both are figures
-        if spans and word.start() == spans[-1][1] + 1 and not (_figure(word.group()) and
-                                                              _figure(expanded[spans[-1][0]:spans[-1][1]])):
+        previous = expanded[spans[-1][0]:spans[-1][1]] if spans else ""
+        if spans and word.start() == spans[-1][1] + 1 and not (_figure(word.group()) and _figure(previous)) and \
+                not _two_sides(previous, word.group()):  # "vanilla patched" a tab apart: two columns
             spans[-1] = (spans[-1][0], word.end())
         else:
             spans.append(word.span())
