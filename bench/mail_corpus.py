@@ -1,6 +1,7 @@
 """Recall and precision of iolab's claim reader on the labelled corpus of real list mails.
 
     PYTHONPATH=. python bench/mail_corpus.py [--split tune|held_out|all] [--half look|check] [--mails] [--rows]
+                                            [--unread]
 
 Prints, per split, the labelled rows read (recall), the returned rows that
 are real (precision) and how many matched rows name the label's better
@@ -25,6 +26,10 @@ s4-check; samples 5 and 6 (tuned on after their one measurement) by
 [32:40] and [40:48], samples 7 and 8 by [48:56] and [56:64], and sample 9
 by [0:8] again (a window of the digest's on other mails), sample 10 by [8:16].
 --sample N keeps the mails of one sample.
+
+--unread adds one line per half: of the labelled rows the reader missed,
+how many lie inside a block `iolab mail` lists as not read (iolab.mail.unread:
+"pointed at"), and of those blocks, how many hold no labelled row (noise).
 """
 
 from __future__ import annotations

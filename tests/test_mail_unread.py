@@ -43,6 +43,11 @@ def test_an_aligned_table_is_one_block_from_its_header_to_its_last_row():
     assert block.header == "threads before after" and block.figures == 9
 
 
+def test_a_header_of_two_lines_is_shown_by_its_first():
+    (block,) = unread("Intro.\n\n              base      patched\nmessage\nrate (msg/s)  79287     148946\n", ())
+    assert (block.first_line, block.last_line, block.header) == (3, 5, "base patched")
+
+
 def test_a_pipe_table_and_a_tools_output_pasted_are_blocks():
     (pipes,) = unread(PIPES, ())
     assert (pipes.first_line, pipes.last_line, pipes.figures) == (1, 4, 4)

@@ -175,7 +175,7 @@ def _block(lines: Sequence[str], run: list[int], done: set[int]) -> Block | None
     unread_data = [k for k in data if k not in done]
     if not unread_data:
         return None
-    first = data[0]
+    first = run[0] if data[0] - run[0] <= 2 else data[0]  # a table's header of two lines: its first
     while first > run[0] and (first == data[0] or _RULE.match(lines[first])):
         first -= 1  # the line above, over a table's rule: its header
     units = sum(_units(lines[k]) for k in unread_data)
