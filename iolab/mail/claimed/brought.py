@@ -32,8 +32,10 @@ def _subject(line: str) -> str:
 
 
 def brought_words(about: list[str]) -> tuple[set[str], set[str]]:
-    """What the subjects say the change brings, as words (``disabl`` kept where it is the verb), and all the
-    subjects' words (to tell apart columns that both extend a plain one)."""
+    """What the subjects say the change brings, as words: what follows the verb, the verb among them (a
+    column ``..._disable_host_tagset`` under "disabled shared host tagset"), up to a preposition, a thing
+    before ``support`` or ``feature``, the area before the last colon, the initials of a capitalised name;
+    and all the subjects' words (to tell apart columns that both extend a plain one)."""
     brought: set[str] = set()
     every: set[str] = set()
     for line in about:
