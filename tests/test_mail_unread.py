@@ -86,6 +86,11 @@ def test_what_is_not_a_result_is_passed_over(text):
     assert unread(text, ()) == ()
 
 
+def test_a_table_whose_rows_name_a_ramdisk_is_no_machines_description():
+    (block,) = unread("device    base   patched\nramdisk   1200   1350\nramfs     900    990\n", ())
+    assert (block.first_line, block.last_line, block.figures) == (1, 3, 4)
+
+
 def test_a_command_followed_by_its_result_is_a_result():
     (block,) = unread("taskset -c 1 t/io_uring -r5 -p0 /dev/nullb0: 2.18M IOPS, 8.5 GB/s\n", ())
     assert block.figures >= 2

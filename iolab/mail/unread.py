@@ -7,9 +7,11 @@ are aligned in columns or split by pipes), a tool's output pasted, or prose
 with two or more figures with a unit. What is not a result is passed over:
 headers and trailers, diffstats, version changelogs ("v2: ..."), command
 lines and job files (the benchmark reader shows those), dmesg, trace and
-stack dumps, hex. Each block says its first and last line in the text, its
-first line, and how many figures it holds, so that a developer sees where
-the mail's claim is that iolab did not read, and can write the row by hand.
+stack dumps, hex, dates, C, a machine's description. Each block says its
+first and last line in the text (``placed``: in the mail's file), its first
+line, and how many figures its unread lines hold, so that a developer sees
+where the mail's claim is that iolab did not read, and can write the row by
+hand. A table read in part is listed too: its rows not read may be claims.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ _CODE = re.compile(r"^\s*[^\s/*].*[;{]\s*(?:/\*.*\*/)?\s*$|^\s*}\s*;?\s*$")  # C
 _ARGUMENT = re.compile(r"(?:^|\s)(?:-\S+|\S+=\S*)")  # a command's option, a job's key=value
 # a machine's description ("Intel(R) Xeon(R) Gold 6338 @ 2.00GHz", "RAM: 64 GB"): no result unless it has one
 _MACHINE = re.compile(r"\b(?:[GM]Hz|Xeon|EPYC|Ryzen|Opteron|Core\(TM\)|Intel\(R\)|Kunpeng|Neoverse|Graviton|Ampere|"
-                      r"Snapdragon|Cortex|DDR\d|DRAM|DIMMs?|RAM|(?:memory|mem|ram)\s*[:=])", re.I)
+                      r"Snapdragon|Cortex|DDR\d|DRAM|DIMMs?|RAM)\b|\b(?:memory|mem|ram)\s*[:=]", re.I)
 _CHANGES = re.compile(r"^\s*(?:[-*]\s*)?(?:v\d+\s*(?:->|-|:|\.\.|to\b)|(?:changes|changelog|change log)\b.*"
                       r"(?:v\d|:\s*$)|since\s+v\d|link to v\d)", re.I)
 
