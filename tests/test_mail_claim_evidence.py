@@ -473,3 +473,20 @@ Values over 10 iterations:
 """
     found = [(c.before, c.after) for c in claims(text, "vsock: send through a buffered loop")]
     assert (407, 7.048) not in found and (440, 7.411) not in found, found
+
+
+def test_a_relative_standard_deviation_is_no_row():
+    text = """Runtime in seconds over 10 runs; lower is better.
+
++-----------+-------------------+----------------------+
+|           | Without series    | With series          |
++-----------+--------+----------+-------------+--------+
+| test      | Mean   | RSD*     | Mean        | RSD*   |
++-----------+--------+----------+-------------+--------+
+| fsstress  |  9.40  | 3.10%    |  9.10 (-3.2%) | 0.70% |
++-----------+--------+----------+-------------+--------+
+
+*RSD: relative standard deviation (std dev / mean)
+"""
+    found = [(c.before, c.after) for c in claims(text)]
+    assert (3.1, 0.7) not in found, found
