@@ -46,9 +46,11 @@ _UNITS: dict[str, Unit] = {
 # a mean named as one (avg, average, mean), as a word of its own
 MEAN = re.compile(r"(?<![a-z])(?:avg|average|mean)(?![a-z])", re.I)
 # a measure's spread beside its mean, named as a word of its own: its extremes, its deviation ("std dev",
-# "σ", a relative one: "RSD", the coefficient of variation), a percentile ("p99", "99.9th"): blocks.py and evidence.py ask the same names
+# "σ", a relative one: "RSD", the coefficient of variation), a percentile ("p99", "99.9th"): blocks.py and
+# evidence.py ask the same names
 EXTREME = re.compile(r"(?<![a-z])(?:min|max|minimum|maximum)(?![a-z])", re.I)
-DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation|rsd|coefficient\s+of\s+variation)(?![a-z])", re.I)
+DEVIATION = re.compile(r"(?<![a-z/])(?:std\s*dev|stdev|stddev|std|sigma|σ|deviation|rsd|"
+                       r"coefficient\s+of\s+variation)(?![a-z])", re.I)
 PERCENTILE = re.compile(r"(?<![a-z])(?:p\d{2,4}(?:\.\d+)?|\d{1,2}(?:\.\d+)?th|percentile)(?![a-z])", re.I)
 SPREAD = re.compile("|".join(f"(?:{p.pattern})" for p in (EXTREME, DEVIATION, PERCENTILE)), re.I)
 
