@@ -91,6 +91,13 @@ def test_a_table_whose_rows_name_a_ramdisk_is_no_machines_description():
     assert (block.first_line, block.last_line, block.figures) == (1, 3, 4)
 
 
+def test_a_table_drawn_in_box_characters_is_one_block_its_rules_passed_over():
+    text = "Results:\n\n┌─────────┬───────┐\n│kernel   │MB/s   │\n├─────────┼───────┤\n│base     │1200   │\n" \
+           "│patched  │1350   │\n└─────────┴───────┘\n"
+    (block,) = unread(text, ())
+    assert (block.first_line, block.last_line, block.header, block.figures) == (4, 7, "│kernel │MB/s │", 2)
+
+
 def test_a_command_followed_by_its_result_is_a_result():
     (block,) = unread("taskset -c 1 t/io_uring -r5 -p0 /dev/nullb0: 2.18M IOPS, 8.5 GB/s\n", ())
     assert block.figures >= 2

@@ -39,10 +39,10 @@ class Block:
 # a figure as a table or a tool writes it: 1234, 1,234, 12.5, -3%, 4994MiB/s, 562K, 1.5x, 0m9.865s
 _FIGURE = re.compile(r"^[~+-]?(?:\d[\d.]*-)?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$",
                      re.I)  # and a range, 25-50MB/s
-_CELLS = re.compile(r"[\s|,;()\[\]{}=<>±]+|\+/-")
+_CELLS = re.compile("[\\s|,;()\\[\\]{}=<>±\u2500-\u257f]+|\\+/-")  # box drawing's │ too
 _URL = re.compile(r"(?<![\w.+-])(?:[a-z][\w+.-]*://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", re.I)  # each tried once
 _LISTED = re.compile(r"^\s*(?:[-*]\s*)?(?:\(?\d{1,2}[.)]|\[\d+\])\s")  # a list's "1.", "(2)", "3)", a note's "[1]"
-_RULE = re.compile(r"^[\s+=|:*_~-]{3,}$")  # a table's rule: ----, ====, +---+---+
+_RULE = re.compile("^[\\s+=|:*_~\u2500-\u257f-]{3,}$")  # a table's rule: ----, ====, +---+---+, ├──┼──┤
 _ALIGNED = re.compile(r"\S(?: {2,}|\t+| ?\| ?)\S")  # a gap of columns, a tab, a pipe between cells
 
 _DIFFSTAT = re.compile(r"^\s*\S+\s+\|\s+(?:\d+ ?[+-]*|Bin .*)\s*$|^\s*\d+ files? changed\b")
