@@ -171,3 +171,20 @@ def test_two_sides_a_tab_apart_under_groups_are_two_columns():
         "4\t\t 5.100\t  4.200\t\t 6.300\t 5.900\n" \
         "16\t\t20.400\t  9.800\t\t22.100\t12.700\n"
     assert sorted((b, a) for _, b, a in _rows(text)) == [(5.1, 4.2), (6.3, 5.9), (20.4, 9.8), (22.1, 12.7)]
+
+
+def test_two_rows_named_by_what_the_subject_adds_and_the_plain_one_are_read_down():
+    text = """Throughput (MB/s):
+
+mode          seq-read    rand-read   rand-write
+lz4           410         380         1510
+lz4-batch     602         1300        1620
+"""
+    subject = "Subject: [PATCH 0/4] zram: add batch compression support"
+    assert [(b, a) for _, b, a in _rows(text, subject)] == [(410, 602), (380, 1300), (1510, 1620)]
+
+
+def test_two_rows_the_plain_one_and_the_initials_of_what_is_introduced():
+    text = "Mean latency under contention (usec):\n\nsched\tread\twrite\tmixed\nRR:\t41\t380\t210\nDRR:\t44\t210\t90\n"
+    subject = "Subject: [PATCH v2 0/3] blk-mq: Introduce Deficit Round Robin dispatch"
+    assert [(b, a) for _, b, a in _rows(text, subject)] == [(41, 44), (380, 210), (210, 90)]

@@ -145,6 +145,8 @@ def _sides(rows: list[Row], lines: list[str] | None = None) -> tuple[Row, Row] |
         said = [patch_side(row.label, lines) for row in rows]
         order = (0, 1) if said in (["before", None], [None, "after"], ["before", "after"]) else \
             (1, 0) if said in ([None, "before"], ["after", None], ["after", "before"]) else None
+        brought = brought_columns([r.label.strip().rstrip(":") for r in rows], [t for t in lines if t.startswith("Subject:")])
+        order = order or (brought[0][:2] if brought else None)  # "RR" / "WRR" rows under "Add Weighted Round Robin"
     return (rows[order[0]], rows[order[1]]) if order else None
 
 
