@@ -24,7 +24,7 @@ sample 4 measures it. Sample 4 (split.toml's sample_4), tuned on from the
 fourth session, is cut the same way by sha256(slug)[24:32 hex]: s4-look,
 s4-check; samples 5 and 6 (tuned on after their one measurement) by
 [32:40] and [40:48], samples 7 and 8 by [48:56] and [56:64], and sample 9
-by [0:8] again (a window of the digest's on other mails), sample 10 by [8:16].
+by [0:8] again (a window of the digest's on other mails), sample 10 by [8:16], sample 11 by [16:24].
 --sample N keeps the mails of one sample.
 
 --unread adds one line per half: of the labelled rows the reader missed,
@@ -88,7 +88,7 @@ def sample(name: str) -> frozenset[str]:
 SAMPLES = (("sample_3", "s3", slice(16, 24)), ("sample_4", "s4", slice(24, 32)), ("sample_5", "s5", slice(32, 40)),
            ("sample_6", "s6", slice(40, 48)), ("sample_7", "s7", slice(48, 56)),
            ("sample_8", "s8", slice(56, 64)),
-           ("sample_9", "s9", slice(0, 8)), ("sample_10", "s10", slice(8, 16)))
+           ("sample_9", "s9", slice(0, 8)), ("sample_10", "s10", slice(8, 16)), ("sample_11", "s11", slice(16, 24)))
 HALVES = ("look", "check-a", "check-b", *(f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")))
 
 
@@ -107,7 +107,7 @@ def main() -> int:
     parser.add_argument("--split", choices=("tune", "held_out", "all"), default="tune")
     parser.add_argument("--half", choices=("look", "check", "check-a", "check-b") + tuple(
         f"{prefix}-{name}" for _, prefix, _ in SAMPLES for name in ("look", "check")), help="one half of the split (above)")
-    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7, 8, 9, 10), help="only the mails of split.toml's sample_N")
+    parser.add_argument("--sample", type=int, choices=(3, 4, 5, 6, 7, 8, 9, 10, 11), help="only the mails of split.toml's sample_N")
     parser.add_argument("--mails", action="store_true", help="each mail's figures")
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     parser.add_argument("--unread", action="store_true", help="per half: the missed rows that iolab mail's "
