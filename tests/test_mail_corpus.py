@@ -14,21 +14,21 @@ GOAL = 0.90
 
 
 TUNE_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "tune is samples 1-10 (689 mails, 3251 rows) since sample 10 was measured once held out (45.1%/66.7% at "
-    "215e570) and moved to tune: recall 2218/3251 68.2%, precision 2218/2458 90.2% at that move (2026-11-29); "
+    "tune is samples 1-11 (757 mails, 3716 rows) since sample 11 was measured once held out (52.0%/81.2% at "
+    "3e7c7f0) and moved to tune: recall 2522/3716 67.9%, precision 2522/2793 90.3% at that move (2026-11-29); "
     "remove this mark when the goal holds"))
 
 # what the reader reads now: a change that reads less fails here (raise these as it improves)
-FLOOR = {"tune": (2280, 0.90)}
+FLOOR = {"tune": (2522, 0.90)}
 # of the rows read, how many carry the label's better way (higher or lower): a change that loses a row's way fails
-BETTER = {"tune": 2186}
+BETTER = {"tune": 2393}
 
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
-    "held_out is every mail gathered after sample 10 (sample 11 on), labelled apart from the reader's work and "
-    "measured once when it comes in; samples 1-10 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
+    "held_out is every mail gathered after sample 11 (sample 12 on), labelled apart from the reader's work and "
+    "measured once when it comes in; samples 1-11 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
     "18.8%/69.4%, 38.6%/35.1%, 39.4%/56.6%, 16.0%/32.1%, 26.2%/35.6%, 30.2%/66.7%, 31.5%/63.4%, "
-    "45.1%/66.7% recall/precision): below the goal; remove this mark when it holds"))
+    "45.1%/66.7%, 52.0%/81.2% recall/precision): below the goal; remove this mark when it holds"))
 
 
 @pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
