@@ -6,6 +6,16 @@ from iolab.mail.claimed.consistent import a_change, contradicted, crossed
 from iolab.mail.claimed.model import Claim
 
 
+# two tests' columns under rows of configurations, each row's change stated against the baseline's
+TWO_TESTS = """Overhead of the feature, kernel build and hackbench, with and without it:
+
+                         kbuild                  hackbench
+    (1 baseline)         10.500s                 40.200s
+    (2 disabled)         11.025s (+5.00%)        40.602s (+1.00%)
+    (3 enabled)          13.650s (+30.00%)       46.230s (+15.00%)
+"""
+
+
 def _pairs(text: str, subject: str = "") -> list[tuple[float, float]]:
     return [(c.before, c.after) for c in claims(text, subject)]
 
@@ -15,26 +25,12 @@ def _claim(before: float, after: float, source: str, unit: str = "s") -> Claim:
 
 
 def test_columns_of_two_tests_under_rows_of_configurations_are_no_pair():
-    text = """Overhead of the feature, kernel build and hackbench, with and without it:
-
-                         kbuild                  hackbench
-    (1 baseline)         10.500s                 40.200s
-    (2 disabled)         11.025s (+5.00%)        40.602s (+1.00%)
-    (3 enabled)          13.650s (+30.00%)       46.230s (+15.00%)
-"""
-    found = _pairs(text)
+    found = _pairs(TWO_TESTS)
     assert (11.025, 40.602) not in found and (13.65, 46.23) not in found
 
 
 def test_a_tables_row_stating_no_change_goes_with_the_rows_that_contradict_theirs():
-    text = """Overhead of the feature, kernel build and hackbench, with and without it:
-
-                         kbuild                  hackbench
-    (1 baseline)         10.500s                 40.200s
-    (2 disabled)         11.025s (+5.00%)        40.602s (+1.00%)
-    (3 enabled)          13.650s (+30.00%)       46.230s (+15.00%)
-"""
-    assert (10.5, 40.2) not in _pairs(text)
+    assert (10.5, 40.2) not in _pairs(TWO_TESTS)
     agreeing = """Build times with and without the series:
 
                          without                 with
