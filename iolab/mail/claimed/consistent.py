@@ -108,14 +108,17 @@ def crossed(claim: Claim, lines: list[str]) -> bool:
 def _block(lines: list[str], k: int) -> range:
     """The table lines around line k: the run of lines holding bars, its rules among them."""
     start = k
-    while start > 0 and "|" in lines[start - 1] or start > 0 and set(lines[start - 1].strip()) <= set("+-=") \
-            and lines[start - 1].strip():
+    while start > 0 and _tabled(lines[start - 1]):
         start -= 1
     end = k
-    while end + 1 < len(lines) and ("|" in lines[end + 1] or lines[end + 1].strip() and
-                                    set(lines[end + 1].strip()) <= set("+-=")):
+    while end + 1 < len(lines) and _tabled(lines[end + 1]):
         end += 1
     return range(start, end + 1)
+
+
+def _tabled(line: str) -> bool:
+    """A line of a pipe table: one holding a bar, or a rule of +, - and = alone."""
+    return "|" in line or bool(line.strip()) and set(line.strip()) <= set("+-=")
 
 
 def _name(line: str) -> str:
