@@ -148,7 +148,7 @@ def test_the_dry_run_names_the_blocks_not_read_by_the_lines_of_the_mail(tmp_path
     given = Path(__file__).parent / "fixtures" / "mail" / "unread-one-side.mbox"
     assert list(unread_lines(reading(mail.read([given])))) == [
         "  not read: 2 blocks of figures, lines 11-14, 16-16 of unread-one-side.mbox (iolab mail lists them;",
-        "    a row by hand: [[claims.row]], docs/mails.md)"]
+        "    the experiment has [[claims.row]] tables to fill for them)"]
     copy = tmp_path / "sent.mbox"  # a table sent quoted-printable: the text's own line numbers, said so
     copy.write_text(given.read_text().replace("Message-Id:", "Content-Transfer-Encoding: quoted-printable\n"
                                               "Message-Id:").replace("  percentile    usec", "=20 percentile    usec"))

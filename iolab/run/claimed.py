@@ -97,4 +97,4 @@ def unread_lines(read: Reading) -> Iterator[str]:
                       for b, name in zip(blocks, named))
     where = f" of {named[0]}" if len(set(named)) == 1 else ""
     yield from wrapped(f"not read: {len(blocks)} block{'s' if len(blocks) > 1 else ''} of figures, lines {spans}"
-                       f"{where} (iolab mail lists them; a row by hand: [[claims.row]], docs/mails.md)", 2)
+                       f"{where} (iolab mail lists them; the experiment has [[claims.row]] tables to fill for them)", 2)

@@ -21,6 +21,7 @@ from iolab.load import device
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim
 from iolab.mail.files import named
+from iolab.mail.unread import Block
 from iolab.spec import MIN_SIZE
 from iolab.spec.claims import SOURCE_LINE
 from iolab.workloads import mail as from_mail
@@ -71,6 +72,57 @@ class FromMail:
     claims: list[Claim]
     source: str  # the mail: its subject (and Message-Id)
     text: str = ""  # the subjects and bodies, whose words choose the library's workloads too
+    unread: tuple[Block, ...] = ()  # its blocks of figures no claim row came from, numbered in the mail's files
+
+
+_SPARE = ("better", "source", "reason")  # a row's keys written only when they hold a value
+_TEMPLATE_LEFT = ("stated", "source", "reason")  # left out of a row to fill: what a reader saw, why none checks it
+UNREAD_SHOWN = 3  # the blocks not read that get a row to fill; the rest are counted
+
+
+def _row(m: from_mail.Matched) -> dict[str, Any]:
+    """A [[claims.row]] of the experiment: the claim as read, and the workload and metric that check it."""
+    c = m.claim
+    return {"label": c.label[:120], "before": c.before, "after": c.after, "unit": c.unit[:20], "better": c.better,
+            "stated": c.stated[:20], "source": _cut(c.source, SOURCE_LINE) if c.source.strip() else "",
+            "workload": m.workload, "metric": m.metric, "reason": m.reason[:300]}
+
+
+def _comment(text: str) -> str:
+    """Text as a TOML comment may hold it: no control character (a mail's line may carry one)."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+def _unread_rows(mail: FromMail, matched: list[from_mail.Matched]) -> list[str]:
+    """Each block of figures no claim row came from, as comments: its lines in the mail, its first line,
+    and a [[claims.row]] (the keys a real row has) whose values the user fills, never one guessed."""
+    if not mail.unread:
+        return []
+    many = len(mail.unread) > 1
+    lines = ["", f"# Not read: {len(mail.unread)} block{'s' if many else ''} of figures in the mail no claim row came "
+             "from (iolab mail lists them).", "# A block that holds a claim: uncomment its [[claims.row]], fill "
+             "each value from the mail, and name", "# the [[workload]] and metric that check it (docs/mails.md)."]
+    names = [w.name for w in mail.benchmark.workloads]
+    metrics = list(dict.fromkeys(m.metric for m in matched if m.metric))
+    hints = {"label": "the mail's row", "unit": '"us", "MB/s", "IOPS"; "" for a count',
+             "better": '"higher" or "lower"',
+             "workload": ", ".join(map(_toml, names[:4])) + (", ..." if len(names) > 4 else "") if names
+             else "none of the mail's benchmark: a [[workload]] above, or \"\"",
+             "metric": ("as above: " + ", ".join(map(_toml, metrics[:3])) if metrics
+                        else 'as "read_iops", "write_bw", "read_p99", "per_call"')}
+    blank = from_mail.Matched(Claim("", 0.0, 0.0, "", "", None), "", "", "")
+    keys = [k for k in _row(blank) if k not in _TEMPLATE_LEFT]  # a written row's keys, in its order
+    for block in mail.unread[:UNREAD_SHOWN]:
+        where = "the text read" if block.lines_of == "text" else Path(block.lines_of).name
+        lines += ["#", _comment(f"# lines {block.first_line}-{block.last_line} of {where} ({block.figures} "
+                                f"figures): {block.header}"), "# [[claims.row]]"]
+        for key in keys:  # a figure left blank: unfilled, the file is refused at its line, never run as 0
+            value = f"{key} =" if key in ("before", "after") else f'{key} = ""'
+            lines.append((f"# {value:<13}" + (f"  # {hints[key]}" if key in hints else "")).rstrip())
+    if len(mail.unread) > UNREAD_SHOWN:
+        rest = len(mail.unread) - UNREAD_SHOWN
+        lines += ["#", f"# and {rest} more block{'s' if rest > 1 else ''} not read: iolab mail lists them"]
+    return lines
 
 
 def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[str], list[str]]:
@@ -96,18 +148,13 @@ def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[s
         scaled.append("instructions mode: fio's I/Os and libMicro's batches cut further to what a count needs "
                       "(the report's header says how far)")
     if not (matched or scaled or missing or bench.refused):
-        return workloads, [], phases
+        return workloads, _unread_rows(mail, matched), phases
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
               f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
               f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
     for m in matched:
-        c = m.claim
-        row = {"label": c.label[:120], "before": c.before, "after": c.after, "unit": c.unit[:20],
-               **({"better": c.better} if c.better else {}), "stated": c.stated[:20],
-               **({"source": _cut(c.source, SOURCE_LINE)} if c.source.strip() else {}), "workload": m.workload,
-               "metric": m.metric, **({"reason": m.reason[:300]} if m.reason else {})}
-        claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in row.items())]
-    return workloads, claims, phases
+        claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in _row(m).items() if v or k not in _SPARE)]
+    return workloads, claims + _unread_rows(mail, matched), phases
 
 
 def _threads(workload: MailWorkload) -> int:

@@ -99,10 +99,15 @@ def read_mail(paths: list[Path]) -> Mail:
         raise spec.SpecError(str(error)) from None
 
 
-def from_mail(mail: Mail, read: Reading) -> compose.FromMail:
-    """The mail's benchmark and claim, from its reading (the cover letter and each patch's description)."""
+def from_mail(mail: Mail, read: Reading, given: list[Path]) -> compose.FromMail:
+    """The mail's benchmark and claim, from its reading (the cover letter and each patch's description),
+    and the blocks of figures no claim row came from, numbered by the lines of the ``given`` files."""
+    from iolab.mail.unread import placed
+
+    files = {str(path): path.read_bytes().decode("utf-8", "replace") for path in given if path.is_file()}
     return compose.FromMail(read.benchmark, list(read.claims), read.source,
-                            "\n".join([*(patch.title for patch in mail.patches), mail.text()]))
+                            "\n".join([*(patch.title for patch in mail.patches), mail.text()]),
+                            placed(read.unread, mail.text(), files))
 
 
 def source_tree(request: PatchRequest, say: Say) -> tuple[Path, str]:
@@ -242,7 +247,7 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
     except MailError as error:
         raise spec.SpecError(str(error)) from None
     read = reading(received, request.allow)  # the one reading, as `iolab mail` prints it
-    mail = from_mail(received, read)
+    mail = from_mail(received, read, given)
     if request.commit is None:  # a git tree as --source: the commit the mail says it was written on
         try:
             request = replace(request, commit=steps.base_in_tree(request.source, received, say))

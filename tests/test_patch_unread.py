@@ -1,0 +1,142 @@
+"""The experiment `iolab patch` writes carries, after the claim rows, each
+block of figures no claim row came from (iolab.mail.unread) as comments: its
+lines in the mail, its first line, and a commented [[claims.row]] with the
+keys a written row has and its values left to the user, so that a missed
+claim is one edit away. Tested on a mail written here."""
+
+import re
+import tomllib
+
+import pytest
+
+from iolab import load
+from iolab.spec import SpecError
+from iolab.workloads import compose
+from tests.helpers import FIXTURES
+from tests.test_patch_mail import _experiment, _old_side
+
+DIFF = """---
+ block/blk-core.c | 2 ++
+ 1 file changed, 2 insertions(+)
+
+diff --git a/block/blk-core.c b/block/blk-core.c
+--- a/block/blk-core.c
++++ b/block/blk-core.c
+@@ -1200,6 +1200,8 @@ void blk_finish_plug(struct blk_plug *plug)
+ {
+ \tif (plug == current->plug) {
+ \t\t__blk_flush_plug(plug, false);
++\t\tif (plug->started)
++\t\t\tplug->held += ktime_get_ns() - plug->started;
+ \t\tcurrent->plug = NULL;
+ \t}
+ }
+-- 
+2.47.3
+"""
+# one claim read (the IOPS pair), two blocks of figures not read: a table of the patched side, a sentence
+MAIL = """From: Ana Reviewer <ana@example.org>
+Date: Wed, 25 Nov 2026 09:40:11 +0100
+Subject: [PATCH] block: skip the plug for a single request
+Message-Id: <20261125094011.3333-1-ana@example.org>
+
+A single request does not need a plug. Tested with:
+
+  fio --name=randread --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=1G
+
+randread IOPS: 562K -> 574K
+
+Latency with this patch (clat):
+
+  percentile    usec
+  50.00th         42
+  99.00th         87
+  99.90th        133
+
+A run over the whole disk took 41.2 s, of which 12.5 s were spent
+in blk_finish_plug().
+
+Signed-off-by: Ana Reviewer <ana@example.org>
+""" + DIFF
+
+
+def _written(tmp_path, monkeypatch, mail=MAIL):
+    (tmp_path / "plug.mbox").write_text(mail)
+    return _experiment(tmp_path, monkeypatch, tmp_path / "plug.mbox", files=_old_side(DIFF))
+
+
+def _template(text: str, first_line: int) -> list[str]:
+    """The commented row under the block that starts at this line of the mail."""
+    lines = text.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith(f"# lines {first_line}-"))
+    end = next((k for k in range(at + 2, len(lines)) if not re.match(r"# \w+ =", lines[k])), len(lines))
+    return lines[at + 1:end]
+
+
+def test_each_block_not_read_follows_the_claim_rows_with_its_lines_and_a_row_to_fill(tmp_path, monkeypatch):
+    experiment, text = _written(tmp_path, monkeypatch)
+    assert [r.label for r in experiment.claims.row] == ["IOPS"]  # the comments add no row
+    comments = text[text.index("[[claims.row]]"):].splitlines()
+    assert "# lines 14-17 of plug.mbox (6 figures): percentile usec" in comments  # the mail file's own lines
+    assert any(line.startswith("# lines 19-19 of plug.mbox (2 figures): A run over the whole disk")
+               for line in comments)
+    row = _template(text, 14)
+    assert row[0] == "# [[claims.row]]"
+    # the keys of the row written above it, in its order: none is typed twice
+    written = [line.split(" =")[0] for line in comments[1:comments.index("")]]
+    left = ("stated", "source", "reason")  # what the reader saw, why none checks it: not the user's to fill
+    assert [line[2:].split(" =")[0] for line in row[1:]] == [k for k in written if k not in left]
+    assert "# before =" in row and "# after =" in row  # no figure guessed from the block: the user writes them
+    assert '"block-skip-the-plug-for-a-single-request"' in next(line for line in row if line.startswith("# workload"))
+    assert re.search(r'# metric = ""\s+# as above: "read_iops"', "\n".join(row))
+
+
+def _filled(text: str, first_line: int, values: dict[str, str]) -> str:
+    """The experiment with the row under this block uncommented and filled with these values."""
+    row = "\n".join(_template(text, first_line))
+    filled = ["[[claims.row]]", *(f"{key} = {values[key]}" for key in re.findall(r"^# (\w+) =", row, re.M))]
+    at = text.index(row, text.index(f"\n# lines {first_line}-"))
+    return text[:at] + "\n".join(filled) + text[at + len(row):]
+
+
+def test_a_template_uncommented_and_filled_loads_as_a_row(tmp_path, monkeypatch):
+    _, text = _written(tmp_path, monkeypatch)
+    values = {"label": '"clat p99 (patched)"', "before": "90", "after": "87", "unit": '"usec"', "better": '"lower"',
+              "workload": '"block-skip-the-plug-for-a-single-request"',
+              "metric": '"read_p99"'}
+    (tmp_path / "exp.toml").write_text(_filled(text, 14, values))
+    rows = load.load(tmp_path / "exp.toml").claims.row
+    assert [(r.label, r.before, r.after, r.unit, r.better, r.workload, r.metric) for r in rows] == [
+        ("IOPS", 562000.0, 574000.0, "IOPS", "higher", "block-skip-the-plug-for-a-single-request", "read_iops"),
+        ("clat p99 (patched)", 90.0, 87.0, "usec", "lower", "block-skip-the-plug-for-a-single-request", "read_p99")]
+    # uncommented but not filled: refused, naming the line, never a row of zeros
+    row = "\n".join(_template(text, 14))
+    (tmp_path / "exp.toml").write_text(text.replace(row, row.replace("\n# ", "\n").removeprefix("# "), 1))
+    with pytest.raises(SpecError, match=r"line \d+"):
+        load.load(tmp_path / "exp.toml")
+
+
+def test_blocks_beyond_the_cap_are_counted_and_a_control_character_stays_out(tmp_path, monkeypatch):
+    tables = "".join(f"Run {n}:\n\n  percentile    usec\n  50.00th    {40 + n}\n  99.00th    {80 + n}\n\n"
+                     for n in range(compose.UNREAD_SHOWN))  # 2 blocks and these: the cap, and 2 more
+    mail = MAIL.replace("Signed-off-by:", tables + "Signed-off-by:").replace("the whole disk", "the \x1bwhole disk")
+    _, text = _written(tmp_path, monkeypatch, mail)
+    assert text.count("# [[claims.row]]") == compose.UNREAD_SHOWN
+    assert "# and 2 more blocks not read: iolab mail lists them" in text
+    assert "# lines 19-19 of plug.mbox (2 figures): A run over the ?whole disk took" in text
+    assert "\x1b" not in text
+    tomllib.loads(text)  # it parses
+
+
+def test_a_mail_of_no_claim_read_gets_rows_to_fill_after_the_workloads(tmp_path, monkeypatch):
+    """No [claims] table is written when nothing was read: a filled row makes one."""
+    mail = (FIXTURES / "mail" / "unread-one-side.mbox").read_text()
+    experiment, text = _written(tmp_path, monkeypatch, mail)
+    assert experiment.claims is None and "[claims]" not in text and text.count("# [[claims.row]]") == 2
+    assert "# lines 11-14 of plug.mbox (6 figures): percentile usec" in text
+    values = {"label": '"clat p50"', "before": "45", "after": "42", "unit": '"usec"', "better": '"lower"',
+              "workload": '""', "metric": '""'}
+    (tmp_path / "exp.toml").write_text(_filled(text, 11, values))
+    (row,) = load.load(tmp_path / "exp.toml").claims.row
+    assert (row.label, row.before, row.after, row.unit, row.better, row.workload) == ("clat p50", 45, 42, "usec",
+                                                                                     "lower", "")
