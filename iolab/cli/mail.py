@@ -50,14 +50,13 @@ def add_parser(commands: Any) -> None:
 def cmd_mail(args: argparse.Namespace) -> int:
     from iolab import mail as mails
     from iolab.mail import reading
-    from iolab.mail.unread import placed
+    from iolab.mail.unread import placed_in
 
     try:
         read = reading.reading(mails.read([Path(p) for p in args.mails], cover_alone=True), tuple(args.allow))
     except mails.MailError as error:
         raise spec.SpecError(str(error)) from None
-    read = dataclasses.replace(read, unread=placed(read.unread, read.mail.text(), {
-        p: Path(p).read_bytes().decode("utf-8", "replace") for p in args.mails}))
+    read = dataclasses.replace(read, unread=placed_in(read.unread, read.mail.text(), args.mails))
     if args.format == "json":
         json.dump(reading.as_dict(read), sys.stdout, indent=2)
         sys.stdout.write("\n")

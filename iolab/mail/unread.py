@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, Claim, figures
 
@@ -220,3 +221,15 @@ def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tupl
         after[name] = k + len(run)
         out.append(replace(block, first_line=k + 1, last_line=k + len(run), lines_of=name))
     return tuple(out)
+
+
+def placed_in(blocks: Iterable[Block], text: str, paths: Iterable[str | Path]) -> tuple[Block, ...]:
+    """The blocks numbered by the lines of the mail's files at ``paths`` (placed()); a file that cannot
+    be read (a mail given on stdin, or gone) leaves its blocks the text's numbers."""
+    files = {}
+    for path in dict.fromkeys(map(str, paths)):
+        try:
+            files[path] = Path(path).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+    return placed(blocks, text, files)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from iolab.mail.reading import Reading
-from iolab.mail.unread import placed
+from iolab.mail.unread import placed_in
 from iolab.spec import ClaimRow, Experiment
 
 WIDTH = 100  # columns of a line of the plan
@@ -83,13 +83,7 @@ def claim_lines(experiment: Experiment, verbose: bool = False) -> Iterator[str]:
 def unread_lines(read: Reading) -> Iterator[str]:
     """The mail's blocks of figures no claim row came from (iolab.mail.unread), in a line: their lines
     in the mail's file (else in the text read); `iolab mail` lists each with its first line."""
-    files = {}
-    for patch in read.mail.patches:
-        try:
-            files[patch.file] = Path(patch.file).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            continue  # a mail given on stdin or gone: the text's line numbers
-    blocks = placed(read.unread, read.mail.text(), files)
+    blocks = placed_in(read.unread, read.mail.text(), (patch.file for patch in read.mail.patches))
     if not blocks:
         return
     named = [Path(b.lines_of).name if b.lines_of != "text" else "the text read" for b in blocks]

@@ -102,12 +102,11 @@ def read_mail(paths: list[Path]) -> Mail:
 def from_mail(mail: Mail, read: Reading, given: list[Path]) -> compose.FromMail:
     """The mail's benchmark and claim, from its reading (the cover letter and each patch's description),
     and the blocks of figures no claim row came from, numbered by the lines of the ``given`` files."""
-    from iolab.mail.unread import placed
+    from iolab.mail.unread import placed_in
 
-    files = {str(path): path.read_bytes().decode("utf-8", "replace") for path in given if path.is_file()}
     return compose.FromMail(read.benchmark, list(read.claims), read.source,
                             "\n".join([*(patch.title for patch in mail.patches), mail.text()]),
-                            placed(read.unread, mail.text(), files))
+                            placed_in(read.unread, mail.text(), given))
 
 
 def source_tree(request: PatchRequest, say: Say) -> tuple[Path, str]:
