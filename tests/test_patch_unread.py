@@ -4,12 +4,14 @@ lines in the mail, its first line, and a commented [[claims.row]] with the
 keys a written row has and its values left to the user, so that a missed
 claim is one edit away. Tested on a mail written here."""
 
+import json
 import re
 import tomllib
 
 import pytest
 
 from iolab import load
+from iolab.analysis.table import expected_rows
 from iolab.spec import SpecError
 from iolab.workloads import compose
 from tests.helpers import FIXTURES
@@ -88,7 +90,8 @@ def test_each_block_not_read_follows_the_claim_rows_with_its_lines_and_a_row_to_
     assert [line[2:].split(" =")[0] for line in row[1:]] == [k for k in written if k not in left]
     assert "# before =" in row and "# after =" in row  # no figure guessed from the block: the user writes them
     assert '"block-skip-the-plug-for-a-single-request"' in next(line for line in row if line.startswith("# workload"))
-    assert re.search(r'# metric = ""\s+# as above: "read_iops"', "\n".join(row))
+    assert re.search(r'# metric = ""\s+# its header\'s words suggest "read_lat_mean", "read_p50", "read_p99"',
+                     "\n".join(row))  # "usec": a time, of the workload's metrics
 
 
 def _filled(text: str, first_line: int, values: dict[str, str]) -> str:
@@ -140,3 +143,60 @@ def test_a_mail_of_no_claim_read_gets_rows_to_fill_after_the_workloads(tmp_path,
     (row,) = load.load(tmp_path / "exp.toml").claims.row
     assert (row.label, row.before, row.after, row.unit, row.better, row.workload) == ("clat p50", 45, 42, "usec",
                                                                                      "lower", "")
+
+
+def _hinted(text: str) -> dict[str, list[str]]:
+    """The workloads the comment names once, each with the metrics it shows (without its "...")."""
+    at = text.index("# Its workloads and the metrics that check them")
+    lines = text[at:].splitlines()[1:]
+    found = [re.match(r'#   ("[^"]+"): (.*)$', line) for line in lines[:next(k for k, line in enumerate(lines)
+                                                                            if not line.startswith("#   "))]]
+    return {tomllib.loads(f"n = {m.group(1)}")["n"]: [n for n in m.group(2).split(", ") if n != "..."]
+            for m in found if m}
+
+
+@pytest.mark.parametrize("mail", ["test", "unread-one-side.mbox"])
+def test_the_workloads_and_metrics_named_once_are_the_experiments_and_each_loads_in_a_filled_row(
+        tmp_path, monkeypatch, mail):
+    text_of = MAIL if mail == "test" else (FIXTURES / "mail" / mail).read_text()
+    experiment, text = _written(tmp_path, monkeypatch, text_of)
+    assert text.count("# Its workloads and the metrics that check them") == 1  # once, not per block
+    hinted = _hinted(text)
+    assert list(hinted) == [w.name for w in experiment.workload]  # every workload the file defines, in its order
+    first = next(iter(hinted))
+    assert f"# workload = \"\"  # {json.dumps(first)} or another above" in text
+    block = 14 if mail == "test" else 11
+    for workload, metrics in hinted.items():
+        assert metrics and all(re.fullmatch(r"[a-z_.0-9]+", m) for m in metrics)
+        for metric in metrics:  # the real loader takes each: none invented
+            values = {"label": '"clat"', "before": "45", "after": "42", "unit": '"usec"', "better": '"lower"',
+                      "workload": json.dumps(workload), "metric": json.dumps(metric)}
+            (tmp_path / "exp.toml").write_text(_filled(text, block, values))
+            rows = load.load(tmp_path / "exp.toml").claims.row
+            assert (rows[-1].workload, rows[-1].metric) == (workload, metric)
+
+
+def test_a_filled_row_with_a_metric_its_workload_cannot_give_is_refused_and_one_it_can_is_a_row(tmp_path, monkeypatch):
+    _, text = _written(tmp_path, monkeypatch)
+    workload = '"block-skip-the-plug-for-a-single-request"'  # a randread job: it gives no write metric
+    values = {"label": '"clat"', "before": "45", "after": "42", "unit": '"usec"', "better": '"lower"',
+              "workload": workload, "metric": '"write_p99"'}
+    (tmp_path / "exp.toml").write_text(_filled(text, 14, values))
+    with pytest.raises(SpecError, match=r"claims\.row\['clat'\]\.metric: .*reads only \(rw=randread\)"):
+        load.load(tmp_path / "exp.toml")
+    (tmp_path / "exp.toml").write_text(_filled(text, 14, {**values, "metric": '"read_p99.9"'}))
+    experiment = load.load(tmp_path / "exp.toml")
+    assert "read_p99.9" in expected_rows(experiment, json.loads(workload), frozenset({"read"}))  # measured
+
+
+def test_a_header_that_names_a_unit_suggests_the_workloads_metrics_of_its_kind_and_side_only(tmp_path, monkeypatch):
+    blocks = ("Bandwidth with this patch:\n\n  jobs   MB/s\n  1      812\n  4     1640\n\n"
+              "Write side:\n\n  jobs   write MB/s\n  1      512\n  4      990\n\n")
+    _, text = _written(tmp_path, monkeypatch, MAIL.replace("Latency with this patch", blocks + "Latency with"))
+    lines = text.splitlines()
+    suggested = {line: lines[k + 8] for k, line in enumerate(lines) if line.startswith("# lines ")}
+    assert [v.split("# ", 2)[2] for v in suggested.values()] == [
+        'its header\'s words suggest "read_bw"',  # MB/s: a bandwidth; the randread job's only
+        "one of its metrics above",  # write MB/s: the job only reads, so nothing is suggested
+        'its header\'s words suggest "read_lat_mean", "read_p50", "read_p99"']
+    assert "= 812" not in text and "= 1640" not in text  # a suggestion, never a value

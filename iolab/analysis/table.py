@@ -70,6 +70,8 @@ def _row_metrics(experiment: Experiment, workload: str, produced: set[str], coun
     rows = list(chosen) if chosen else [name for name in metrics.DEFAULT_ROWS if name in produced]
     declared = experiment.workload_named(workload).primary or experiment.report.primary or []
     rows += [name for name in declared if name not in rows]
+    claimed = [r.metric for r in experiment.claims.row if r.workload == workload] if experiment.claims else []
+    rows += [name for name in dict.fromkeys(claimed) if name and name not in rows]  # a claim row is checked by it
     counted = metrics.IO_COUNT in produced if counted is None else counted
     if experiment.workload_named(workload).io == "primary" and counted and metrics.IO_COUNT not in rows:
         rows.insert(0, metrics.IO_COUNT)

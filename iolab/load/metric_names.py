@@ -1,7 +1,8 @@
 """The metric names an experiment gives, checked against what it can produce.
 
 Names are given in [report] metrics and primary, in each [[workload]]'s
-metrics and primary, and as the inputs of [derived] expressions. A name is
+metrics and primary, as the inputs of [derived] expressions, and as the
+metric of a [claims] row (its workload's). A name is
 produced by a workload's engine (iolab.engines.fio: per direction its jobs'
 rw= does; iolab.engines.probe: per mode), by the collectors of [collect]
 (iolab.collectors.metric_names), by the cell itself (host.settle_s, ...),
@@ -62,6 +63,11 @@ def check_metric_names(experiment: Experiment) -> None:
                 if not _matches(name, produced[workload.name]):
                     why = _why_not(experiment, [workload], name, produced[workload.name])
                     raise SpecError(f'workload["{workload.name}"].{field}: {why}')
+    for row in experiment.claims.row if experiment.claims else []:  # a row's workload is checked by the spec
+        if row.workload and row.metric and not _matches(row.metric, produced.get(row.workload, set())):
+            workload = experiment.workload_named(row.workload)
+            why = _why_not(experiment, [workload], row.metric, produced[workload.name])
+            raise SpecError(f"claims.row[{excerpt(row.label)}].metric: {why}")
 
 
 def _check_derived_inputs(experiment: Experiment, produced: set[str]) -> None:

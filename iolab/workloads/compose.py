@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab.stats.choice import fewest_rounds
 from iolab.stats.kinds import PAIRED
-from iolab.engines import fio_jobs
+from iolab.engines import fio, fio_jobs, probe, script
 from iolab.load import device
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim
@@ -93,32 +94,84 @@ def _comment(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-def _unread_rows(mail: FromMail, matched: list[from_mail.Matched]) -> list[str]:
+WORKLOADS_SHOWN, METRICS_SHOWN = 6, 5  # the workloads, and metrics of each, the rows to fill name; the rest: "..."
+_KINDS = {"rate": r"\biops\b", "bandwidth": r"[kmgt]i?b/s|\bbw\b|bandwidth|throughput",
+          "time": r"\b(lat|latency|clat|slat|percentile|[unm]sec|[unm]s)\b"}  # a block's header's words
+
+
+def _kind(metric: str) -> str:
+    """What a metric measures: "rate", "bandwidth", "time", or "" (a count)."""
+    if metric.endswith("iops"):
+        return "rate"
+    if re.search(r"(^|_)bw$", metric):
+        return "bandwidth"
+    return "time" if re.search(r"(^|_)(lat_\w+|p[\d.]+|per_call\w*|\w*_ns)$", metric) else ""
+
+
+def checked_by(table: dict[str, Any]) -> list[str]:
+    """The metrics a [[workload]] table can check a claim row by, its own first (metrics, primary), then
+    its engine's (iolab.engines: fio's per direction its jobs' rw= does, the probe's per mode)."""
+    engine, params = table.get("engine", "fio"), table.get("probe") or {}
+    if engine == "script":
+        names: list[str] = list(script.METRICS)
+    elif engine == "probe":
+        names = [*probe.METRICS.get(str(params.get("mode")), ()), "ctx"]
+    else:
+        directions = set().union(*(job.directions for job in fio_jobs.jobs(str(table.get("job") or ""))))
+        names = [f"{d}_{m}" for d in ("read", "write") if d in directions for m in fio.PER_DIRECTION]
+        names += [*fio.EVERY_JOB, *fio.SYNC]
+    own = [*table.get("metrics", []), *table.get("primary", [])]
+    return list(dict.fromkeys(n for n in [*own, *names] if not any(c in n for c in "*?[")))
+
+
+def _suggested(header: str, metrics: list[str]) -> list[str]:
+    """The metrics of a workload a block's header names the kind (and side) of: "usec" a time, "MB/s" a
+    bandwidth, "read" the reads; none where it names no kind."""
+    words = header.lower()
+    kinds = [kind for kind, pattern in _KINDS.items() if re.search(pattern, words)]
+    sides = [side for side in ("read", "write") if side in words] or ["read", "write", ""]
+    return [m for m in metrics if kinds and _kind(m) == kinds[0]
+            and (m.split("_")[0] if m.split("_")[0] in ("read", "write") else "") in sides][:3]
+
+
+def _metrics_note(tables: list[dict[str, Any]]) -> list[str]:
+    """The comment that names, once, each workload of the experiment and the metrics that can check it."""
+    lines = ["# Its workloads and the metrics that check them (the spec loader refuses any other):"]
+    for table in tables[:WORKLOADS_SHOWN]:
+        names = checked_by(table)
+        lines.append(_comment(f"#   {_toml(table['name'])}: {', '.join(names[:METRICS_SHOWN])}"
+                              + (", ..." if len(names) > METRICS_SHOWN else "")))
+    return lines + (["#   ..."] if len(tables) > WORKLOADS_SHOWN else [])
+
+
+def _unread_rows(mail: FromMail, tables: list[dict[str, Any]]) -> list[str]:
     """Each block of figures no claim row came from, as comments: its lines in the mail, its first line,
-    and a [[claims.row]] (the keys a real row has) whose values the user fills, never one guessed."""
+    and a [[claims.row]] (the keys a real row has) whose values the user fills, never one guessed;
+    ``tables``: the experiment's [[workload]] tables, whose names and metrics the row may take."""
     if not mail.unread:
         return []
     many = len(mail.unread) > 1
     lines = ["", f"# Not read: {len(mail.unread)} block{'s' if many else ''} of figures in the mail no claim row came "
              "from (iolab mail lists them).", "# A block that holds a claim: uncomment its [[claims.row]], fill "
              "each value from the mail, and name", "# the [[workload]] and metric that check it (docs/mails.md)."]
-    names = [w.name for w in mail.benchmark.workloads]
-    metrics = list(dict.fromkeys(m.metric for m in matched if m.metric))
+    lines += _metrics_note(tables) if tables else ["# The experiment has no [[workload]]: leave workload and "
+                                                   "metric \"\" (not reproduced)."]
     hints = {"label": "the mail's row", "unit": '"us", "MB/s", "IOPS"; "" for a count',
              "better": '"higher" or "lower"',
-             "workload": ", ".join(map(_toml, names[:4])) + (", ..." if len(names) > 4 else "") if names
-             else "none of the mail's benchmark: a [[workload]] above, or \"\"",
-             "metric": ("as above: " + ", ".join(map(_toml, metrics[:3])) if metrics
-                        else 'as "read_iops", "write_bw", "read_p99", "per_call"')}
+             "workload": f"{_toml(tables[0]['name'])} or another above" if tables else "",
+             "metric": "one of its metrics above"}
     blank = from_mail.Matched(Claim("", 0.0, 0.0, "", "", None), "", "", "")
     keys = [k for k in _row(blank) if k not in _TEMPLATE_LEFT]  # a written row's keys, in its order
     for block in mail.unread[:UNREAD_SHOWN]:
         where = "the text read" if block.lines_of == "text" else Path(block.lines_of).name
         lines += ["#", _comment(f"# lines {block.first_line}-{block.last_line} of {where} ({block.figures} "
                                 f"figures): {block.header}"), "# [[claims.row]]"]
+        likely = _suggested(block.header, checked_by(tables[0])) if tables else []
         for key in keys:  # a figure left blank: unfilled, the file is refused at its line, never run as 0
             value = f"{key} =" if key in ("before", "after") else f'{key} = ""'
-            lines.append((f"# {value:<13}" + (f"  # {hints[key]}" if key in hints else "")).rstrip())
+            hint = (f"its header's words suggest {', '.join(map(_toml, likely))}" if key == "metric" and likely
+                    else hints.get(key, ""))
+            lines.append((f"# {value:<13}" + (f"  # {hint}" if hint else "")).rstrip())
     if len(mail.unread) > UNREAD_SHOWN:
         rest = len(mail.unread) - UNREAD_SHOWN
         lines += ["#", f"# and {rest} more block{'s' if rest > 1 else ''} not read: iolab mail lists them"]
@@ -148,13 +201,13 @@ def _mail_lines(mail: FromMail, fs: str, timing: str) -> tuple[list[str], list[s
         scaled.append("instructions mode: fio's I/Os and libMicro's batches cut further to what a count needs "
                       "(the report's header says how far)")
     if not (matched or scaled or missing or bench.refused):
-        return workloads, _unread_rows(mail, matched), phases
+        return workloads, [], phases
     claims = ["", "[claims]             # the mail's claim: the report sets iolab's delta beside each row",
               f"source = {_toml(mail.source[:300])}", f"scaled = {_toml(scaled)}",
               f"not_reproduced = {_toml(missing)}", f"refused = {_toml(list(bench.refused))}"]
     for m in matched:
         claims += ["", "[[claims.row]]", *(f"{k} = {_toml(v)}" for k, v in _row(m).items() if v or k not in _SPARE)]
-    return workloads, claims + _unread_rows(mail, matched), phases
+    return workloads, claims, phases
 
 
 def _threads(workload: MailWorkload) -> int:
@@ -295,5 +348,7 @@ def compose(infos: list[PatchInfo], selection: Selection, *, source: str, in_sou
             table["exploratory"] = True
         lines += ["", "[[workload]]" + ("         # the library's, exploratory" if mailed else ""),
                   *(f"{k} = {_toml(v)}" for k, v in table.items())]
-    lines += mail_claims + phases + _run_and_vm(timing, unrepeated, mail)
+    tables = tomllib.loads("\n".join(lines)).get("workload", [])  # as written: the mail's and the library's
+    lines += mail_claims + (_unread_rows(mail, tables) if mail is not None else [])
+    lines += phases + _run_and_vm(timing, unrepeated, mail)
     return Composed("\n".join(lines), reverse, skipped)
