@@ -64,7 +64,7 @@ def check_metric_names(experiment: Experiment) -> None:
                     why = _why_not(experiment, [workload], name, produced[workload.name])
                     raise SpecError(f'workload["{workload.name}"].{field}: {why}')
     for row in experiment.claims.row if experiment.claims else []:  # a row's workload is checked by the spec
-        if row.workload and row.metric and not _matches(row.metric, produced.get(row.workload, set())):
+        if row.workload in produced and row.metric and not _matches(row.metric, produced[row.workload]):
             workload = experiment.workload_named(row.workload)
             why = _why_not(experiment, [workload], row.metric, produced[workload.name])
             raise SpecError(f"claims.row[{excerpt(row.label)}].metric: {why}")

@@ -108,7 +108,7 @@ def _kind(metric: str) -> str:
     return "time" if re.search(r"(^|_)(lat_\w+|p[\d.]+|per_call\w*|\w*_ns)$", metric) else ""
 
 
-def checked_by(table: dict[str, Any]) -> list[str]:
+def _checked_by(table: dict[str, Any]) -> list[str]:
     """The metrics a [[workload]] table can check a claim row by, its own first (metrics, primary), then
     its engine's (iolab.engines: fio's per direction its jobs' rw= does, the probe's per mode)."""
     engine, params = table.get("engine", "fio"), table.get("probe") or {}
@@ -129,16 +129,16 @@ def _suggested(header: str, metrics: list[str]) -> list[str]:
     bandwidth, "read" the reads; none where it names no kind."""
     words = header.lower()
     kinds = [kind for kind, pattern in _KINDS.items() if re.search(pattern, words)]
-    sides = [side for side in ("read", "write") if side in words] or ["read", "write", ""]
-    return [m for m in metrics if kinds and _kind(m) == kinds[0]
-            and (m.split("_")[0] if m.split("_")[0] in ("read", "write") else "") in sides][:3]
+    sides = [side for side in ("read", "write") if side in words] or ["read", "write"]
+    return [m for m in metrics if kinds and _kind(m) == kinds[0]  # a metric of no side (lat_p50) fits any
+            and (m.split("_")[0] in sides or m.split("_")[0] not in ("read", "write"))][:3]
 
 
 def _metrics_note(tables: list[dict[str, Any]]) -> list[str]:
     """The comment that names, once, each workload of the experiment and the metrics that can check it."""
     lines = ["# Its workloads and the metrics that check them (the spec loader refuses any other):"]
     for table in tables[:WORKLOADS_SHOWN]:
-        names = checked_by(table)
+        names = _checked_by(table)
         lines.append(_comment(f"#   {_toml(table['name'])}: {', '.join(names[:METRICS_SHOWN])}"
                               + (", ..." if len(names) > METRICS_SHOWN else "")))
     return lines + (["#   ..."] if len(tables) > WORKLOADS_SHOWN else [])
@@ -166,7 +166,7 @@ def _unread_rows(mail: FromMail, tables: list[dict[str, Any]]) -> list[str]:
         where = "the text read" if block.lines_of == "text" else Path(block.lines_of).name
         lines += ["#", _comment(f"# lines {block.first_line}-{block.last_line} of {where} ({block.figures} "
                                 f"figures): {block.header}"), "# [[claims.row]]"]
-        likely = _suggested(block.header, checked_by(tables[0])) if tables else []
+        likely = _suggested(block.header, _checked_by(tables[0])) if tables else []
         for key in keys:  # a figure left blank: unfilled, the file is refused at its line, never run as 0
             value = f"{key} =" if key in ("before", "after") else f'{key} = ""'
             hint = (f"its header's words suggest {', '.join(map(_toml, likely))}" if key == "metric" and likely
