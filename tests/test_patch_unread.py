@@ -14,6 +14,7 @@ from iolab import load
 from iolab.analysis.table import expected_rows
 from iolab.spec import SpecError
 from iolab.workloads import compose
+from iolab.workloads.library import load_areas
 from tests.helpers import FIXTURES
 from tests.test_patch_mail import _experiment, _old_side
 
@@ -200,3 +201,22 @@ def test_a_header_that_names_a_unit_suggests_the_workloads_metrics_of_its_kind_a
         "one of its metrics above",  # write MB/s: the job only reads, so nothing is suggested
         'its header\'s words suggest "read_lat_mean", "read_p50", "read_p99"']
     assert "= 812" not in text and "= 1640" not in text  # a suggestion, never a value
+
+
+def test_every_library_workloads_hinted_metrics_load_as_its_rows(tmp_path, monkeypatch):
+    """The names the hint takes from the code, for each of the library's workloads (probe modes, fio
+    jobs of each direction, a workload's own metrics): the loader takes every one on that workload."""
+    _, text = _written(tmp_path, monkeypatch)
+    at = text.index("\n[run]\n")  # the tables added here go before its [run] and [vm]
+    tables, engines = [], set()
+    for area in load_areas():
+        for workload in (w for w in area.workload if area.fs != "erofs"):  # erofs: a target of its own
+            table = {**workload.table(area.fs, area.io), "name": f"{area.area}/{workload.name}"}
+            names = compose._checked_by(table)
+            engines.add((table["engine"], str((table.get("probe") or {}).get("mode", table.get("job", ""))[:9])))
+            tables.append("\n[[workload]]\n" + "\n".join(f"{k} = {compose._toml(v)}" for k, v in
+                                                           {**table, "primary": names}.items()))
+    assert len(engines) > 5  # several engines, modes and jobs
+    (tmp_path / "exp.toml").write_text(text[:at] + "".join(tables) + text[at:])
+    loaded = load.load(tmp_path / "exp.toml")  # the loader checks each workload's primary names against it
+    assert len(loaded.workload) > len(tables)
