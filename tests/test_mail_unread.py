@@ -86,6 +86,24 @@ def test_what_is_not_a_result_is_passed_over(text):
     assert unread(text, ()) == ()
 
 
+@pytest.mark.parametrize("text", [
+    "old kernel, rw=randread, numjobs=4 iodepth=64\nnew kernel, rw=randread, numjobs=4 iodepth=64\n",
+    "null_blk queue_mode=2 submit_queues=8 hw_queue_depth=256\n",
+    "Setup: (ioengine=libaio, iodepth=16, numjobs=2,\n        direct=1, bs=64k)\n",
+    "   - POLL:   delay=0 budget=64\n   - HYBRID: delay=200 budget=16 weight=70\n",
+])
+def test_lines_whose_only_figures_are_settings_are_passed_over(text):
+    assert unread(text, ()) == ()
+
+
+@pytest.mark.parametrize("text", [
+    "old kernel: iops=41200 lat=310\nnew kernel: iops=45800 lat=279\n",  # a result's names keep theirs
+    "queue_depth=32: 410 MB/s\nqueue_depth=64: 455 MB/s\n",  # a setting beside a result
+])
+def test_a_result_given_as_key_and_value_is_still_a_block(text):
+    assert len(unread(text, ())) == 1
+
+
 def test_a_table_whose_rows_name_a_ramdisk_is_no_machines_description():
     (block,) = unread("device    base   patched\nramdisk   1200   1350\nramfs     900    990\n", ())
     assert (block.first_line, block.last_line, block.figures) == (1, 3, 4)

@@ -141,6 +141,10 @@ def read_lines(lines: Sequence[str], claims: Iterable[Claim]) -> set[int]:
 _SIZED = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:[KMGTP]i?B|[KMG](?![a-z])|x|times|[kM]?pps|"
                     r"[A-Za-z]+/s(?:ec)?)(?![\w/])", re.I)  # sizes, factors and rates model.figures leaves out
 _KEYED = re.compile(r"[\w)]\s?[:=]\s*[~+-]?\d")  # a tool's "name: value", "avg=99.81"
+_RESULT = r"(?:iops|bw|bandwidth|lat\w*|avg|mean|min|max|stdev|p\d+\w*|usr|sys|ctx|cpu|io|run|runt|util|aggrb|" \
+          r"throughput|time|qps|ops|rate|speed|real|user|elapsed|med\w*)"
+# a setting, "iodepth=32", "bs=4k", "queue_mode=2": a whole number or a size given to a key not a result's name
+_SETTING = re.compile(rf"\b(?!{_RESULT}\b)[a-z_][\w.]*\s?=\s?\d+[kmgt]?\b(?![.%/])", re.I)
 
 
 def _units(line: str) -> int:
@@ -150,9 +154,9 @@ def _units(line: str) -> int:
 
 def _data(line: str) -> bool:
     """A line that holds a result's figure: aligned in columns, with a unit, named by a key, or
-    a line of figures alone."""
+    a line of figures alone; not a line whose only figures are settings ("iodepth=32, bs=4k")."""
     found = count(line)
-    if not found:
+    if not found or not count(_SETTING.sub(" ", line)):  # none, or only settings: a setup, not a result
         return False
     words = len(line.split())  # in prose a size is no result ("a 4 KiB page"): a time, a rate, a share is
     return bool(_ALIGNED.search(line.strip()) or figures(line) or _KEYED.search(line) or 2 * found >= words)
