@@ -21,6 +21,7 @@ from iolab.mail.claimed import Claim
 from iolab.mail.claimed.model import convert, unit_of
 from iolab.mail.reading import claims_of
 from iolab.mail.unread import Block, unread
+from iolab.workloads.compose import UNREAD_SHOWN
 from tests.corpus import loader
 
 # a factor between the label's figures and the reader's that is the same figure
@@ -59,9 +60,10 @@ class Unread:
     pointed: int = 0
     blocks: int = 0
     labelled: int = 0  # blocks with a labelled row in them (the rest are noise)
+    shown: int = 0  # missed rows inside one of the first blocks, those the experiment shows (UNREAD_SHOWN)
 
     def add(self, other: Unread) -> None:
-        for name in ("missed", "pointed", "blocks", "labelled"):
+        for name in ("missed", "pointed", "blocks", "labelled", "shown"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -145,7 +147,8 @@ def pointed_at(rows: tuple[loader.Claim, ...], missed: list[loader.Claim], lines
     """The missed rows inside an unread block, and the blocks that hold a labelled row."""
     spans = [lines[b.first_line - 1:b.last_line] for b in blocks]
     return Unread(missed=len(missed), pointed=sum(any(_inside(row, span) for span in spans) for row in missed),
-                  blocks=len(blocks), labelled=sum(any(_inside(row, span) for row in rows) for span in spans))
+                  blocks=len(blocks), labelled=sum(any(_inside(row, span) for row in rows) for span in spans),
+                  shown=sum(any(_inside(row, span) for span in spans[:UNREAD_SHOWN]) for row in missed))
 
 
 def scores(split: loader.Split) -> list[MailScore]:

@@ -146,6 +146,40 @@ def test_blocks_are_numbered_by_the_lines_of_the_file_that_holds_them():
     assert placed(unread(TABLE, ()), TABLE, {"x.eml": encoded})[0].lines_of == "text"
 
 
+COUNTERS_THEN_RESULT = """\
+Lock statistics on the test box:
+
+  contentions    182734
+  wait-max       9981
+  acquisitions   44120331
+
+The result:
+
+  job       unpatched   patched   change
+  seqwrite  1810 MB/s   2210 MB/s  +22%
+  randrw    310 MB/s    342 MB/s   +10%
+"""
+
+
+@pytest.mark.parametrize("text, first", [
+    (COUNTERS_THEN_RESULT, 9),  # a table of both sides with a change before counters of no side
+    ("slab:   1843 objects, 2211 objects\ninodes: 3120 objects, 4410 objects\n\nBefore: 3.1 GB/s\nAfter: 3.6 GB/s (+16%)\n",
+     4),
+    ("  1   118   121\n  2   97    99\n\nrandread went from 410 usec to 380 usec, -7%\n", 4),  # units, a change
+])
+def test_the_block_likeliest_to_hold_a_claim_comes_first(text, first):
+    blocks = unread(text, ())
+    assert len(blocks) == 2 and blocks[0].first_line == first
+
+
+def test_blocks_alike_keep_the_texts_order_and_are_numbered_in_their_files_whatever_their_order():
+    two = "  4k   118   121\n  64k  97    99\n\n  8k   218   221\n  128k 197   199\n"
+    assert [b.first_line for b in unread(two, ())] == [1, 4]
+    mail = "Subject: x\n\n" + COUNTERS_THEN_RESULT
+    assert [(b.first_line, b.lines_of) for b in placed(unread(COUNTERS_THEN_RESULT, ()), COUNTERS_THEN_RESULT,
+                                                       {"x.eml": mail})] == [(11, "x.eml"), (5, "x.eml")]
+
+
 def test_a_mutant_line_is_read_in_bounded_time():
     """Found by tests/test_fuzz_mails.py: a 70 000-letter word took the address pattern 80 s."""
     import time

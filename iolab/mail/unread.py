@@ -7,11 +7,15 @@ are aligned in columns or split by pipes), a tool's output pasted, or prose
 with two or more figures with a unit. What is not a result is passed over:
 headers and trailers, diffstats, version changelogs ("v2: ..."), command
 lines and job files (the benchmark reader shows those), dmesg, trace and
-stack dumps, hex, dates, C, a machine's description. Each block says its
+stack dumps, hex, dates, C, a machine's description, settings
+("iodepth=32"). Each block says its
 first and last line in the text (``placed``: in the mail's file), its first
 line, and how many figures its unread lines hold, so that a developer sees
 where the mail's claim is that iolab did not read, and can write the row by
 hand. A table read in part is listed too: its rows not read may be claims.
+The blocks likeliest to hold a claim come first (``likely``: two sides'
+words, a change stated, figures with a unit, a table), as the experiment
+shows only the first few; blocks alike keep the text's order.
 """
 
 from __future__ import annotations
@@ -198,8 +202,28 @@ def unread(text: str, claims: Iterable[Claim]) -> tuple[Block, ...]:
     lines = text.splitlines()
     over = passed(lines)
     done = read_lines(lines, claims)
-    found = (_block(lines, run, done) for run in _segments(lines, over))
-    return tuple(block for block in found if block is not None)
+    found = [block for block in (_block(lines, run, done) for run in _segments(lines, over)) if block is not None]
+    return tuple(sorted(found, key=lambda block: -likely(lines, block)))  # the likeliest first, else in the text's order
+
+
+# a side's word ("before", "patched", "w/o", "->"): a block naming two compares them
+_SIDES = re.compile(r"\b(?:before|after|base(?:line)?|patch(?:ed|set)?|with(?:out)?|w/o|vanilla|stock|unpatched|"
+                    r"orig(?:inal)?|old|new|mainline|master|revert(?:ed)?|upstream)\b|->|\u2192|\bvs\b", re.I)
+# a change stated: "+12%", "-3.5 %", "20% faster", "1.5x", a column named delta
+_DELTA = re.compile(r"[+-]\s?\d[\d.]*\s?%|\b\d[\d.]*\s?%\s*(?:faster|slower|better|worse|more|less|higher|lower|"
+                    r"improve|regress|increase|decrease|reduc)|\b\d[\d.]*x\b|\b(?:delta|diff|change|improve\w*|"
+                    r"regress\w*|speedup|gain)\b", re.I)
+
+
+def likely(lines: Sequence[str], block: Block) -> int:
+    """How likely the block (numbered in ``lines``) holds a claim: one point each for two sides' words in it
+    or the two lines above it, a change stated, two figures with a unit, two rows of aligned figures."""
+    run = lines[block.first_line - 1:block.last_line]
+    sides = {m.group(0).lower() for line in [*lines[max(block.first_line - 3, 0):block.first_line - 1], *run]
+             for m in _SIDES.finditer(line)}
+    table = sum(bool(_ALIGNED.search(line.strip())) and count(line) >= 2 for line in run) >= 2
+    return ((len(sides) >= 2) + any(_DELTA.search(line) for line in run) + (sum(map(_units, run)) >= 2)
+            + table)
 
 
 def _cut(line: str) -> str:
@@ -213,17 +237,17 @@ def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tupl
     lines = text.splitlines()
     held = {name: [line.rstrip() for line in content.splitlines()] for name, content in files.items()}
     after = dict.fromkeys(held, 0)
-    out = []
-    for block in blocks:
+    out = list(blocks)
+    for i in sorted(range(len(out)), key=lambda i: out[i].first_line):  # sought in the text's order, kept in theirs
+        block = out[i]
         run = [line.rstrip() for line in lines[block.first_line - 1:block.last_line]]
         spot = next(((name, k) for name, have in held.items() for k in range(after[name], len(have) - len(run) + 1)
                      if have[k:k + len(run)] == run), None)
         if spot is None:
-            out.append(block)
             continue
         name, k = spot
         after[name] = k + len(run)
-        out.append(replace(block, first_line=k + 1, last_line=k + len(run), lines_of=name))
+        out[i] = replace(block, first_line=k + 1, last_line=k + len(run), lines_of=name)
     return tuple(out)
 
 
