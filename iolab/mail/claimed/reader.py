@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from iolab.mail.claimed.abstain import abstained
 from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.bloat import bloat_totals
 from iolab.mail.claimed.clauses import trailing_pairs
@@ -61,7 +62,7 @@ def claims(text: str, subject: str = "") -> list[Claim]:
         elif (pair.before, pair.after) not in seen and not any(_scaled(pair, c) for c in found):
             found.append(pair)
         seen.add((pair.before, pair.after))
-    return infer(lines, consistent(kept(admitted(found, lines, about), lines), lines))
+    return abstained(infer(lines, consistent(kept(admitted(found, lines, about), lines), lines)))
 
 
 def _as(form: str, found: list[Claim]) -> list[Claim]:
