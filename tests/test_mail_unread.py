@@ -104,6 +104,24 @@ def test_a_result_given_as_key_and_value_is_still_a_block(text):
     assert len(unread(text, ())) == 1
 
 
+@pytest.mark.parametrize("text", [
+    "  --> +3.5% throughput, -22.0% max latency\n  --> +1.2% throughput, -9.7% max latency\n",
+    "The warm case runs about 18% faster with it, the cold one\nsees a 12% increase and 1.4x fewer misses.\n",
+    "That is a -31.5% reduction when cached and\na -28.0% reduction when not.\n",
+])
+def test_a_block_whose_figures_are_only_changes_is_passed_over(text):
+    assert unread(text, ()) == ()
+
+
+@pytest.mark.parametrize("text", [
+    "job        real (mm:ss)   delta\nseq hdd    131:20         +412%\nseq ssd    74:02          +190%\n",  # a side's time
+    "The warm case went from 410 usec to 350 usec, about 15% faster.\n",  # both sides and the change
+    "with 91% lock contention and 77% sys time, down\nto 25% lock contention and 12.5% sys time\n",  # shares measured
+])
+def test_a_change_beside_a_sides_value_is_still_a_block(text):
+    assert len(unread(text, ())) == 1
+
+
 def test_a_table_whose_rows_name_a_ramdisk_is_no_machines_description():
     (block,) = unread("device    base   patched\nramdisk   1200   1350\nramfs     900    990\n", ())
     assert (block.first_line, block.last_line, block.figures) == (1, 3, 4)

@@ -8,7 +8,9 @@ with two or more figures with a unit. What is not a result is passed over:
 headers and trailers, diffstats, version changelogs ("v2: ..."), command
 lines and job files (the benchmark reader shows those), dmesg, trace and
 stack dumps, hex, dates, C, a machine's description, settings
-("iodepth=32"). Each block says its
+("iodepth=32"), and a block whose figures are only changes ("+4.1%
+throughput", "about 25% faster": no row's two sides can be written from
+them). Each block says its
 first and last line in the text (``placed``: in the mail's file), its first
 line, and how many figures its unread lines hold, so that a developer sees
 where the mail's claim is that iolab did not read, and can write the row by
@@ -156,6 +158,18 @@ def _units(line: str) -> int:
     return max(len(figures(line)), len(_SIZED.findall(line)))
 
 
+# a change stated alone: "+4.1%", "by ~30%", "25% faster", "2x": no row's before and after can be written from it
+_CHANGE = re.compile(r"(?:[+-]|~|\bby\s+(?:about\s+|around\s+|roughly\s+|~)?|\bup\s+to\s+~?)\d[\d.]*\s?%|\b~?\d[\d.]*\s?"
+                     r"(?:%|x|times)\s+(?:faster|slower|better|worse|more|less|higher|lower|improve\w*|regress\w*|"
+                     r"increase\w*|decrease\w*|reduc\w*|speedup|gain\w*|drop\w*|overhead|boost\w*|win)\b|\b\d[\d.]*x\b",
+                     re.I)
+
+
+def _change_only(line: str) -> bool:
+    """A line whose figures are all changes stated (no value of a side: a figure left, a clock's 81:04)."""
+    return bool(_CHANGE.search(line)) and not re.search(r"(?<![\w.])\d", _CHANGE.sub(" ", line))
+
+
 def _data(line: str) -> bool:
     """A line that holds a result's figure: aligned in columns, with a unit, named by a key, or
     a line of figures alone; not a line whose only figures are settings ("iodepth=32, bs=4k")."""
@@ -184,7 +198,7 @@ def _block(lines: Sequence[str], run: list[int], done: set[int]) -> Block | None
     """The run's lines of figures, its header above them, when enough of them are unread."""
     data = [k for k in run if _data(lines[k])]
     unread_data = [k for k in data if k not in done]
-    if not unread_data:
+    if not unread_data or all(_change_only(lines[k]) for k in unread_data):
         return None
     first = run[0] if data[0] - run[0] <= 2 else data[0]  # a table's header of two lines: its first
     while first > run[0] and (first == data[0] or _RULE.match(lines[first])):
