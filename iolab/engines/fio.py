@@ -257,7 +257,12 @@ def metric_names(directions: Collection[str]) -> set[str]:
     ("read", "write"; fio_jobs.Job.directions), and the syncs' metrics: a
     job with fsync= or fdatasync= gives them (the options are not read here,
     so they are always possible)."""
-    return {f"{d}_{m}" for d in directions for m in PER_DIRECTION} | set(EVERY_JOB) | set(SYNC)
+    return set(metric_order(directions))
+
+
+def metric_order(directions: Collection[str]) -> list[str]:
+    """metric_names in the order a report lists them: each direction's (reads first), every job's, the syncs'."""
+    return [f"{d}_{m}" for d in ("read", "write") if d in directions for m in PER_DIRECTION] + [*EVERY_JOB, *SYNC]
 
 
 def clat_contradiction(parts: list[dict[str, Any]]) -> str:

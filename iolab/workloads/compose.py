@@ -117,9 +117,7 @@ def _checked_by(table: dict[str, Any]) -> list[str]:
     elif engine == "probe":
         names = [*probe.METRICS.get(str(params.get("mode")), ()), "ctx"]
     else:
-        directions = set().union(*(job.directions for job in fio_jobs.jobs(str(table.get("job") or ""))))
-        names = [f"{d}_{m}" for d in ("read", "write") if d in directions for m in fio.PER_DIRECTION]
-        names += [*fio.EVERY_JOB, *fio.SYNC]
+        names = fio.metric_order(set().union(*(job.directions for job in fio_jobs.jobs(str(table.get("job") or "")))))
     own = [*table.get("metrics", []), *table.get("primary", [])]
     return list(dict.fromkeys(n for n in [*own, *names] if not any(c in n for c in "*?[")))
 
@@ -163,8 +161,7 @@ def _unread_rows(mail: FromMail, tables: list[dict[str, Any]]) -> list[str]:
     blank = from_mail.Matched(Claim("", 0.0, 0.0, "", "", None), "", "", "")
     keys = [k for k in _row(blank) if k not in _TEMPLATE_LEFT]  # a written row's keys, in its order
     for block in mail.unread[:UNREAD_SHOWN]:
-        where = "the text read" if block.lines_of == "text" else Path(block.lines_of).name
-        lines += ["#", _comment(f"# lines {block.first_line}-{block.last_line} of {where} ({block.figures} "
+        lines += ["#", _comment(f"# lines {block.first_line}-{block.last_line} of {block.where} ({block.figures} "
                                 f"figures): {block.header}"), "# [[claims.row]]"]
         likely = _suggested(block.header, _checked_by(tables[0])) if tables else []
         for key in keys:  # a figure left blank: unfilled, the file is refused at its line, never run as 0
