@@ -100,7 +100,7 @@ def _unread_lines(read: Any) -> list[str]:
         if b.lines_of == "text":
             where = " of the text read" if files else ""
         else:
-            where = f" of {Path(b.lines_of).name}" if len(files) > 1 else ""
+            where = f" of {b.where}" if len(files) > 1 else ""
         out.append(f"  lines {b.first_line}-{b.last_line}{where} ({b.figures} figures): {b.header}")
     out += textwrap.wrap("to check one: the experiment iolab patch --write writes has [[claims.row]] tables to "
                          "fill for them (docs/mails.md)", 76, initial_indent="  ", subsequent_indent="    ")

@@ -42,6 +42,11 @@ class Block:
     figures: int  # the figures its unread lines hold
     lines_of: str = "text"  # what the line numbers count: "text" (the text read), or a file's name
 
+    @property
+    def where(self) -> str:
+        """What its line numbers count, as a reader is told: "the text read", or the file's name."""
+        return "the text read" if self.lines_of == "text" else Path(self.lines_of).name
+
 
 # a figure as a table or a tool writes it: 1234, 1,234, 12.5, -3%, 4994MiB/s, 562K, 1.5x, 0m9.865s
 _FIGURE = re.compile(r"^[~+-]?(?:\d[\d.]*-)?(?:\d+m)?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?(?:%|x|[a-zµμ]{1,6}(?:/[a-z]+)?)?$",

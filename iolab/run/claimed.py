@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 
 from iolab.mail.reading import Reading
 from iolab.mail.unread import placed_in
@@ -86,7 +85,7 @@ def unread_lines(read: Reading) -> Iterator[str]:
     blocks = placed_in(read.unread, read.mail.text(), (patch.file for patch in read.mail.patches))
     if not blocks:
         return
-    named = [Path(b.lines_of).name if b.lines_of != "text" else "the text read" for b in blocks]
+    named = [b.where for b in blocks]
     spans = ", ".join(f"{b.first_line}-{b.last_line}" + (f" of {name}" if len(set(named)) > 1 else "")
                       for b, name in zip(blocks, named))
     where = f" of {named[0]}" if len(set(named)) == 1 else ""
