@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from iolab.mail import read
 from iolab.mail.claimed import Claim
 from iolab.mail.claimed.model import convert, unit_of
+from iolab.mail.message import Mail
 from iolab.mail.reading import claims_of
 from iolab.mail.unread import Block, unread
 from iolab.workloads.compose import UNREAD_SHOWN
@@ -114,25 +115,37 @@ def matches(row: loader.Claim, claim: Claim) -> bool:
     return False
 
 
-def score(mail: loader.CorpusMail) -> MailScore:
-    """One mail read and its rows matched (greedy: each labelled row to the first returned row)."""
+def returned(mail: loader.CorpusMail) -> tuple[Mail, list[Claim]]:
+    """The mail as `iolab mail` reads it (a cover letter alone too), and the rows it returns."""
     given = read([mail.path], cover_alone=True)
-    text, returned = given.text(), list(claims_of(given))
+    return given, list(claims_of(given))
+
+
+def matched(rows: tuple[loader.Claim, ...], found: list[Claim]) -> list[int | None]:
+    """For each labelled row, the returned row it matches (None: missed); greedy, in the labels' order,
+    each labelled row to the first returned row not taken."""
     taken: set[int] = set()
-    tally = Tally(labelled=len(mail.claims), returned=len(returned), mails=1)
-    missed = []
-    for row in mail.claims:
-        k = next((k for k, c in enumerate(returned) if k not in taken and matches(row, c)), None)
-        if k is None:
-            missed.append(row)
-            continue
-        taken.add(k)
-        tally.found += 1
-        tally.better += returned[k].better == row.better
-    tally.real = len(taken)
-    wrong = [c for k, c in enumerate(returned) if k not in taken]
+    out: list[int | None] = []
+    for row in rows:
+        k = next((k for k, c in enumerate(found) if k not in taken and matches(row, c)), None)
+        if k is not None:
+            taken.add(k)
+        out.append(k)
+    return out
+
+
+def score(mail: loader.CorpusMail) -> MailScore:
+    """One mail read and its rows matched (``matched``)."""
+    given, found = returned(mail)
+    text, pairs = given.text(), matched(mail.claims, found)
+    tally = Tally(labelled=len(mail.claims), returned=len(found), mails=1)
+    missed = [row for row, k in zip(mail.claims, pairs) if k is None]
+    taken = {k for k in pairs if k is not None}
+    tally.found = tally.real = len(taken)
+    tally.better = sum(found[k].better == row.better for row, k in zip(mail.claims, pairs) if k is not None)
+    wrong = [c for k, c in enumerate(found) if k not in taken]
     return MailScore(mail.slug, mail.split, tuple(mail.label.get("forms", ())), tally, missed, wrong,
-                     pointed_at(mail.claims, missed, text.splitlines(), unread(text, returned)))
+                     pointed_at(mail.claims, missed, text.splitlines(), unread(text, found)))
 
 
 def _inside(row: loader.Claim, lines: list[str]) -> bool:
