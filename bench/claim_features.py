@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from iolab.mail.claimed import Claim, unit_of
 from iolab.mail.claimed.evidence import delta_agrees
+from iolab.mail.claimed.misread import _block
 from iolab.mail.claimed.model import SPREAD
 from iolab.mail.message import Mail
 
@@ -107,13 +108,8 @@ def found_lines(claim: Claim, lines: tuple[str, ...]) -> list[int]:
 
 
 def block_of(k: int, lines: tuple[str, ...]) -> tuple[int, int]:
-    """The run of lines without a blank one around line ``k``: (first, last + 1)."""
-    first, last = k, k + 1
-    while first > 0 and lines[first - 1].strip():
-        first -= 1
-    while last < len(lines) and lines[last].strip():
-        last += 1
-    return first, last
+    """The run of lines without a blank one around line ``k``: (first, last + 1), as the reader finds it."""
+    return _block(list(lines), k)
 
 
 def _head(k: int, lines: tuple[str, ...]) -> str:
