@@ -133,3 +133,14 @@ def test_matching_is_greedy_in_the_labels_order():
     label = loader.Claim("x", 1.0, 2.0, "MB/s", "higher", "line")
     found = [_row("a", 3, 4, ""), _row("b", 1, 2, ""), _row("c", 1, 2, "")]
     assert corpus.matched((label, label, label), found) == [1, 2, None]
+
+
+def test_the_first_sight_bench_chooses_its_threshold_on_first_sight_rows():
+    pytest.importorskip("sklearn")
+    from bench import mail_confidence_first as first
+
+    # today's rows of form b are real (the rules fixed them), the first-sight rows of form b wrong
+    today = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",)), (True, True)) for k in range(30)])
+    seen = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",), ("form:b",)), (True, False, False)) for k in range(30)])
+    model = first.train(today, seen)
+    assert model.confidence(["form:b"]) < model.threshold <= model.confidence(["form:a"])
