@@ -6,7 +6,7 @@ that came from, the mail's own delta. ``features`` turns a row and its mail into
 that hold across mails (no slug, no Message-Id, no one mail's figures: buckets of sizes, counts and
 shares, the form's name, cues of the mail's text, the lowercased words of the row's label and of the
 lines above it); ``Model`` applies a logistic regression's weights over them in plain Python. Tried
-as a filter at the reader's end and not taken (docs/claims.md, "learned confidence tried and not
+as a filter at the reader's end and not taken (docs/claims.md, "Learned confidence tried and not
 taken"): it stays here, outside the package, for the bench that judged it.
 """
 
@@ -47,7 +47,8 @@ def context(mail: Mail, rows: tuple[Claim, ...] | list[Claim]) -> Context:
     return Context(lines, len(mail.cover.splitlines()) if mail.cover else 0, rows, starts, _cues(lines, rows))
 
 
-_IMPROVES = re.compile(r"\b(?:improv\w*|faster|speed\s?ups?|boost\w*|gains?|reduc\w*|better|saves?|higher|lower)\b", re.I)
+_IMPROVES = re.compile(r"\b(?:improv\w*|faster|speed\s?ups?|boost\w*|gains?|reduc\w*|better|saves?|higher|lower)\b",
+                       re.I)
 _WORSENS = re.compile(r"\b(?:regress\w*|slower|worse|degrad\w*|drops?)\b", re.I)
 _SIDE = re.compile(r"\b(?:before|after|baseline|base|patched|unpatched|vanilla|w/o|with(?:out)? (?:the|this) "
                    r"(?:patch|series|change)\w*)\b", re.I)
@@ -66,7 +67,7 @@ def _cues(lines: tuple[str, ...], rows: tuple[Claim, ...]) -> tuple[str, ...]:
 
 
 def _share(flags: list[bool]) -> str:
-    """A share as a bucket: none (no flags), all, none of them, or its quarter."""
+    """A share as a bucket: "empty" (no flags), "all", "nil" (none of them), else its quarter ("<0.5")."""
     if not flags:
         return "empty"
     part = sum(flags) / len(flags)

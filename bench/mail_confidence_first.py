@@ -11,10 +11,19 @@ leaves one sample out: a model trained on the other samples' first-sight rows an
 sample's rows of today, its threshold chosen by leaving one of the other first-sight samples out in
 turn (scored on that sample's first-sight rows; a real row dropped costs two wrong ones), applied to
 the left-out sample's first-sight rows and, with the same model, to its rows of today. Figures only.
+
+    PYTHONPATH=. python bench/mail_confidence_first.py --save MODEL.json
+    PYTHONPATH=. python bench/mail_confidence_first.py --apply held_out --model MODEL.json
+
+--save trains the model so on every first-sight sample and every tune row of today (its threshold chosen
+by leaving each first-sight sample out) and writes its weights, fixed before any fresh sample is seen;
+--apply reads a split with today's reader and prints its rows found and wrong without the filter and
+with that model's (figures only: the held-out split is the lead's to measure, once).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -79,13 +88,8 @@ def train(today: list[loso.MailRows], first: list[loso.MailRows]) -> features.Mo
     return features.Model(model.weights, model.intercept, round(loso.choose(scored), loso.DIGITS))
 
 
-def main() -> int:
-    today = loso.gather()
-    tune = loader.load("tune")
-    by_sample = {name: [m for m in tune if loso.sample_of(m.slug) == name] for name in FIRST_SIGHT}
-    first = [row for name, mails in by_sample.items() for row in first_rows(name, mails)]
-    print(f"settings: C {loso.C}, words in >= {loso.MIN_MAILS} mails, at most {loso.CAP} a kind, "
-          f"a real row dropped costs {loso.COST:g} wrong ones")
+def left_out(today: list[loso.MailRows], first: list[loso.MailRows]) -> None:
+    """Each first-sight sample left out in turn (the module's text)."""
     totals = {"first sight": loso.Figures(), "today": loso.Figures()}
     scored: list[tuple[float, bool]] = []
     for left in FIRST_SIGHT:
@@ -99,6 +103,53 @@ def main() -> int:
     for kind, got in totals.items():
         print(loso.line(f"total {kind}", got, None))
     print("\n".join(loso.trade(scored)))
+
+
+def save(path: Path, today: list[loso.MailRows], first: list[loso.MailRows]) -> None:
+    """The model trained on every row of both kinds, written as JSON (weights, intercept, threshold)."""
+    model = train(today, first)
+    path.write_text(json.dumps({
+        "trained_on": f"tune: {len(today)} mails' rows of today, {len(first)} first-sight mails (samples 5-11)",
+        "settings": {"C": loso.C, "min_mails": loso.MIN_MAILS, "cap": loso.CAP, "cost": loso.COST},
+        "intercept": model.intercept, "threshold": model.threshold, "weights": dict(sorted(model.weights.items()))},
+        indent=1) + "\n")
+    print(f"wrote {path}: threshold {model.threshold}, {len(model.weights)} weights")
+
+
+def load(path: Path) -> features.Model:
+    """A model ``save`` wrote."""
+    data = json.loads(path.read_text())
+    return features.Model(data["weights"], data["intercept"], data["threshold"])
+
+
+def applied(split: loader.Split, path: Path) -> None:
+    """A saved model's filter on a split's rows of today's reader."""
+    model = load(path)
+    print(f"{path.name}: threshold {model.threshold}")
+    print(loso.line(f"split {split}", loso.measured(loso.gather(split), model), model.threshold))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--save", type=Path, help="train on everything and write the model here")
+    parser.add_argument("--apply", choices=("tune", "held_out"), help="a saved model's filter on this split")
+    parser.add_argument("--model", type=Path, help="the model --apply uses (written by --save)")
+    args = parser.parse_args()
+    if args.apply:
+        if not args.model:
+            parser.error("--apply needs --model")
+        applied(args.apply, args.model)
+        return 0
+    today = loso.gather()
+    tune = loader.load("tune")
+    by_sample = {name: [m for m in tune if loso.sample_of(m.slug) == name] for name in FIRST_SIGHT}
+    first = [row for name, mails in by_sample.items() for row in first_rows(name, mails)]
+    print(f"settings: C {loso.C}, words in >= {loso.MIN_MAILS} mails, at most {loso.CAP} a kind, "
+          f"a real row dropped costs {loso.COST:g} wrong ones")
+    if args.save:
+        save(args.save, today, first)
+    else:
+        left_out(today, first)
     return 0
 
 

@@ -135,12 +135,26 @@ def test_matching_is_greedy_in_the_labels_order():
     assert corpus.matched((label, label, label), found) == [1, 2, None]
 
 
+def _fixed_since() -> tuple[list[bench.MailRows], list[bench.MailRows]]:
+    """Today's rows of form b are real (the rules fixed them), the first-sight rows of form b wrong."""
+    today = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",)), (True, True)) for k in range(30)])
+    seen = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",), ("form:b",)), (True, False, False)) for k in range(30)])
+    return today, seen
+
+
 def test_the_first_sight_bench_chooses_its_threshold_on_first_sight_rows():
     pytest.importorskip("sklearn")
     from bench import mail_confidence_first as first
 
-    # today's rows of form b are real (the rules fixed them), the first-sight rows of form b wrong
-    today = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",)), (True, True)) for k in range(30)])
-    seen = _mails(*[(f"s{k % 3}", (("form:a",), ("form:b",), ("form:b",)), (True, False, False)) for k in range(30)])
-    model = first.train(today, seen)
+    model = first.train(*_fixed_since())
     assert model.confidence(["form:b"]) < model.threshold <= model.confidence(["form:a"])
+
+
+def test_a_saved_model_is_the_one_trained(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    from bench import mail_confidence_first as first
+
+    path = tmp_path / "model.json"
+    first.save(path, *_fixed_since())
+    assert first.load(path) == first.train(*_fixed_since())
+    assert "threshold" in capsys.readouterr().out
