@@ -158,3 +158,16 @@ def test_a_saved_model_is_the_one_trained(tmp_path, capsys):
     first.save(path, *_fixed_since())
     assert first.load(path) == first.train(*_fixed_since())
     assert "threshold" in capsys.readouterr().out
+
+
+def test_a_mail_is_dropped_whole_only_where_its_wrong_rows_pay_twice_over():
+    from bench import mail_confidence_mails as per_mail
+
+    wrong, mixed, real = _mails(("s1", (("form:a",),) * 3, (False, False, True)),
+                                ("s1", (("form:a",), ("form:b",)), (False, True)), ("s1", (("form:b",),), (True,)))
+    assert per_mail.shares(mixed) == {"form:a": 0.5, "form:b": 0.5}
+    assert per_mail.mostly_wrong(wrong) and per_mail.mostly_wrong(mixed) and not per_mail.mostly_wrong(real)
+    # the first mail gains 2 - 2 = 0, so nothing gains: no mail is dropped
+    assert per_mail.choose([(0.9, wrong), (0.5, mixed), (0.1, real)]) > 1.0
+    twice = _mails(("s1", (("form:a",),) * 3, (False, False, False)))[0]
+    assert per_mail.choose([(0.9, twice), (0.5, mixed), (0.1, real)]) == 0.9
