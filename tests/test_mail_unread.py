@@ -180,9 +180,9 @@ def test_the_block_likeliest_to_hold_a_claim_comes_first(text, first):
     assert len(blocks) == 2 and blocks[0].first_line == first
 
 
-def test_blocks_alike_keep_the_texts_order_and_are_numbered_in_their_files_whatever_their_order():
-    two = "  4k   118   121\n  64k  97    99\n\n  8k   218   221\n  128k 197   199\n"
-    assert [b.first_line for b in unread(two, ())] == [1, 4]
+def test_blocks_equally_likely_keep_the_texts_order_and_are_numbered_in_their_files_whatever_their_order():
+    two = "  4k   118   121\n  64k  97    99\n\nThe same on the\nsecond box, whose\ndisks are\nolder:\n\n  8k   218   221\n  128k 197   199\n"
+    assert [b.first_line for b in unread(two, ())] == [1, 9]  # alike, but more than GAP lines apart
     mail = "Subject: x\n\n" + COUNTERS_THEN_RESULT
     assert [(b.first_line, b.lines_of) for b in placed(unread(COUNTERS_THEN_RESULT, ()), COUNTERS_THEN_RESULT,
                                                        {"x.eml": mail})] == [(11, "x.eml"), (5, "x.eml")]
@@ -213,3 +213,29 @@ def test_the_dry_run_names_the_blocks_not_read_by_the_lines_of_the_mail(tmp_path
     copy.write_text(given.read_text().replace("Message-Id:", "Content-Transfer-Encoding: quoted-printable\n"
                                               "Message-Id:").replace("  percentile    usec", "=20 percentile    usec"))
     assert "lines 6-9 of the text read, 17-17 of sent.mbox (iolab" in " ".join(unread_lines(reading(mail.read([copy]))))
+
+
+@pytest.mark.parametrize("text, last, figures", [
+    # headers naming each a side: one place to fill, though their rows differ
+    ("Before:\n  read   1200 MB/s\n  write   800 MB/s\n\nAfter:\n  read   1350 MB/s\n  write   860 MB/s\n"
+     "  trim   12 MB/s\n", 8, 5),
+    # a test's sections, headers the same but for their figures
+    ("Run 1 of the test:\n  seq   410 MB/s\n  rand  120 MB/s\n\nRun 2 of the test:\n  seq   610 MB/s\n  rand  150 MB/s\n"
+     "  mixed 290 MB/s\n", 8, 5),
+    # rows of figures the same shape under other headers, a line of prose between
+    ("  threads  before  after\n  1   1200   1350\n  4   4100   4580\n\nand reads:\n\n  threads  read MB/s\n"
+     "  1   810   870\n  4   2900   3010\n", 9, 12),
+])
+def test_blocks_alike_a_few_lines_apart_are_one_block(text, last, figures):
+    (block,) = unread(text, ())
+    assert (block.first_line, block.last_line, block.figures) == (1, last, figures)
+
+
+def test_blocks_alike_are_one_only_a_few_lines_apart_and_blocks_unlike_stay_apart():
+    near = "Before:\n  read   1200 MB/s\n  write   800 MB/s\n\nAfter:\n  read   1350 MB/s\n  write   860 MB/s\n"
+    assert [(b.first_line, b.last_line) for b in unread(near, ())] == [(1, 7)]
+    far = near.replace("\n\nAfter:", "\n" + "\nsome words\n" * 3 + "\nAfter:")
+    assert [(b.first_line, b.last_line) for b in unread(far, ())] == [(1, 3), (11, 13)]
+    unlike = near.replace("After:\n  read   1350 MB/s\n  write   860 MB/s", "Lock statistics:\n  wait-max   9981 us\n"
+                          "  contentions  182734  182790  182802")
+    assert [(b.first_line, b.last_line) for b in unread(unlike, ())] == [(1, 3), (5, 7)]

@@ -14,10 +14,13 @@ them). Each block says its first and last line in the text (``placed``: in
 the mail's file), its first line, and how many figures its unread lines
 hold, so that a developer sees where the mail's claim is that iolab did not
 read, and can write the row by hand. A table read in part is listed too:
-its rows not read may be claims. The blocks likeliest to hold a claim come
+its rows not read may be claims. Blocks alike a few lines apart are one
+place to fill and listed as one: a "before:" block and an "after:" one, a
+test's sections one after another (headers the same but for figures, or
+rows of figures the same shape). The blocks likeliest to hold a claim come
 first (``likely``: two sides' words, a change stated, figures with a unit,
-a table), as the experiment shows only the first few; blocks alike keep the
-text's order.
+a table), as the experiment shows only the first few; blocks equally
+likely keep the text's order.
 """
 
 from __future__ import annotations
@@ -221,8 +224,43 @@ def unread(text: str, claims: Iterable[Claim]) -> tuple[Block, ...]:
     lines = text.splitlines()
     over = passed(lines)
     done = read_lines(lines, claims)
-    found = [block for block in (_block(lines, run, done) for run in _segments(lines, over)) if block is not None]
+    found = _joined(lines, [block for block in (_block(lines, run, done) for run in _segments(lines, over))
+                            if block is not None])
     return tuple(sorted(found, key=lambda block: -likely(lines, block)))  # the likeliest first, else in the text's order
+
+
+GAP = 4  # lines at most between two blocks alike that are one place to fill
+
+
+def _key(header: str) -> str:
+    """A header less its figures and sides' words: "Test 2: sync_mod = 1" and "Test 3: sync_mod = 2" are one."""
+    return " ".join(_SIDES.sub(" ", re.sub(r"[\d.,]+", " ", header.lower())).split())
+
+
+def _shape(lines: Sequence[str], block: Block) -> tuple[int, ...]:
+    """How many figures each line of figures of the block holds."""
+    return tuple(n for n in map(count, lines[block.first_line - 1:block.last_line]) if n)
+
+
+def _alike(lines: Sequence[str], one: Block, two: Block) -> bool:
+    """Two blocks of one result: their headers the same but for figures and sides' words, or naming
+    each a side and not the same ("before:", "after:"), or their rows of figures the same shape."""
+    sides = [{m.group(0).lower() for m in _SIDES.finditer(block.header)} for block in (one, two)]
+    shape = _shape(lines, one)
+    return (_key(one.header) == _key(two.header) and bool(_key(one.header).strip(":"))
+            or all(sides) and sides[0] != sides[1] or len(shape) >= 2 and shape == _shape(lines, two))
+
+
+def _joined(lines: Sequence[str], blocks: Sequence[Block]) -> list[Block]:
+    """The blocks (in the text's order), each run of blocks alike at most GAP lines apart made one: one
+    place to fill, as a "before:" block and an "after:" one, or a test's sections one after another."""
+    out: list[Block] = []
+    for before, block in zip([None, *blocks], blocks):
+        if before and block.first_line - before.last_line - 1 <= GAP and _alike(lines, before, block):
+            out[-1] = replace(out[-1], last_line=block.last_line, figures=out[-1].figures + block.figures)
+        else:
+            out.append(block)
+    return out
 
 
 # a side's word ("before", "patched", "w/o", "->"): a block naming two compares them
