@@ -1,4 +1,5 @@
-"""Rows the rules missed, proposed from pairs of figures on one line and chosen by learned weights.
+"""Rows the rules missed, proposed from pairs of figures on one line and chosen by learned weights;
+not called by the reader (tried and not taken: docs/claims.md).
 
 Every pair of figures on a line that could be a before and an after (iolab.mail.claimed.oneline)
 is scored by a logistic regression over its named features: the weights, the bias and the
