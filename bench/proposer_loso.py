@@ -31,16 +31,10 @@ from tests.corpus import loader  # noqa: E402
 
 def tally(mail: trainer.Mail, returned: list[Claim]) -> corpus.Tally:
     """The mail's figures with these rows returned, matched as the scorer matches them."""
-    taken: set[int] = set()
-    out = corpus.Tally(labelled=len(mail.corpus.claims), returned=len(returned), mails=1)
-    for row in mail.corpus.claims:
-        k = next((k for k, c in enumerate(returned) if k not in taken and corpus.matches(row, c)), None)
-        if k is not None:
-            taken.add(k)
-            out.found += 1
-            out.better += returned[k].better == row.better
-    out.real = len(taken)
-    return out
+    pairs = corpus.matched(mail.corpus.claims, returned)
+    found = [(row, returned[k]) for row, k in zip(mail.corpus.claims, pairs) if k is not None]
+    return corpus.Tally(labelled=len(mail.corpus.claims), found=len(found), returned=len(returned), real=len(found),
+                        better=sum(claim.better == row.better for row, claim in found), mails=1)
 
 
 def _line(name: str, without: corpus.Tally, with_: corpus.Tally, settings: str) -> str:

@@ -77,16 +77,8 @@ def rules(mail: loader.CorpusMail) -> tuple[list[str], list[Claim], list[Claim]]
 
 
 def missed(mail: loader.CorpusMail, found: list[Claim]) -> list[int]:
-    """The labelled rows the scorer finds no row for (its greedy order)."""
-    taken: set[int] = set()
-    out = []
-    for n, row in enumerate(mail.claims):
-        k = next((k for k, c in enumerate(found) if k not in taken and corpus.matches(row, c)), None)
-        if k is None:
-            out.append(n)
-        else:
-            taken.add(k)
-    return out
+    """The labelled rows (their index) the scorer finds no row for."""
+    return [n for n, k in enumerate(corpus.matched(mail.claims, found)) if k is None]
 
 
 def gather(mails: list[loader.CorpusMail]) -> list[Mail]:
