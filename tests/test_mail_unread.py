@@ -181,8 +181,9 @@ def test_the_block_likeliest_to_hold_a_claim_comes_first(text, first):
 
 
 def test_blocks_equally_likely_keep_the_texts_order_and_are_numbered_in_their_files_whatever_their_order():
-    two = "  4k   118   121\n  64k  97    99\n\nThe same on the\nsecond box, whose\ndisks are\nolder:\n\n  8k   218   221\n  128k 197   199\n"
-    assert [b.first_line for b in unread(two, ())] == [1, 9]  # alike, but more than GAP lines apart
+    two = "  4k   118   121\n  64k  97    99\n\nThe same on the\nsecond box, whose\ndisks are\nolder and\nslower:\n\n" \
+          "  8k   218   221\n  128k 197   199\n"
+    assert [b.first_line for b in unread(two, ())] == [1, 10]  # alike, but more than GAP lines of text apart
     mail = "Subject: x\n\n" + COUNTERS_THEN_RESULT
     assert [(b.first_line, b.lines_of) for b in placed(unread(COUNTERS_THEN_RESULT, ()), COUNTERS_THEN_RESULT,
                                                        {"x.eml": mail})] == [(11, "x.eml"), (5, "x.eml")]
@@ -234,8 +235,21 @@ def test_blocks_alike_a_few_lines_apart_are_one_block(text, last, figures):
 def test_blocks_alike_are_one_only_a_few_lines_apart_and_blocks_unlike_stay_apart():
     near = "Before:\n  read   1200 MB/s\n  write   800 MB/s\n\nAfter:\n  read   1350 MB/s\n  write   860 MB/s\n"
     assert [(b.first_line, b.last_line) for b in unread(near, ())] == [(1, 7)]
-    far = near.replace("\n\nAfter:", "\n" + "\nsome words\n" * 3 + "\nAfter:")
-    assert [(b.first_line, b.last_line) for b in unread(far, ())] == [(1, 3), (11, 13)]
+    far = near.replace("\n\nAfter:", "\n" + "\nsome words\n" * 5 + "\nAfter:")
+    assert [(b.first_line, b.last_line) for b in unread(far, ())] == [(1, 3), (15, 17)]
     unlike = near.replace("After:\n  read   1350 MB/s\n  write   860 MB/s", "Lock statistics:\n  wait-max   9981 us\n"
                           "  contentions  182734  182790  182802")
     assert [(b.first_line, b.last_line) for b in unread(unlike, ())] == [(1, 3), (5, 7)]
+
+
+def test_blocks_alike_in_turn_are_one_block_and_lines_passed_over_between_blocks_alike_do_not_part_them():
+    turns = ("  State   Usage   Rejected\n  S0      766     14\n  S1      1031    9\n\n"
+             "524288000 bytes copied, 3.56 s, 140.3 MB/s\n\n"
+             "  State   Usage   Rejected\n  S0      802     16\n  S1      1100    12\n\n"
+             "524288000 bytes copied, 3.28 s, 152.2 MB/s\n")  # a table and its run's summary, twice
+    assert [(b.first_line, b.last_line) for b in unread(turns, ())] == [(1, 11)]
+    commands = "$ echo 3 > /proc/sys/vm/drop_caches\n$ fio --name=read --rw=read --bs=1M --size=1G\n"
+    sides = "Before:\n  read   1200 MB/s\n  write   800 MB/s\n\n{}\nAfter:\n  read   1350 MB/s\n  write   860 MB/s\n"
+    assert [(b.first_line, b.last_line) for b in unread(sides.format(commands * 2), ())] == [(1, 12)]
+    far = sides.format(commands * 6)  # more than SPAN lines between
+    assert [(b.first_line, b.last_line) for b in unread(far, ())] == [(1, 3), (18, 20)]

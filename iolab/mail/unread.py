@@ -14,10 +14,10 @@ them). Each block says its first and last line in the text (``placed``: in
 the mail's file), its first line, and how many figures its unread lines
 hold, so that a developer sees where the mail's claim is that iolab did not
 read, and can write the row by hand. A table read in part is listed too:
-its rows not read may be claims. Blocks alike a few lines apart are one
+its rows not read may be claims. Blocks alike and near one another are one
 place to fill and listed as one: a "before:" block and an "after:" one, a
 test's sections one after another (headers the same but for figures, or
-rows of figures the same shape). The blocks likeliest to hold a claim come
+rows of figures the same shape), a table and its summary line in turn. The blocks likeliest to hold a claim come
 first (``likely``: two sides' words, a change stated, figures with a unit,
 a table), as the experiment shows only the first few; blocks equally
 likely keep the text's order.
@@ -224,12 +224,13 @@ def unread(text: str, claims: Iterable[Claim]) -> tuple[Block, ...]:
     lines = text.splitlines()
     over = passed(lines)
     done = read_lines(lines, claims)
-    found = _joined(lines, [block for block in (_block(lines, run, done) for run in _segments(lines, over))
-                            if block is not None])
+    found = _joined(lines, over, [block for block in (_block(lines, run, done) for run in _segments(lines, over))
+                                  if block is not None])
     return tuple(sorted(found, key=lambda block: -likely(lines, block)))  # the likeliest first, else in the text's order
 
 
-GAP = 4  # lines at most between two blocks alike that are one place to fill
+GAP = 4  # lines of text at most between two blocks alike that are one place to fill (blank and passed over aside)
+SPAN = 12  # lines of any kind at most between them
 
 
 def _key(header: str) -> str:
@@ -251,12 +252,27 @@ def _alike(lines: Sequence[str], one: Block, two: Block) -> bool:
             or all(sides) and sides[0] != sides[1] or len(shape) >= 2 and shape == _shape(lines, two))
 
 
-def _joined(lines: Sequence[str], blocks: Sequence[Block]) -> list[Block]:
-    """The blocks (in the text's order), each run of blocks alike at most GAP lines apart made one: one
-    place to fill, as a "before:" block and an "after:" one, or a test's sections one after another."""
+def _near(lines: Sequence[str], over: set[int], one: Block, two: Block) -> bool:
+    """The second block follows the first after at most GAP lines of text (a blank line, a command, a trace:
+    a line passed over, is none) and SPAN lines in all."""
+    between = range(one.last_line, two.first_line - 1)  # 0-based
+    return len(between) <= SPAN and sum(1 for k in between if lines[k].strip() and k not in over) <= GAP
+
+
+def _joined(lines: Sequence[str], over: set[int], blocks: Sequence[Block]) -> list[Block]:
+    """The blocks (in the text's order), each run of blocks near one another (_near), each alike the one or
+    the two before it, made one: one place to fill, as a "before:" block and an "after:" one, a test's
+    sections one after another, or a table and its summary line in turn."""
+    near = [j > 0 and _near(lines, over, blocks[j - 1], blocks[j]) for j in range(len(blocks))]
+    joins = [False] * len(blocks)  # the block is one with the block before it
+    for j in range(1, len(blocks)):
+        if near[j] and _alike(lines, blocks[j - 1], blocks[j]):
+            joins[j] = True
+        elif j >= 2 and near[j] and near[j - 1] and _alike(lines, blocks[j - 2], blocks[j]):
+            joins[j - 1] = joins[j] = True
     out: list[Block] = []
-    for before, block in zip([None, *blocks], blocks):
-        if before and block.first_line - before.last_line - 1 <= GAP and _alike(lines, before, block):
+    for block, join in zip(blocks, joins):
+        if join:
             out[-1] = replace(out[-1], last_line=block.last_line, figures=out[-1].figures + block.figures)
         else:
             out.append(block)
