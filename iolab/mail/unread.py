@@ -19,7 +19,7 @@ place to fill and listed as one: a "before:" block and an "after:" one, a
 test's sections one after another (headers the same but for figures, or
 rows of figures the same shape), a table and its summary line in turn. The blocks likeliest to hold a claim come
 first (``likely``: two sides' words, a change stated, figures with a unit,
-a table), as the experiment shows only the first few; blocks equally
+a table; prose less), as the experiment shows only the first few; blocks equally
 likely keep the text's order.
 """
 
@@ -291,13 +291,16 @@ _DELTA = re.compile(r"[+-]\s?\d[\d.]*\s?%|\b\d[\d.]*\s?%\s*(?:faster|slower|bett
 
 def likely(lines: Sequence[str], block: Block) -> int:
     """How likely the block (numbered in ``lines``) holds a claim: one point each for two sides' words in it
-    or the two lines above it, a change stated, two figures with a unit, two rows of aligned figures."""
+    or the two lines above it, a change stated, two figures with a unit, two rows of aligned figures; one
+    point less for prose (no figures aligned, four words or more to a figure: a setup, a remark, one side)."""
     run = lines[block.first_line - 1:block.last_line]
     sides = {m.group(0).lower() for line in [*lines[max(block.first_line - 3, 0):block.first_line - 1], *run]
              for m in _SIDES.finditer(line)}
     table = sum(bool(_ALIGNED.search(line.strip())) and count(line) >= 2 for line in run) >= 2
+    prose = not any(_ALIGNED.search(line.strip()) for line in run) and \
+        sum(len(line.split()) for line in run) >= 4 * max(sum(map(count, run)), 1)
     return ((len(sides) >= 2) + any(_DELTA.search(line) for line in run) + (sum(map(_units, run)) >= 2)
-            + table)
+            + table - prose)
 
 
 def _cut(line: str) -> str:
