@@ -30,6 +30,8 @@ def _values(line):
     ("latency 2.0ms, was 1,800us", [(2.0, "ms"), (1800, "us")]),
     ("on 6.8.0-rc1 and v6.9: 10 and 12", [(10, ""), (12, "")]),  # versions are no figures
     ("see [1], 0x1f, a 64-bit ext4 box, 5-10 runs, the 4th is 2x: 7 8", [(7, ""), (8, "")]),
+    ("(1.5+2.5+3.5)/3 = 2.5, was 4 (~5 at most)", [(2.5, ""), (4, ""), (5, "")]),  # a sum's terms are none
+    ("mean 22.58 +- 0.38%, was 20.97 ± 1.28%", [(22.58, ""), (20.97, "")]),  # nor is a spread
 ])
 def test_a_lines_figures_leave_out_what_measures_nothing(line, values):
     assert _values(line) == values

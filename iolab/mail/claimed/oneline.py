@@ -30,7 +30,7 @@ from iolab.mail.claimed.model import NOT_MEASURED, NOT_TABLE, SUFFIX, Unit, conv
 from iolab.mail.claimed.naming import side_of
 
 # a number as written: its sign, digits (1,234 grouped, 1.5e+09), a multiplier letter glued to it
-_NUMBER = re.compile(r"(?<![\w.:/#\[\\@$-])(?P<sign>[+-]?~?)(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_NUMBER = re.compile(r"(?<![\w.:/#\[\\@$+~-])(?P<sign>[+-]?~?)(?P<n>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
                      r"(?:[eE][+-]?\d+)?)(?P<s>[kKmMgG](?![A-Za-z\d]))?")
 _UNIT_AFTER = re.compile(r"\s?\(?(?P<u>%|[A-Za-zµμ]+(?:/[A-Za-z]+)?)\)?")  # the unit word after a figure
 _GLUED = re.compile(r"[A-Za-zµμ_]+")  # letters glued to a figure
