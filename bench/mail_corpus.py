@@ -30,7 +30,8 @@ by [0:8] again (a window of the digest's on other mails), sample 10 by [8:16], s
 --unread adds one line per half: of the labelled rows the reader missed,
 how many lie inside a block `iolab mail` lists as not read (iolab.mail.unread:
 "pointed at"; "first 3": inside one of the blocks the experiment shows), and of
-those blocks, how many hold no labelled row (noise).
+those blocks, how many hold no labelled row (noise) and how many a missed one
+(a row to fill; a block whose labelled rows were all read is neither).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _unread(name: str, found: list[corpus.MailScore]) -> str:
     noise = got.blocks - got.labelled
     return (f"{name:18s} unread: pointed at {got.pointed:3d}/{got.missed:<3d} missed rows "
             f"{got.pointed / max(got.missed, 1):6.1%} (first {corpus.UNREAD_SHOWN}: {got.shown:3d})  blocks {got.blocks:3d}, "
-            f"noise {noise:3d} {noise / max(got.blocks, 1):6.1%}")
+            f"noise {noise:3d} {noise / max(got.blocks, 1):6.1%}, with a missed row {got.filling:3d}")
 
 
 def half(slug: str) -> str:

@@ -62,9 +62,10 @@ class Unread:
     blocks: int = 0
     labelled: int = 0  # blocks with a labelled row in them (the rest are noise)
     shown: int = 0  # missed rows inside one of the first blocks, those the experiment shows (UNREAD_SHOWN)
+    filling: int = 0  # blocks with a missed row in them: a row to fill (a block of read rows alone is no noise, nor this)
 
     def add(self, other: Unread) -> None:
-        for name in ("missed", "pointed", "blocks", "labelled", "shown"):
+        for name in ("missed", "pointed", "blocks", "labelled", "shown", "filling"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -157,11 +158,12 @@ def _inside(row: loader.Claim, lines: list[str]) -> bool:
 
 def pointed_at(rows: tuple[loader.Claim, ...], missed: list[loader.Claim], lines: list[str],
                blocks: tuple[Block, ...]) -> Unread:
-    """The missed rows inside an unread block, and the blocks that hold a labelled row."""
+    """The missed rows inside an unread block, and the blocks that hold a labelled row, a missed one."""
     spans = [lines[b.first_line - 1:b.last_line] for b in blocks]
     return Unread(missed=len(missed), pointed=sum(any(_inside(row, span) for span in spans) for row in missed),
                   blocks=len(blocks), labelled=sum(any(_inside(row, span) for row in rows) for span in spans),
-                  shown=sum(any(_inside(row, span) for span in spans[:UNREAD_SHOWN]) for row in missed))
+                  shown=sum(any(_inside(row, span) for span in spans[:UNREAD_SHOWN]) for row in missed),
+                  filling=sum(any(_inside(row, span) for row in missed) for span in spans))
 
 
 def scores(split: loader.Split) -> list[MailScore]:
