@@ -43,20 +43,9 @@ MAX_LINES, MAX_WIDTH = 10_000, 16 << 10  # read no further: a hostile mail's tim
 def claims(text: str, subject: str = "") -> list[Claim]:
     """Every claim in a mail's text: its tables first, then its sides, then its pairs. ``subject``: the
     patches' subjects, one a line (what a patch drops or brings names a table's sides)."""
-    return every_row(text, subject)[2]
-
-
-def every_row(text: str, subject: str = "") -> tuple[list[str], list[Claim], list[Claim]]:
-    """The lines read, every form's rows before the gate (iolab.mail.claimed.evidence and the
-    refusals after it), and the rows returned."""
-    lines = prepared(text)
+    lines = [ascii_box(line.rstrip()[:MAX_WIDTH]) for line in description(text).splitlines()[:MAX_LINES]]
+    lines = _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
     about = [f"Subject: {line[:MAX_WIDTH]}" for line in subject.splitlines()[:MAX_LINES] if line.strip()]
-    found = _forms(lines, about)
-    return lines, found, abstained(infer(lines, consistent(kept(admitted(found, lines, about), lines), lines)))
-
-
-def _forms(lines: list[str], about: list[str]) -> list[Claim]:
-    """Each form's rows, a row two forms read alike once."""
     found = _as("pipes", pipe_tables(lines, about)) + _as("columns", column_tables(lines, about)) + \
         _as("repeats", repeated_tables(lines)) + _as("bloat", bloat_totals(lines))
     seen = {(c.before, c.after) for c in found}
@@ -73,13 +62,7 @@ def _forms(lines: list[str], about: list[str]) -> list[Claim]:
         elif (pair.before, pair.after) not in seen and not any(_scaled(pair, c) for c in found):
             found.append(pair)
         seen.add((pair.before, pair.after))
-    return found
-
-
-def prepared(text: str) -> list[str]:
-    """The lines every form reads: the description's, a box drawn in ASCII, quotes and scripts out."""
-    lines = [ascii_box(line.rstrip()[:MAX_WIDTH]) for line in description(text).splitlines()[:MAX_LINES]]
-    return _without_scripts([re.sub(r"^(>\s*)+", "", line) for line in lines])
+    return abstained(infer(lines, consistent(kept(admitted(found, lines, about), lines), lines)))
 
 
 def _as(form: str, found: list[Claim]) -> list[Claim]:
