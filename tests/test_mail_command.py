@@ -25,7 +25,7 @@ def test_json_has_the_patches_the_benchmark_and_each_claim_with_its_line(tmp_pat
     done = mail_command(tmp_path, FIXTURES / "sqpoll-tw-batch.mbox", "--format", "json")
     assert (done.returncode, done.stderr) == (0, "")
     read = json.loads(done.stdout)
-    assert list(read) == ["mail", "patches", "benchmark", "claims", "unread"]
+    assert list(read) == ["mail", "patches", "benchmark", "claims", "unread", "hints"]
     (patch,) = read["patches"]
     assert patch["files"] == ["io_uring/sqpoll.c"] and patch["base_commit"] is None
     (workload,) = read["benchmark"]["workloads"]

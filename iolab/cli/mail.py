@@ -34,7 +34,20 @@ hand as a [[claims.row]] of the experiment iolab patch --write writes
 wrong reading shows here first: the experiment carries these claim rows.
 
   iolab mail fix.patch                 the reading, for a terminal
-  iolab mail series.mbox --format json patches, benchmark, claims, unread as JSON"""
+  iolab mail series.mbox --format json patches, benchmark, claims, unread as JSON
+  iolab mail fix.patch --read 40-52:2,3
+                                       and rows of lines 40-52: the 2nd figure the
+                                       before, the 3rd the after (see --read)"""
+
+READ_HELP = """which figures of a block are a row's two sides, for a block iolab did not
+read: LINES:B,A reads each line of LINES (40-52, or one line: 45) as a row whose
+B-th figure is the before and A-th the after (40-52:2,3); BEFORE/AFTER pairs two
+blocks that each print one side (10-15/20-25: lines 10-15 the before, 20-25 the
+after), their lines paired by their text without figures, each figure with the
+one at its place (10-15/20-25:2: the 2nd figure only). Lines are numbered as
+the list of blocks not read numbers them; a figure is a number alone or with its unit (562K,
+4994MiB/s, 12.5 ms, 3%%), counted from the left of the line (not one inside a word:
+qd32, 99.00th); a row's label is the line's words before them. Repeatable"""
 
 
 def add_parser(commands: Any) -> None:
@@ -45,16 +58,18 @@ def add_parser(commands: Any) -> None:
     mail.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     mail.add_argument("--allow", action="append", default=[], metavar="NAME",
                       help="as iolab patch --allow: a refused fio option or engine the benchmark may use")
+    mail.add_argument("--read", action="append", default=[], metavar="SPEC", help=READ_HELP)
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
     from iolab import mail as mails
-    from iolab.mail import reading
+    from iolab.mail import hinted, reading
     from iolab.mail.unread import placed_in
 
     try:
-        read = reading.reading(mails.read([Path(p) for p in args.mails], cover_alone=True), tuple(args.allow))
-    except mails.MailError as error:
+        given = mails.read([Path(p) for p in args.mails], cover_alone=True)
+        read = reading.reading(given, tuple(args.allow), hinted.read_all(args.read, given.text(), args.mails))
+    except (mails.MailError, hinted.HintError) as error:
         raise spec.SpecError(str(error)) from None
     read = dataclasses.replace(read, unread=placed_in(read.unread, read.mail.text(), args.mails))
     if args.format == "json":
@@ -78,13 +93,28 @@ def _claim_lines(read: Any) -> list[str]:
         rows.append((c.label[:40], _figure(c.before), _figure(c.after), c.unit or "-", c.better or "-", change,
                      c.stated or "-"))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
-    out = [f"claims ({len(read.claims)})"]
+    hinted = sum(c.form == "hinted" for c in read.claims)
+    out = [f"claims ({len(read.claims)}" + (f", {hinted} read by your hints" if hinted else "") + ")"]
     for k, row in enumerate(rows):
         cells = [row[0].ljust(widths[0]), *(cell.rjust(w) for cell, w in zip(row[1:3], widths[1:3])),
                  *(cell.ljust(w) for cell, w in zip(row[3:], widths[3:]))]
         out.append("  " + "  ".join(cells).rstrip())
         if k:
-            out.append("      | " + _cut(read.claims[k - 1].source, 66))
+            claim = read.claims[k - 1]
+            out.append(("      | hinted: " if claim.form == "hinted" else "      | ") + _cut(claim.source, 66))
+    return out + _hint_lines(read)
+
+
+def _hint_lines(read: Any) -> list[str]:
+    """What each --read hint read: its rows, and its lines with figures that gave none."""
+    out = []
+    for h in read.hints:
+        skipped = f", {h.skipped} line{'s' if h.skipped != 1 else ''} with figures skipped (not the named ones)" \
+            if h.skipped else ""
+        where = " (lines of the text read)" if h.where == "the text read" else ""
+        again = sum(not any(row is c for c in read.claims) for row in h.rows)
+        out.append(f"  read by your hint {h.spec}{where}: {len(h.rows)} row{'s' if len(h.rows) != 1 else ''}"
+                   + (f" ({again} read already)" if again else "") + skipped)
     return out
 
 
@@ -102,8 +132,11 @@ def _unread_lines(read: Any) -> list[str]:
         else:
             where = f" of {b.where}" if len(files) > 1 else ""
         out.append(f"  lines {b.first_line}-{b.last_line}{where} ({b.figures} figures): {b.header}")
-    out += textwrap.wrap("to check one: the experiment iolab patch --write writes has [[claims.row]] tables to "
-                         "fill for them (docs/mails.md)", 76, initial_indent="  ", subsequent_indent="    ")
+    first = read.unread[0]
+    out += textwrap.wrap(f"to read one: --read {first.first_line}-{first.last_line}:B,A (B, A: which figure of "
+                         "each line is the before, the after; iolab mail --help), or fill the [[claims.row]] tables "
+                         "the experiment iolab patch --write writes (docs/mails.md)", 76, initial_indent="  ",
+                         subsequent_indent="    ")
     return out
 
 

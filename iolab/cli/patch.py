@@ -61,6 +61,7 @@ nothing in the working directory.
   iolab patch series.mbox --dry-run                a series with its cover letter
   iolab patch archived-mail.txt --dry-run          a web archive's copy, repaired
   iolab patch 000*.patch --write series.toml --dry-run   write it, to edit
+  iolab patch fix.patch --read 40-52:2,3 --dry-run the rows of a block iolab did not read
   iolab patch fix.patch                            run it"""
 
 def add_parser(commands: Any) -> None:
@@ -88,6 +89,10 @@ def add_parser(commands: Any) -> None:
     patch.add_argument("--verbose", action="store_true",
                        help="with --dry-run: each claim's line of the mail, the estimate per workload, and the "
                        "experiment's text (its paths absolute without --write)")
+    patch.add_argument("--read", action="append", default=[], metavar="SPEC",
+                       help="as iolab mail --read: the figures of a block iolab did not read that are a row's "
+                       "before and after (40-52:2,3: lines 40-52, the 2nd figure the before, the 3rd the after; "
+                       "10-15/20-25: each side a block); the rows go into the experiment as [[claims.row]]")
     patch.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -99,7 +104,7 @@ def request(args: argparse.Namespace) -> PatchRequest:
     """The pipeline's request from the parsed arguments."""
     return PatchRequest(mails=tuple(args.patches), source=args.source, commit=args.commit, timing=args.timing,
                         allow=tuple(args.allow), write=Path(args.write) if args.write else None,
-                        dry_run=args.dry_run)
+                        dry_run=args.dry_run, read=tuple(args.read))
 
 
 def cmd_patch(args: argparse.Namespace, execute: Any, store: Callable[[], Store | None]) -> int:

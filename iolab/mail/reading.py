@@ -4,7 +4,8 @@
 what the later stages need of its text, read once into a frozen value:
 each patch's files and ``base-commit:`` trailer, the benchmark
 (iolab.mail.benchmark), the claim rows (iolab.mail.claimed) and the
-blocks of figures no row was read from (iolab.mail.unread). No kernel
+blocks of figures no row was read from (iolab.mail.unread), less those the
+user's hints read (iolab.mail.hinted: their rows join the claims). No kernel
 source is needed: ``iolab mail`` prints this value, and ``iolab patch``
 builds its experiment from it.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from iolab.mail import benchmark as benchmarks
 from iolab.mail.benchmark import Benchmark, MailWorkload
 from iolab.mail.claimed import Claim, claims
+from iolab.mail.hinted import HintRead, uncovered
 from iolab.mail.message import Mail, Patch
 from iolab.mail.unread import Block, unread
 
@@ -45,6 +47,7 @@ class Reading:
     benchmark: Benchmark
     claims: tuple[Claim, ...]
     unread: tuple[Block, ...] = ()  # the blocks of figures no claim row came from (iolab.mail.unread)
+    hints: tuple[HintRead, ...] = ()  # what each --read the user gave read (iolab.mail.hinted): its rows are in claims
 
     @property
     def source(self) -> str:
@@ -76,13 +79,16 @@ def claims_of(mail: Mail) -> tuple[Claim, ...]:
     return tuple(claims(mail.text(), "\n".join(s for s in subjects if s)))
 
 
-def reading(mail: Mail, allow: tuple[str, ...] = ()) -> Reading:
+def reading(mail: Mail, allow: tuple[str, ...] = (), hints: tuple[HintRead, ...] = ()) -> Reading:
     """The mail's patches, benchmark and claims (``allow``: the fio options or engines
-    the user allows by name, as ``iolab patch --allow``)."""
+    the user allows by name, as ``iolab patch --allow``; ``hints``: the rows of the blocks the user
+    named, iolab.mail.hinted, after the reader's, a row it read already left out)."""
     found = claims_of(mail)
+    seen = {(c.source, c.before, c.after) for c in found}
+    found += tuple(row for hint in hints for row in hint.rows if (row.source, row.before, row.after) not in seen)
     return Reading(mail, tuple(_patch(p, mail.cover) for p in mail.patches),
                    benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found,
-                   unread(mail.text(), found))
+                   uncovered(unread(mail.text(), found), hints), hints)
 
 
 # -- as plain data (JSON) -------------------------------------------------------------
@@ -102,13 +108,14 @@ def maps_to(workload: MailWorkload) -> str:
 
 
 def claim_dict(claim: Claim) -> dict[str, Any]:
+    """A claim row as JSON; ``form`` says which of the reader's forms read it, "hinted" for a --read hint."""
     return {"label": claim.label, "before": claim.before, "after": claim.after, "unit": claim.unit,
             "better": claim.better, "kind": claim.kind, "delta": claim.delta, "stated": claim.stated,
-            "source": claim.source}
+            "source": claim.source, "form": claim.form}
 
 
 def as_dict(read: Reading) -> dict[str, Any]:
-    """The reading as JSON's keys: ``mail``, ``patches``, ``benchmark``, ``claims``, ``unread``."""
+    """The reading as JSON's keys: ``mail``, ``patches``, ``benchmark``, ``claims``, ``unread``, ``hints``."""
     mail, bench = read.mail, read.benchmark
     env = bench.environment
     return {
@@ -127,4 +134,6 @@ def as_dict(read: Reading) -> dict[str, Any]:
         "claims": [claim_dict(c) for c in read.claims],
         "unread": [{"first_line": b.first_line, "last_line": b.last_line, "header": b.header, "figures": b.figures,
                     "lines_of": b.lines_of} for b in read.unread],
+        "hints": [{"spec": h.spec, "rows": len(h.rows), "skipped": h.skipped, "lines_of": h.where}
+                  for h in read.hints],
     }

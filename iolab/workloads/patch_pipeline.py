@@ -56,6 +56,7 @@ class PatchRequest:
     allow: tuple[str, ...] = ()  # refused fio options or engines, or "script", the user allows by name
     write: Path | None = None  # where the experiment goes (its paths relative to it)
     dry_run: bool = False
+    read: tuple[str, ...] = ()  # --read: the blocks whose figures the user says are the sides (iolab.mail.hinted)
 
     def command(self) -> str:
         """The command line that makes this experiment, as its first comment says."""
@@ -63,7 +64,7 @@ class PatchRequest:
                            *(["--source", self.source] if self.source != DEFAULT_SOURCE else []),
                            *(["--commit", self.commit] if self.commit else []),
                            *(["--timing", self.timing] if self.timing != "instructions" else []),
-                           *(f"--allow={name}" for name in self.allow)])
+                           *(f"--allow={name}" for name in self.allow), *(f"--read={spec}" for spec in self.read)])
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,13 @@ def experiment(request: PatchRequest, say: Say) -> PatchExperiment:
             say(line)
     except MailError as error:
         raise spec.SpecError(str(error)) from None
-    read = reading(received, request.allow)  # the one reading, as `iolab mail` prints it
+    from iolab.mail import hinted
+
+    try:  # the rows of the blocks the user named, with the reader's (iolab mail --read shows the same)
+        hints = hinted.read_all(request.read, received.text(), request.mails)
+    except hinted.HintError as error:
+        raise spec.SpecError(str(error)) from None
+    read = reading(received, request.allow, hints)  # the one reading, as `iolab mail` prints it
     mail = from_mail(received, read, given)
     if request.commit is None:  # a git tree as --source: the commit the mail says it was written on
         try:
