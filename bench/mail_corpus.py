@@ -1,7 +1,7 @@
 """Recall and precision of iolab's claim reader on the labelled corpus of real list mails.
 
     PYTHONPATH=. python bench/mail_corpus.py [--split tune|held_out|all] [--half look|check] [--mails] [--rows]
-                                            [--unread]
+                                            [--unread] [--hinted]
 
 Prints, per split, the labelled rows read (recall), the returned rows that
 are real (precision) and how many matched rows name the label's better
@@ -32,6 +32,13 @@ how many lie inside a block `iolab mail` lists as not read (iolab.mail.unread:
 "pointed at"; "first 3": inside one of the blocks the experiment shows), and of
 those blocks, how many hold no labelled row (noise) and how many a missed one
 (a row to fill; a block whose labelled rows were all read is neither).
+
+--hinted adds one line per half: what one `iolab mail --read` hint per block
+gives, as a user who read the mail would give it (tests/mail_corpus_hinted.py:
+an oracle of the user's call, derived from the labels; it measures the
+mechanism, not the reader): rows read by the reader, + rows the hints
+recovered, hints given (and blocks with a missed row the labels give no hint
+for), and extra rows (a row a hint read that no label holds).
 """
 
 from __future__ import annotations
@@ -46,7 +53,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests import mail_corpus_hinted as hints  # noqa: E402
 from tests import mail_corpus_score as corpus  # noqa: E402
+from tests.corpus import loader  # noqa: E402
 
 
 def _line(name: str, tally: corpus.Tally) -> str:
@@ -63,6 +72,22 @@ def _unread(name: str, found: list[corpus.MailScore]) -> str:
     return (f"{name:18s} unread: pointed at {got.pointed:3d}/{got.missed:<3d} missed rows "
             f"{got.pointed / max(got.missed, 1):6.1%} (first {corpus.UNREAD_SHOWN}: {got.shown:3d})  blocks {got.blocks:3d}, "
             f"noise {noise:3d} {noise / max(got.blocks, 1):6.1%}, with a missed row {got.filling:3d}")
+
+
+def _hinted(name: str, found: list[tuple[str, dict[str, hints.Hinted]]]) -> list[str]:
+    """What one oracle hint per block not read gives (tests/mail_corpus_hinted.py), over these mails: a hint
+    over the block's lines as listed, and one over its labelled rows' lines only."""
+    out = []
+    for span in ("block", "lines"):
+        got = hints.Hinted()
+        for _, item in found:
+            got.add(item[span])
+        both = got.read + got.recovered
+        out.append(f"{name if span == 'block' else '':10s} {span:5s} read by the reader {got.read:4d}/{got.labelled:<4d} "
+                   f"+ by hints {got.recovered:4d} = {both / max(got.labelled, 1):6.1%}  hints {got.hints:3d} "
+                   f"(none derivable {got.unhinted:3d}, refused {got.refused:2d})  rows {got.rows:4d}, extra "
+                   f"{got.extra:4d} {got.extra / max(got.rows, 1):6.1%}")
+    return out
 
 
 def half(slug: str) -> str:
@@ -114,6 +139,8 @@ def main() -> int:
     parser.add_argument("--rows", action="store_true", help="each missed and each wrong row")
     parser.add_argument("--unread", action="store_true", help="per half: the missed rows that iolab mail's "
                         "'not read' blocks point at, and its blocks that hold no labelled row (noise)")
+    parser.add_argument("--hinted", action="store_true", help="per half: the missed rows one oracle --read hint "
+                        "per block not read recovers, and the extra rows it reads (an oracle of the user's call)")
     args = parser.parse_args()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # piped into head: stop quietly
     for split in (("tune", "held_out") if args.split == "all" else (args.split,)):
@@ -123,6 +150,11 @@ def main() -> int:
                     + (f" sample {args.sample}" if args.sample else ""), corpus.total(found)))
         for name in ([None, *HALVES] if args.unread else []):
             print("  " + _unread(name or split, [item for item in found if name is None or name in halves(item.slug)]))
+        kept = {item.slug for item in found} if args.hinted else set()
+        oracle = [(mail.slug, hints.score(mail)) for mail in loader.load(split) if mail.slug in kept]  # type: ignore[arg-type]
+        for name in ([None, *HALVES] if args.hinted else []):
+            for line in _hinted(name or split, [item for item in oracle if name is None or name in halves(item[0])]):
+                print("  " + line)
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))
         for item in found if args.mails or args.rows else []:

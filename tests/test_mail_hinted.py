@@ -75,6 +75,26 @@ def test_each_side_its_own_block_pairs_lines_by_their_text_without_figures():
     assert first.source == "50.00th        45 / 50.00th        42"  # both lines: each read, as unread sees it
 
 
+STACKED = """\
+| metric              | mean        | median      |
+|---------------------|-------------|-------------|
+| (A) base            | 265207.738  | 262941.000  |
+| (B) patched         | 249249.191  | 248781.000  |
+|                     | -6.02%      | -5.39%      |
+| (A) base            | 241618.484  | 240209.000  |
+| (B) patched         | 229820.671  | 229108.000  |
+|                     | -4.88%      | -4.62%      |
+"""
+
+
+def test_sides_one_line_below_the_other_pair_each_line_with_the_next_a_line_of_changes_passed_over():
+    rows, skipped = _rows("1-8:1,1+1", STACKED)
+    assert [r[:3] for r in rows] == [("(A) base / (B) patched", 265207.738, 249249.191),
+                                     ("(A) base / (B) patched", 241618.484, 229820.671)]
+    assert skipped == 0
+    assert [r[1:3] for r in _rows("3-8:2+1,2", STACKED)[0]] == [(248781, 262941), (229108, 240209)]
+
+
 def test_a_header_whose_names_hold_figures_is_not_a_row_and_a_range_starting_below_it_reads_the_same():
     text = "  percentile   run 1   run 2\n  50.00th        45      42\n  99.00th        90      87\n"
     assert _rows("1-3:1,2", text) == _rows("2-3:1,2", text)
@@ -112,6 +132,8 @@ def test_a_file_holding_the_text_encoded_is_numbered_by_the_text_read():
     ("52-40:1,2", r"lines 52-40: the first line is 1 or more and the last not before it"),
     ("4O-52:1,2", r"'4O-52:1,2': not a spec; write 40-52:2,3"),
     ("3-6/5-8", r"the before's lines and the after's overlap"),
+    ("3-6/8-9:1+1", r"N\+1 \(a figure of the line below\) is for one block's lines"),
+    ("6-9:1+1,2+1", r"name two figures of each line"),
     ("3-6:0,1", r"figures are counted from 1"),
     ("6-9:1,3", r"'6-9:1,3': no line of 6-9 holds a 3rd figure \(the most a line holds: 2\)"),
     ("3-60:1,2", r"'3-60:1,2': line 60 is beyond the end of m.eml \(9 lines\)"),

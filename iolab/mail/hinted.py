@@ -7,10 +7,15 @@ is the user's call (docs/mails.md), made at a glance and once per block:
 
 - ``40-52:2,3``: lines 40 to 52, on each the 2nd figure is the before and
   the 3rd the after (``45:2,3``: one line);
+- ``40-52:2,2+1``: the sides one line below the other: the 2nd figure of
+  a line the before, the 2nd of the next line of figures the after, the
+  lines taken two by two (a header and a line of changes stated alone,
+  ``-6.02%  -5.39%``, passed over);
 - ``10-15/20-25``: a mail that prints each side as its own block: lines
   10-15 the before, 20-25 the after, their lines paired by their label
-  (the line's text with its figures taken out), each figure with the one
-  at its place (``10-15/20-25:2``: the 2nd figure of each line only).
+  (the line's text with its figures taken out; else in order, where each
+  line names its side), each figure with the one at its place
+  (``10-15/20-25:2``: the 2nd figure of each line only).
 
 Lines are numbered as ``iolab mail`` numbers its "not read" list
 (unread.Block.where): the lines of the mail's file, or of the text read
@@ -52,6 +57,7 @@ class Hint:
     spans: tuple[Span, ...]  # one span, or the before's and the after's (per side)
     sides: tuple[int, int] | None  # 1-based figures of the before and the after (one span)
     keep: tuple[int, ...] = ()  # per side: the figures paired (none: each)
+    below: tuple[int, int] = (0, 0)  # lines of figures below its own the before's and the after's line is (2,2+1)
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,7 @@ class HintRead:
     where: str  # what its line numbers count: a file's name, or "the text read"
 
 
-_SPEC = re.compile(r"^(\d+)(?:-(\d+))?(?:/(\d+)(?:-(\d+))?)?(?::(\d+(?:,\d+)*))?$")
+_SPEC = re.compile(r"^(\d+)(?:-(\d+))?(?:/(\d+)(?:-(\d+))?)?(?::(\d+(?:\+\d)?(?:,\d+(?:\+\d)?)*))?$")
 EXAMPLE = "40-52:2,3 (lines 40-52, the 2nd figure the before, the 3rd the after) or 10-15/20-25 (each side a block)"
 
 
@@ -84,17 +90,21 @@ def parse(spec: str) -> Hint:
         if first < 1 or last < first:
             raise HintError(f"--read {spec!r}: lines {first}-{last}: the first line is 1 or more and the last "
                             "not before it")
-    chosen = tuple(int(n) for n in figures.split(",")) if figures else ()
+    refs = [tuple(int(x) for x in ref.split("+")) + (0,) for ref in figures.split(",")] if figures else []
+    chosen, below = tuple(ref[0] for ref in refs), tuple(ref[1] for ref in refs)
     if any(n < 1 for n in chosen):
         raise HintError(f"--read {spec!r}: figures are counted from 1")
     if len(spans) == 2:
         if spans[0][1] >= spans[1][0] and spans[1][1] >= spans[0][0]:
             raise HintError(f"--read {spec!r}: the before's lines and the after's overlap")
+        if any(below):
+            raise HintError(f"--read {spec!r}: N+1 (a figure of the line below) is for one block's lines")
         return Hint(spec, tuple(spans), None, chosen)
-    if len(chosen) != 2 or chosen[0] == chosen[1]:
+    if len(refs) != 2 or refs[0] == refs[1] or min(below) != 0:
         raise HintError(f"--read {spec!r}: name two figures of each line, the before's and the after's "
-                        f"({spans[0][0]}-{spans[0][1]}:2,3), or two blocks (10-15/20-25)")
-    return Hint(spec, tuple(spans), (chosen[0], chosen[1]))
+                        f"({spans[0][0]}-{spans[0][1]}:2,3; 2,2+1: the after on the line below), or two blocks "
+                        "(10-15/20-25)")
+    return Hint(spec, tuple(spans), (chosen[0], chosen[1]), below=(below[0], below[1]))
 
 
 # -- a line's figures ---------------------------------------------------------------------------
@@ -156,13 +166,16 @@ def figures_of(line: str) -> list[Figure]:
 
 # -- a line's words and its header ----------------------------------------------------------------
 
-_TRIM = "|:=-*>#()[],; \t"
+_TRIM = "|:=-*>#[],; \t"
 
 
 def _words(line: str, upto: int | None = None) -> str:
     """The line's text (before column ``upto``), its pipes, rules and quote marks out, one space apart."""
     text = line[:upto] if upto is not None else line
-    return " ".join(" ".join(text.replace("|", " ").split()).strip(_TRIM).split())
+    words = " ".join(text.replace("|", " ").split()).strip(_TRIM)
+    while words[-1:] == "(" or words[:1] == ")" or words.count("(") < words.count(")") and words[-1:] == ")":
+        words = words.strip(_TRIM + "()")  # a parenthesis the figures left open ("2874 (3305MB/s)")
+    return " ".join(words.split())
 
 
 def label_of(line: str, found: Sequence[Figure]) -> str:
@@ -278,6 +291,35 @@ def _columns(lines: Sequence[str], span: tuple[int, int], sides: tuple[int, int]
     return rows, skipped, most
 
 
+def side_lines(lines: Sequence[str], span: tuple[int, int]) -> list[int]:
+    """The lines (0-based) of a block that may be a side: lines of figures, less a header and a line of
+    changes stated alone ("-6.02%  -5.39%": the mail's delta under the two sides)."""
+    return [k for k in range(*span) if (found := figures_of(lines[k])) and not heading(lines[k])
+            and not all(_STATED.match(f.text(lines[k]).strip()) for f in found)]
+
+
+def _stacked(lines: Sequence[str], span: tuple[int, int], sides: tuple[int, int],
+             below: tuple[int, int]) -> tuple[list[Claim], int, int]:
+    """The rows of a block whose sides are lines one below the other (``2,2+1``: the 2nd figure of a line
+    the before, the 2nd of the next line of figures the after): its lines of figures (a header passed
+    over) taken as many at a time as that reaches."""
+    rows, used, most = [], set(), 0
+    texts = side_lines(lines, span)
+    step = max(below) + 1
+    for start in range(0, len(texts) - step + 1, step):
+        b, a = texts[start + below[0]], texts[start + below[1]]
+        one, two = figures_of(lines[b]), figures_of(lines[a])
+        most = max(most, len(one), len(two))
+        if len(one) < sides[0] or len(two) < sides[1]:
+            continue
+        label, theirs = label_of(lines[b], one), label_of(lines[a], two)
+        rows.append(_row(lines, b, span[0], (one[sides[0] - 1], two[sides[1] - 1]),
+                         label if _key(lines[b]) == _key(lines[a]) else f"{label} / {theirs}", "",
+                         f"{lines[b].strip()} / {lines[a].strip()}"))
+        used |= {b, a}
+    return rows, sum(k not in used for k in texts), most
+
+
 def _label(lines: Sequence[str], k: int, top: int, found: Sequence[Figure], first: int) -> str:
     """A row's label: the line's text before the first figure named (else its text without figures); its
     header's first cell before it when that is only figures ("threads 16"), and the header's cell over
@@ -305,27 +347,41 @@ def _named(line: str, found: Sequence[Figure], n: int, header: str) -> str:
     return (_over(header, line, found[n]) if header else "") or f"#{n + 1}"
 
 
+def _key(line: str, digits: bool = True) -> str:
+    """What pairs a side's line with the other's: its text without figures or case (or digits: a
+    number left in a word, "856GiB/20001msec")."""
+    label = label_of(line, figures_of(line)).lower()
+    return " ".join((label if digits else re.sub(r"[\d.,]+", " ", label)).split())
+
+
+def _pairs(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int]]) -> list[tuple[int, int]]:
+    """The before block's lines of figures paired with the after's: by their key (the k-th line of a key
+    with the k-th of the other side's), else by their key without digits; where no key is in both, by
+    their order, when both blocks hold as many lines of figures (each line a side's name and its
+    figures: "misc-next: bw=13.4MiB/s", "my patches: bw=18.0MiB/s")."""
+    befores, afters = ([k for k in range(*span) if figures_of(lines[k])] for span in spans)
+    for digits in (True, False):
+        by_key: dict[str, list[int]] = {}
+        for k in afters:
+            by_key.setdefault(_key(lines[k], digits), []).append(k)
+        out = [(k, by_key[_key(lines[k], digits)].pop(0)) for k in befores if by_key.get(_key(lines[k], digits))]
+        if any(lines[k].strip() != lines[j].strip() for k, j in out):
+            return out
+    return list(zip(befores, afters)) if len(befores) == len(afters) else out
+
+
 def _per_side(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int]],
               keep: tuple[int, ...]) -> tuple[list[Claim], int, int]:
-    """The rows of a before block and an after block, lines paired by their label (the k-th line of a
-    label with the k-th of the other side's), each figure with the one at its place."""
-    after: dict[str, list[int]] = {}
-    for k in range(*spans[1]):
-        if figures_of(lines[k]):
-            after.setdefault(label_of(lines[k], figures_of(lines[k])).lower(), []).append(k)
-    rows, paired, most = [], set(), 0
-    for k in range(*spans[0]):
-        found = figures_of(lines[k])
-        most = max(most, len(found))
-        label = label_of(lines[k], found)
-        partners = after.get(label.lower(), [])
-        if not found or not partners:
-            continue
-        j = partners.pop(0)
-        other = figures_of(lines[j])
+    """The rows of a before block and an after block, lines paired (_pairs), each figure with the one at
+    its place (or only those ``keep`` names)."""
+    rows, paired = [], set()
+    for k, j in _pairs(lines, spans):
+        found, other = figures_of(lines[k]), figures_of(lines[j])
         if lines[k].strip() == lines[j].strip() and heading(lines[k]):
             paired |= {k, j}
             continue  # the two blocks' same header ("percentile  run 1  run 2"): not a row
+        label, theirs = label_of(lines[k], found), label_of(lines[j], other)
+        label = label if _key(lines[k]) == _key(lines[j]) else f"{label} / {theirs}"  # each line names its side
         places = [n - 1 for n in keep] if keep else list(range(min(len(found), len(other))))
         header = _header(lines, k, spans[0][0])
         for n in (n for n in places if n < len(found) and n < len(other)):
@@ -334,6 +390,7 @@ def _per_side(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int
                              f"{lines[k].strip()} / {lines[j].strip()}"))
             paired |= {k, j}
     texts = [k for span in spans for k in range(*span) if figures_of(lines[k])]
+    most = max((len(figures_of(lines[k])) for k in texts), default=0)
     return rows, sum(k not in paired for k in texts), most
 
 
@@ -381,7 +438,9 @@ def read(hint: Hint, text: str, files: Mapping[str, str]) -> HintRead:
     encoded = _encoded(lines, held)
     located = [_located(hint, span, lines, held, encoded) for span in hint.spans]
     spans = tuple(at for at, _ in located)
-    if hint.sides is not None:
+    if hint.sides is not None and any(hint.below):
+        rows, skipped, most = _stacked(lines, spans[0], hint.sides, hint.below)
+    elif hint.sides is not None:
         rows, skipped, most = _columns(lines, spans[0], hint.sides)
     else:
         rows, skipped, most = _per_side(lines, (spans[0], spans[1]), hint.keep)
@@ -389,8 +448,8 @@ def read(hint: Hint, text: str, files: Mapping[str, str]) -> HintRead:
         first, last = hint.spans[0]
         wanted = max(hint.sides) if hint.sides else max(hint.keep, default=1)
         why = (f"no line of {first}-{last} holds a {_ordinal(wanted)} figure (the most a line holds: {most})"
-               if hint.sides or most < wanted else "no line of the before's block has a line of the same "
-               "label (its text without its figures) in the after's")
+               if hint.sides or most < wanted else "no line of the before's block pairs with one of the "
+               "after's (by its text without figures, or in order where both hold as many lines of figures)")
         raise HintError(f"--read {hint.spec!r}: {why}")
     return HintRead(hint.spec, tuple(infer(lines, rows)), skipped, spans, located[0][1])
 
