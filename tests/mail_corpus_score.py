@@ -146,7 +146,7 @@ def score(mail: loader.CorpusMail) -> MailScore:
     tally.better = sum(found[k].better == row.better for row, k in zip(mail.claims, pairs) if k is not None)
     wrong = [c for k, c in enumerate(found) if k not in taken]
     return MailScore(mail.slug, mail.split, tuple(mail.label.get("forms", ())), tally, missed, wrong,
-                     pointed_at(mail.claims, missed, text.splitlines(), unread(text, found)))
+                     pointed_at(mail.claims, missed, text.splitlines(), unread(text, found, given.parts())))
 
 
 def _inside(row: loader.Claim, lines: list[str]) -> bool:

@@ -256,3 +256,17 @@ def test_blocks_alike_in_turn_are_one_block_and_lines_passed_over_between_blocks
     assert [(b.first_line, b.last_line) for b in unread(sides.format(commands * 2), ())] == [(1, 12)]
     far = sides.format(commands * 6)  # more than SPAN lines between
     assert [(b.first_line, b.last_line) for b in unread(far, ())] == [(1, 3), (18, 20)]
+
+
+def test_no_block_spans_two_parts_of_the_text():
+    cover, patch = "Before:\n  read   1200 MB/s\n  write   800 MB/s", "After:\n  read   1350 MB/s\n  write   860 MB/s\n"
+    text = "\n\n".join([cover, patch])  # as Mail.text() joins a cover letter and a description
+    assert [(b.first_line, b.last_line) for b in unread(text, ())] == [(1, 7)]
+    assert [(b.first_line, b.last_line) for b in unread(text, (), [cover, patch])] == [(1, 3), (5, 7)]
+
+
+def test_a_block_is_numbered_in_its_file_though_the_file_holds_a_line_the_text_read_leaves_out():
+    text = "Before:\n  read   1200 MB/s\n  write   800 MB/s\n\nAfter:\n  read   1350 MB/s\n  write   860 MB/s\n"
+    mail = "Subject: x\n\n" + text.replace("\n\nAfter:", "\n\n---\nAfter:")  # a patch's notes after its "---"
+    (block,) = placed(unread(text, ()), text, {"x.eml": mail})
+    assert (block.first_line, block.last_line, block.lines_of) == (3, 10, "x.eml")

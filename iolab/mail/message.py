@@ -68,10 +68,13 @@ class Mail:
     patches: tuple[Patch, ...]  # in [PATCH n/m] order
     missing: tuple[int, ...] = ()  # the n of each patch of the series that was not given (not applied)
 
+    def parts(self) -> tuple[str, ...]:
+        """The cover letter and every patch's description, each apart."""
+        return tuple(([self.cover] if self.cover else []) + [p.body for p in self.patches if p.body])
+
     def text(self) -> str:
         """The cover letter and every patch's description: what the benchmark and claim readers read."""
-        parts = ([self.cover] if self.cover else []) + [p.body for p in self.patches if p.body]
-        return "\n\n".join(parts)
+        return "\n\n".join(self.parts())
 
 
 # -- one file --------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def reading(mail: Mail, allow: tuple[str, ...] = (), hints: tuple[HintRead, ...]
     found += tuple(row for hint in hints for row in hint.rows if (row.source, row.before, row.after) not in seen)
     return Reading(mail, tuple(_patch(p, mail.cover) for p in mail.patches),
                    benchmarks.benchmark(mail.text(), mail.title, list(found), allow), found,
-                   uncovered(unread(mail.text(), found), hints), hints)
+                   uncovered(unread(mail.text(), found, mail.parts()), hints), hints)
 
 
 # -- as plain data (JSON) -------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -219,13 +220,15 @@ def _block(lines: Sequence[str], run: list[int], done: set[int]) -> Block | None
     return Block(first + 1, data[-1] + 1, _cut(lines[first]), sum(count(lines[k]) for k in unread_data))
 
 
-def unread(text: str, claims: Iterable[Claim]) -> tuple[Block, ...]:
-    """The blocks of figures in the text that no claim row was read from (see the module's text)."""
+def unread(text: str, claims: Iterable[Claim], parts: Sequence[str] = ()) -> tuple[Block, ...]:
+    """The blocks of figures in the text that no claim row was read from (see the module's text). ``parts``:
+    the pieces the text joins with a blank line (a cover letter, each description: Mail.parts()), which
+    no block spans."""
     lines = text.splitlines()
     over = passed(lines)
     done = read_lines(lines, claims)
-    found = _joined(lines, over, [block for block in (_block(lines, run, done) for run in _segments(lines, over))
-                                  if block is not None])
+    found = _joined(lines, over, _starts(text, parts), [
+        block for block in (_block(lines, run, done) for run in _segments(lines, over)) if block is not None])
     return tuple(sorted(found, key=lambda block: -likely(lines, block)))  # the likeliest first, else in the text's order
 
 
@@ -252,18 +255,27 @@ def _alike(lines: Sequence[str], one: Block, two: Block) -> bool:
             or all(sides) and sides[0] != sides[1] or len(shape) >= 2 and shape == _shape(lines, two))
 
 
-def _near(lines: Sequence[str], over: set[int], one: Block, two: Block) -> bool:
+def _starts(text: str, parts: Sequence[str]) -> set[int]:
+    """The lines (0-based) of the text where each of its parts after the first begins."""
+    if "\n\n".join(parts) != text:
+        return set()
+    ends = accumulate(len(part) + 2 for part in parts[:-1])  # each part and the blank line after it
+    return {text.count("\n", 0, end) for end in ends}
+
+
+def _near(lines: Sequence[str], over: set[int], starts: set[int], one: Block, two: Block) -> bool:
     """The second block follows the first after at most GAP lines of text (a blank line, a command, a trace:
-    a line passed over, is none) and SPAN lines in all."""
+    a line passed over, is none) and SPAN lines in all, in the same part of the text."""
     between = range(one.last_line, two.first_line - 1)  # 0-based
-    return len(between) <= SPAN and sum(1 for k in between if lines[k].strip() and k not in over) <= GAP
+    return len(between) <= SPAN and sum(1 for k in between if lines[k].strip() and k not in over) <= GAP and \
+        not any(one.last_line <= k < two.first_line for k in starts)
 
 
-def _joined(lines: Sequence[str], over: set[int], blocks: Sequence[Block]) -> list[Block]:
+def _joined(lines: Sequence[str], over: set[int], starts: set[int], blocks: Sequence[Block]) -> list[Block]:
     """The blocks (in the text's order), each run of blocks near one another (_near), each alike the one or
     the two before it, made one: one place to fill, as a "before:" block and an "after:" one, a test's
     sections one after another, or a table and its summary line in turn."""
-    near = [j > 0 and _near(lines, over, blocks[j - 1], blocks[j]) for j in range(len(blocks))]
+    near = [j > 0 and _near(lines, over, starts, blocks[j - 1], blocks[j]) for j in range(len(blocks))]
     joins = [False] * len(blocks)  # the block is one with the block before it
     for j in range(1, len(blocks)):
         if near[j] and _alike(lines, blocks[j - 1], blocks[j]):
@@ -308,9 +320,26 @@ def _cut(line: str) -> str:
     return line if len(line) <= HEADER else line[:HEADER - 3] + "..."
 
 
+SLACK = 4  # lines the file may hold in a block that the text read leaves out (a "---" before a patch's notes)
+
+
+def _found(have: Sequence[str], run: Sequence[str], start: int) -> tuple[int, int] | None:
+    """Where the run of lines is in the file's lines from ``start`` (0-based, first and last): as a whole, else
+    its lines in order with at most SLACK lines more between its first and its last."""
+    whole = next((k for k in range(start, len(have) - len(run) + 1) if have[k:k + len(run)] == run), None)
+    if whole is not None:
+        return whole, whole + len(run) - 1
+    for k in (k for k in range(start, len(have)) if have[k] == run[0]):
+        rest = iter(have[k + 1:k + len(run) + SLACK])
+        if all(line in rest for line in run[1:]):  # each next line further on
+            return k, have.index(run[-1], k + len(run) - 1, k + len(run) + SLACK)
+    return None
+
+
 def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tuple[Block, ...]:
     """The blocks numbered by the lines of the mail's file that holds each, its lines found there as they
-    are in the text read, in order; a block not found so (a mail sent quoted-printable) keeps the text's."""
+    are in the text read, in order (_found); a block not found so (a mail sent quoted-printable) keeps the
+    text's."""
     lines = text.splitlines()
     held = {name: [line.rstrip() for line in content.splitlines()] for name, content in files.items()}
     after = dict.fromkeys(held, 0)
@@ -318,13 +347,12 @@ def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tupl
     for i in sorted(range(len(out)), key=lambda i: out[i].first_line):  # sought in the text's order, kept in theirs
         block = out[i]
         run = [line.rstrip() for line in lines[block.first_line - 1:block.last_line]]
-        spot = next(((name, k) for name, have in held.items() for k in range(after[name], len(have) - len(run) + 1)
-                     if have[k:k + len(run)] == run), None)
+        spot = next(((name, span) for name, have in held.items() if (span := _found(have, run, after[name]))), None)
         if spot is None:
             continue
-        name, k = spot
-        after[name] = k + len(run)
-        out[i] = replace(block, first_line=k + 1, last_line=k + len(run), lines_of=name)
+        name, (first, last) = spot
+        after[name] = last + 1
+        out[i] = replace(block, first_line=first + 1, last_line=last + 1, lines_of=name)
     return tuple(out)
 
 
