@@ -121,10 +121,12 @@ def test_a_template_uncommented_and_filled_loads_as_a_row(tmp_path, monkeypatch)
 
 
 def test_blocks_beyond_the_cap_are_counted_and_a_control_character_stays_out(tmp_path, monkeypatch):
-    tables = "".join(f"Run {n}:\n\n  {name} percentile    usec\n" + "".join(f"  {p}    {40 + n + k}\n" for k, p in enumerate(
-        ("50.00th", "90.00th", "99.00th", "99.90th")[:n + 2])) + "\n"  # unlike (iolab.mail.unread joins blocks alike)
+    percentiles = ("50.00th", "90.00th", "99.00th", "99.90th")  # tables of 2, 3, 4 rows: unlike (unread joins alike)
+    tables = "".join(f"Run {n}:\n\n  {name} percentile    usec\n"
+                     + "".join(f"  {p}    {40 + n + k}\n" for k, p in enumerate(percentiles[:n + 2])) + "\n"
                      for n, name in enumerate(("read", "write", "flush")[:compose.UNREAD_SHOWN]))  # 2 blocks and these
-    mail = MAIL.replace("Signed-off-by:", tables + "Signed-off-by:").replace("  read percentile", "  read \x1bpercentile")
+    mail = MAIL.replace("Signed-off-by:", tables + "Signed-off-by:")
+    mail = mail.replace("  read percentile", "  read \x1bpercentile")  # a control character in a header shown
     _, text = _written(tmp_path, monkeypatch, mail)
     assert text.count("# [[claims.row]]") == compose.UNREAD_SHOWN
     assert "# and 2 more blocks not read: iolab mail lists them" in text
@@ -193,7 +195,7 @@ def test_a_filled_row_with_a_metric_its_workload_cannot_give_is_refused_and_one_
 
 def test_a_header_that_names_a_unit_suggests_the_workloads_metrics_of_its_kind_and_side_only(tmp_path, monkeypatch):
     blocks = ("Bandwidth with this patch:\n\n  jobs   MB/s\n  1      812\n  4     1640\n\n"
-              "Write side:\n\n  jobs   write MB/s\n  1      512\n  4      990\n  16    1210\n  32    1250\n\n")  # a shape of its own
+              "Write side:\n\n  jobs   write MB/s\n  1      512\n  4      990\n  16    1210\n  32    1250\n\n")  # 4 rows
     _, text = _written(tmp_path, monkeypatch, MAIL.replace("Latency with this patch", blocks + "Latency with"))
     lines = text.splitlines()
     suggested = {line: lines[k + 8] for k, line in enumerate(lines) if line.startswith("# lines ")}

@@ -17,10 +17,12 @@ read, and can write the row by hand. A table read in part is listed too:
 its rows not read may be claims. Blocks alike and near one another are one
 place to fill and listed as one: a "before:" block and an "after:" one, a
 test's sections one after another (headers the same but for figures, or
-rows of figures the same shape), a table and its summary line in turn. The blocks likeliest to hold a claim come
-first (``likely``: two sides' words, a change stated, figures with a unit,
-a table; prose less), as the experiment shows only the first few; blocks equally
-likely keep the text's order.
+rows of figures the same shape), a table and its summary line in turn;
+never across two parts of the text (a cover letter, a description). The
+blocks likeliest to hold a claim come first (``likely``: two sides' words,
+a change stated, figures with a unit, a table; prose less), as the
+experiment shows only the first few; blocks equally likely keep the text's
+order.
 """
 
 from __future__ import annotations
