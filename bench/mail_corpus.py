@@ -83,7 +83,7 @@ def _hinted(name: str, found: list[tuple[str, dict[str, hints.Hinted]]]) -> list
         for _, item in found:
             got.add(item[span])
         both = got.read + got.recovered
-        out.append(f"{name if span == 'block' else '':10s} {span:5s} read by the reader {got.read:4d}/{got.labelled:<4d} "
+        out.append(f"{name if span == 'block' else '':12s} {span:5s} read by the reader {got.read:4d}/{got.labelled:<4d} "
                    f"+ by hints {got.recovered:4d} = {both / max(got.labelled, 1):6.1%}  hints {got.hints:3d} "
                    f"(none derivable {got.unhinted:3d}, refused {got.refused:2d})  rows {got.rows:4d}, extra "
                    f"{got.extra:4d} {got.extra / max(got.rows, 1):6.1%}")
@@ -152,8 +152,12 @@ def main() -> int:
             print("  " + _unread(name or split, [item for item in found if name is None or name in halves(item.slug)]))
         kept = {item.slug for item in found} if args.hinted else set()
         oracle = [(mail.slug, hints.score(mail)) for mail in loader.load(split) if mail.slug in kept]  # type: ignore[arg-type]
-        for name in ([None, *HALVES] if args.hinted else []):
-            for line in _hinted(name or split, [item for item in oracle if name is None or name in halves(item[0])]):
+        figures_only = {f"s{n}-check" for n in range(6, 12)}  # halves whose rows nobody reads
+        groups = {"readable": set(HALVES) - figures_only, "figures-only": figures_only}
+        for name in ([None, *HALVES, *groups] if args.hinted else []):
+            chosen = [item for item in oracle if name is None or name in halves(item[0])
+                      or set(halves(item[0])) & groups.get(name or "", set())]
+            for line in _hinted(name or split, chosen):
                 print("  " + line)
         for form, tally in corpus.by_form(found).items():
             print("  " + _line(form, tally))

@@ -45,7 +45,8 @@ B-th figure is the before and A-th the after (40-52:2,3; 40-52:2,2+1: the after
 is the 2nd figure of the next line of figures, lines taken two by two, a line of
 changes alone passed over); BEFORE/AFTER pairs two
 blocks that each print one side (10-15/20-25: lines 10-15 the before, 20-25 the
-after), their lines paired by their text without figures (else in order), each figure with the
+after), their lines paired by their text without figures (else in order, or
+the before's one line with each of the after's), each figure with the
 one at its place (10-15/20-25:2: the 2nd figure only). Lines are numbered as
 the list of blocks not read numbers them; a figure is a number alone or with its unit (562K,
 4994MiB/s, 12.5 ms, 3%%), counted from the left of the line (not one inside a word:

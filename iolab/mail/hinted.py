@@ -14,7 +14,8 @@ is the user's call (docs/mails.md), made at a glance and once per block:
 - ``10-15/20-25``: a mail that prints each side as its own block: lines
   10-15 the before, 20-25 the after, their lines paired by their label
   (the line's text with its figures taken out; else in order, where each
-  line names its side), each figure with the one at its place
+  line names its side, or the before's one line with each of the
+  after's), each figure with the one at its place
   (``10-15/20-25:2``: the 2nd figure of each line only).
 
 Lines are numbered as ``iolab mail`` numbers its "not read" list
@@ -358,7 +359,8 @@ def _pairs(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int]])
     """The before block's lines of figures paired with the after's: by their key (the k-th line of a key
     with the k-th of the other side's), else by their key without digits; where no key is in both, by
     their order, when both blocks hold as many lines of figures (each line a side's name and its
-    figures: "misc-next: bw=13.4MiB/s", "my patches: bw=18.0MiB/s")."""
+    figures: "misc-next: bw=13.4MiB/s", "my patches: bw=18.0MiB/s"), or the before's one line with each
+    of the after's (a baseline, then each variant)."""
     befores, afters = ([k for k in range(*span) if figures_of(lines[k])] for span in spans)
     for digits in (True, False):
         by_key: dict[str, list[int]] = {}
@@ -367,6 +369,8 @@ def _pairs(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int]])
         out = [(k, by_key[_key(lines[k], digits)].pop(0)) for k in befores if by_key.get(_key(lines[k], digits))]
         if any(lines[k].strip() != lines[j].strip() for k, j in out):
             return out
+    if len(befores) == 1:
+        return [(befores[0], k) for k in afters]  # one baseline against each variant ("Single page", "Bulk list")
     return list(zip(befores, afters)) if len(befores) == len(afters) else out
 
 
@@ -449,7 +453,8 @@ def read(hint: Hint, text: str, files: Mapping[str, str]) -> HintRead:
         wanted = max(hint.sides) if hint.sides else max(hint.keep, default=1)
         why = (f"no line of {first}-{last} holds a {_ordinal(wanted)} figure (the most a line holds: {most})"
                if hint.sides or most < wanted else "no line of the before's block pairs with one of the "
-               "after's (by its text without figures, or in order where both hold as many lines of figures)")
+               "after's (by its text without figures, else in order where both hold as many lines of figures or the "
+               "before's holds one)")
         raise HintError(f"--read {hint.spec!r}: {why}")
     return HintRead(hint.spec, tuple(infer(lines, rows)), skipped, spans, located[0][1])
 
