@@ -126,6 +126,14 @@ def test_a_file_holding_the_text_encoded_is_numbered_by_the_text_read():
     assert found.where == "the text read" and len(found.rows) == 3
 
 
+def test_a_block_the_file_holds_quoted_printable_is_numbered_by_the_text_read_as_the_not_read_list_does():
+    text = "Results:\n\n  test     x=1     x=2\n  seqread  a=1   2874   3305\n  randread a=1   812    845\n"
+    mail = ("From: a@b\nContent-Transfer-Encoding: quoted-printable\n\n"
+            + text.replace("=", "=3D"))  # its lines 4-5 ("Results:", "") are in the text too, elsewhere
+    found = read(parse("4-5:2,3"), text, {"m.eml": mail})
+    assert found.where == "the text read" and [(c.before, c.after) for c in found.rows] == [(2874, 3305), (812, 845)]
+
+
 @pytest.mark.parametrize("spec, said", [
     ("40-52", r"'40-52': name two figures of each line, the before's and the after's"),
     ("40-52:2,2", r"name two figures"),

@@ -403,15 +403,19 @@ def _per_side(lines: Sequence[str], spans: tuple[tuple[int, int], tuple[int, int
 
 def _located(hint: Hint, span: Span, text: list[str], files: Mapping[str, list[str]],
              encoded: bool) -> tuple[tuple[int, int], str]:
-    """The span's lines in the text read (0-based, last excluded) and what its numbers count: the first
-    mail file whose lines they are and that holds them as the text has them, else (a file holding the
-    text encoded) the text read's own lines."""
+    """The span's lines in the text read (0-based, last excluded) and what its numbers count, as the
+    "not read" list numbers a block (unread.placed): the text read's own lines where no file holds them
+    as the text has them (a block of a quoted-printable mail); else the first mail file whose lines they
+    are and that holds them so; else, a file holding the text encoded, the text read's."""
     first, last = span
+    own = text[first - 1:last] if last <= len(text) else []
+    if own and files and not any(_found(have, own) is not None for have in files.values()):
+        return (first - 1, last), "the text read"
     for name, have in files.items():
         if last > len(have):
             continue
         run = have[first - 1:last]
-        at = next((k for k in range(len(text) - len(run) + 1) if text[k:k + len(run)] == run), None)
+        at = _found(text, run)
         if at is not None:
             return (at, at + len(run)), Path(name).name
     if encoded or not files:
@@ -424,6 +428,11 @@ def _located(hint: Hint, span: Span, text: list[str], files: Mapping[str, list[s
                         f"({len(longest[1])} lines)")
     raise HintError(f"--read {hint.spec!r}: lines {first}-{last} are not in the text iolab reads claims from "
                     "(the cover letter and each patch's description; not the headers, nor the diff)")
+
+
+def _found(lines: Sequence[str], run: Sequence[str]) -> int | None:
+    """Where the run of lines first is in the lines, as they are (None: nowhere)."""
+    return next((k for k in range(len(lines) - len(run) + 1) if lines[k:k + len(run)] == run), None)
 
 
 def _encoded(text: list[str], files: Mapping[str, list[str]]) -> bool:
