@@ -6,7 +6,9 @@ block's lines that holds a missed row, the places of the figures (iolab.mail.hin
 are its before and after (as mail_corpus_score.matches matches them); the pair of places most of
 those lines share gives ``FIRST-LAST:B,A`` over the block's lines. A row whose before is on another
 line (each side its own block) gives ``BEFORE/AFTER``: the lines of the block up to its last before
-line, and the rest, paired by label (``:N`` when its lines hold more than one figure). The hint is then
+line, and the rest (or the other way round, the afters above), or the listed block that holds its
+befores and this one, paired by label (``:N`` when its lines hold more than one figure); one on the
+next line of figures, ``B,A+1``. The hint is then
 read as ``iolab mail --read`` reads it, and its rows are matched to the labels: the missed rows it
 recovers, and its extra rows (a row no label holds: a context row, a total, a header read as a row).
 It measures the mechanism, given the user's call, not the reader: the labels make the call here.
@@ -65,10 +67,12 @@ def _line_of(lines: list[str], span: range, wanted: str) -> int | None:
     return next((k for k in span if _same(lines[k], wanted)), None)
 
 
-def oracle(lines: list[str], block: Block, missed: list[loader.Claim], narrow: bool = False) -> str | None:
-    """The hint a user would type for the block (see the module's text), None when the labels give none;
-    ``narrow``: over the lines of its labelled rows only, not the whole block's (a user who leaves out
-    the rows the mail does not claim)."""
+def oracle(lines: list[str], block: Block, missed: list[loader.Claim], narrow: bool = False,
+           blocks: tuple[Block, ...] = ()) -> tuple[str, Block | None] | None:
+    """The hint a user would type for the block (see the module's text), and the other listed block it
+    names (a row's before side in another of ``blocks``), None when the labels give none; ``narrow``: over
+    the lines of its labelled rows only, not the whole block's (a user who leaves out the rows the mail
+    does not claim)."""
     span = range(block.first_line - 1, block.last_line)
     texts = hinted.side_lines(lines, (span.start, span.stop))
     place = {k: n for n, k in enumerate(texts)}  # a line's place among the block's lines of figures
@@ -77,26 +81,38 @@ def oracle(lines: list[str], block: Block, missed: list[loader.Claim], narrow: b
     for row in missed:
         k = _line_of(lines, span, row.line)
         b = _line_of(lines, span, row.before_line) if row.before_line and k is not None else k
+        other = next((n for n, o in enumerate(blocks) if o != block and b is None and k is not None and row.before_line
+                      and _line_of(lines, range(o.first_line - 1, o.last_line), row.before_line) is not None), None)
+        if other is not None:
+            b = _line_of(lines, range(blocks[other].first_line - 1, blocks[other].last_line), row.before_line or "")
         if k is None or b is None:
             continue
         for i, j in _places(row, lines[b], lines[k]):
-            keys = [("line", i, j, 0)] if b == k else [("sides", i, j, 0)] * (i == j) + (
-                [("stacked", i, j, place[k] - place[b])] if b in place and k in place else [])
+            keys = [("line", i, j, 0)] if b == k else [("blocks", i, j, other)] * (i == j) if other is not None \
+                else [("sides", i, j, 0)] * (i == j) + (
+                    [("stacked", i, j, place[k] - place[b])] if b in place and k in place else [])
             for key in keys:
                 votes[key] += 1
                 seen.setdefault(key, []).append((b, k))
-    order = {"line": 0, "sides": 1, "stacked": 2}
+    order = {"line": 0, "sides": 1, "blocks": 2, "stacked": 3}
     for key, _ in sorted(votes.items(), key=lambda item: (-item[1], order[item[0][0]])):
-        spec = _spec(lines, block, key, seen[key], narrow)
+        other_block = blocks[key[3]] if key[0] == "blocks" else None
+        spec = _spec(lines, block, key, seen[key], narrow, other_block)
         if spec is not None:
-            return spec
+            return spec, other_block
     return None
 
 
 def _spec(lines: list[str], block: Block, key: tuple[str, int, int, int], rows: list[tuple[int, int]],
-          narrow: bool) -> str | None:
+          narrow: bool, other: Block | None = None) -> str | None:
     """The spec of one way to read the block: its form, figures and lines (1-based in the spec)."""
     form, i, j, d = key
+    if form == "blocks" and other is not None:  # the befores in another listed block
+        keep = f":{i + 1}" if any(len(hinted.figures_of(lines[b])) > 1 for b, _ in rows) else ""
+        if narrow:
+            befores, afters = [b for b, _ in rows], [k for _, k in rows]
+            return f"{min(befores) + 1}-{max(befores) + 1}/{min(afters) + 1}-{max(afters) + 1}{keep}"
+        return f"{other.first_line}-{other.last_line}/{block.first_line}-{block.last_line}{keep}"
     first, last = block.first_line, block.last_line
     if narrow:
         first, last = min(min(r) for r in rows) + 1, max(max(r) for r in rows) + 1
@@ -107,13 +123,16 @@ def _spec(lines: list[str], block: Block, key: tuple[str, int, int, int], rows: 
             return None
         return f"{first}-{last}:" + (f"{i + 1},{j + 1}+{d}" if d > 0 else f"{i + 1}+{-d},{j + 1}")
     befores, afters = [b for b, _ in rows], [k for _, k in rows]
-    if max(befores) >= min(afters):
-        return None  # each side its own block only when all the befores come first
+    if max(befores) >= min(afters) and min(befores) <= max(afters):
+        return None  # each side its own block only when all the befores come first, or all the afters
     keep = f":{i + 1}" if any(len(hinted.figures_of(lines[k])) > 1 for k in befores) else ""
     if narrow:
         return f"{min(befores) + 1}-{max(befores) + 1}/{min(afters) + 1}-{max(afters) + 1}{keep}"
-    cut = max(befores) + 1  # 0-based: the after's block starts on the line after the last before line
-    return f"{first}-{cut}/{cut + 1}-{last}{keep}"
+    if max(befores) < min(afters):
+        cut = max(befores) + 1  # 0-based: the after's block starts on the line after the last before line
+        return f"{first}-{cut}/{cut + 1}-{last}{keep}"
+    cut = min(befores)  # the afters above: the before's block starts at its first line
+    return f"{cut + 1}-{last}/{first}-{cut}{keep}"
 
 
 def score(mail: loader.CorpusMail) -> dict[str, Hinted]:
@@ -128,9 +147,15 @@ def score(mail: loader.CorpusMail) -> dict[str, Hinted]:
     for name in ("block", "lines"):
         got = out[name] = Hinted(labelled=len(mail.claims), read=len(mail.claims) - len(missed), mails=1)
         rows: list[Claim] = []
-        for block in unread(text, found):
+        blocks = unread(text, found)
+        named: list[Block] = []  # blocks a hint named already, with the block it was given for
+        for block in blocks:
             inside = [row for row in missed if corpus._inside(row, lines[block.first_line - 1:block.last_line])]
-            spec = oracle(lines, block, inside, name == "lines") if inside else None
+            if block in named:
+                continue
+            hint = oracle(lines, block, inside, name == "lines", blocks) if inside else None
+            named += [hint[1]] if hint and hint[1] else []
+            spec = hint[0] if hint else None
             got.unhinted += bool(inside) and spec is None
             got.hints += spec is not None
             try:
