@@ -52,6 +52,32 @@ def test_what_the_fuzz_found_in_the_reader_stays_bounded(tmp_path):
         assert time.monotonic() - began < 30  # before: 65 s and minutes (a loaded CI host: a wide bound)
 
 
+def test_a_line_longer_than_a_list_would_carry_is_refused_before_b4_reads_it(tmp_path):
+    """Found by the fuzz when the corpus grew: a "Name: value" line of 1 MiB took b4's trailer search
+    (quadratic in the line) hours. A mail with a line over MAX_LINE is refused at once, naming it;
+    iolab watch skips it, saying why."""
+    import time
+
+    from iolab import mail
+    from iolab.mail.bounds import MAX_LINE
+    from iolab.run.watch.inbox import Message
+    from iolab.run.watch.series import parse
+
+    data = (b"From: a@b.c\nMessage-Id: <x@y>\nSubject: [PATCH] x\n\nbody\n\nReported-by: " + b"a" * (64 << 10)
+            + b"\n---\n")
+    path = tmp_path / "long-line.eml"
+    path.write_bytes(data)
+    began = time.monotonic()
+    try:
+        mail.read([path])
+        raise AssertionError("a mail with a 64 KiB line was read")
+    except mail.MailError as error:
+        assert f"a line of {(64 << 10) + 13} bytes, more than {MAX_LINE}" in str(error)
+    lore, skip = parse(Message(inbox="i", epoch="0", commit="0" * 40, data=data, size=len(data)))
+    assert lore is None and skip is not None and f"(at most {MAX_LINE})" in skip.reason
+    assert time.monotonic() - began < 5  # before: b4 took 10 s at 64 KiB, hours at 1 MiB
+
+
 def test_a_diff_name_outside_the_tree_is_neither_read_nor_copied(tmp_path):
     """kernels.patches' scratch copies (iolab patch and the robot's check) skip
     ../ and absolute names: before, ../secret was read from beside the tree and

@@ -31,6 +31,8 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any, Literal
 
+from iolab.mail.bounds import MAX_HEADERS, MAX_LINE, headers_size, longest_line
+
 Form = Literal["mail", "diff", "web", "one-line"]
 
 
@@ -310,22 +312,23 @@ def _clean_id(value: str | None) -> str | None:
 # -- real mails: email splits them, b4 reads subjects and puts the series together --------
 
 
-MAX_HEADERS = 64 << 10  # a list's mail has a few KiB of headers; Python's email parses a huge one in minutes
-
-
 def _messages(data: bytes, file: str) -> list[EmailMessage]:
     import b4
 
     _quiet_b4()
     for mail in re.split(rb"\n(?=From \S+ .*\d{4}\s*\n)", data):
-        headers = len(re.split(rb"\r?\n\r?\n", mail.lstrip(), maxsplit=1)[0])
+        headers = headers_size(mail)
         if headers > MAX_HEADERS:
             raise MailError(f"{file}: a mail's headers are {headers} bytes, more than {MAX_HEADERS} (not a list's mail)")
     first = data.lstrip().split(b"\n", 1)[0]
     if _MBOX_FROM.match(first.decode(errors="replace")):
-        return list(b4.mailsplit_bytes(data.lstrip()))
-    parsed = email.message_from_bytes(data, _class=EmailMessage, policy=email.policy.default)
-    return [parsed]
+        messages = list(b4.mailsplit_bytes(data.lstrip()))
+    else:
+        messages = [email.message_from_bytes(data, _class=EmailMessage, policy=email.policy.default)]
+    for message in messages:
+        if (longest := longest_line(message)) > MAX_LINE:
+            raise MailError(f"{file}: a line of {longest} bytes, more than {MAX_LINE} (not a list's mail)")
+    return messages
 
 
 def _quiet_b4() -> None:

@@ -97,13 +97,15 @@ def parse(message: Message) -> tuple[Any, Skip | None]:
     where = f"{message.epoch}:{message.commit[:12]}"
     if message.size > MAX_MESSAGE:
         return None, Skip(where, "", f"too large ({message.size} bytes; at most {MAX_MESSAGE})")
-    from iolab.mail.message import MAX_HEADERS
+    from iolab.mail.bounds import MAX_HEADERS, MAX_LINE, headers_size, longest_line
 
-    headers = len(re.split(rb"\r?\n\r?\n", message.data, maxsplit=1)[0])
+    headers = headers_size(message.data)
     if headers > MAX_HEADERS:  # Python's email takes minutes over a huge header
         return None, Skip(where, "", f"headers of {headers} bytes (at most {MAX_HEADERS})")
     try:
         msg = email.message_from_bytes(message.data, _class=EmailMessage, policy=email.policy.default)
+        if (longest := longest_line(msg)) > MAX_LINE:  # b4's trailer search is quadratic in a line
+            return None, Skip(where, "", f"a line of {longest} bytes (at most {MAX_LINE})")
         msgid = b4.LoreMessage.get_clean_msgid(msg)
         if not msgid:
             return None, Skip(where, _shown(str(msg.get("Subject", ""))), "no Message-Id")
