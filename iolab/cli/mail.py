@@ -134,7 +134,8 @@ def _unread_lines(read: Any) -> list[str]:
             where = " of the text read" if files else ""
         else:
             where = f" of {b.where}" if len(files) > 1 else ""
-        out.append(f"  lines {b.first_line}-{b.last_line}{where} ({b.figures} figures): {b.header}")
+        figures = f"{b.figures} figure{'' if b.figures == 1 else 's'}"
+        out.append(f"  lines {b.first_line}-{b.last_line}{where} ({figures}): {b.header}")
     first = read.unread[0]
     out += textwrap.wrap(f"to read one: --read {first.first_line}-{first.last_line}:B,A (B, A: which figure of "
                          "each line is the before, the after; iolab mail --help), or fill the [[claims.row]] tables "
