@@ -26,9 +26,10 @@ BETTER = {"tune": 2393}
 
 HELD_OUT_SHORT = pytest.mark.xfail(strict=True, reason=(
     "held_out is every mail gathered after sample 11 (sample 12 on), labelled apart from the reader's work and "
-    "measured once when it comes in; samples 1-11 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
+    "measured once when it comes in; samples 1-13 were each measured once so (26.7%/55.0%, 42.1%/72.7%, "
     "18.8%/69.4%, 38.6%/35.1%, 39.4%/56.6%, 16.0%/32.1%, 26.2%/35.6%, 30.2%/66.7%, 31.5%/63.4%, "
-    "45.1%/66.7%, 52.0%/81.2% recall/precision): below the goal; remove this mark when it holds"))
+    "45.1%/66.7%, 52.0%/81.2%, 29.3%/58.1%, 29.8%/54.8% recall/precision): below the goal; remove this mark "
+    "when it holds"))
 
 
 @pytest.mark.parametrize("split", [pytest.param("tune", marks=TUNE_SHORT),
