@@ -41,7 +41,7 @@ from pathlib import Path
 from iolab.mail.claimed.better import infer
 from iolab.mail.claimed.naming import unsided
 from iolab.mail.claimed.model import Claim, Unit, aligned, make, multiplier, number, said_unit, unit_of
-from iolab.mail.unread import Block
+from iolab.mail.unread import Block, files_at, run_at
 
 Span = tuple[int, int]  # first and last line, 1-based, as the user gave them
 
@@ -409,13 +409,13 @@ def _located(hint: Hint, span: Span, text: list[str], files: Mapping[str, list[s
     are and that holds them so; else, a file holding the text encoded, the text read's."""
     first, last = span
     own = text[first - 1:last] if last <= len(text) else []
-    if own and files and not any(_found(have, own) is not None for have in files.values()):
+    if own and files and not any(run_at(have, own) is not None for have in files.values()):
         return (first - 1, last), "the text read"
     for name, have in files.items():
         if last > len(have):
             continue
         run = have[first - 1:last]
-        at = _found(text, run)
+        at = run_at(text, run)
         if at is not None:
             return (at, at + len(run)), Path(name).name
     if encoded or not files:
@@ -428,11 +428,6 @@ def _located(hint: Hint, span: Span, text: list[str], files: Mapping[str, list[s
                         f"({len(longest[1])} lines)")
     raise HintError(f"--read {hint.spec!r}: lines {first}-{last} are not in the text iolab reads claims from "
                     "(the cover letter and each patch's description; not the headers, nor the diff)")
-
-
-def _found(lines: Sequence[str], run: Sequence[str]) -> int | None:
-    """Where the run of lines first is in the lines, as they are (None: nowhere)."""
-    return next((k for k in range(len(lines) - len(run) + 1) if lines[k:k + len(run)] == run), None)
 
 
 def _encoded(text: list[str], files: Mapping[str, list[str]]) -> bool:
@@ -472,8 +467,7 @@ def read_all(specs: Iterable[str], text: str, paths: Iterable[str | Path]) -> tu
     """Each spec read in the text, its line numbers those of the mail files at ``paths`` (a file that
     cannot be read, as a mail given on stdin, counts none)."""
     specs = tuple(specs)
-    files = {str(path): Path(path).read_text("utf-8", "replace") for path in dict.fromkeys(map(str, paths))
-             if specs and Path(path).is_file()}
+    files = files_at(paths) if specs else {}
     return tuple(read(parse(spec), text, files) for spec in specs)
 
 

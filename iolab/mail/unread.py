@@ -325,10 +325,15 @@ def _cut(line: str) -> str:
 SLACK = 4  # lines the file may hold in a block that the text read leaves out (a "---" before a patch's notes)
 
 
+def run_at(have: Sequence[str], run: Sequence[str], start: int = 0) -> int | None:
+    """Where the run of lines first is, whole and as it is, in the lines from ``start`` (None: nowhere)."""
+    return next((k for k in range(start, len(have) - len(run) + 1) if have[k:k + len(run)] == run), None)
+
+
 def _found(have: Sequence[str], run: Sequence[str], start: int) -> tuple[int, int] | None:
     """Where the run of lines is in the file's lines from ``start`` (0-based, first and last): as a whole, else
     its lines in order with at most SLACK lines more between its first and its last."""
-    whole = next((k for k in range(start, len(have) - len(run) + 1) if have[k:k + len(run)] == run), None)
+    whole = run_at(have, run, start)
     if whole is not None:
         return whole, whole + len(run) - 1
     for k in (k for k in range(start, len(have)) if have[k] == run[0]):
@@ -361,10 +366,16 @@ def placed(blocks: Iterable[Block], text: str, files: Mapping[str, str]) -> tupl
 def placed_in(blocks: Iterable[Block], text: str, paths: Iterable[str | Path]) -> tuple[Block, ...]:
     """The blocks numbered by the lines of the mail's files at ``paths`` (placed()); a file that cannot
     be read (a mail given on stdin, or gone) leaves its blocks the text's numbers."""
+    return placed(blocks, text, files_at(paths))
+
+
+def files_at(paths: Iterable[str | Path]) -> dict[str, str]:
+    """The mail files' contents by name, whose lines a block's numbers count (a file that cannot be read
+    counts none)."""
     files = {}
     for path in dict.fromkeys(map(str, paths)):
         try:
             files[path] = Path(path).read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
-    return placed(blocks, text, files)
+    return files
